@@ -1,0 +1,91 @@
+"""The one interface every model backend implements.
+
+Contract (read this before writing a backend):
+
+- ``Backend.complete(request)`` is the only call the engine makes. It is async,
+  takes a :class:`CompletionRequest` and returns a :class:`Completion`.
+- When ``request.json_schema`` is set, ``Completion.text`` must be a JSON
+  document; backends that can constrain decoding should do so. The engine
+  validates it again, so a backend never needs to raise for bad JSON.
+- Raise :class:`BackendError` (or a subclass) only for systemic failures a
+  person must act on (missing key, server down after retries, CLI missing).
+  The message says what happened and what to do, and never contains a secret.
+- ``name`` is the registry name, ``model`` the model identifier; both are part
+  of the rollout cache key, so they must be stable for a given configuration.
+- ``describe()`` returns a short human string (shown in logs and summaries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["target", "optimizer", "judge"]
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One model call. ``role`` and ``stage`` are accounting labels (e.g.
+    role ``optimizer``, stage ``reflect``); backends may ignore them."""
+
+    messages: tuple[Message, ...]
+    system: str | None = None
+    max_tokens: int = 512
+    temperature: float = 0.0
+    json_schema: dict[str, Any] | None = None
+    seed: int | None = None
+    role: str = ""
+    stage: str = ""
+
+    @classmethod
+    def single(cls, prompt: str, **kwargs: Any) -> "CompletionRequest":
+        return cls(messages=(Message("user", prompt),), **kwargs)
+
+    @property
+    def prompt_text(self) -> str:
+        """All text of the request, system first (used by rule-based doubles)."""
+        parts = [self.system or ""] + [m.content for m in self.messages]
+        return "\n".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    latency_s: float = 0.0
+
+
+class BackendError(RuntimeError):
+    """A systemic backend failure. The message says what to do next."""
+
+
+class BackendConfigError(BackendError):
+    """The backend cannot be built from the given settings (missing key, bad option)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    model: str
+
+    async def complete(self, request: CompletionRequest) -> Completion: ...
+
+    def describe(self) -> str: ...

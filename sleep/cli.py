@@ -1,0 +1,2 @@
+def main() -> int:
+    raise SystemExit("skillopt-sleep: not built yet")
