@@ -55,7 +55,7 @@ class GateSettings:
             raise ValueError(
                 f"unknown gate policy {self.policy!r}; use one of: {', '.join(GATE_POLICIES)}"
             )
-        if not (isinstance(self.min_effect, (int, float)) and 0.0 <= self.min_effect < 1.0):
+        if not (isinstance(self.min_effect, (int, float)) and 0.0 <= self.min_effect <= 1.0):
             raise ValueError(
                 f"gate min_effect must be within 0..1 (a gain in mean score), got {self.min_effect!r}"
             )
