@@ -1,0 +1,56 @@
+"""Generic env: tasks read from a JSONL file, each with its own judge spec.
+
+One object per line: ``id``, ``prompt``, ``judge`` (required) and optional
+``context``, ``reference``, ``tags``, ``metadata`` (see
+:func:`skillopt_core.data.load_tasks_jsonl`). Bad lines are skipped and listed
+in ``env.load_problems``. The nightly sleep cycle uses this env to replay the
+tasks it mined.
+
+Options: ``seed_skill`` (path of a Markdown skill to start from; default a
+minimal generic skill).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ...data import load_tasks_jsonl
+from ...tasks import Task
+from .. import register_env
+from ..base import GENERIC_SEED_SKILL, PromptEnv
+
+
+@register_env("jsonl_tasks")
+class JsonlTasksEnv(PromptEnv):
+    name = "jsonl_tasks"
+    OPTIONS = {"seed_skill": "path of the Markdown skill to start from (default: a minimal generic skill)"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.inputs.data_path is None:
+            raise ValueError(
+                "The jsonl_tasks env needs env.data_path: a JSONL file with one task per line "
+                "(id, prompt, judge; optional context, reference, tags, metadata)."
+            )
+        self.seed_skill = self._read_seed_skill(self.options.get("seed_skill"))
+
+    @staticmethod
+    def _read_seed_skill(path: Any) -> str:
+        if path is None:
+            return GENERIC_SEED_SKILL
+        if not isinstance(path, (str, Path)):
+            raise ValueError(f"env.options.seed_skill must be a file path, got {path!r}.")
+        file = Path(path).expanduser()
+        if not file.is_file():
+            raise FileNotFoundError(f"Seed skill not found: {file} (env.options.seed_skill).")
+        return file.read_text(encoding="utf-8")
+
+    def read_tasks(self) -> list[Task]:
+        assert self.inputs.data_path is not None  # checked in __init__
+        tasks, problems = load_tasks_jsonl(self.inputs.data_path)
+        self.load_problems.extend(problems)
+        return tasks
+
+
+__all__ = ["JsonlTasksEnv"]
