@@ -19,6 +19,7 @@ from .base import (
     Completion,
     CompletionRequest,
     Message,
+    RequestRejected,
     Role,
     Usage,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Completion",
     "CompletionRequest",
     "Message",
+    "RequestRejected",
     "Role",
     "Usage",
     "available_backends",

@@ -77,6 +77,12 @@ class BackendError(RuntimeError):
     """A systemic backend failure. The message says what to do next."""
 
 
+class RequestRejected(BackendError):
+    """This one request cannot be served (e.g. longer than the context window);
+    other requests may still work. The engine scores the item 0 or counts the
+    optimizer reply as invalid instead of stopping the run."""
+
+
 class BackendConfigError(BackendError):
     """The backend cannot be built from the given settings (missing key, bad option)."""
 

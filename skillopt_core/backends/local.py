@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from . import BackendSpec, register_backend
-from .base import BackendConfigError, BackendError, Completion, CompletionRequest, Usage
+from .base import BackendConfigError, BackendError, Completion, RequestRejected, CompletionRequest, Usage
 
 __all__ = ["LocalBackend", "default_model_path"]
 
@@ -256,7 +256,7 @@ class LocalBackend:
                     if "context window" in str(exc)
                     else ""
                 )
-                raise BackendError(f"local backend ({self.model}): {exc}.{hint}") from exc
+                raise RequestRejected(f"local backend ({self.model}): {exc}.{hint}") from exc
             latency = time.perf_counter() - started
         text = response["choices"][0]["message"].get("content") or ""
         usage = response.get("usage") or {}

@@ -1,0 +1,77 @@
+"""`skillopt train` and `skillopt eval`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Sequence
+
+from rich.console import Console
+
+from .backends import BackendError
+from .budget import BudgetExceeded
+from .config import ConfigError, load_settings
+from .console import ConsoleRenderer
+from .run import eval_run, resume_settings, train_run
+from .skill import SkillParseError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="skillopt", description="Train and evaluate skill documents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                       help="override one config key (repeatable), e.g. --set train.num_epochs=2")
+        p.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress goes to stderr)")
+
+    train = sub.add_parser("train", help="train a skill")
+    train.add_argument("--config", help="YAML config (see configs/)")
+    train.add_argument("--resume", metavar="RUN_DIR", help="continue a run after its last finished step")
+    common(train)
+
+    ev = sub.add_parser("eval", help="evaluate a skill on the test (or val) split")
+    ev.add_argument("--config", help="YAML config (see configs/)")
+    ev.add_argument("--skill", help="skill file to evaluate (default: the env's seed skill or skill.init)")
+    ev.add_argument("--split", choices=["test", "val", "train"], default="test")
+    common(ev)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    out = Console(stderr=True, highlight=False) if args.json else Console(highlight=False)
+    renderer = ConsoleRenderer(out)
+    try:
+        if args.command == "train":
+            if args.resume:
+                settings = resume_settings(args.resume, args.overrides)
+            elif args.config:
+                settings = load_settings(args.config, args.overrides)
+            else:
+                raise ConfigError("skillopt train needs --config FILE (or --resume RUN_DIR).")
+            result = asyncio.run(train_run(settings, resume=args.resume, subscribers=[renderer])).to_dict()
+            exit_code = 0 if result["status"] == "completed" else 3
+        else:
+            settings = load_settings(args.config, args.overrides)
+            result = asyncio.run(eval_run(settings, skill_path=args.skill, split=args.split, subscribers=[renderer]))
+            if not args.json:
+                out.print(f"{args.split}: hard {result['hard']:.3f}, soft {result['soft']:.3f} over {result['n_items']} items")
+                out.print(f"Results: {result['run_dir']}")
+            exit_code = 0
+    except (ConfigError, BackendError, SkillParseError, FileNotFoundError, FileExistsError, ValueError, BudgetExceeded) as exc:
+        print(f"skillopt: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("skillopt: interrupted; a training run resumes with `skillopt train --resume RUN_DIR`.", file=sys.stderr)
+        return 130
+    if args.json:
+        result = {k: v for k, v in result.items() if k != "per_item"}
+        print(json.dumps(result, indent=2, default=str))
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

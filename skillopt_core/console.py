@@ -1,0 +1,95 @@
+"""Console renderer: turns trainer events into the seed's line format, with a
+progress bar while rollouts run."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from . import events as ev
+
+
+class ConsoleRenderer:
+    def __init__(self, console: Console | None = None, progress: bool = True) -> None:
+        self.console = console or Console(stderr=False, highlight=False)
+        self._progress_enabled = progress and self.console.is_terminal
+        self._progress: Progress | None = None
+        self._task = None
+
+    def _prefix(self, step: int, total: int) -> str:
+        return f"[Step {step}/{total}]" if step else "[Setup]"
+
+    def _stop_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __call__(self, event: ev.Event) -> None:
+        p = self.console.print
+        if isinstance(event, ev.RunStarted):
+            splits = ", ".join(f"{k} {v}" for k, v in event.splits.items())
+            roles = ", ".join(f"{k}={v}" for k, v in event.backends.items())
+            p(f"Run {event.run_id} ({event.env}): {event.total_steps} steps; {splits}")
+            p(f"Backends: {roles}")
+            p(f"Run directory: {event.run_dir}")
+            if event.resumed_at_step:
+                p(f"Resuming after step {event.resumed_at_step}")
+        elif isinstance(event, ev.RolloutStarted):
+            label = f" ({event.label})" if event.label else ""
+            p(f"{self._prefix(event.step, event.total_steps)} Rollout{label}: {event.n_items} items, {event.workers} workers...")
+            if self._progress_enabled:
+                self._progress = Progress(
+                    TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=self.console, transient=True,
+                )
+                self._progress.start()
+                self._task = self._progress.add_task(event.phase, total=event.n_items)
+        elif isinstance(event, ev.RolloutProgress):
+            if self._progress is not None:
+                self._progress.update(self._task, completed=event.done)
+        elif isinstance(event, ev.RolloutDone):
+            self._stop_progress()
+            cached = f" ({event.cached} cached)" if event.cached else ""
+            prefix = self._prefix(event.step, event.total_steps)
+            if event.phase == "train":
+                p(f"{prefix} Score: {event.score:.2f}{cached} → Reflect...")
+            else:
+                label = event.label or event.phase
+                p(f"{prefix} {label} score: {event.score:.2f}{cached}")
+        elif isinstance(event, ev.PatchesGenerated):
+            extra = f" ({event.n_invalid_replies} invalid optimizer replies)" if event.n_invalid_replies else ""
+            p(f"{self._prefix(event.step, event.total_steps)} {event.n_patches} edit patches generated{extra}")
+        elif isinstance(event, ev.EditsSelected):
+            p(f"{self._prefix(event.step, event.total_steps)} Selected {event.n_selected} edits ({event.budget_text})")
+        elif isinstance(event, ev.EditsApplied):
+            parts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in event.outcomes.items() if v)
+            p(f"{self._prefix(event.step, event.total_steps)} Update: {parts or 'no edits'}")
+        elif isinstance(event, ev.GateDecided):
+            prefix = self._prefix(event.step, event.total_steps)
+            if event.action == "no_change":
+                p(f"{prefix} Gate: skipped ({event.reason})")
+            else:
+                mark = "✓ ACCEPT" if event.action.startswith("accept") else "✗ REJECT"
+                evaluated = (
+                    f" [{event.n_evaluated}/{event.n_items} val items]" if event.n_evaluated < event.n_items else ""
+                )
+                p(f"{prefix} Gate: {event.reason} {mark}{evaluated}")
+        elif isinstance(event, ev.EpochEnd):
+            su = event.slow_update
+            if su:
+                p(f"[Epoch {event.epoch}/{event.num_epochs}] Slow update: {su.get('summary', '')}")
+            if event.meta_notes:
+                p(f"[Epoch {event.epoch}/{event.num_epochs}] Meta skill notes updated")
+        elif isinstance(event, ev.Notice):
+            style = "yellow" if event.level == "warning" else None
+            p(f"{self._prefix(event.step, 0) if event.step else '[Note]'} {event.text}", style=style)
+        elif isinstance(event, ev.BudgetStopped):
+            self._stop_progress()
+            p(f"[Step {event.step}] Budget stop: {event.message}", style="yellow")
+        elif isinstance(event, ev.RunEnd):
+            self._stop_progress()
+            best = "n/a" if event.best_val is None else f"{event.best_val:.3f}"
+            p(f"Done ({event.status}) after {event.steps_done} steps. Best val {best}.")
+            if event.initial_test is not None and event.best_test is not None:
+                p(f"Test: initial {event.initial_test:.3f} → best {event.best_test:.3f}")
+            p(f"Best skill: {event.run_dir}/best_skill.md")

@@ -1,0 +1,151 @@
+"""Reflect: the optimizer reads failed (and some successful) rollouts in
+minibatches and proposes small edits to the skill.
+
+What the optimizer sees: the skill, each item's prompt, the target's answer,
+the judge's feedback sentence and (train items only, if enabled) the reference.
+Never a judge's internals, never val/test items.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+from .backends import Backend, CompletionRequest
+from .edits import Edit
+from .rollout import RolloutResult
+from .skill import Skill
+from .structured import complete_json
+from .tasks import Task
+
+EDIT_ITEM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "op": {"type": "string", "enum": ["add", "delete", "replace"]},
+        "target": {"type": "string"},
+        "content": {"type": "string"},
+        "anchor": {"type": "string"},
+        "rationale": {"type": "string"},
+    },
+    "required": ["op"],
+}
+EDITS_SCHEMA = {
+    "type": "object",
+    "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA}},
+    "required": ["edits"],
+}
+
+SYSTEM = (
+    "You improve a skill document: Markdown instructions that another model follows when it answers tasks. "
+    "You read examples of how the model did under the current skill and propose a few small, general edits "
+    "that would fix the failures without breaking the successes. Edits are JSON objects: "
+    '{"op": "add", "content": "...", "anchor": "optional text to insert after", "rationale": "..."}, '
+    '{"op": "replace", "target": "exact text from the skill", "content": "new text", "rationale": "..."}, '
+    '{"op": "delete", "target": "exact text from the skill", "rationale": "..."}. '
+    "Quote targets exactly from the skill. Prefer general rules over item-specific facts. "
+    'Reply with one JSON object: {"edits": [...]} (at most 3 edits).'
+)
+
+
+@dataclass(frozen=True)
+class ReflectOutcome:
+    edits: list[Edit]
+    calls: int
+    invalid_replies: int
+    problems: list[str]
+
+
+def _item_block(n: int, task: Task, result: RolloutResult, show_reference: bool) -> str:
+    verdict = "PASS" if result.score.passed else "FAIL"
+    lines = [f"### Example {n} ({verdict}, score {result.score.soft:.2f})", f"Task: {task.prompt.strip()[:1500]}"]
+    if task.context:
+        lines.append(f"Context (excerpt): {task.context.strip()[:800]}")
+    lines.append(f"Model answer: {result.response.strip()[:1200] or '(empty)'}")
+    if result.score.feedback:
+        lines.append(f"Feedback: {result.score.feedback}")
+    if show_reference and task.reference is not None and not result.score.passed:
+        ref = task.reference if isinstance(task.reference, str) else json.dumps(task.reference, ensure_ascii=False)
+        lines.append(f"Reference: {ref[:400]}")
+    return "\n".join(lines)
+
+
+def build_reflect_request(
+    skill: Skill,
+    batch: Sequence[tuple[Task, RolloutResult]],
+    *,
+    show_reference: bool,
+    rejected: Sequence[Edit] = (),
+    meta_notes: str = "",
+    max_tokens: int = 1024,
+) -> CompletionRequest:
+    parts = ["## Current skill", "```markdown", skill.render().strip(), "```", "", "## Examples"]
+    parts += [_item_block(i + 1, t, r, show_reference) for i, (t, r) in enumerate(batch)]
+    if rejected:
+        parts += ["", "## Edits already tried this epoch and rejected by validation (do not propose them again)"]
+        parts += [f"- {json.dumps(e.to_dict(), ensure_ascii=False)[:300]}" for e in rejected[-10:]]
+    if meta_notes:
+        parts += ["", "## Notes from earlier epochs (what worked and what did not)", meta_notes.strip()]
+    parts += ["", 'Propose edits as {"edits": [...]}.']
+    return CompletionRequest.single(
+        "\n".join(parts), system=SYSTEM, max_tokens=max_tokens, role="optimizer", stage="reflect"
+    )
+
+
+def make_minibatches(
+    pairs: Sequence[tuple[Task, RolloutResult]], size: int, include_successes: bool, seed: int
+) -> list[list[tuple[Task, RolloutResult]]]:
+    """Failures in chunks of ``size``; each chunk gets up to a quarter of its
+    size in successes, so edits keep what already works. No failures → none."""
+    rng = random.Random(seed)
+    failures = [p for p in pairs if not p[1].score.passed]
+    successes = [p for p in pairs if p[1].score.passed]
+    rng.shuffle(failures)
+    rng.shuffle(successes)
+    n_succ = max(1, size // 4) if include_successes else 0
+    batches = []
+    for i in range(0, len(failures), size):
+        chunk = failures[i : i + size]
+        take = successes[:n_succ]
+        successes = successes[n_succ:] + take  # rotate so chunks see different successes
+        batches.append(chunk + take)
+    return batches
+
+
+async def reflect(
+    optimizer: Backend,
+    skill: Skill,
+    pairs: Sequence[tuple[Task, RolloutResult]],
+    *,
+    minibatch_size: int,
+    include_successes: bool,
+    show_reference: bool,
+    seed: int,
+    rejected: Sequence[Edit] = (),
+    meta_notes: str = "",
+    max_tokens: int = 1024,
+) -> ReflectOutcome:
+    batches = make_minibatches(pairs, minibatch_size, include_successes, seed)
+    requests = [
+        build_reflect_request(skill, b, show_reference=show_reference, rejected=rejected, meta_notes=meta_notes, max_tokens=max_tokens)
+        for b in batches
+    ]
+    replies = await asyncio.gather(*(complete_json(optimizer, r, EDITS_SCHEMA) for r in requests))
+    edits: list[Edit] = []
+    problems: list[str] = []
+    invalid = 0
+    calls = 0
+    for n, reply in enumerate(replies, 1):
+        calls += reply.attempts
+        if not reply.ok:
+            invalid += 1
+            problems.append(f"minibatch {n}: {reply.error}")
+            continue
+        for raw in reply.data["edits"]:
+            try:
+                edits.append(Edit.from_dict(raw))
+            except ValueError as exc:
+                problems.append(f"minibatch {n}: skipped an edit: {exc}")
+    return ReflectOutcome(edits, calls, invalid, problems)
