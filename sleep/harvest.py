@@ -1,0 +1,342 @@
+"""The harvest: every source's new transcript bytes into the index, redacted.
+
+:func:`harvest` takes the index lock, walks the selected sources, reads each
+file only as far as its cursor says is new (sleep.cursor), parses it with its
+source, stores sessions, history and the new cursor in one transaction per
+batch, and returns a :class:`HarvestReport`. Bad input never stops it: each
+unusable line or file is counted by reason (``report.skipped``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat as stat_mod
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from sleep import paths
+from sleep.cursor import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
+                          head_digest, plan_read)
+from sleep.index import Index, session_key
+from sleep.lock import FileLock
+from sleep.reader import DEFAULT_MAX_LINE_BYTES, ParseContext, open_binary
+from sleep.redact import Redactor
+from sleep.sources import SOURCE_GROUPS, ParseResult, Source, SourceFile, all_sources, is_under
+from sleep.sources.copilot_vscode import CopilotVSCodeSource
+
+COMMIT_EVERY = 500
+_DURATION_RX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"72h"``, ``"30m"``, ``"7d"``, ``"2w"``, ``"90s"`` -> timedelta (ValueError otherwise)."""
+    m = _DURATION_RX.match(text or "")
+    if not m:
+        raise ValueError(f"cannot read duration {text!r}: use a number and a unit, e.g. 72h, 30m, 7d")
+    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+@dataclass
+class HarvestOptions:
+    """What to harvest. ``project`` None means every project."""
+
+    source: str = "all"  # a key of SOURCE_GROUPS
+    project: str | None = None
+    since: timedelta | None = None
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+    copilot_exports: list[str] = field(default_factory=list)
+    use_detect_secrets: bool = True
+    wait: float = 0.0
+    index_path: Path | None = None
+
+
+@dataclass
+class SourceReport:
+    files_seen: int = 0
+    files_read: int = 0
+    files_unchanged: int = 0
+    files_out_of_scope: int = 0
+    bytes_read: int = 0
+    sessions_new: int = 0
+    sessions_updated: int = 0
+    replay_sessions_skipped: int = 0
+    history_prompts: int = 0
+    rereads: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class HarvestReport:
+    """What one harvest did. Only counts and locations: never transcript text."""
+
+    index_path: str
+    scope: str
+    sources: dict[str, SourceReport]
+    files_seen: int = 0
+    files_read: int = 0
+    files_unchanged: int = 0
+    files_out_of_scope: int = 0
+    bytes_read: int = 0
+    sessions_new: int = 0
+    sessions_updated: int = 0
+    replay_sessions_skipped: int = 0
+    history_prompts: int = 0
+    lines_total: int = 0
+    lines_kept: int = 0
+    lines_ignored: int = 0
+    records_with_unknown_fields: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    skipped_lines: dict[str, int] = field(default_factory=dict)
+    skipped_files: dict[str, int] = field(default_factory=dict)
+    skipped_examples: dict[str, list[str]] = field(default_factory=dict)
+    secrets_redacted: int = 0
+    secrets_by_type: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    mb_per_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Harvester:
+    def __init__(self, opts: HarvestOptions, index: Index) -> None:
+        self.opts = opts
+        self.index = index
+        self.ctx = ParseContext(redactor=Redactor(use_detect_secrets=opts.use_detect_secrets),
+                                max_line_bytes=opts.max_line_bytes)
+        self.cutoff = (time.time() - opts.since.total_seconds()) if opts.since else None
+        self.project = os.path.abspath(os.path.expanduser(opts.project)) if opts.project else None
+        self.pending = 0
+
+    def run(self) -> HarvestReport:
+        started = time.perf_counter()
+        names = SOURCE_GROUPS[self.opts.source]
+        sources = all_sources()
+        if self.opts.copilot_exports:
+            sources["copilot-vscode"] = CopilotVSCodeSource(exports=self.opts.copilot_exports)
+        reports = {n: SourceReport() for n in names}
+        self.cursors = self.index.cursors(names)
+        seen: set[str] = set()
+        self.index.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for name in names:
+                src = sources[name]
+                rep = reports[name]
+                for file in src.discover(self.ctx.stats):
+                    seen.add(file.path)
+                    rep.files_seen += 1
+                    before = self.ctx.stats.bytes_read
+                    self._file(src, file, rep)
+                    rep.bytes_read += self.ctx.stats.bytes_read - before
+                    self._maybe_commit()
+            for path in set(self.cursors) - seen:
+                if not os.path.lexists(path):
+                    self.index.delete_cursor(path)
+            self.index.conn.execute("COMMIT")
+        except BaseException:
+            self.index.conn.execute("ROLLBACK")
+            raise
+        return self._report(reports, time.perf_counter() - started)
+
+    def _maybe_commit(self) -> None:
+        self.pending += 1
+        if self.pending >= COMMIT_EVERY:
+            self.index.conn.execute("COMMIT")
+            self.index.conn.execute("BEGIN IMMEDIATE")
+            self.pending = 0
+
+    # ----- one file ----------------------------------------------------------------------
+
+    def _file(self, src: Source, file: SourceFile, rep: SourceReport) -> None:
+        stats = self.ctx.stats
+        try:
+            st = os.stat(file.path)
+        except OSError as exc:
+            stats.skip_file(_stat_error(file.path, exc), file.path)
+            return
+        if not stat_mod.S_ISREG(st.st_mode):
+            stats.skip_file("not_a_regular_file", file.path)
+            return
+        if self.cutoff is not None and st.st_mtime < self.cutoff:
+            rep.files_out_of_scope += 1
+            return
+        cur = self.cursors.get(file.path)
+        if file.replay_hint:
+            if cur is None or cur.status != STATUS_REPLAY:
+                rep.replay_sessions_skipped += 1
+            self._put(file, st, cur, status=STATUS_REPLAY, offset=st.st_size)
+            if cur is not None and cur.same_stat(st):
+                rep.files_unchanged += 1
+            return
+        plan = plan_read(cur, st, file.incremental, lambda n: _read_head(file.path, n))
+        if plan.action == "unchanged":
+            rep.files_unchanged += 1
+            return
+        if plan.action == "touched" or (cur and cur.status == STATUS_REPLAY and plan.action == "append"):
+            self._put(file, st, cur, status=cur.status, offset=cur.offset, head=cur.head)  # type: ignore[union-attr]
+            rep.files_unchanged += 1
+            return
+        if self.project and file.kind != "history" and not self._in_scope(src, file, cur):
+            rep.files_out_of_scope += 1
+            return
+        if st.st_size == 0:
+            stats.skip_file("empty_file", file.path)
+            self._put(file, st, cur, status=STATUS_SKIPPED + "empty_file", offset=0)
+            return
+        self._read(src, file, cur, plan.action, plan.offset if plan.action == "append" else 0,
+                   plan.reason, rep)
+
+    def _in_scope(self, src: Source, file: SourceFile, cur: FileCursor | None) -> bool:
+        assert self.project is not None
+        hint = getattr(src, "scope_hint", lambda f, p: None)(file, self.project)
+        if hint is False:
+            return False
+        project = (cur.project_dir if cur else None) or file.project_dir
+        if project is None:
+            try:
+                project = src.project_of(file, self.ctx)
+            except OSError:
+                project = None
+        if is_under(project, self.project):
+            return True
+        if cur is None:
+            c = FileCursor(file.path, file.host, file.kind, status=STATUS_PEEK, project_dir=project)
+            self.index.put_cursor(c)
+            self.cursors[file.path] = c
+        return False
+
+    def _read(self, src: Source, file: SourceFile, cur: FileCursor | None, action: str,
+              start: int, reason: str, rep: SourceReport) -> None:
+        stats = self.ctx.stats
+        try:
+            f = open_binary(file.path)
+        except OSError as exc:
+            stats.skip_file(_stat_error(file.path, exc), file.path)
+            return
+        with f:
+            try:
+                st = os.fstat(f.fileno())
+                head = head_digest(os.pread(f.fileno(), 1024, 0)) if hasattr(os, "pread") \
+                    else head_digest(f.read(1024))
+                f.seek(start)
+                prior = None
+                if action == "append" and cur is not None and cur.session_key:
+                    prior = self.index.get_session_by_key(cur.session_key)
+                result = src.parse(file, f, start, prior, self.ctx)
+            except OSError as exc:
+                stats.skip_file("read_error", f"{file.path}: {exc.strerror or exc}")
+                return
+            except Exception as exc:  # a parser bug must cost one file, not the harvest
+                stats.skip_file("parser_error", f"{file.path}: {type(exc).__name__}: {exc}")
+                return
+        rep.files_read += 1
+        if action != "append":
+            rep.rereads[reason] = rep.rereads.get(reason, 0) + 1
+        self._store(file, st, cur, result, action, rep, head)
+
+    def _store(self, file: SourceFile, st: os.stat_result, cur: FileCursor | None,
+               result: ParseResult, action: str, rep: SourceReport, head: str) -> None:
+        end = result.end_offset if file.incremental else st.st_size
+        if result.replay:
+            if cur is None or cur.status != STATUS_REPLAY:
+                rep.replay_sessions_skipped += 1
+            if cur is not None and cur.session_key:
+                host, _, sid = cur.session_key.partition("\x1f")
+                self.index.delete_session(host, sid)
+            self._put(file, st, cur, status=STATUS_REPLAY, offset=st.st_size, head=head)
+            return
+        if result.file_skip_reason:
+            self._put(file, st, cur, status=STATUS_SKIPPED + result.file_skip_reason,
+                      offset=st.st_size, head=head)
+            return
+        key = cur.session_key if cur else None
+        if result.session is not None:
+            s = result.session
+            s.source_path = file.path
+            new_key = session_key(s.host, s.session_id)
+            if key and key != new_key and action != "append":
+                host, _, sid = key.partition("\x1f")
+                self.index.delete_session(host, sid)
+            if self.index.put_session(s):
+                rep.sessions_new += 1
+            else:
+                rep.sessions_updated += 1
+            key = new_key
+        if result.history or (file.kind == "history" and action != "append"):
+            self.index.replace_history(file.path, result.history, append=action == "append")
+            rep.history_prompts += len(result.history)
+        self._put(file, st, cur, status=STATUS_OK, offset=end, head=head, key=key,
+                  project=result.session.project_dir if result.session else None)
+
+    def _put(self, file: SourceFile, st: os.stat_result, cur: FileCursor | None, *, status: str,
+             offset: int, head: str | None = None, key: str | None = None,
+             project: str | None = None) -> None:
+        c = FileCursor(file.path, file.host, file.kind, offset=offset, head=head, status=status,
+                       session_key=key or (cur.session_key if cur else None),
+                       project_dir=project or file.project_dir or (cur.project_dir if cur else None))
+        c.set_stat(st)
+        self.index.put_cursor(c)
+        self.cursors[file.path] = c
+
+    # ----- report ------------------------------------------------------------------------
+
+    def _report(self, reports: dict[str, SourceReport], elapsed: float) -> HarvestReport:
+        s = self.ctx.stats
+        r = HarvestReport(index_path=str(self.index.path),
+                          scope=f"project {self.project}" if self.project else "all projects",
+                          sources=reports)
+        for rep in reports.values():
+            for name in ("files_seen", "files_read", "files_unchanged", "files_out_of_scope",
+                         "bytes_read", "sessions_new", "sessions_updated",
+                         "replay_sessions_skipped", "history_prompts"):
+                setattr(r, name, getattr(r, name) + getattr(rep, name))
+        r.lines_total, r.lines_kept, r.lines_ignored = s.lines_total, s.lines_kept, s.lines_ignored
+        r.records_with_unknown_fields = s.records_with_unknown_fields
+        r.skipped_lines = dict(s.skipped_lines)
+        r.skipped_files = dict(s.skipped_files)
+        r.skipped = dict(Counter(s.skipped_lines) + Counter(s.skipped_files))
+        r.skipped_examples = {k: list(v) for k, v in s.examples.items()}
+        r.secrets_by_type = dict(self.ctx.redactor.counts)
+        r.secrets_redacted = self.ctx.redactor.total
+        r.elapsed_s = round(elapsed, 4)
+        r.mb_per_s = round(r.bytes_read / 1e6 / elapsed, 2) if elapsed > 0 else 0.0
+        return r
+
+
+def _stat_error(path: str, exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "symlink_loop"
+    if exc.errno == errno.ENOENT:
+        return "dangling_symlink" if os.path.islink(path) else "file_vanished"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "unreadable_file"
+    return "unreadable_file"
+
+
+def _read_head(path: str, n: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except OSError:
+        return b""
+
+
+def harvest(opts: HarvestOptions | None = None) -> HarvestReport:
+    """Run one harvest under the index lock (raises sleep.lock.LockBusy if another runs)."""
+    opts = opts or HarvestOptions()
+    index_path = Path(opts.index_path) if opts.index_path else paths.index_path()
+    lock = FileLock(index_path.with_name(paths.LOCK_FILE)).acquire(opts.wait)
+    try:
+        started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        with Index.open(index_path) as index:
+            report = _Harvester(opts, index).run()
+            index.record_run(started_at, report.to_dict())
+        return report
+    finally:
+        lock.release()

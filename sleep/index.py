@@ -1,0 +1,266 @@
+"""The SkillOpt-Sleep index: one SQLite database per user (WAL mode).
+
+It holds harvested sessions, per-file cursors and typed-prompt history; later
+issues add mined tasks, cycles and proposals through new migrations. It is the
+only state: there is no second state file.
+
+Migrations are versioned with ``PRAGMA user_version``. To extend the schema,
+append a :class:`Migration` with the next version to :data:`MIGRATIONS` (never
+edit a released one); :meth:`Index.open` applies what a database lacks, each in
+its own transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import orjson
+
+from sleep import paths
+from sleep.cursor import FileCursor
+from sleep.sessions import HistoryPrompt, Session
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    description: str
+    sql: str
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "sessions, file cursors, typed-prompt history, harvest runs", """
+        CREATE TABLE sessions (
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            project_dir TEXT,
+            started_at TEXT,
+            ended_at TEXT,
+            n_prompts INTEGER NOT NULL DEFAULT 0,
+            is_subagent INTEGER NOT NULL DEFAULT 0,
+            parent_session_id TEXT,
+            source_path TEXT,
+            data BLOB NOT NULL,
+            harvested_at TEXT NOT NULL,
+            PRIMARY KEY (host, session_id)
+        );
+        CREATE INDEX sessions_by_project ON sessions (project_dir, started_at);
+        CREATE INDEX sessions_by_time ON sessions (started_at);
+
+        CREATE TABLE file_cursors (
+            path TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            device INTEGER,
+            inode INTEGER,
+            size INTEGER,
+            mtime_ns INTEGER,
+            offset INTEGER NOT NULL DEFAULT 0,
+            head TEXT,
+            status TEXT NOT NULL DEFAULT 'ok',
+            session_key TEXT,
+            project_dir TEXT,
+            updated_at TEXT NOT NULL
+        );
+
+        CREATE TABLE history_prompts (
+            id INTEGER PRIMARY KEY,
+            host TEXT NOT NULL,
+            source_path TEXT NOT NULL,
+            at TEXT,
+            project_dir TEXT,
+            session_id TEXT,
+            text TEXT NOT NULL
+        );
+        CREATE INDEX history_by_source ON history_prompts (source_path);
+
+        CREATE TABLE harvest_runs (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            report BLOB NOT NULL
+        );
+    """),
+]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def session_key(host: str, session_id: str) -> str:
+    return f"{host}\x1f{session_id}"
+
+
+class Index:
+    """A connection to the index. Use :meth:`open` (applies migrations)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path | None = None) -> "Index":
+        path = Path(path) if path else paths.index_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        index = cls(conn, path)
+        index.migrate()
+        return index
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- schema ----------------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def migrate(self, migrations: list[Migration] | None = None) -> list[int]:
+        """Apply missing migrations in order; returns the versions applied."""
+        applied = []
+        for m in sorted(migrations or MIGRATIONS, key=lambda m: m.version):
+            if m.version <= self.schema_version:
+                continue
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                if m.version <= self.schema_version:  # another process got here first
+                    self.conn.execute("ROLLBACK")
+                    continue
+                for statement in _statements(m.sql):
+                    self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {int(m.version)}")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            applied.append(m.version)
+        return applied
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # ----- cursors ---------------------------------------------------------------------
+
+    def cursors(self, hosts: tuple[str, ...] | None = None) -> dict[str, FileCursor]:
+        rows = self.conn.execute(
+            "SELECT path, host, kind, device, inode, size, mtime_ns, offset, head, status,"
+            " session_key, project_dir FROM file_cursors").fetchall()
+        out = {}
+        for row in rows:
+            c = FileCursor(*row)
+            if hosts is None or c.host in hosts:
+                out[c.path] = c
+        return out
+
+    def put_cursor(self, c: FileCursor) -> None:
+        self.conn.execute(
+            "INSERT INTO file_cursors (path, host, kind, device, inode, size, mtime_ns, offset, head,"
+            " status, session_key, project_dir, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+            " ON CONFLICT(path) DO UPDATE SET host=excluded.host, kind=excluded.kind,"
+            " device=excluded.device, inode=excluded.inode, size=excluded.size,"
+            " mtime_ns=excluded.mtime_ns, offset=excluded.offset, head=excluded.head,"
+            " status=excluded.status, session_key=excluded.session_key,"
+            " project_dir=excluded.project_dir, updated_at=excluded.updated_at",
+            (c.path, c.host, c.kind, c.device, c.inode, c.size, c.mtime_ns, c.offset, c.head,
+             c.status, c.session_key, c.project_dir, _now()))
+
+    def delete_cursor(self, path: str) -> None:
+        self.conn.execute("DELETE FROM file_cursors WHERE path = ?", (path,))
+
+    # ----- sessions --------------------------------------------------------------------
+
+    def get_session(self, host: str, session_id: str) -> Session | None:
+        row = self.conn.execute("SELECT data FROM sessions WHERE host = ? AND session_id = ?",
+                                (host, session_id)).fetchone()
+        return Session.from_dict(orjson.loads(row[0])) if row else None
+
+    def get_session_by_key(self, key: str) -> Session | None:
+        host, _, sid = key.partition("\x1f")
+        return self.get_session(host, sid)
+
+    def put_session(self, s: Session) -> bool:
+        """Insert or replace a session; True if it was new."""
+        exists = self.conn.execute("SELECT 1 FROM sessions WHERE host = ? AND session_id = ?",
+                                   (s.host, s.session_id)).fetchone() is not None
+        self.conn.execute(
+            "INSERT OR REPLACE INTO sessions (host, session_id, project_dir, started_at, ended_at,"
+            " n_prompts, is_subagent, parent_session_id, source_path, data, harvested_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (s.host, s.session_id, s.project_dir, s.started_at, s.ended_at, len(s.prompts),
+             int(s.is_subagent), s.parent_session_id, s.source_path, orjson.dumps(s.to_dict()), _now()))
+        return not exists
+
+    def delete_session(self, host: str, session_id: str) -> None:
+        self.conn.execute("DELETE FROM sessions WHERE host = ? AND session_id = ?", (host, session_id))
+
+    def sessions(self, project: str | None = None, host: str | None = None,
+                 include_subagents: bool = True) -> list[Session]:
+        """Stored sessions, newest first; ``project`` keeps that directory and below."""
+        from sleep.sources import is_under
+
+        sql = "SELECT data, project_dir FROM sessions WHERE 1=1"
+        args: list[object] = []
+        if host:
+            sql += " AND host = ?"
+            args.append(host)
+        if not include_subagents:
+            sql += " AND is_subagent = 0"
+        sql += " ORDER BY started_at DESC"
+        out = []
+        for data, project_dir in self.conn.execute(sql, args):
+            if project and not is_under(project_dir, project):
+                continue
+            out.append(Session.from_dict(orjson.loads(data)))
+        return out
+
+    def session_count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+
+    # ----- typed-prompt history ---------------------------------------------------------
+
+    def replace_history(self, source_path: str, items: list[HistoryPrompt], *, append: bool) -> None:
+        if not append:
+            self.conn.execute("DELETE FROM history_prompts WHERE source_path = ?", (source_path,))
+        self.conn.executemany(
+            "INSERT INTO history_prompts (host, source_path, at, project_dir, session_id, text)"
+            " VALUES (?,?,?,?,?,?)",
+            [(h.host, source_path, h.at, h.project_dir, h.session_id, h.text) for h in items])
+
+    def history(self, host: str | None = None) -> list[HistoryPrompt]:
+        sql = "SELECT host, text, at, project_dir, session_id FROM history_prompts"
+        rows = self.conn.execute(sql + (" WHERE host = ?" if host else "") + " ORDER BY at",
+                                 (host,) if host else ()).fetchall()
+        return [HistoryPrompt(*r) for r in rows]
+
+    # ----- runs ------------------------------------------------------------------------
+
+    def record_run(self, started_at: str, report: dict) -> None:
+        self.conn.execute("INSERT INTO harvest_runs (started_at, finished_at, report) VALUES (?,?,?)",
+                          (started_at, _now(), orjson.dumps(report)))
+
+
+def _statements(sql: str) -> list[str]:
+    return [s.strip() for s in sql.split(";") if s.strip()]

@@ -1,0 +1,93 @@
+"""Where SkillOpt-Sleep keeps its state and where each host keeps its transcripts.
+
+Every location can be moved by an environment variable (and the CLI flags that
+set them), so tests and unusual installs never touch the real home directory:
+
+- ``SKILLOPT_HOME``: the product's data directory (index, lock). Default: the
+  platform data directory from ``platformdirs`` (``~/.local/share/skillopt`` on
+  Linux, ``~/Library/Application Support/skillopt`` on macOS,
+  ``%LOCALAPPDATA%\\skillopt`` on Windows).
+- ``CLAUDE_CONFIG_DIR``: Claude Code's home (default ``~/.claude``).
+- ``CODEX_HOME``: Codex's home (default ``~/.codex``).
+- ``COPILOT_HOME``: Copilot CLI's home (default ``~/.copilot``).
+- ``APPDATA``: the Windows roaming directory that holds VS Code's ``User`` dirs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP_NAME = "skillopt"
+INDEX_FILE = "sleep.sqlite3"
+LOCK_FILE = "harvest.lock"
+
+# VS Code flavours whose Copilot Chat sessions we read, by product folder name.
+VSCODE_PRODUCTS = ("Code", "Code - Insiders", "VSCodium")
+
+
+def home() -> Path:
+    """The person's home directory, honouring ``HOME`` (tests set it)."""
+    return Path(os.environ.get("HOME") or Path.home())
+
+
+def data_dir() -> Path:
+    """The product's data directory (``SKILLOPT_HOME`` or the platform default)."""
+    override = os.environ.get("SKILLOPT_HOME")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def index_path() -> Path:
+    """The SQLite index file: sessions, file cursors and, later, tasks and cycles."""
+    return data_dir() / INDEX_FILE
+
+
+def lock_path() -> Path:
+    """The lock file that keeps two harvests of one index from running at once."""
+    return data_dir() / LOCK_FILE
+
+
+def claude_home() -> Path:
+    override = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(override).expanduser() if override else home() / ".claude"
+
+
+def codex_home() -> Path:
+    override = os.environ.get("CODEX_HOME")
+    return Path(override).expanduser() if override else home() / ".codex"
+
+
+def copilot_cli_home() -> Path:
+    override = os.environ.get("COPILOT_HOME")
+    return Path(override).expanduser() if override else home() / ".copilot"
+
+
+def vscode_user_dirs() -> list[Path]:
+    """Every VS Code ``User`` directory that may hold Copilot Chat sessions.
+
+    All platforms' layouts are listed on every platform (only existing ones are
+    returned): a Linux home can hold a ``.vscode-server`` tree next to a
+    desktop install, and listing all keeps the rule testable anywhere.
+    """
+    h = home()
+    candidates: list[Path] = []
+    for product in VSCODE_PRODUCTS:
+        candidates.append(h / ".config" / product / "User")  # Linux
+        candidates.append(h / "Library" / "Application Support" / product / "User")  # macOS
+        appdata = os.environ.get("APPDATA")
+        if appdata:
+            candidates.append(Path(appdata) / product / "User")  # Windows
+    # Remote / WSL / Codespaces servers keep the user data under the home too.
+    for server in (".vscode-server", ".vscode-server-insiders", ".vscodium-server"):
+        candidates.append(h / server / "data" / "User")
+    seen: set[Path] = set()
+    found: list[Path] = []
+    for c in candidates:
+        if c not in seen and c.is_dir():
+            seen.add(c)
+            found.append(c)
+    return found

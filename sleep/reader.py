@@ -1,0 +1,178 @@
+"""Reading transcript files fast and safely: lines, JSON, and what was skipped.
+
+Files are read in binary through a large buffer. A line is only decoded when a
+source decides to keep it (sources run cheap byte checks first). A line longer
+than ``max_line_bytes`` is never held in memory: it is drained in small pieces,
+counted as ``line_too_large`` and skipped, so memory stays flat whatever the
+corpus holds. A last line without its newline is an incomplete write: it is
+counted (``incomplete_last_line``) and left for the next harvest, whose cursor
+starts at the end of the last complete line.
+
+Every line read ends up in exactly one bucket, so the counts add up::
+
+    lines_total == lines_kept + lines_ignored + sum(skipped_lines.values())
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Iterator
+
+import orjson
+
+from sleep.redact import Redactor
+
+BUFFER_BYTES = 1 << 20
+DEFAULT_MAX_LINE_BYTES = 16 << 20
+_DRAIN_BYTES = 1 << 20
+_MAX_EXAMPLES = 3
+
+
+@dataclass
+class ParseStats:
+    """Counters for one harvest. ``examples`` keeps a few ``path@offset`` per reason."""
+
+    lines_total: int = 0
+    lines_kept: int = 0
+    lines_ignored: int = 0
+    bytes_read: int = 0
+    skipped_lines: Counter = field(default_factory=Counter)
+    skipped_files: Counter = field(default_factory=Counter)
+    records_with_unknown_fields: int = 0
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def skip_line(self, reason: str, where: str) -> None:
+        self.lines_total += 1
+        self.skipped_lines[reason] += 1
+        self._example(reason, where)
+
+    def skip_file(self, reason: str, where: str) -> None:
+        self.skipped_files[reason] += 1
+        self._example(reason, where)
+
+    def _example(self, reason: str, where: str) -> None:
+        bucket = self.examples.setdefault(reason, [])
+        if len(bucket) < _MAX_EXAMPLES:
+            bucket.append(where)
+
+    def kept(self) -> None:
+        self.lines_total += 1
+        self.lines_kept += 1
+
+    def ignored(self) -> None:
+        self.lines_total += 1
+        self.lines_ignored += 1
+
+    def counts_add_up(self) -> bool:
+        return self.lines_total == self.lines_kept + self.lines_ignored + sum(self.skipped_lines.values())
+
+
+@dataclass
+class ParseContext:
+    """What a source needs while parsing: counters, the redactor and limits."""
+
+    stats: ParseStats = field(default_factory=ParseStats)
+    redactor: Redactor = field(default_factory=Redactor)
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+
+    def loads(self, data: bytes, where: str) -> dict[str, Any] | None:
+        """Parse one JSON object, or count why not (``invalid_json``, ``non_utf8``,
+        ``not_an_object``) and return None. The caller counts kept/ignored."""
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                self.stats.skip_line("non_utf8", where)
+                return None
+            self.stats.skip_line("invalid_json", where)
+            return None
+        if not isinstance(obj, dict):
+            self.stats.skip_line("not_an_object", where)
+            return None
+        return obj
+
+
+@dataclass
+class Line:
+    data: bytes
+    start: int  # byte offset of the line's first byte
+    end: int  # byte offset just past its newline
+
+
+class LineReader:
+    """Complete lines of ``f`` from byte ``start``; see the module docstring.
+
+    Iterating yields :class:`Line` objects. Oversized lines and the incomplete
+    tail are counted here and not yielded; blank lines are counted as ignored
+    and not yielded. ``offset`` is always just past the last complete line
+    consumed (the next harvest's starting point); ``bytes_read`` in the stats
+    grows by what was read.
+    """
+
+    def __init__(self, f: BinaryIO, start: int, ctx: ParseContext, path: str) -> None:
+        self.f = f
+        self.offset = start
+        self.ctx = ctx
+        self.path = path
+
+    def __iter__(self) -> Iterator[Line]:
+        stats = self.ctx.stats
+        limit = self.ctx.max_line_bytes + 1
+        readline = self.f.readline
+        while True:
+            pos = self.offset
+            data = readline(limit)
+            if not data:
+                return
+            if data[-1:] != b"\n":
+                if len(data) < limit:
+                    stats.bytes_read += len(data)
+                    stats.skip_line("incomplete_last_line", f"{self.path}@{pos}")
+                    return
+                # Oversized: drain to the newline without keeping the bytes.
+                size = len(data)
+                del data
+                complete = False
+                while True:
+                    part = readline(_DRAIN_BYTES)
+                    if not part:
+                        break
+                    size += len(part)
+                    if part[-1:] == b"\n":
+                        complete = True
+                        break
+                stats.bytes_read += size
+                if not complete:
+                    stats.skip_line("incomplete_last_line", f"{self.path}@{pos}")
+                    return
+                stats.skip_line("line_too_large", f"{self.path}@{pos}")
+                self.offset = pos + size
+                continue
+            n = len(data)
+            stats.bytes_read += n
+            self.offset = pos + n
+            if n <= 2 and not data.strip():
+                stats.ignored()
+                continue
+            yield Line(data, pos, pos + n)
+
+
+def open_binary(path: str) -> io.BufferedReader:
+    """Open a transcript for reading with a large buffer (tests patch this to fail)."""
+    return open(path, "rb", buffering=BUFFER_BYTES)  # noqa: SIM115 - caller closes
+
+
+def read_whole(path: str, ctx: ParseContext, limit: int | None = None) -> bytes | None:
+    """The whole file, or None (counted ``file_too_large``) past ``limit`` bytes."""
+    limit = limit or ctx.max_line_bytes * 4
+    with open_binary(path) as f:
+        data = f.read(limit + 1)
+    ctx.stats.bytes_read += len(data)
+    if len(data) > limit:
+        ctx.stats.skip_file("file_too_large", path)
+        return None
+    return data

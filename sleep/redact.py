@@ -1,0 +1,285 @@
+"""Secret redaction at the harvest boundary.
+
+Every piece of transcript text that SkillOpt-Sleep stores (prompts, final
+answers, feedback, history lines) passes through :meth:`Redactor.redact` first.
+Each secret is replaced by a typed marker such as ``[REDACTED:github-token]``
+and counted by type, so the harvest can report what it removed.
+
+Two layers, in this order:
+
+1. Span-exact patterns for the kinds the product must always catch (provider
+   API keys, GitHub/GitLab/Slack tokens, AWS keys, JWTs, private key blocks,
+   credentials in URLs and connection strings, ``password=``/``secret=``/
+   ``token=`` values, bearer tokens) and a high-entropy token check. These need
+   exact spans (a private key block spans lines; a URL keeps its host).
+2. The maintained detector catalogue of ``detect-secrets`` (Stripe, Twilio,
+   SendGrid, npm, PyPI, Discord, Telegram, Azure, IBM, Mailchimp, Square,
+   Artifactory, ...), run on lines that still hold a long token.
+
+Redaction errs on the side of removing too much: a false positive costs a word
+of a prompt, a false negative leaks a credential into a database.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+MARKER = "[REDACTED:{}]"
+
+# Kinds of values that are placeholders, not secrets: `token=$TOKEN`, `password=<pw>`.
+_PLACEHOLDER_START = ("$", "<", "{", "%", "[REDACTED", "*", "(", "process.env", "os.environ")
+_PLACEHOLDER_WORDS = {"true", "false", "null", "none", "nil", "required", "optional",
+                      "string", "str", "undefined", "env", "secret", "password", "token"}
+
+_KEYWORD_KIND = [
+    (re.compile(r"passw(or)?d|pwd", re.I), "password"),
+    (re.compile(r"api[_\-]?key|apikey|access[_\-]?key", re.I), "api-key"),
+    (re.compile(r"private[_\-]?key", re.I), "private-key"),
+    (re.compile(r"secret", re.I), "secret"),
+    (re.compile(r"credential", re.I), "credentials"),
+    (re.compile(r"token", re.I), "token"),
+]
+
+
+def _marker(kind: str) -> str:
+    return MARKER.format(kind)
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of ``text`` (0 for empty)."""
+    if not text:
+        return 0.0
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+# ----- layer 1: span-exact patterns ------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    # Builds the replacement from the match; default replaces the whole match.
+    replace: Callable[[re.Match[str]], str] | None = None
+
+
+def _keep_prefix(group: int, kind: str) -> Callable[[re.Match[str]], str]:
+    return lambda m: m.group(group) + _marker(kind)
+
+
+def _keyword_replace(m: re.Match[str]) -> str | None:
+    key, sep, quote, value = m.group("key"), m.group("sep"), m.group("q"), m.group("val")
+    low = value.lower()
+    if value.startswith(_PLACEHOLDER_START) or low in _PLACEHOLDER_WORDS or "REDACTED" in value:
+        return None
+    if ":" in sep and not quote:
+        # "token: the thing" is prose; YAML "password: hunter2" is not. An unquoted
+        # value after ':' must look like a credential (long-ish, digit or symbol).
+        if len(value) < 6 or not re.search(r"[0-9_\-+/=!@#%^&.]", value):
+            return None
+    kind = next((k for rx, k in _KEYWORD_KIND if rx.search(key)), "secret")
+    return f"{key}{sep}{quote}{_marker(kind)}"  # the closing quote stays in the text
+
+
+_RULES: list[_Rule] = [
+    _Rule("private-key", re.compile(
+        r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END \1-----|\Z)")),
+    _Rule("url-credentials", re.compile(
+        r"\b([a-zA-Z][a-zA-Z0-9+.\-]{1,30}://[^\s:/?#@\[\]\"'`]{0,256}:)([^\s/?#@\"'`]{1,256})(@)"),
+        lambda m: m.group(1) + _marker("url-credentials") + m.group(3)),
+    _Rule("slack-webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+")),
+    _Rule("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}")),
+    _Rule("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}")),
+    _Rule("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
+    _Rule("gitlab-token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|agent)-[A-Za-z0-9_\-]{20,}")),
+    _Rule("slack-token", re.compile(r"\bxox[abposrce]-[A-Za-z0-9\-]{10,}")),
+    _Rule("aws-access-key", re.compile(
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b")),
+    _Rule("aws-secret-key", re.compile(
+        r"(?i)(aws_?secret(?:_?access)?_?key[\"']?\s*[=:]\s*[\"']?)([A-Za-z0-9/+=]{40})"),
+        _keep_prefix(1, "aws-secret-key")),
+    _Rule("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}")),
+    _Rule("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}")),
+    _Rule("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}")),
+    _Rule("bearer-token", re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/\-]{16,}=*)"),
+          _keep_prefix(1, "bearer-token")),
+]
+
+_KEYWORD_RX = re.compile(
+    r"(?i)(?P<key>(?<![A-Za-z0-9])[A-Za-z0-9_.\-]*?"
+    r"(?:passw(?:or)?d|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apikey|access[_\-]?key"
+    r"|private[_\-]?key|client[_\-]?secret|auth[_\-]?token|credentials?)[\"']?)"
+    r"(?P<sep>\s*(?::=|=|:)\s*)(?P<q>[\"']?)(?P<val>[^\s\"'`,;&)\]}]{3,})")
+
+_HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
+_HEX_RX = re.compile(r"^[0-9a-fA-F]+$")
+_UUID_RX = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# A line worth handing to detect-secrets holds at least one long token.
+_LONG_TOKEN_RX = re.compile(r"[A-Za-z0-9_\-+/.=:]{16,}")
+
+
+def looks_high_entropy(token: str) -> bool:
+    """True if ``token`` looks like a random secret rather than a word, path or id.
+
+    Hex strings: 32+ chars, mixed digits/letters, not a 40-char git object id.
+    Base64-ish strings: 24+ chars with upper, lower and digits, and entropy near
+    what random text of that length has (identifiers and paths fall short).
+    """
+    token = token.rstrip("=")
+    n = len(token)
+    if n < 24 or _UUID_RX.match(token):
+        return False
+    if _HEX_RX.match(token):
+        if n < 32 or n == 40:
+            return False
+        has_digit = any(c.isdigit() for c in token)
+        has_alpha = any(c.isalpha() for c in token)
+        return has_digit and has_alpha and shannon_entropy(token) >= 3.0
+    if not (any(c.isdigit() for c in token) and any(c.islower() for c in token)
+            and any(c.isupper() for c in token)):
+        return False
+    # Path-like tokens (a/b/c) and dotted names are not random strings.
+    if token.count("/") >= 2 or token.count("-") >= 4 or token.count("_") >= 4:
+        return False
+    threshold = min(4.3, 0.85 * math.log2(n))
+    return shannon_entropy(token) >= threshold
+
+
+# ----- layer 2: detect-secrets -----------------------------------------------------------
+
+# Detectors we delegate to detect-secrets. Keyword, entropy and private-key
+# detection are done above (with exact spans); public IPs are not secrets here.
+_DETECT_SECRETS_PLUGINS = [
+    "ArtifactoryDetector", "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
+    "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
+    "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "MailchimpDetector",
+    "NpmDetector", "OpenAIDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
+    "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+]
+_detect_secrets_ready: bool | None = None
+
+
+def _detect_secrets_scan() -> Callable[[str], list[tuple[str, str]]] | None:
+    """A ``line -> [(type, value)]`` scanner backed by detect-secrets, or None if absent.
+
+    detect-secrets keeps its configuration in a process-wide settings object;
+    configuring it once (instead of a context manager per call, which costs
+    about 1 ms) is what makes per-line scanning affordable.
+    """
+    global _detect_secrets_ready
+    if _detect_secrets_ready is False:
+        return None
+    try:
+        from detect_secrets.core.scan import scan_line
+        from detect_secrets.settings import get_settings
+    except ImportError:
+        _detect_secrets_ready = False
+        return None
+    if not _detect_secrets_ready:
+        settings = get_settings()
+        settings.clear()
+        settings.configure_plugins([{"name": n} for n in _DETECT_SECRETS_PLUGINS])
+        _detect_secrets_ready = True
+
+    def scan(line: str) -> list[tuple[str, str]]:
+        try:
+            return [(s.type, s.secret_value or "") for s in scan_line(line)]
+        except Exception:  # a third-party detector bug must not stop a harvest
+            return []
+
+    return scan
+
+
+def _slug(kind: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-") or "secret"
+
+
+# ----- the redactor ----------------------------------------------------------------------
+
+@dataclass
+class Redactor:
+    """Replaces secrets in text with typed markers and counts them by type.
+
+    ``redact`` is total: it never raises and returns text with no secret it
+    recognises. ``counts`` accumulates over the redactor's life (one harvest).
+    """
+
+    use_detect_secrets: bool = True
+    counts: Counter = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._scan = _detect_secrets_scan() if self.use_detect_secrets else None
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def redact(self, text: str | None) -> str:
+        if not text:
+            return text or ""
+        for rule in _RULES:
+            text = self._apply(rule, text)
+        text = _KEYWORD_RX.sub(self._keyword, text)
+        text = _HIGH_ENTROPY_RX.sub(self._entropy, text)
+        if self._scan is not None:
+            text = self._detect_secrets(text)
+        return text
+
+    def _apply(self, rule: _Rule, text: str) -> str:
+        def sub(m: re.Match[str]) -> str:
+            self.counts[rule.kind] += 1
+            return rule.replace(m) if rule.replace else _marker(rule.kind)
+
+        return rule.pattern.sub(sub, text)
+
+    def _keyword(self, m: re.Match[str]) -> str:
+        out = _keyword_replace(m)
+        if out is None:
+            return m.group(0)
+        self.counts[out.rsplit("[REDACTED:", 1)[1].split("]", 1)[0]] += 1
+        return out
+
+    def _entropy(self, m: re.Match[str]) -> str:
+        if looks_high_entropy(m.group(0)):
+            self.counts["high-entropy"] += 1
+            return _marker("high-entropy")
+        return m.group(0)
+
+    def _detect_secrets(self, text: str) -> str:
+        lines = text.split("\n")
+        changed = False
+        for i, line in enumerate(lines):
+            if not _LONG_TOKEN_RX.search(line):
+                continue
+            for kind, value in self._scan(line):  # type: ignore[misc]
+                new = _replace_secret(line, value, _marker(_slug(kind)))
+                if new != line:
+                    self.counts[_slug(kind)] += 1
+                    line = new
+                    changed = True
+            lines[i] = line
+        return "\n".join(lines) if changed else text
+
+
+def _replace_secret(line: str, value: str, marker: str) -> str:
+    """Replace ``value`` in ``line``; a short value (some detectors report only a
+    prefix) takes the whole token around it with it."""
+    if not value:
+        return line
+    at = line.find(value)
+    if at < 0:
+        return line
+    if len(value) >= 8:
+        return line.replace(value, marker)
+    start, end = at, at + len(value)
+    token_chars = re.compile(r"[A-Za-z0-9_\-+/=.]")
+    while start > 0 and token_chars.match(line[start - 1]):
+        start -= 1
+    while end < len(line) and token_chars.match(line[end]):
+        end += 1
+    return line[:start] + marker + line[end:]

@@ -1,0 +1,180 @@
+"""The Session record every source yields, and small helpers for building it.
+
+A Session is what SkillOpt-Sleep keeps of one agent session: who ran it (host),
+where (project dir), when (UTC), what the person typed (prompts), what the
+agent finally answered to each prompt (finals), which tools and skills it used,
+and the person's explicit feedback. All text in a stored Session has been
+through redaction (sleep.redact); raw transcript lines are never stored.
+
+Times are ISO 8601 UTC strings with a ``Z`` suffix and millisecond precision
+(``2025-01-31T09:15:02.123Z``), so they sort as text and compare across hosts.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli")
+
+_ISO_FAST = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")
+
+
+def iso_utc(value: Any) -> str | None:
+    """Normalise a timestamp (ISO string, epoch seconds or epoch milliseconds) to ISO UTC.
+
+    Returns None for anything unparseable; never raises.
+    """
+    try:
+        if isinstance(value, bool) or value is None:
+            return None
+        if isinstance(value, (int, float)):
+            seconds = value / 1000.0 if value > 1e11 else float(value)
+            dt = datetime.fromtimestamp(seconds, tz=timezone.utc)
+        elif isinstance(value, str):
+            text = value.strip()
+            if _ISO_FAST.match(text):
+                # Already UTC: only the fraction needs normalising.
+                base, _, frac = text[:-1].partition(".")
+                return f"{base}.{(frac + '000')[:3]}Z"
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            dt = dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+        else:
+            return None
+    except (ValueError, OverflowError, OSError):
+        return None
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_iso(value: str | None) -> datetime | None:
+    """The aware datetime of an ISO UTC string from :func:`iso_utc` (None stays None)."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@dataclass
+class Prompt:
+    """One prompt the person typed (never tool output or injected context)."""
+
+    text: str
+    at: str | None = None
+
+
+@dataclass
+class Feedback:
+    """An explicit signal from the person.
+
+    kind: ``correction`` ("no, use pnpm"), ``approval`` ("perfect, thanks"),
+    ``rejection`` (a tool use the person refused, with their reason if given) or
+    ``interruption`` (the person stopped the agent mid-turn).
+    prompt_index: the prompt (turn) the signal belongs to, if known.
+    """
+
+    kind: str
+    text: str
+    at: str | None = None
+    prompt_index: int | None = None
+
+
+@dataclass
+class Session:
+    """One harvested agent session (see module docstring for the conventions).
+
+    ``finals[i]`` is the last assistant text of the turn opened by
+    ``prompts[i]`` (None when the agent answered only with tool calls or the
+    turn is still open). ``tools`` and ``skills`` map names to use counts.
+    ``state`` is the source's private continuation state for incremental reads;
+    it is stored with the session but is not part of the public record.
+    """
+
+    host: str
+    session_id: str
+    project_dir: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    prompts: list[Prompt] = field(default_factory=list)
+    finals: list[str | None] = field(default_factory=list)
+    tools: dict[str, int] = field(default_factory=dict)
+    skills: dict[str, int] = field(default_factory=dict)
+    commands: dict[str, int] = field(default_factory=dict)
+    feedback: list[Feedback] = field(default_factory=list)
+    is_subagent: bool = False
+    parent_session_id: str | None = None
+    model: str | None = None
+    source_path: str | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+
+    # ----- building (used by sources) -------------------------------------------------
+
+    def note_time(self, at: str | None) -> None:
+        """Widen [started_at, ended_at] to include ``at`` (an ISO UTC string)."""
+        if not at:
+            return
+        if self.started_at is None or at < self.started_at:
+            self.started_at = at
+        if self.ended_at is None or at > self.ended_at:
+            self.ended_at = at
+
+    def add_prompt(self, text: str, at: str | None) -> int:
+        """Open a new turn with a (redacted) prompt; returns its index."""
+        self.prompts.append(Prompt(text=text, at=at))
+        self.finals.append(None)
+        return len(self.prompts) - 1
+
+    def set_final(self, text: str) -> None:
+        """Record ``text`` as the current turn's final answer (ignored before any prompt)."""
+        if self.finals:
+            self.finals[-1] = text
+
+    def add_tool(self, name: str | None) -> None:
+        if name:
+            self.tools[name] = self.tools.get(name, 0) + 1
+
+    def add_skill(self, name: str | None) -> None:
+        if name:
+            self.skills[name] = self.skills.get(name, 0) + 1
+
+    def add_command(self, name: str | None) -> None:
+        if name:
+            self.commands[name] = self.commands.get(name, 0) + 1
+
+    @property
+    def turn_count(self) -> int:
+        return len(self.prompts)
+
+    def turns(self) -> list[tuple[Prompt, str | None]]:
+        """(prompt, final answer) pairs in order."""
+        return list(zip(self.prompts, self.finals))
+
+    # ----- (de)serialisation -------------------------------------------------------------
+
+    def to_dict(self, *, with_state: bool = True) -> dict[str, Any]:
+        data = asdict(self)
+        if not with_state:
+            data.pop("state", None)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Session":
+        known = {f for f in cls.__dataclass_fields__}
+        kwargs = {k: v for k, v in data.items() if k in known}
+        kwargs["prompts"] = [Prompt(**p) for p in data.get("prompts") or []]
+        kwargs["feedback"] = [Feedback(**f) for f in data.get("feedback") or []]
+        return cls(**kwargs)
+
+
+@dataclass
+class HistoryPrompt:
+    """One line of a host's typed-prompt history (``history.jsonl``), redacted."""
+
+    host: str
+    text: str
+    at: str | None = None
+    project_dir: str | None = None
+    session_id: str | None = None

@@ -1,0 +1,187 @@
+"""Transcript sources: one module per host, one shared contract.
+
+A source finds its host's session files (:meth:`Source.discover`) and turns the
+bytes of one file, from a cursor offset, into at most one :class:`Session`
+plus typed-prompt history lines (:meth:`Source.parse`). It never raises for bad
+input: every skipped line or file is counted in ``ctx.stats`` by reason.
+Secrets are redacted (``ctx.redactor``) before text enters a record.
+Sessions that SkillOpt's own replays created are reported with
+``ParseResult.replay`` so the harvester can skip and count them.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Callable, Iterator, Protocol
+
+from sleep.reader import ParseContext, ParseStats
+from sleep.sessions import HistoryPrompt, Session
+
+
+@dataclass
+class SourceFile:
+    """One file a source will read.
+
+    ``incremental``: an append-only line log, read from the cursor offset;
+    otherwise the whole file is re-read whenever it changes.
+    ``replay_hint``: the path alone shows it is a SkillOpt replay (not read).
+    """
+
+    path: str
+    host: str
+    kind: str
+    incremental: bool = True
+    session_id: str | None = None
+    parent_session_id: str | None = None
+    project_dir: str | None = None
+    project_slug: str | None = None
+    replay_hint: bool = False
+
+
+@dataclass
+class ParseResult:
+    """What one read of one file produced.
+
+    ``end_offset``: where the next incremental read starts (end of the last
+    complete line). ``file_skip_reason``: the whole file was unusable (counted
+    by the source); the harvester remembers it until the file changes.
+    """
+
+    session: Session | None = None
+    history: list[HistoryPrompt] = field(default_factory=list)
+    end_offset: int = 0
+    replay: bool = False
+    file_skip_reason: str | None = None
+
+
+class Source(Protocol):
+    """A host's transcript reader (see module docstring)."""
+
+    name: str
+
+    def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        """Every candidate file, cheaply (directory listings, no file content)."""
+        ...
+
+    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+              ctx: ParseContext) -> ParseResult:
+        """Read ``f`` from byte ``start`` (0 unless incremental) continuing ``prior``."""
+        ...
+
+    def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
+        """The file's project directory, reading as little as possible (for --project)."""
+        ...
+
+
+def slugify(path: str) -> str:
+    """Claude Code's project folder name for a working directory."""
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+def is_under(path: str | None, root: str) -> bool:
+    """True if ``path`` is ``root`` or inside it (lexically, after normalising)."""
+    if not path:
+        return False
+    p = os.path.normcase(os.path.normpath(path))
+    r = os.path.normcase(os.path.normpath(root))
+    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
+
+
+def scan_dir(path: Path | str, stats: ParseStats) -> list[os.DirEntry[str]]:
+    """Entries of a directory, or [] (counted) if it cannot be listed."""
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except FileNotFoundError:
+        return []
+    except NotADirectoryError:
+        return []
+    except OSError as exc:
+        reason = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable_directory"
+        stats.skip_file(reason, str(path))
+        return []
+
+
+def walk_files(root: Path | str, want: Callable[[str], bool], stats: ParseStats,
+               max_depth: int = 8) -> Iterator[str]:
+    """Files under ``root`` whose name satisfies ``want``, following directory
+    symlinks once each: a directory reached twice (a symlink loop) is counted
+    as ``symlink_loop`` and not entered again."""
+    seen: set[tuple[int, int]] = set()
+
+    def visit(directory: str, depth: int) -> Iterator[str]:
+        try:
+            st = os.stat(directory)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                stats.skip_file("symlink_loop", directory)
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            stats.skip_file("symlink_loop", directory)
+            return
+        seen.add(key)
+        for entry in sorted(scan_dir(directory, stats), key=lambda e: e.name):
+            try:
+                is_dir = entry.is_dir()  # follows symlinks
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if depth < max_depth:
+                    yield from visit(entry.path, depth + 1)
+            elif want(entry.name):
+                yield entry.path
+
+    if os.path.isdir(root):
+        yield from visit(str(root), 0)
+
+
+def text_of(value: object) -> str:
+    """Text from a string or a list of text parts (``{"text": ...}`` blocks)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for item in value:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict) and isinstance(item.get("text"), str):
+                parts.append(item["text"])
+        return "\n".join(parts)
+    return ""
+
+
+SKILL_PATH_RX = re.compile(r"skills[/\\]([a-z0-9][a-z0-9\-]{0,63})[/\\]SKILL\.md")
+
+
+def skills_in(text: str) -> list[str]:
+    """Skill names whose SKILL.md a tool call opened (how Codex and Copilot load skills)."""
+    return SKILL_PATH_RX.findall(text) if "SKILL.md" in text else []
+
+
+def all_sources() -> dict[str, "Source"]:
+    """Every source by name, in harvest order."""
+    from sleep.sources.claude_code import ClaudeCodeSource
+    from sleep.sources.codex import CodexSource
+    from sleep.sources.copilot_cli import CopilotCliSource
+    from sleep.sources.copilot_vscode import CopilotVSCodeSource
+
+    return {
+        "claude-code": ClaudeCodeSource(),
+        "codex": CodexSource(),
+        "copilot-vscode": CopilotVSCodeSource(),
+        "copilot-cli": CopilotCliSource(),
+    }
+
+
+# CLI --source choices and the sources each selects.
+SOURCE_GROUPS: dict[str, tuple[str, ...]] = {
+    "claude-code": ("claude-code",),
+    "codex": ("codex",),
+    "copilot": ("copilot-vscode", "copilot-cli"),
+    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli"),
+}

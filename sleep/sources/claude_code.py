@@ -1,0 +1,403 @@
+"""Claude Code transcripts: ``<CLAUDE_CONFIG_DIR>/projects/<slug>/<sessionId>.jsonl``,
+subagent runs in ``<slug>/<sessionId>/subagents/agent-<id>.jsonl`` and typed
+prompts in ``history.jsonl`` (FORMATS.md, "Claude Code session transcripts").
+
+Speed: most bytes of a transcript are tool results (``type: user`` records
+carrying ``tool_result`` blocks) and file snapshots. A large line is classified
+by byte search first and decoded only if it can hold a prompt or an assistant
+message; small lines are decoded with orjson.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from skillopt_core.replay import is_replay_path, is_replay_prompt
+from sleep import paths
+from sleep.feedback import classify_feedback
+from sleep.reader import Line, LineReader, ParseContext, ParseStats
+from sleep.sessions import Feedback, HistoryPrompt, Session, iso_utc
+from sleep.sources import ParseResult, SourceFile, scan_dir, slugify, text_of
+
+HOST = "claude-code"
+BIG_LINE = 32 * 1024
+
+KNOWN_TYPES = frozenset({
+    "user", "assistant", "attachment", "system", "summary", "custom-title", "ai-title",
+    "last-prompt", "permission-mode", "file-history-snapshot", "queue-operation", "progress",
+    "tag", "agent-name", "mode",
+})
+KNOWN_FIELDS = frozenset({
+    "parentUuid", "logicalParentUuid", "isSidechain", "userType", "cwd", "sessionId", "version",
+    "gitBranch", "type", "message", "uuid", "timestamp", "requestId", "isMeta", "entrypoint",
+    "toolUseResult", "isCompactSummary", "isVisibleInTranscriptOnly", "thinkingMetadata", "todos",
+    "slug", "agentId", "level", "permissionMode", "isApiErrorMessage", "error", "sourceToolUseID",
+    "sourceToolAssistantUUID", "mcpMeta", "imagePasteIds", "origin", "promptId", "planContent",
+    "subtype", "content", "durationMs", "toolUseID",
+})
+# Built-in slash commands: session management, not work worth mining.
+BUILTIN_COMMANDS = frozenset({
+    "clear", "compact", "model", "resume", "exit", "quit", "help", "config", "cost", "status",
+    "login", "logout", "memory", "permissions", "hooks", "mcp", "agents", "doctor", "context",
+    "rewind", "add-dir", "ide", "vim", "theme", "bug", "release-notes", "export", "usage",
+    "plugin", "plugins", "statusline", "terminal-setup", "upgrade", "privacy-settings",
+    "output-style", "todos", "bashes", "continue", "fast", "init",
+})
+_INJECTED_PREFIXES = (
+    "<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>", "<bash-input>",
+    "<bash-stdout>", "<bash-stderr>", "Caveat: The messages below were generated",
+    "<user-prompt-submit-hook>", "This session is being continued from a previous conversation",
+    "<task-notification>",
+)
+_SYSTEM_REMINDER_RX = re.compile(r"<system-reminder>[\s\S]*?</system-reminder>\s*")
+_COMMAND_NAME_RX = re.compile(r"<command-name>\s*/?([^<\s]+)\s*</command-name>")
+_COMMAND_ARGS_RX = re.compile(r"<command-args>([\s\S]*?)</command-args>")
+_REJECTED = "The user doesn't want to proceed with this tool use"
+_REJECTION_REASON_RX = re.compile(r"the user said:\s*([\s\S]+)$", re.IGNORECASE)
+_TS_KEY = b'"timestamp":"'
+
+
+def ts_from_bytes(data: bytes) -> str | None:
+    """The first ``"timestamp":"..."`` of a raw line, without decoding it."""
+    at = data.find(_TS_KEY)
+    if at < 0:
+        return None
+    start = at + len(_TS_KEY)
+    end = data.find(b'"', start, start + 48)
+    if end < 0:
+        return None
+    try:
+        return iso_utc(data[start:end].decode("ascii"))
+    except UnicodeDecodeError:
+        return None
+
+
+class ClaudeCodeSource:
+    name = HOST
+
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
+
+    @property
+    def home(self) -> Path:
+        return self._home or paths.claude_home()
+
+    # ----- discovery -------------------------------------------------------------------
+
+    def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        projects = self.home / "projects"
+        for project in sorted(scan_dir(projects, stats), key=lambda e: e.name):
+            try:
+                if not project.is_dir():
+                    continue
+            except OSError:
+                continue
+            replay = is_replay_path(project.name)
+            for entry in sorted(scan_dir(project.path, stats), key=lambda e: e.name):
+                if entry.name.endswith(".jsonl"):
+                    yield SourceFile(entry.path, HOST, "session", session_id=entry.name[:-6],
+                                     project_slug=project.name, replay_hint=replay)
+                    continue
+                sub = Path(entry.path) / "subagents"
+                for agent in sorted(scan_dir(sub, stats), key=lambda e: e.name):
+                    if agent.name.endswith(".jsonl"):
+                        yield SourceFile(agent.path, HOST, "subagent",
+                                         session_id=f"{entry.name}/{agent.name[:-6]}",
+                                         parent_session_id=entry.name,
+                                         project_slug=project.name, replay_hint=replay)
+        history = self.home / "history.jsonl"
+        if history.exists() or history.is_symlink():
+            yield SourceFile(str(history), HOST, "history")
+
+    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        """False when the project slug rules the file out without reading it."""
+        if file.project_slug is None:
+            return None
+        slug = slugify(project.rstrip("/\\") or project)
+        if file.project_slug == slug or file.project_slug.startswith(slug + "-"):
+            return None
+        return False
+
+    def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
+        from sleep.reader import open_binary
+
+        with open_binary(file.path) as f:
+            for _ in range(200):
+                data = f.readline(1 << 20)
+                if not data:
+                    break
+                at = data.find(b'"cwd":"')
+                if at >= 0:
+                    try:
+                        rec = ctx_loads_quiet(data)
+                    except Exception:
+                        rec = None
+                    if rec and isinstance(rec.get("cwd"), str):
+                        return rec["cwd"]
+        return None
+
+    # ----- parsing ---------------------------------------------------------------------
+
+    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+              ctx: ParseContext) -> ParseResult:
+        if file.kind == "history":
+            return _parse_history(file, f, start, ctx)
+        session = prior or Session(
+            host=HOST, session_id=file.session_id or Path(file.path).stem,
+            is_subagent=file.kind == "subagent", parent_session_id=file.parent_session_id,
+            source_path=file.path)
+        parser = _SessionParser(session, file, ctx)
+        reader = LineReader(f, start, ctx, file.path)
+        for line in reader:
+            if parser.feed(line) == "pretty":
+                ctx.stats.skip_file("pretty_printed_json", file.path)
+                return ParseResult(None, end_offset=reader.offset, file_skip_reason="pretty_printed_json")
+            if parser.replay:
+                return ParseResult(None, end_offset=reader.offset, replay=True)
+        end = reader.offset
+        parser.close()
+        if parser.replay:
+            return ParseResult(None, end_offset=end, replay=True)
+        if prior is None and session.started_at is None and not session.prompts:
+            return ParseResult(None, end_offset=end)
+        return ParseResult(session, end_offset=end)
+
+
+def ctx_loads_quiet(data: bytes) -> dict[str, Any] | None:
+    import orjson
+
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+class _SessionParser:
+    """Feeds the lines of one transcript into a Session (continuing its state)."""
+
+    def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
+        self.s = session
+        self.file = file
+        self.ctx = ctx
+        self.replay = False
+        st = session.state
+        self.msg_id: str | None = st.get("msg_id")
+        self.msg_tool_ids: list[str] = list(st.get("msg_tool_ids", []))
+        self.answered: bool = bool(st.get("answered", False))
+        # Raw text parts of the current turn's final message; redacted when the turn closes.
+        self.final_parts: list[str] | None = None
+        self.checked_replay: bool = bool(st.get("checked_replay", False))
+
+    # one line -> counted exactly once
+    def feed(self, line: Line) -> str | None:
+        data = line.data
+        stats = self.ctx.stats
+        where = f"{self.file.path}@{line.start}"
+        if line.start == 0 and data.strip() in (b"{", b"["):
+            stats.ignored()
+            return "pretty"
+        if len(data) > BIG_LINE and b'"type":"assistant"' not in data:
+            if b'"type":"user"' not in data:
+                # Snapshots, attachments, progress: never prompts or answers.
+                self.s.note_time(ts_from_bytes(data))
+                stats.ignored()
+                return None
+            if (b'"tool_result"' in data or b'"toolUseResult"' in data) and _REJECTED.encode() not in data:
+                self.s.note_time(ts_from_bytes(data))
+                stats.ignored()
+                return None
+        rec = self.ctx.loads(data, where)
+        if rec is None:
+            return None
+        kind = rec.get("type")
+        if kind not in KNOWN_TYPES:
+            stats.skip_line("unknown_record_type", where)
+            return None
+        self.s.note_time(iso_utc(rec.get("timestamp")))
+        if kind == "user":
+            self._check_fields(rec)
+            self._user(rec) if self._mine(rec) else None
+            stats.kept()
+        elif kind == "assistant":
+            self._check_fields(rec)
+            self._assistant(rec) if self._mine(rec) else None
+            stats.kept()
+        else:
+            stats.ignored()
+        if self.s.project_dir is None and isinstance(rec.get("cwd"), str):
+            self.s.project_dir = rec["cwd"]
+            if is_replay_path(rec["cwd"]):
+                self.replay = True
+        return None
+
+    def _mine(self, rec: dict[str, Any]) -> bool:
+        # Old versions inline subagent traffic in the main file as sidechains.
+        return self.file.kind == "subagent" or not rec.get("isSidechain")
+
+    def _check_fields(self, rec: dict[str, Any]) -> None:
+        if not KNOWN_FIELDS.issuperset(rec.keys()):
+            self.ctx.stats.records_with_unknown_fields += 1
+
+    def _user(self, rec: dict[str, Any]) -> None:
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return
+        content = msg.get("content")
+        at = iso_utc(rec.get("timestamp"))
+        texts: list[str] = []
+        has_tool_result = False
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                btype = block.get("type")
+                if btype == "text" and isinstance(block.get("text"), str):
+                    texts.append(block["text"])
+                elif btype == "tool_result":
+                    has_tool_result = True
+                    self._tool_result(block, at)
+        if has_tool_result or not texts:
+            return
+        if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
+            return
+        text = "\n".join(texts).strip()
+        if text.startswith("[Request interrupted by user"):
+            self._feedback("interruption", "", at)
+            return
+        if "<command-name>" in text[:400] or text.startswith("<command-message>"):
+            name_m = _COMMAND_NAME_RX.search(text)
+            name = name_m.group(1) if name_m else ""
+            self.s.add_command(name or None)
+            if not name or name in BUILTIN_COMMANDS:
+                return
+            args_m = _COMMAND_ARGS_RX.search(text)
+            text = f"/{name} {args_m.group(1).strip() if args_m else ''}".strip()
+        elif text.startswith(_INJECTED_PREFIXES):
+            return
+        if "<system-reminder>" in text:
+            text = _SYSTEM_REMINDER_RX.sub("", text).strip()
+            if not text:
+                return
+        self._prompt(text, at)
+
+    def _prompt(self, text: str, at: str | None) -> None:
+        if not self.checked_replay:
+            self.checked_replay = True
+            if is_replay_prompt(text):
+                self.replay = True
+                return
+        self._close_turn()
+        redacted = self.ctx.redactor.redact(text)
+        follows = bool(self.s.prompts) and self.answered
+        idx = self.s.add_prompt(redacted, at)
+        kind = classify_feedback(text, follows_agent_turn=follows)
+        if kind:
+            self.s.feedback.append(Feedback(kind, redacted, at, idx))
+        self.answered = False
+        self.msg_id = None
+        self.msg_tool_ids = []
+
+    def _tool_result(self, block: dict[str, Any], at: str | None) -> None:
+        if not block.get("is_error"):
+            return
+        body = text_of(block.get("content"))
+        if not body.startswith(_REJECTED):
+            return
+        m = _REJECTION_REASON_RX.search(body)
+        reason = m.group(1).strip() if m else ""
+        self._feedback("rejection", self.ctx.redactor.redact(reason) if reason else "", at)
+
+    def _feedback(self, kind: str, text: str, at: str | None) -> None:
+        idx = len(self.s.prompts) - 1 if self.s.prompts else None
+        self.s.feedback.append(Feedback(kind, text, at, idx))
+
+    def _assistant(self, rec: dict[str, Any]) -> None:
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            return
+        model = msg.get("model")
+        if model == "<synthetic>" or rec.get("isApiErrorMessage"):
+            return
+        if isinstance(model, str):
+            self.s.model = model
+        mid = msg.get("id") or rec.get("requestId") or rec.get("uuid")
+        if mid != self.msg_id:
+            # A new message; records of one streamed message share its id.
+            self.msg_id = mid
+            self.msg_tool_ids = []
+            new_message = True
+        else:
+            new_message = False
+        content = msg.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                self._final_text(block["text"], new_message)
+                new_message = False
+            elif btype == "tool_use":
+                tid = block.get("id")
+                if tid and tid in self.msg_tool_ids:
+                    continue  # the same block logged twice
+                if tid:
+                    self.msg_tool_ids.append(tid)
+                name = block.get("name") if isinstance(block.get("name"), str) else None
+                self.s.add_tool(name)
+                if name == "Skill":
+                    inp = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    skill = inp.get("skill") or inp.get("command") or inp.get("name")
+                    self.s.add_skill(skill if isinstance(skill, str) else None)
+        self.answered = True
+
+    def _final_text(self, text: str, new_message: bool) -> None:
+        if not self.s.prompts:
+            return
+        if self.final_parts is None:
+            prev = self.s.finals[-1]
+            self.final_parts = [prev] if (prev and not new_message) else []
+        elif new_message:
+            self.final_parts = []
+        if text not in self.final_parts:
+            self.final_parts.append(text)
+
+    def _close_turn(self) -> None:
+        if self.final_parts is not None and self.s.finals:
+            self.s.finals[-1] = self.ctx.redactor.redact("\n\n".join(self.final_parts))
+        self.final_parts = None
+
+    def close(self) -> None:
+        self._close_turn()
+        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:],
+                            answered=self.answered, checked_replay=self.checked_replay)
+
+
+def _parse_history(file: SourceFile, f: BinaryIO, start: int, ctx: ParseContext) -> ParseResult:
+    """``history.jsonl``: one ``{display, timestamp (ms), project, sessionId?}`` per typed prompt."""
+    out: list[HistoryPrompt] = []
+    reader = LineReader(f, start, ctx, file.path)
+    for line in reader:
+        rec = ctx.loads(line.data, f"{file.path}@{line.start}")
+        if rec is None:
+            continue
+        text = rec.get("display")
+        if not isinstance(text, str) or not text.strip():
+            ctx.stats.ignored()
+            continue
+        project = rec.get("project") if isinstance(rec.get("project"), str) else None
+        if is_replay_path(project) or is_replay_prompt(text):
+            ctx.stats.skip_line("replay_history_line", f"{file.path}@{line.start}")
+            continue
+        ctx.stats.kept()
+        out.append(HistoryPrompt(HOST, ctx.redactor.redact(text), iso_utc(rec.get("timestamp")),
+                                 project, rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None))
+    return ParseResult(None, history=out, end_offset=reader.offset)

@@ -1,0 +1,301 @@
+"""GitHub Copilot CLI sessions under ``$COPILOT_HOME`` (default ``~/.copilot``).
+
+Current versions append one event per line to
+``session-state/<sessionId>/events.jsonl`` (some builds: ``session-state/<id>.jsonl``):
+an envelope ``{"type", "data", "id", "timestamp", "parentId"}`` with types such
+as ``session.start`` (``data.context.cwd``), ``user.message`` (``data.content``
+is what the person typed; ``transformedContent`` adds injected context),
+``assistant.message`` (``data.content``, ``data.toolRequests[].name``),
+``tool.execution_start`` / ``tool.execution_complete``, ``skill.invoked``,
+``abort``. ``workspace.yaml`` beside the log repeats the cwd. Versions before
+0.0.342 wrote one ``history-session-state/<id>.json`` per session with an
+OpenAI-style ``chatMessages`` array; those are read whole.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from skillopt_core.replay import is_replay_path, is_replay_prompt
+from sleep import paths
+from sleep.feedback import classify_feedback
+from sleep.reader import LineReader, ParseContext, ParseStats, open_binary
+from sleep.sessions import Feedback, Session, iso_utc
+from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+
+HOST = "copilot-cli"
+_KNOWN_NAMESPACES = ("session.", "user.", "assistant.", "tool.", "skill.", "subagent.", "hook.",
+                     "system.", "abort", "pending_messages.", "permission.", "custom_agent.")
+_SKIP_HEADS = (b'{"type":"tool.execution_complete"', b'{"type":"tool.execution_partial_result"',
+               b'{"type":"assistant.message_delta"', b'{"type":"session.compaction_complete"',
+               b'{"type":"hook.')
+_BIG_LINE = 16 * 1024
+_CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+_TS_KEY = b'"timestamp":"'
+
+
+def _ts_from_tail(data: bytes) -> str | None:
+    at = data.rfind(_TS_KEY, max(0, len(data) - 400))
+    if at < 0:
+        return None
+    start = at + len(_TS_KEY)
+    end = data.find(b'"', start, start + 48)
+    return iso_utc(data[start:end].decode("ascii", "replace")) if end > 0 else None
+
+
+def workspace_cwd(session_dir: Path) -> str | None:
+    """``cwd:`` from ``workspace.yaml`` (a one-key read; no YAML parser needed)."""
+    try:
+        text = (session_dir / "workspace.yaml").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = _CWD_RX.search(text)
+    return m.group(1) if m else None
+
+
+class CopilotCliSource:
+    name = HOST
+
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
+
+    @property
+    def home(self) -> Path:
+        return self._home or paths.copilot_cli_home()
+
+    def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        for entry in sorted(scan_dir(self.home / "session-state", stats), key=lambda e: e.name):
+            if entry.name.endswith(".jsonl"):
+                yield SourceFile(entry.path, HOST, "events", session_id=entry.name[:-6])
+                continue
+            events = Path(entry.path) / "events.jsonl"
+            if events.exists() or events.is_symlink():
+                yield SourceFile(str(events), HOST, "events", session_id=entry.name)
+        for entry in sorted(scan_dir(self.home / "history-session-state", stats), key=lambda e: e.name):
+            if entry.name.endswith(".json"):
+                yield SourceFile(entry.path, HOST, "legacy", incremental=False,
+                                 session_id=entry.name[:-5])
+
+    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        return None
+
+    def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
+        if file.kind == "events":
+            cwd = workspace_cwd(Path(file.path).parent)
+            if cwd:
+                return cwd
+            with open_binary(file.path) as f:
+                for _ in range(20):
+                    data = f.readline(1 << 20)
+                    if not data:
+                        break
+                    if b'"cwd"' in data:
+                        rec = _quiet(data)
+                        cwd = _cwd_of((rec or {}).get("data"))
+                        if cwd:
+                            return cwd
+            return None
+        return None
+
+    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+              ctx: ParseContext) -> ParseResult:
+        if file.kind == "legacy":
+            return _parse_legacy(file, f, ctx)
+        session = prior or Session(host=HOST, session_id=file.session_id or Path(file.path).stem,
+                                   source_path=file.path)
+        p = _EventParser(session, file, ctx)
+        reader = LineReader(f, start, ctx, file.path)
+        for line in reader:
+            if line.start == 0 and line.data.strip() in (b"{", b"["):
+                ctx.stats.ignored()
+                ctx.stats.skip_file("pretty_printed_json", file.path)
+                return ParseResult(None, end_offset=reader.offset, file_skip_reason="pretty_printed_json")
+            p.feed(line.data, f"{file.path}@{line.start}")
+            if p.replay:
+                return ParseResult(None, end_offset=reader.offset, replay=True)
+        p.close()
+        if session.project_dir is None and file.kind == "events":
+            cwd = workspace_cwd(Path(file.path).parent)
+            if cwd:
+                session.project_dir = cwd
+        if p.replay or is_replay_path(session.project_dir):
+            return ParseResult(None, end_offset=reader.offset, replay=True)
+        if prior is None and session.started_at is None and not session.prompts:
+            return ParseResult(None, end_offset=reader.offset)
+        return ParseResult(session, end_offset=reader.offset)
+
+
+def _quiet(data: bytes) -> dict[str, Any] | None:
+    import orjson
+
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _cwd_of(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return None
+    ctx = data.get("context")
+    for holder in (ctx, data):
+        if isinstance(holder, dict) and isinstance(holder.get("cwd"), str):
+            return holder["cwd"]
+    return None
+
+
+class _EventParser:
+    def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
+        self.s = session
+        self.file = file
+        self.ctx = ctx
+        self.replay = False
+        st = session.state
+        self.answered = bool(st.get("answered", False))
+        self.checked_replay = bool(st.get("checked_replay", False))
+        self.call_ids: list[str] = list(st.get("call_ids", []))
+        self.final_raw: str | None = None
+
+    def feed(self, data: bytes, where: str) -> None:
+        stats = self.ctx.stats
+        if len(data) > _BIG_LINE and data.startswith(_SKIP_HEADS):
+            self.s.note_time(_ts_from_tail(data))
+            stats.ignored()
+            return
+        rec = self.ctx.loads(data, where)
+        if rec is None:
+            return
+        etype = rec.get("type")
+        if not isinstance(etype, str) or not etype.startswith(_KNOWN_NAMESPACES):
+            stats.skip_line("unknown_record_type", where)
+            return
+        at = iso_utc(rec.get("timestamp"))
+        self.s.note_time(at)
+        d = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        if etype in ("session.start", "session.resume"):
+            cwd = _cwd_of(d)
+            if cwd:
+                self.s.project_dir = cwd
+                if is_replay_path(cwd):
+                    self.replay = True
+            sid = d.get("sessionId")
+            if isinstance(sid, str) and sid:
+                self.s.session_id = sid
+            self.s.note_time(iso_utc(d.get("startTime")))
+            model = d.get("selectedModel") or d.get("model")
+            if isinstance(model, str):
+                self.s.model = model
+        elif etype == "user.message":
+            text = d.get("content")
+            if isinstance(text, str) and text.strip() and d.get("source") not in ("system", "agent"):
+                self._prompt(text.strip(), at)
+        elif etype == "assistant.message":
+            text = d.get("content")
+            if isinstance(text, str) and text.strip():
+                self.answered = True
+                if self.s.prompts:
+                    self.final_raw = text
+            for req in d.get("toolRequests") or []:
+                if isinstance(req, dict):
+                    self._tool(req.get("toolCallId"), req.get("name"), req.get("arguments"))
+        elif etype == "tool.execution_start":
+            self._tool(d.get("toolCallId"), d.get("toolName"), d.get("arguments"))
+        elif etype == "skill.invoked":
+            name = d.get("name") or d.get("skill")
+            self.s.add_skill(name if isinstance(name, str) else None)
+        elif etype == "session.model_change":
+            model = d.get("newModel") or d.get("model")
+            if isinstance(model, str):
+                self.s.model = model
+        elif etype == "abort":
+            idx = len(self.s.prompts) - 1 if self.s.prompts else None
+            self.s.feedback.append(Feedback("interruption", "", at, idx))
+        else:
+            stats.ignored()
+            return
+        stats.kept()
+
+    def _tool(self, call_id: Any, name: Any, args: Any) -> None:
+        if isinstance(call_id, str):
+            if call_id in self.call_ids:
+                return  # the request and its execution describe one call
+            self.call_ids.append(call_id)
+        self.s.add_tool(name if isinstance(name, str) else None)
+        if args is not None:
+            text = args if isinstance(args, str) else str(args)
+            for skill in skills_in(text):
+                self.s.add_skill(skill)
+        self.answered = True
+
+    def _prompt(self, text: str, at: str | None) -> None:
+        if not self.checked_replay:
+            self.checked_replay = True
+            if is_replay_prompt(text):
+                self.replay = True
+                return
+        self._close_turn()
+        redacted = self.ctx.redactor.redact(text)
+        follows = bool(self.s.prompts) and self.answered
+        idx = self.s.add_prompt(redacted, at)
+        kind = classify_feedback(text, follows_agent_turn=follows)
+        if kind:
+            self.s.feedback.append(Feedback(kind, redacted, at, idx))
+        self.answered = False
+
+    def _close_turn(self) -> None:
+        if self.final_raw is not None and self.s.finals:
+            self.s.finals[-1] = self.ctx.redactor.redact(self.final_raw)
+        self.final_raw = None
+
+    def close(self) -> None:
+        self._close_turn()
+        self.s.state.update(answered=self.answered, checked_replay=self.checked_replay,
+                            call_ids=self.call_ids[-200:])
+
+
+def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResult:
+    """``history-session-state/<id>.json``: ``{sessionId, startTime, chatMessages: [...]}``."""
+    data = f.read(256 << 20)
+    ctx.stats.bytes_read += len(data)
+    if not data.strip():
+        ctx.stats.skip_file("empty_file", file.path)
+        return ParseResult(None, file_skip_reason="empty_file")
+    doc = ctx.loads(data, f"{file.path}@0")
+    if doc is None:
+        return ParseResult(None, file_skip_reason="unusable")
+    messages = doc.get("chatMessages") or doc.get("messages")
+    if not isinstance(messages, list):
+        ctx.stats.skip_line("unknown_session_format", f"{file.path}@0")
+        return ParseResult(None, file_skip_reason="unusable")
+    ctx.stats.kept()
+    sid = doc.get("sessionId") if isinstance(doc.get("sessionId"), str) else file.session_id
+    s = Session(host=HOST, session_id=sid or Path(file.path).stem, source_path=file.path)
+    s.note_time(iso_utc(doc.get("startTime")))
+    answered = False
+    for msg in messages:
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        text = text_of(msg.get("content")).strip()
+        if role == "user" and text:
+            if not s.prompts and is_replay_prompt(text):
+                return ParseResult(None, replay=True)
+            redacted = ctx.redactor.redact(text)
+            idx = s.add_prompt(redacted, None)
+            kind = classify_feedback(text, follows_agent_turn=idx > 0 and answered)
+            if kind:
+                s.feedback.append(Feedback(kind, redacted, None, idx))
+            answered = False
+        elif role == "assistant":
+            for call in msg.get("tool_calls") or []:
+                fn = call.get("function") if isinstance(call, dict) else None
+                if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+                    s.add_tool(fn["name"])
+                    answered = True
+            if text and s.prompts:
+                s.finals[-1] = ctx.redactor.redact(text)
+                answered = True
+    return ParseResult(s)
