@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .backends import Backend, CompletionRequest
 from .edits import Edit
-from .reflect import EDITS_SCHEMA
+from .reflect import EDIT_ITEM_SCHEMA
 from .structured import complete_json
 
 
@@ -61,7 +61,12 @@ async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: 
         f"Proposed edits:\n{listing}\n\nMerge similar edits. Reply with {{\"edits\": [...]}}.",
         system=MERGE_SYSTEM, max_tokens=max_tokens, role="optimizer", stage="merge",
     )
-    reply = await complete_json(optimizer, request, EDITS_SCHEMA)
+    schema = {
+        "type": "object",
+        "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA, "maxItems": len(patches)}},
+        "required": ["edits"],
+    }
+    reply = await complete_json(optimizer, request, schema)
     if not reply.ok:
         return AggregateOutcome(patches, used_model=True, fallback_reason=reply.error)
     try:

@@ -25,16 +25,19 @@ EDIT_ITEM_SCHEMA = {
     "type": "object",
     "properties": {
         "op": {"type": "string", "enum": ["add", "delete", "replace"]},
-        "target": {"type": "string"},
-        "content": {"type": "string"},
-        "anchor": {"type": "string"},
-        "rationale": {"type": "string"},
+        "target": {"type": "string", "maxLength": 400},
+        "content": {"type": "string", "maxLength": 600},
+        "anchor": {"type": "string", "maxLength": 200},
+        "rationale": {"type": "string", "maxLength": 300},
     },
     "required": ["op"],
 }
+MAX_EDITS_PER_REPLY = 3
 EDITS_SCHEMA = {
     "type": "object",
-    "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA}},
+    # Bounds matter for constrained decoding: without them a small model can
+    # loop inside the array until it runs out of tokens.
+    "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA, "maxItems": MAX_EDITS_PER_REPLY}},
     "required": ["edits"],
 }
 
@@ -42,11 +45,10 @@ SYSTEM = (
     "You improve a skill document: Markdown instructions that another model follows when it answers tasks. "
     "You read examples of how the model did under the current skill and propose a few small, general edits "
     "that would fix the failures without breaking the successes. Edits are JSON objects: "
-    '{"op": "add", "content": "...", "anchor": "optional text to insert after", "rationale": "..."}, '
-    '{"op": "replace", "target": "exact text from the skill", "content": "new text", "rationale": "..."}, '
-    '{"op": "delete", "target": "exact text from the skill", "rationale": "..."}. '
-    "Quote targets exactly from the skill. Prefer general rules over item-specific facts. "
-    'Reply with one JSON object: {"edits": [...]} (at most 3 edits).'
+    "add (new text, optionally after an anchor), replace (a target quoted from the skill, and its new text) "
+    "or delete (a target quoted from the skill). Quote targets exactly. Prefer general rules over "
+    'item-specific facts. Reply with one JSON object {"edits": [...]} holding at most 3 edits, each with '
+    'the keys "op", "target", "content", "anchor" and "rationale" as needed.'
 )
 
 

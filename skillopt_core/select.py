@@ -14,11 +14,12 @@ from .aggregate import Patch
 from .backends import Backend, CompletionRequest
 from .structured import complete_json
 
-RANK_SCHEMA = {
-    "type": "object",
-    "properties": {"order": {"type": "array", "items": {"type": "integer", "minimum": 1}}},
-    "required": ["order"],
-}
+def rank_schema(n: int) -> dict:
+    return {
+        "type": "object",
+        "properties": {"order": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": n}, "maxItems": n}},
+        "required": ["order"],
+    }
 
 RANK_SYSTEM = (
     "You rank proposed edits to a skill document by how much they would help the model pass its tasks, "
@@ -59,7 +60,7 @@ async def select(optimizer: Backend | None, patches: list[Patch], budget: int, *
             f"Skill:\n```markdown\n{skill_text.strip()[:6000]}\n```\n\nEdits:\n{listing}\n\nRank them.",
             system=RANK_SYSTEM, max_tokens=max_tokens, role="optimizer", stage="rank",
         )
-        reply = await complete_json(optimizer, request, RANK_SCHEMA)
+        reply = await complete_json(optimizer, request, rank_schema(len(patches)))
         if reply.ok:
             return Selection(order_from_ranking(patches, reply.data["order"])[:budget], "model")
         return Selection(rank_by_support(patches)[:budget], "support", note=f"model ranking invalid: {reply.error}")
