@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    out = Console(stderr=True, highlight=False) if args.json else Console(highlight=False)
+    out = Console(stderr=args.json, highlight=False, soft_wrap=True)
     renderer = ConsoleRenderer(out)
     try:
         if args.command == "train":

@@ -9,15 +9,36 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from . import events as ev
 
 
+def gate_text(event: ev.GateDecided) -> str:
+    """`val score 0.68 > 0.65 ✓ ACCEPT`, plus how many val items were needed."""
+    if event.action == "no_change":
+        return f"skipped ({event.reason})"
+    mark = "✓ ACCEPT" if event.action.startswith("accept") else "✗ REJECT"
+    if event.candidate is None or event.current is None:
+        return f"{event.reason} {mark}"
+    cand, cur = round(event.candidate, 2), round(event.current, 2)
+    op = ">" if cand > cur else "<" if cand < cur else "="
+    if op == "=" and event.candidate != event.current:
+        op = ">" if event.candidate > event.current else "<"
+    text = f"val score {cand:.2f} {op} {cur:.2f} {mark}"
+    if event.action == "accept_ungated":
+        text += " (gate off)"
+    if event.n_items and event.n_evaluated < event.n_items:
+        text += f" (decided early: {event.n_evaluated}/{event.n_items} val items)"
+    return text
+
+
 class ConsoleRenderer:
     def __init__(self, console: Console | None = None, progress: bool = True) -> None:
-        self.console = console or Console(stderr=False, highlight=False)
+        self.console = console or Console(highlight=False, soft_wrap=True)
         self._progress_enabled = progress and self.console.is_terminal
         self._progress: Progress | None = None
         self._task = None
 
-    def _prefix(self, step: int, total: int) -> str:
-        return f"[Step {step}/{total}]" if step else "[Setup]"
+    def _prefix(self, step: int, total: int, phase: str = "") -> str:
+        if phase == "test":
+            return "[Test]"
+        return f"[Step {step}/{total}]" if step and total else "[Setup]"
 
     def _stop_progress(self) -> None:
         if self._progress is not None:
@@ -36,7 +57,7 @@ class ConsoleRenderer:
                 p(f"Resuming after step {event.resumed_at_step}")
         elif isinstance(event, ev.RolloutStarted):
             label = f" ({event.label})" if event.label else ""
-            p(f"{self._prefix(event.step, event.total_steps)} Rollout{label}: {event.n_items} items, {event.workers} workers...")
+            p(f"{self._prefix(event.step, event.total_steps, event.phase)} Rollout{label}: {event.n_items} items, {event.workers} workers...")
             if self._progress_enabled:
                 self._progress = Progress(
                     TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -50,7 +71,7 @@ class ConsoleRenderer:
         elif isinstance(event, ev.RolloutDone):
             self._stop_progress()
             cached = f" ({event.cached} cached)" if event.cached else ""
-            prefix = self._prefix(event.step, event.total_steps)
+            prefix = self._prefix(event.step, event.total_steps, event.phase)
             if event.phase == "train":
                 p(f"{prefix} Score: {event.score:.2f}{cached} → Reflect...")
             else:
@@ -65,15 +86,7 @@ class ConsoleRenderer:
             parts = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in event.outcomes.items() if v)
             p(f"{self._prefix(event.step, event.total_steps)} Update: {parts or 'no edits'}")
         elif isinstance(event, ev.GateDecided):
-            prefix = self._prefix(event.step, event.total_steps)
-            if event.action == "no_change":
-                p(f"{prefix} Gate: skipped ({event.reason})")
-            else:
-                mark = "✓ ACCEPT" if event.action.startswith("accept") else "✗ REJECT"
-                evaluated = (
-                    f" [{event.n_evaluated}/{event.n_items} val items]" if event.n_evaluated < event.n_items else ""
-                )
-                p(f"{prefix} Gate: {event.reason} {mark}{evaluated}")
+            p(f"{self._prefix(event.step, event.total_steps)} Gate: {gate_text(event)}")
         elif isinstance(event, ev.EpochEnd):
             su = event.slow_update
             if su:
@@ -82,7 +95,7 @@ class ConsoleRenderer:
                 p(f"[Epoch {event.epoch}/{event.num_epochs}] Meta skill notes updated")
         elif isinstance(event, ev.Notice):
             style = "yellow" if event.level == "warning" else None
-            p(f"{self._prefix(event.step, 0) if event.step else '[Note]'} {event.text}", style=style)
+            p(f"[Note] {event.text}", style=style)
         elif isinstance(event, ev.BudgetStopped):
             self._stop_progress()
             p(f"[Step {event.step}] Budget stop: {event.message}", style="yellow")

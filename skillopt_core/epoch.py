@@ -45,8 +45,8 @@ def summarize_comparison(groups: Mapping[str, list[str]]) -> str:
     return ", ".join(f"{len(groups[c])} {c.replace('_', ' ')}" for c in CATEGORIES)
 
 
-GUIDANCE_SCHEMA = {"type": "object", "properties": {"guidance": {"type": "string", "maxLength": 1200}}, "required": ["guidance"]}
-NOTES_SCHEMA = {"type": "object", "properties": {"notes": {"type": "string", "maxLength": 1200}}, "required": ["notes"]}
+GUIDANCE_SCHEMA = {"type": "object", "properties": {"guidance": {"type": "string"}}, "required": ["guidance"]}
+NOTES_SCHEMA = {"type": "object", "properties": {"notes": {"type": "string"}}, "required": ["notes"]}
 
 SLOW_SYSTEM = (
     "You write short, durable guidance for a skill document, based on how its behaviour changed over a "

@@ -25,18 +25,19 @@ EDIT_ITEM_SCHEMA = {
     "type": "object",
     "properties": {
         "op": {"type": "string", "enum": ["add", "delete", "replace"]},
-        "target": {"type": "string", "maxLength": 400},
-        "content": {"type": "string", "maxLength": 600},
-        "anchor": {"type": "string", "maxLength": 200},
-        "rationale": {"type": "string", "maxLength": 300},
+        "target": {"type": "string"},
+        "content": {"type": "string"},
+        "anchor": {"type": "string"},
+        "rationale": {"type": "string"},
     },
     "required": ["op"],
 }
 MAX_EDITS_PER_REPLY = 3
 EDITS_SCHEMA = {
     "type": "object",
-    # Bounds matter for constrained decoding: without them a small model can
-    # loop inside the array until it runs out of tokens.
+    # maxItems matters for constrained decoding: without it a small model can
+    # loop inside the array until it runs out of tokens. (No maxLength on
+    # strings: llama.cpp expands it into a grammar rule per character.)
     "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA, "maxItems": MAX_EDITS_PER_REPLY}},
     "required": ["edits"],
 }

@@ -17,7 +17,7 @@ from .rollout import RolloutCache, mean_score, per_item, run_rollouts
 from .rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
 from .runtime import build_runtime, initial_skill
 from .skill import Skill, load_skill
-from .trainer import RunSummary, Trainer
+from .trainer import RunSummary, Trainer, load_notices
 
 
 def _bus(run_dir: RunDir, subscribers: Iterable[ev.Subscriber]) -> ev.EventBus:
@@ -73,11 +73,14 @@ async def eval_run(
     if not tasks:
         raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
     t = settings.train
+    cache = RolloutCache(run_dir.cache_path)
     bus.emit(ev.RunStarted(run_dir.run_id, settings.env.name, str(run_dir.path), 0, data.summary(), runtime.describe_backends()))
+    for note in load_notices(runtime.env, cache):
+        bus.emit(note)
     bus.emit(ev.RolloutStarted(0, 0, split, len(tasks) * t.samples_per_item, t.workers, f"eval {split}"))
     results = await run_rollouts(
         runtime.env, runtime.target, skill, tasks, samples=t.samples_per_item, workers=t.workers,
-        cache=RolloutCache(run_dir.cache_path), seed=t.seed, max_tokens=settings.model.target_max_tokens,
+        cache=cache, seed=t.seed, max_tokens=settings.model.target_max_tokens,
         temperature=settings.model.temperature,
         on_progress=lambda done, total: bus.emit(ev.RolloutProgress(0, split, done, total)),
     )

@@ -81,6 +81,17 @@ class RunSummary:
         return dict(self.__dict__)
 
 
+def load_notices(env, cache: RolloutCache) -> list[ev.Notice]:
+    """What was skipped while loading, said once at the start of a run."""
+    notes = []
+    problems = list(getattr(env, "load_problems", []) or [])
+    if problems:
+        notes.append(ev.Notice("warning", f"{len(problems)} task records skipped while loading; first: {problems[0]}"))
+    if cache.skipped_lines:
+        notes.append(ev.Notice("warning", f"{cache.skipped_lines} unreadable rollout-cache lines ignored (they are re-run)"))
+    return notes
+
+
 class Trainer:
     def __init__(self, settings: Settings, runtime: Runtime, run_dir: RunDir, bus: ev.EventBus) -> None:
         self.s = settings
@@ -190,6 +201,8 @@ class Trainer:
             {"train": len(self.data.train), "val": len(self.val), "test": len(self.test)},
             self.rt.describe_backends(), state.global_step if resumed else 0,
         ))
+        for note in load_notices(self.rt.env, self.cache):
+            self._emit(note)
         status = "completed"
         initial_val = None
         try:

@@ -223,3 +223,13 @@ async def test_eval_run_writes_summary(tmp_path):
     assert run.name.startswith("eval-")
     assert (run / "results.json").is_file() and (run / "summary.json").is_file()
     assert summary["hard"] == 0.0  # the seed skill never says banana
+
+
+async def test_skipped_task_records_are_reported(tmp_path):
+    settings = settings_for(tmp_path, "train.steps_per_epoch=1", "evaluation.eval_test=false")
+    with open(tmp_path / "tasks.jsonl", "a") as fh:
+        fh.write("{not json\n")
+    seen = []
+    await train_run(settings, raw_backends=backends(make_backend()), subscribers=[seen.append])
+    notes = [e for e in seen if e.kind == "notice"]
+    assert notes and "1 task records skipped" in notes[0].text

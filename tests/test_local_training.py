@@ -1,0 +1,36 @@
+"""A real training run and a real eval on the embedded local model
+(SmolLM2-135M-Instruct via llama.cpp). Small on purpose: this checks that the
+whole loop works with a real model, not that a 135M model improves a skill."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("llama_cpp")
+
+from skillopt_core.cli import main  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.local_model
+
+
+def test_local_train_and_eval_write_a_valid_run_directory(tmp_path, capsys):
+    common = ["--config", str(REPO / "configs" / "searchqa" / "local.yaml"), "--set", f"output.root={tmp_path}",
+              "--set", "env.limit=12", "--set", "evaluation.test_limit=2", "--set", "evaluation.val_limit=2",
+              "--set", "model.target_max_tokens=24", "--set", "model.optimizer_max_tokens=160", "--json"]
+    assert main(["train", *common, "--set", "train.steps_per_epoch=1", "--set", "train.batch_size=2",
+                 "--set", "output.run_id=local"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["status"] == "completed" and summary["steps_done"] == 1
+    run = Path(summary["run_dir"])
+    history = json.loads((run / "history.json").read_text())
+    assert len(history) == 1 and history[0]["usage"]["target"]["rollout"]["calls"] >= 1
+    assert history[0]["usage"]["optimizer"]["reflect"]["calls"] >= 1 or history[0]["train_score"] == 1.0
+    for name in ("best_skill.md", "events.jsonl", "history.png", "summary.json", "skills/step_0001.md"):
+        assert (run / name).is_file(), name
+
+    assert main(["eval", *common, "--skill", str(run / "best_skill.md"), "--set", "output.run_id=ev"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n_items"] == 2 and 0.0 <= result["soft"] <= 1.0
+    assert (Path(result["run_dir"]) / "results.json").is_file()
