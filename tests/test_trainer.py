@@ -142,8 +142,8 @@ async def test_slow_update_writes_guidance_into_protected_block(tmp_path):
     assert len(comparison["groups"]["improved"]) > 0
     best = Path(summary.run_dir, "best_skill.md").read_text()
     assert "skillopt:protected" not in best  # ungated guidance does not replace the gated best
-    final = sorted(Path(summary.run_dir, "skills").glob("*.md"))[-1]
-    assert "Keep saying banana." in Path(summary.run_dir, "state.json").read_text()
+    state = json.loads(Path(summary.run_dir, "state.json").read_text())
+    assert "Keep saying banana." in state["current_skill"]
 
 
 async def test_identical_candidate_skips_gate_without_model_calls(tmp_path):
@@ -158,7 +158,6 @@ async def test_identical_candidate_skips_gate_without_model_calls(tmp_path):
     assert history[0]["outcomes"] == {"target_not_found": 1}
     assert history[0]["gate_evaluated"] == 0
     # Only the baseline val rollout and the train batch ran: no candidate evaluation.
-    n_val = json.loads(Path(summary.run_dir, "summary.json").read_text())
     rollout_calls = [r for r in backend.history if r.stage == "rollout"]
     assert len(rollout_calls) == summary.usage["calls"] - 1  # the one reflect call
 
@@ -233,3 +232,12 @@ async def test_skipped_task_records_are_reported(tmp_path):
     await train_run(settings, raw_backends=backends(make_backend()), subscribers=[seen.append])
     notes = [e for e in seen if e.kind == "notice"]
     assert notes and "1 task records skipped" in notes[0].text
+
+
+async def test_gated_slow_update_is_rejected_when_it_does_not_help(tmp_path):
+    settings = settings_for(tmp_path, "optimizer.slow_update_gate=true", "evaluation.eval_test=false")
+    summary = await train_run(settings, raw_backends=backends(make_backend()))
+    comparison = json.loads(Path(summary.run_dir, "slow_update", "epoch_01", "comparison.json").read_text())
+    assert comparison["action"] == "reject" and comparison["gate"]["accept"] is False
+    state = json.loads(Path(summary.run_dir, "state.json").read_text())
+    assert "Keep saying banana." not in state["current_skill"]
