@@ -61,6 +61,13 @@ _REGISTRY: dict[str, Factory] = {}
 _BUILTIN_MODULES: dict[str, str] = {
     "scripted": "skillopt_core.backends.scripted",
     "local": "skillopt_core.backends.local",
+    "openai": "skillopt_core.backends.openai_backend",
+    "azure-openai": "skillopt_core.backends.azure_openai",
+    "anthropic": "skillopt_core.backends.anthropic_backend",
+    "claude-code": "skillopt_core.backends.claude_code",
+    "codex": "skillopt_core.backends.codex",
+    "copilot": "skillopt_core.backends.copilot",
+    "auto": "skillopt_core.backends.auto",
 }
 
 

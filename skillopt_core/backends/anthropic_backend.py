@@ -1,0 +1,193 @@
+"""The ``anthropic`` backend: the Messages API through the official SDK.
+
+Contract, beyond the Backend protocol (see base.py):
+
+- Options: ``api_key_env`` (default ``ANTHROPIC_API_KEY``), ``timeout``
+  (seconds per call, default 120), ``max_retries`` (default 4; policy in
+  :mod:`.retry`). Model default :data:`DEFAULT_MODEL`. ``model.base_url`` is
+  *not* used here (it is shared by all roles and usually names a local
+  OpenAI-compatible server); a gateway is set with ``ANTHROPIC_BASE_URL``,
+  which the SDK reads.
+- The request's ``system`` goes in the top-level ``system`` field (never as a
+  message) and ``max_tokens`` is passed through. ``temperature`` is sent only
+  when the installed SDK still has that parameter (recent ones do not); the
+  API has no seed, so ``seed`` is never sent.
+- JSON output: the schema is sent as ``output_config.format``
+  (``json_schema``) so the model is constrained where it supports structured
+  outputs; if the API refuses that for this model (HTTP 400 naming it), the
+  backend switches, for its lifetime, to stating the schema in the system
+  prompt. Either way the reply is validated locally and, if invalid, repaired
+  with one more call (:mod:`.json_output`).
+- Usage: input tokens include cache writes and reads (all processed input);
+  cost from :mod:`.pricing` for known Claude models, else None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+import weakref
+from typing import Any, Callable
+
+from . import register_backend
+from .base import Completion, CompletionRequest, RequestRejected, Usage
+from .json_output import check, repair_request, with_schema_instruction
+from .keys import lookup, require_key
+from .openai_backend import policy_from_options, safe_url, timeout_option
+from .pricing import estimate_cost
+from .retry import RetryPolicy, with_retries
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL = "claude-sonnet-4-6"
+DEFAULT_KEY_VAR = "ANTHROPIC_API_KEY"
+_NATIVE_WORDS = ("output_config", "output_format", "json_schema", "structured", "schema")
+
+
+class AnthropicBackend:
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        client_factory: Callable[[], Any],
+        policy: RetryPolicy,
+        key_var: str,
+        where: str,
+    ) -> None:
+        self.model = model
+        self._client_factory = client_factory
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+        self._policy = policy
+        self._key_var = key_var
+        self._where = where
+        self._native_json = True
+        self._sends_temperature = _sdk_accepts("temperature")
+
+    def __repr__(self) -> str:
+        return f"<AnthropicBackend {self.describe()}>"
+
+    def describe(self) -> str:
+        return f"anthropic:{self.model} ({self._where})"
+
+    def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._client_factory()
+        return client
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.monotonic()
+        if request.json_schema is None:
+            text, used_in, used_out, model = await self._call(request, native=False)
+        else:
+            text, used_in, used_out, model = await self._structured(request)
+        return Completion(
+            text=text,
+            usage=Usage(used_in, used_out, estimate_cost(model or self.model, used_in, used_out)),
+            model=model or self.model,
+            latency_s=time.monotonic() - started,
+        )
+
+    async def _structured(self, request: CompletionRequest) -> tuple[str, int, int, str]:
+        schema = request.json_schema or {}
+        first = request
+        while True:
+            native = self._native_json
+            if not native:
+                first = with_schema_instruction(request)
+            try:
+                text, used_in, used_out, model = await self._call(first, native=native)
+                break
+            except RequestRejected as exc:
+                if not native or not any(w in str(exc).lower() for w in _NATIVE_WORDS):
+                    raise
+                self._native_json = False
+                log.info("anthropic: %s refused structured output; stating the schema in the prompt instead", self.model)
+        valid, problems = check(text, schema)
+        if valid is None:
+            log.info("anthropic: reply is not valid JSON for the schema (%s); asking once to repair", problems[0])
+            text2, in2, out2, model = await self._call(repair_request(first, text, problems), native=native)
+            used_in, used_out = used_in + in2, used_out + out2
+            valid, _ = check(text2, schema)
+            text = text2
+        return (valid if valid is not None else text), used_in, used_out, model
+
+    def _arguments(self, request: CompletionRequest, native: bool) -> dict[str, Any]:
+        args: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": request.max_tokens,
+            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        }
+        if self._sends_temperature:
+            args["temperature"] = request.temperature
+        if request.system:
+            args["system"] = request.system
+        if native and request.json_schema is not None:
+            args["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
+        return args
+
+    async def _call(self, request: CompletionRequest, *, native: bool) -> tuple[str, int, int, str]:
+        args = self._arguments(request, native)
+        client = self._client()
+        message = await with_retries(
+            lambda: client.messages.create(**args),
+            policy=self._policy,
+            backend="anthropic",
+            model=self.model,
+            key_var=self._key_var,
+        )
+        text = "".join(getattr(b, "text", "") for b in (message.content or []) if getattr(b, "type", "") == "text")
+        usage = message.usage
+        used_in = sum(
+            int(getattr(usage, k, 0) or 0)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        used_out = int(getattr(usage, "output_tokens", 0) or 0)
+        return text, used_in, used_out, getattr(message, "model", "") or self.model
+
+
+def _sdk_accepts(parameter: str) -> bool:
+    """Whether the installed SDK's ``messages.create`` takes ``parameter``
+    (recent SDKs dropped the sampling parameters along with the API)."""
+    from anthropic.resources.messages import AsyncMessages
+
+    return parameter in inspect.signature(AsyncMessages.create).parameters
+
+
+def build_anthropic_backend(
+    spec: Any,
+    *,
+    http_client_factory: Callable[[], Any] | None = None,
+    policy: RetryPolicy | None = None,
+) -> AnthropicBackend:
+    """An :class:`AnthropicBackend` from a BackendSpec; ``http_client_factory``
+    (returning an ``httpx2.AsyncClient``) and ``policy`` are seams for tests."""
+    from anthropic import AsyncAnthropic
+
+    options = spec.options
+    key_var = options.get("api_key_env") or DEFAULT_KEY_VAR
+    api_key = require_key(key_var, "anthropic")
+    base_url = lookup("ANTHROPIC_BASE_URL")
+    timeout = timeout_option(options)
+
+    def make_client() -> Any:
+        extra = {"http_client": http_client_factory()} if http_client_factory else {}
+        return AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, **extra)
+
+    return AnthropicBackend(
+        model=spec.model or DEFAULT_MODEL,
+        client_factory=make_client,
+        policy=policy or policy_from_options(options),
+        key_var=key_var,
+        where=safe_url(base_url) if base_url else "api.anthropic.com",
+    )
+
+
+@register_backend("anthropic")
+def _create_anthropic(spec: Any) -> AnthropicBackend:
+    return build_anthropic_backend(spec)

@@ -1,0 +1,153 @@
+"""The ``codex`` backend: one ``codex exec`` run per call, in a fresh replay
+directory (see :mod:`.cli_common` for the shared contract).
+
+Command (prompt on stdin, ``-`` as the prompt argument)::
+
+    codex exec --json --skip-git-repo-check --sandbox read-only --ephemeral
+               -C <workdir> [-m <model>] -
+
+- The skill under training (target role) is installed at
+  ``.agents/skills/<name>/SKILL.md`` in the working directory, where Codex
+  discovers skills.
+- ``--sandbox read-only``: commands the agent runs cannot write anywhere.
+  Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
+  (a warning says so once); ``model.max_turns`` has no Codex flag either.
+- ``--ephemeral``: no rollout file is written, on top of the replay marker and
+  directory. ``--skip-git-repo-check``: the replay directory is not a repository.
+- Output: JSONL events. The text is the last ``item.completed`` item of type
+  ``agent_message``; usage is summed over ``turn.completed`` events
+  (``input_tokens`` already includes cached input); cost from
+  :mod:`.pricing` when the model is known. ``turn.failed`` or ``error`` events
+  without an answer become a :class:`BackendError`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import register_backend
+from .base import BackendError, Completion, CompletionRequest, Usage
+from .cli_common import (
+    effective_role,
+    exit_error,
+    find_executable,
+    finish_json,
+    render_prompt,
+    replay_dir,
+    run_cli,
+    skill_from_system,
+    timeout_from,
+)
+from .keys import redact
+from .pricing import estimate_cost
+
+log = logging.getLogger(__name__)
+
+COMMAND = "codex"
+SKILL_DIR = ".agents/skills"
+_INSTALL_HINT = "Install Codex (npm i -g @openai/codex) and run `codex login`."
+_LOGIN_HINT = "Check that `codex exec hello` works in a terminal (log in with `codex login`)."
+
+
+@dataclass
+class CodexEvents:
+    """What a ``codex exec --json`` event stream said."""
+
+    text: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    errors: list[str] = field(default_factory=list)
+    skipped_lines: int = 0
+
+
+def parse_events(stdout: str) -> CodexEvents:
+    found = CodexEvents()
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            found.skipped_lines += 1
+            continue
+        if not isinstance(event, dict):
+            found.skipped_lines += 1
+            continue
+        kind = event.get("type")
+        if kind == "item.completed":
+            item = event.get("item") or {}
+            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                found.text = item["text"]
+        elif kind == "turn.completed":
+            usage = event.get("usage") or {}
+            found.input_tokens += int(usage.get("input_tokens") or 0)
+            found.output_tokens += int(usage.get("output_tokens") or 0)
+        elif kind == "turn.failed":
+            error = event.get("error") or {}
+            found.errors.append(str(error.get("message") or error or "turn failed"))
+        elif kind == "error":
+            found.errors.append(str(event.get("message") or "error"))
+    return found
+
+
+class CodexBackend:
+    name = "codex"
+
+    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
+        self.model = model or "default"
+        self._cli_model = model
+        self._role = role
+        self._timeout = timeout_from(options)
+        self._exe = find_executable(COMMAND, self.name, _INSTALL_HINT)
+        if options.get("allowed_tools") is not None:
+            log.warning("codex: model.allowed_tools does not apply to Codex; it runs with --sandbox read-only")
+
+    def describe(self) -> str:
+        return f"codex:{self.model} (codex exec, read-only sandbox)"
+
+    def argv(self, workdir: str) -> list[str]:
+        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral"]
+        args += ["-C", workdir]
+        if self._cli_model:
+            args += ["-m", self._cli_model]
+        return args + ["-"]
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.monotonic()
+        is_target = effective_role(request, self._role) == "target"
+        skill = skill_from_system(request.system) if is_target else None
+        with replay_dir(self.name, skill, SKILL_DIR) as where:
+            skill_path = f"{SKILL_DIR}/{skill.name}/SKILL.md" if skill else None
+            prompt = render_prompt(request, skill=skill, skill_path=skill_path)
+            result = await run_cli(
+                self.argv(str(where.work)), cwd=where.work, timeout=self._timeout, backend=self.name,
+                stdin_text=prompt,
+            )
+        events = parse_events(result.stdout)
+        if events.skipped_lines:
+            log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)
+        if events.text is None:
+            if events.errors:
+                raise BackendError(f"{self.name}: codex reported: {redact(events.errors[-1])}. {_LOGIN_HINT}")
+            if result.returncode != 0:
+                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+            raise BackendError(f"{self.name}: codex finished without an answer (no agent_message event). {_LOGIN_HINT}")
+        if result.returncode != 0:
+            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+        return Completion(
+            text=finish_json(events.text, request),
+            usage=Usage(events.input_tokens, events.output_tokens,
+                        estimate_cost(self._cli_model, events.input_tokens, events.output_tokens)),
+            model=self.model,
+            latency_s=time.monotonic() - started,
+        )
+
+
+@register_backend("codex")
+def _create_codex(spec: Any) -> CodexBackend:
+    return CodexBackend(model=spec.model, role=spec.role, options=spec.options)

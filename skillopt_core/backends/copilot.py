@@ -1,0 +1,177 @@
+"""The ``copilot`` backend: one GitHub Copilot CLI run per call in non-interactive
+mode, in a fresh replay directory (see :mod:`.cli_common` for the shared
+contract).
+
+Command::
+
+    copilot -p <prompt> --output-format json --no-ask-user --no-auto-update
+            --disable-builtin-mcps --name skillopt-replay --add-dir=<workdir>
+            --usage-output-file=<meta>/usage.json [--model <model>]
+            --allow-all-tools --deny-tool=shell --deny-tool=write
+
+- The skill under training (target role) is installed at
+  ``.github/skills/<name>/SKILL.md`` in the working directory; ``--add-dir``
+  on that directory loads its ``.github/skills`` as trusted configuration.
+- Tools: prompt mode needs tools pre-approved, so by default every tool is
+  allowed *except* the two write-capable kinds, ``shell`` and ``write``
+  (Copilot applies denials before approvals). ``model.allowed_tools``
+  replaces this with exactly ``--allow-tool=<each>`` and no blanket approval.
+  ``--disable-builtin-mcps`` keeps the GitHub MCP server out.
+- The session is named ``skillopt-replay`` (session metadata), on top of the
+  replay marker and directory.
+- Output: JSONL events; the text is the ``content`` of the last non-empty
+  ``assistant.message`` event. Output that is not JSONL (an older CLI) is
+  taken as the answer text. Tokens come from the usage file
+  (``modelMetrics.<model>.usage.inputTokens/outputTokens``); cost is None
+  (Copilot bills premium requests, not dollars).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import register_backend
+from .base import BackendError, Completion, CompletionRequest, Usage
+from .cli_common import (
+    effective_role,
+    exit_error,
+    find_executable,
+    finish_json,
+    render_prompt,
+    replay_dir,
+    run_cli,
+    skill_from_system,
+    timeout_from,
+)
+from .keys import redact
+
+log = logging.getLogger(__name__)
+
+COMMAND = "copilot"
+SKILL_DIR = ".github/skills"
+DENIED_BY_DEFAULT = ("shell", "write")
+SESSION_NAME = "skillopt-replay"
+_INSTALL_HINT = "Install the Copilot CLI (npm i -g @github/copilot) and run `copilot login`."
+_LOGIN_HINT = "Check that `copilot -p hello` works in a terminal (log in with `copilot login`)."
+
+
+@dataclass
+class CopilotOutput:
+    text: str | None = None
+    errors: list[str] = field(default_factory=list)
+    json_lines: int = 0
+    other_lines: int = 0
+
+
+def parse_output(stdout: str) -> CopilotOutput:
+    found = CopilotOutput()
+    for line in stdout.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            event = json.loads(stripped)
+        except ValueError:
+            found.other_lines += 1
+            continue
+        if not isinstance(event, dict):
+            found.other_lines += 1
+            continue
+        found.json_lines += 1
+        kind = event.get("type")
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():
+            found.text = data["content"]
+        elif kind == "session.error":
+            found.errors.append(str(data.get("message") or "session error"))
+    if found.json_lines == 0 and stdout.strip():
+        found.text = stdout.strip()
+    return found
+
+
+def parse_usage_file(path: Path) -> tuple[int, int, str | None]:
+    """(input tokens, output tokens, model) from ``--usage-output-file``; zeros
+    when the file is missing or unreadable (logged)."""
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        log.warning("copilot: no usage statistics (%s); tokens recorded as 0", type(exc).__name__)
+        return 0, 0, None
+    per_model = metrics.get("modelMetrics") if isinstance(metrics, dict) else None
+    if not isinstance(per_model, dict):
+        log.warning("copilot: usage file has no modelMetrics; tokens recorded as 0")
+        return 0, 0, None
+    used_in = used_out = 0
+    top_model, top_out = None, -1
+    for name, entry in per_model.items():
+        usage = (entry or {}).get("usage") or {}
+        i, o = int(usage.get("inputTokens") or 0), int(usage.get("outputTokens") or 0)
+        used_in, used_out = used_in + i, used_out + o
+        if o > top_out:
+            top_model, top_out = name, o
+    return used_in, used_out, top_model
+
+
+class CopilotBackend:
+    name = "copilot"
+
+    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
+        self.model = model or "default"
+        self._cli_model = model
+        self._role = role
+        tools = options.get("allowed_tools")
+        self._allowed = tuple(tools) if tools is not None else None
+        self._timeout = timeout_from(options)
+        self._exe = find_executable(COMMAND, self.name, _INSTALL_HINT)
+
+    def describe(self) -> str:
+        tools = ",".join(self._allowed) if self._allowed is not None else "all but " + ",".join(DENIED_BY_DEFAULT)
+        return f"copilot:{self.model} (copilot -p, tools {tools})"
+
+    def tool_flags(self) -> list[str]:
+        if self._allowed is not None:
+            return [f"--allow-tool={t}" for t in self._allowed]
+        return ["--allow-all-tools"] + [f"--deny-tool={t}" for t in DENIED_BY_DEFAULT]
+
+    def argv(self, prompt: str, workdir: Path, usage_file: Path) -> list[str]:
+        args = [self._exe, "-p", prompt, "--output-format", "json", "--no-ask-user", "--no-auto-update"]
+        args += ["--disable-builtin-mcps", "--name", SESSION_NAME, f"--add-dir={workdir}"]
+        args += [f"--usage-output-file={usage_file}"]
+        if self._cli_model:
+            args += ["--model", self._cli_model]
+        return args + self.tool_flags()
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.monotonic()
+        is_target = effective_role(request, self._role) == "target"
+        skill = skill_from_system(request.system) if is_target else None
+        with replay_dir(self.name, skill, SKILL_DIR) as where:
+            skill_path = f"{SKILL_DIR}/{skill.name}/SKILL.md" if skill else None
+            prompt = render_prompt(request, skill=skill, skill_path=skill_path)
+            usage_file = where.meta / "usage.json"
+            result = await run_cli(
+                self.argv(prompt, where.work, usage_file), cwd=where.work, timeout=self._timeout, backend=self.name
+            )
+            used_in, used_out, model = parse_usage_file(usage_file) if result.returncode == 0 else (0, 0, None)
+        if result.returncode != 0:
+            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+        out = parse_output(result.stdout)
+        if out.text is None:
+            reason = redact(out.errors[-1]) if out.errors else "no assistant message in the output"
+            raise BackendError(f"{self.name}: copilot finished without an answer ({reason}). {_LOGIN_HINT}")
+        return Completion(
+            text=finish_json(out.text, request),
+            usage=Usage(used_in, used_out, None),
+            model=model or self.model,
+            latency_s=time.monotonic() - started,
+        )
+
+
+@register_backend("copilot")
+def _create_copilot(spec: Any) -> CopilotBackend:
+    return CopilotBackend(model=spec.model, role=spec.role, options=spec.options)

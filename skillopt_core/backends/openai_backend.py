@@ -1,0 +1,314 @@
+"""The ``openai`` backend: OpenAI chat completions through the official SDK, and
+any OpenAI-compatible server (vLLM, Ollama, LM Studio, llama.cpp server) by
+``base_url``. :mod:`.azure_openai` reuses it with the Azure client.
+
+Contract, beyond the Backend protocol (see base.py):
+
+- Options: ``base_url`` (a compatible server; then the key is optional),
+  ``api_key_env`` (variable holding the key, default ``OPENAI_API_KEY``),
+  ``timeout`` (seconds per HTTP call, default 120), ``max_retries`` (default 4,
+  policy in :mod:`.retry`). With ``base_url`` and no model name, the first
+  model the server lists (``GET /models``) is used and becomes ``model``.
+- JSON output: the request asks for ``response_format`` ``json_schema``. A
+  server that rejects that (HTTP 400/422 naming the response format) is asked
+  again with ``json_object`` plus the schema (what llama-cpp-python's server
+  accepts), then plain ``json_object``, then a prompt instruction alone; the
+  first level that works is remembered for the backend's lifetime. Below
+  ``json_schema`` the schema is also stated in the system prompt, and the reply
+  is validated locally with one repair call (:mod:`.json_output`).
+- A parameter a server refuses (``max_tokens`` vs ``max_completion_tokens``,
+  ``temperature`` on reasoning models, ``seed``) is adjusted once and the
+  adjustment remembered, so one configuration works against OpenAI and
+  against older compatible servers.
+- Usage: prompt/completion tokens from the response (summed over repair and
+  fallback calls); cost from :mod:`.pricing` for known OpenAI models, else None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from urllib.parse import urlsplit, urlunsplit
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import register_backend
+from .base import BackendConfigError, Completion, CompletionRequest, RequestRejected, Usage
+from .json_output import check, repair_request, with_schema_instruction
+from .keys import lookup, require_key
+from .pricing import estimate_cost
+from .retry import RetryPolicy, error_text, status_of, with_retries
+
+log = logging.getLogger(__name__)
+
+# Not a reasoning model: a small max_tokens is not eaten by hidden reasoning.
+DEFAULT_MODEL = "gpt-4.1-mini"
+DEFAULT_KEY_VAR = "OPENAI_API_KEY"
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_RETRIES = 4
+# Sent to keyless local servers; the SDK refuses to start without some key.
+NO_KEY_PLACEHOLDER = "no-key-required"
+
+JSON_LADDER = ("json_schema", "json_object_schema", "json_object", "prompt")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema")
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def timeout_option(options: dict[str, Any]) -> float:
+    value = options.get("timeout")
+    return float(value) if value else DEFAULT_TIMEOUT
+
+
+def policy_from_options(options: dict[str, Any]) -> RetryPolicy:
+    value = options.get("max_retries")
+    return RetryPolicy(max_retries=DEFAULT_MAX_RETRIES if value is None else int(value))
+
+
+@dataclass
+class _Params:
+    """Request parameters learned from the server's refusals (see module doc)."""
+
+    token_param: str
+    send_temperature: bool
+    send_seed: bool = True
+    json_level: int = 0
+    adjusted: set[str] = field(default_factory=set)
+
+
+class OpenAIBackend:
+    """Chat completions against OpenAI, Azure OpenAI or a compatible server."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        client_factory: Callable[[], Any],
+        policy: RetryPolicy,
+        key_var: str | None,
+        where: str,
+        official: bool,
+        name: str = "openai",
+    ) -> None:
+        self.name = name
+        self.model = model
+        self._client_factory = client_factory
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+        self._policy = policy
+        self._key_var = key_var
+        self._where = where
+        reasoning = model.lower().startswith(_REASONING_PREFIXES)
+        self._params = _Params(
+            token_param="max_completion_tokens" if official else "max_tokens",
+            send_temperature=not reasoning,
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.describe()}>"
+
+    def describe(self) -> str:
+        return f"{self.name}:{self.model} ({self._where})"
+
+    def _client(self) -> Any:
+        # One client per event loop: an HTTP connection pool cannot cross loops.
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._client_factory()
+        return client
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.monotonic()
+        if request.json_schema is None:
+            text, used_in, used_out, model = await self._call_adjusting(request, None)
+        else:
+            text, used_in, used_out, model = await self._structured(request)
+        return Completion(
+            text=text,
+            usage=Usage(used_in, used_out, estimate_cost(model or self.model, used_in, used_out)),
+            model=model or self.model,
+            latency_s=time.monotonic() - started,
+        )
+
+    async def _structured(self, request: CompletionRequest) -> tuple[str, int, int, str]:
+        while True:
+            level = JSON_LADDER[self._params.json_level]
+            try:
+                text, used_in, used_out, model = await self._call_adjusting(request, level)
+                break
+            except RequestRejected as exc:
+                if self._params.json_level + 1 >= len(JSON_LADDER) or not _mentions(exc, _FORMAT_WORDS):
+                    raise
+                self._params.json_level += 1
+                log.info(
+                    "%s: server refused response_format %s; using %s from now on",
+                    self.name, level, JSON_LADDER[self._params.json_level],
+                )
+        total_in, total_out = used_in, used_out
+        valid, problems = check(text, request.json_schema or {})
+        if valid is None:
+            log.info("%s: reply is not valid JSON for the schema (%s); asking once to repair", self.name, problems[0])
+            retry = repair_request(request, text, problems)
+            text2, used_in, used_out, model = await self._call_adjusting(retry, level)
+            total_in, total_out = total_in + used_in, total_out + used_out
+            valid, _ = check(text2, request.json_schema or {})
+            text = text2
+        return (valid if valid is not None else text), total_in, total_out, model
+
+    async def _call_adjusting(self, request: CompletionRequest, level: str | None) -> tuple[str, int, int, str]:
+        """One call; a refused parameter is adjusted once and the call repeated."""
+        while True:
+            try:
+                return await self._call(request, level)
+            except RequestRejected as exc:
+                if not self._adjust_for(exc):
+                    raise
+
+    def _adjust_for(self, exc: RequestRejected) -> bool:
+        p = self._params
+        text = str(exc)
+        if ("max_tokens" in text or "max_completion_tokens" in text) and "max_tokens" not in p.adjusted:
+            p.token_param = "max_tokens" if p.token_param == "max_completion_tokens" else "max_completion_tokens"
+            p.adjusted.add("max_tokens")
+        elif "temperature" in text and p.send_temperature and "temperature" not in p.adjusted:
+            p.send_temperature = False
+            p.adjusted.add("temperature")
+        elif "seed" in text and p.send_seed and "seed" not in p.adjusted:
+            p.send_seed = False
+            p.adjusted.add("seed")
+        else:
+            return False
+        log.info("%s: server refused a parameter; adjusted (%s) and retrying", self.name, ", ".join(sorted(p.adjusted)))
+        return True
+
+    def _arguments(self, request: CompletionRequest, level: str | None) -> dict[str, Any]:
+        if level not in (None, "json_schema"):
+            request = with_schema_instruction(request)
+        messages: list[dict[str, str]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        args: dict[str, Any] = {"model": self.model, "messages": messages, self._params.token_param: request.max_tokens}
+        if self._params.send_temperature:
+            args["temperature"] = request.temperature
+        if request.seed is not None and self._params.send_seed:
+            args["seed"] = request.seed
+        schema = request.json_schema
+        if level == "json_schema":
+            args["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "skillopt_response", "schema": schema, "strict": False},
+            }
+        elif level == "json_object_schema":
+            args["response_format"] = {"type": "json_object", "schema": schema}
+        elif level == "json_object":
+            args["response_format"] = {"type": "json_object"}
+        return args
+
+    async def _call(self, request: CompletionRequest, level: str | None) -> tuple[str, int, int, str]:
+        args = self._arguments(request, level)
+        client = self._client()
+        response = await with_retries(
+            lambda: client.chat.completions.create(**args),
+            policy=self._policy,
+            backend=self.name,
+            model=self.model,
+            key_var=self._key_var,
+            refused=_format_refused if level is not None else None,
+        )
+        choices = getattr(response, "choices", None) or []
+        text = (choices[0].message.content or "") if choices else ""
+        usage = getattr(response, "usage", None)
+        used_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        used_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        return text, used_in, used_out, getattr(response, "model", "") or self.model
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user:password, for logs and descriptions."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def _format_refused(exc: BaseException) -> bool:
+    """A server error that names the response format (a 500 from llama-cpp-python
+    for ``json_schema`` is a refusal, not an outage)."""
+    status = status_of(exc)
+    if status is None or status < 500:
+        return False
+    text = error_text(exc, limit=2000).lower()
+    return "response_format" in text
+
+
+def _mentions(exc: BaseException, words: tuple[str, ...]) -> bool:
+    text = str(exc).lower()
+    return any(w in text for w in words)
+
+
+def discover_model(base_url: str, api_key: str, timeout: float) -> str:
+    """The first model a compatible server lists; a clear error when it cannot."""
+    from openai import OpenAI
+
+    try:
+        with OpenAI(api_key=api_key, base_url=base_url, timeout=min(timeout, 15.0), max_retries=1) as client:
+            ids = [m.id for m in client.models.list()]
+    except Exception as exc:  # any SDK or transport failure means the same thing here
+        raise BackendConfigError(
+            f"openai: no model name was given and the server at {safe_url(base_url)} could not list its "
+            f"models ({error_text(exc)}). Start the server, check model.base_url, or set the "
+            "model name (model.target / model.optimizer / model.judge)."
+        ) from None
+    if not ids:
+        raise BackendConfigError(
+            f"openai: the server at {safe_url(base_url)} lists no models. Load a model there or set the model name."
+        )
+    if len(ids) > 1:
+        log.info("openai: %s serves %d models; using the first, %s", safe_url(base_url), len(ids), ids[0])
+    return ids[0]
+
+
+def build_openai_backend(
+    spec: Any,
+    *,
+    http_client_factory: Callable[[], Any] | None = None,
+    policy: RetryPolicy | None = None,
+) -> OpenAIBackend:
+    """An :class:`OpenAIBackend` from a :class:`BackendSpec`. ``http_client_factory``
+    (returning an ``httpx2.AsyncClient``) and ``policy`` are seams for tests."""
+    from openai import AsyncOpenAI
+
+    options = spec.options
+    base_url = options.get("base_url") or None
+    key_var = options.get("api_key_env") or DEFAULT_KEY_VAR
+    if base_url:
+        api_key = lookup(key_var) or NO_KEY_PLACEHOLDER
+    else:
+        api_key = require_key(
+            key_var, "openai", hint="or set model.base_url to use a local OpenAI-compatible server"
+        )
+    timeout = timeout_option(options)
+    model = spec.model or (discover_model(base_url, api_key, timeout) if base_url else DEFAULT_MODEL)
+
+    def make_client() -> Any:
+        extra = {"http_client": http_client_factory()} if http_client_factory else {}
+        return AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, **extra)
+
+    return OpenAIBackend(
+        model=model,
+        client_factory=make_client,
+        policy=policy or policy_from_options(options),
+        key_var=key_var if api_key != NO_KEY_PLACEHOLDER else None,
+        where=safe_url(base_url) if base_url else "api.openai.com",
+        official=base_url is None,
+    )
+
+
+@register_backend("openai")
+def _create_openai(spec: Any) -> OpenAIBackend:
+    return build_openai_backend(spec)
+
+
+__all__ = ["OpenAIBackend", "build_openai_backend", "discover_model", "safe_url"]

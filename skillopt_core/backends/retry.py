@@ -1,0 +1,198 @@
+"""One retry policy for every HTTP backend (openai, azure-openai, anthropic).
+
+Contract:
+
+- Transient failures are retried: HTTP 408, 409, 429 and 5xx (including
+  Anthropic's 529 "overloaded"), request timeouts and connection errors.
+  Everything else fails at once.
+- The wait before retry ``n`` (0-based) is exponential with jitter,
+  ``base_delay * 2**n`` halved-then-jittered and capped at ``max_delay``; when
+  the server sends ``Retry-After`` (seconds or an HTTP date) or
+  ``retry-after-ms``, that wait is used instead (capped at ``max_delay``).
+- After ``max_retries`` retries the last failure becomes a
+  :class:`BackendError` that names the backend, the model, the number of
+  attempts, the last reason and what to do. The SDKs' own retry loops are
+  switched off (``max_retries=0`` on the client) so this is the only one.
+- :func:`to_backend_error` turns a non-transient SDK error into the right
+  error type: a rejected key or missing model is a
+  :class:`BackendConfigError`; a request the server refuses on its merits
+  (HTTP 400/413/422, e.g. too long) is a :class:`RequestRejected`, which the
+  engine scores as a failed item instead of stopping the run.
+- Every message passes through :func:`keys.redact`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, TypeVar
+
+from .base import BackendConfigError, BackendError, RequestRejected
+from .keys import redact
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_RETRY_STATUSES = {408, 409, 429}
+_jitter = random.Random()
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait. ``sleep`` is injectable for tests."""
+
+    max_retries: int = 4
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+    sleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep, compare=False)
+
+    def delay(self, retry_index: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return max(0.0, min(retry_after, self.max_delay))
+        full = min(self.base_delay * (2**retry_index), self.max_delay)
+        return full / 2 + _jitter.uniform(0, full / 2)
+
+
+@dataclass(frozen=True)
+class Transient:
+    """A failure worth retrying: a short reason and the server's requested wait."""
+
+    reason: str
+    retry_after: float | None = None
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or
+    HTTP date); None when absent or unreadable."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _class_names(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def classify(exc: BaseException) -> Transient | None:
+    """Transient if ``exc`` (an openai/anthropic SDK error) is worth retrying."""
+    names = _class_names(exc)
+    status = status_of(exc)
+    if status is not None:
+        if status in _RETRY_STATUSES or status >= 500:
+            response = getattr(exc, "response", None)
+            headers = getattr(response, "headers", None)
+            label = "rate limited" if status == 429 else "server error" if status >= 500 else "conflict/timeout"
+            return Transient(f"HTTP {status} {label}", parse_retry_after(headers))
+        return None
+    if "APITimeoutError" in names or isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return Transient("request timed out")
+    if "APIConnectionError" in names:
+        return Transient("connection failed")
+    return None
+
+
+def error_text(exc: BaseException, limit: int = 400) -> str:
+    """The provider's message, redacted and shortened for an error line."""
+    body = getattr(exc, "body", None)
+    message = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            message = inner.get("message")
+        elif isinstance(inner, str):
+            message = inner
+    text = str(message or exc) or type(exc).__name__
+    text = redact(" ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def to_backend_error(exc: BaseException, *, backend: str, model: str, key_var: str | None) -> BackendError:
+    """The error a person sees for a non-transient SDK failure."""
+    status = status_of(exc)
+    detail = error_text(exc)
+    if status in (401, 403):
+        where = f"the key in {key_var}" if key_var else "the credentials"
+        return BackendConfigError(
+            f"{backend}: the server refused {where} (HTTP {status}: {detail}). "
+            "Check that the key is valid and has access to this model."
+        )
+    if status == 404:
+        return BackendConfigError(
+            f"{backend}: model or deployment '{model}' was not found (HTTP 404: {detail}). "
+            "Check model.target/optimizer/judge (or model.deployment) and model.base_url."
+        )
+    if status in (400, 413, 422):
+        return RequestRejected(f"{backend}: the server rejected this request (HTTP {status}: {detail}).")
+    if status is not None:
+        return BackendError(f"{backend}: request failed (HTTP {status}: {detail}).")
+    return BackendError(f"{backend}: request failed ({type(exc).__name__}: {detail}).")
+
+
+async def with_retries(
+    call: Callable[[], Awaitable[T]],
+    *,
+    policy: RetryPolicy,
+    backend: str,
+    model: str,
+    key_var: str | None,
+    refused: Callable[[BaseException], bool] | None = None,
+) -> T:
+    """``await call()``, retrying transient failures per ``policy``; other
+    failures become the matching :class:`BackendError` at once. ``refused``
+    marks errors that mean "this server will not do this request as asked"
+    whatever their status (llama-cpp-python answers an unsupported
+    ``response_format`` with HTTP 500): they become :class:`RequestRejected`
+    without retrying, so the caller can ask differently."""
+    retry = 0
+    while True:
+        try:
+            return await call()
+        except BackendError:
+            raise
+        except Exception as exc:  # SDK errors have no common base we can import cheaply
+            if refused is not None and refused(exc):
+                raise RequestRejected(
+                    f"{backend}: the server refused this request as sent (HTTP {status_of(exc)}: {error_text(exc)})."
+                ) from None
+            transient = classify(exc)
+            if transient is None:
+                raise to_backend_error(exc, backend=backend, model=model, key_var=key_var) from None
+            if retry >= policy.max_retries:
+                raise BackendError(
+                    f"{backend}: gave up on model '{model}' after {retry + 1} attempts; "
+                    f"last failure: {transient.reason} ({error_text(exc)}). "
+                    "Wait and rerun (a finished step is not repeated), lower train.workers, "
+                    "or raise model.max_retries / model.timeout."
+                ) from None
+            wait = policy.delay(retry, transient.retry_after)
+            log.warning(
+                "%s: %s; retry %d/%d in %.1fs", backend, transient.reason, retry + 1, policy.max_retries, wait
+            )
+            await policy.sleep(wait)
+            retry += 1
