@@ -57,6 +57,10 @@ _COMMAND_ARGS_RX = re.compile(r"<command-args>([\s\S]*?)</command-args>")
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _REJECTION_REASON_RX = re.compile(r"the user said:\s*([\s\S]+)$", re.IGNORECASE)
 _TS_KEY = b'"timestamp":"'
+_REJECTED_B = _REJECTED.encode()
+_HEAD = 4096
+_TAIL = 4096
+_REJECTION_WINDOW = 16384
 
 
 def ts_from_bytes(data: bytes) -> str | None:
@@ -199,16 +203,10 @@ class _SessionParser:
         if line.start == 0 and data.strip() in (b"{", b"["):
             stats.ignored()
             return "pretty"
-        if len(data) > BIG_LINE and b'"type":"assistant"' not in data:
-            if b'"type":"user"' not in data:
-                # Snapshots, attachments, progress: never prompts or answers.
-                self.s.note_time(ts_from_bytes(data))
-                stats.ignored()
-                return None
-            if (b'"tool_result"' in data or b'"toolUseResult"' in data) and _REJECTED.encode() not in data:
-                self.s.note_time(ts_from_bytes(data))
-                stats.ignored()
-                return None
+        if len(data) > BIG_LINE and self._skippable(data):
+            self.s.note_time(ts_from_bytes(data[-_TAIL:]))
+            stats.ignored()
+            return None
         rec = self.ctx.loads(data, where)
         if rec is None:
             return None
@@ -232,6 +230,28 @@ class _SessionParser:
             if is_replay_path(rec["cwd"]):
                 self.replay = True
         return None
+
+    @staticmethod
+    def _skippable(data: bytes) -> bool:
+        """True for a large line that cannot hold a prompt or an answer, judged from bytes.
+
+        The record type and the first content block sit near the start of a line
+        (the bulk is the tool output), so only the head is searched; a line
+        whose head shows neither type is judged on the whole line.
+        """
+        head = data[:_HEAD]
+        if b'"type":"assistant"' in head:
+            return False
+        if b'"type":"user"' in head:
+            return (b'"type":"tool_result"' in head or b'"toolUseResult"' in head) \
+                and _REJECTED_B not in data[:_REJECTION_WINDOW]
+        if b'"type":"' in head:
+            return True  # snapshots, attachments, progress: never prompts or answers
+        if b'"type":"assistant"' in data:
+            return False
+        if b'"type":"user"' not in data:
+            return True
+        return (b'"tool_result"' in data or b'"toolUseResult"' in data) and _REJECTED_B not in data
 
     def _mine(self, rec: dict[str, Any]) -> bool:
         # Old versions inline subagent traffic in the main file as sidechains.
