@@ -34,10 +34,9 @@ from typing import Any, Callable
 from . import register_backend
 from .base import Completion, CompletionRequest, RequestRejected, Usage
 from .json_output import check, repair_request, with_schema_instruction
-from .keys import lookup, require_key
-from .openai_backend import policy_from_options, safe_url, timeout_option
+from .keys import lookup, require_key, safe_url
 from .pricing import estimate_cost
-from .retry import RetryPolicy, with_retries
+from .retry import RetryPolicy, policy_from_options, timeout_option, with_retries
 
 log = logging.getLogger(__name__)
 

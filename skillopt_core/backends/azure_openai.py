@@ -21,9 +21,9 @@ from typing import Any, Callable
 
 from . import register_backend
 from .base import BackendConfigError
-from .keys import lookup
-from .openai_backend import OpenAIBackend, policy_from_options, safe_url, timeout_option
-from .retry import RetryPolicy
+from .keys import lookup, safe_url
+from .openai_backend import OpenAIBackend
+from .retry import RetryPolicy, policy_from_options, timeout_option
 
 DEFAULT_API_VERSION = "2024-10-21"
 DEFAULT_KEY_VAR = "AZURE_OPENAI_API_KEY"

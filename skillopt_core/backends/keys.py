@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from .base import BackendConfigError
 
@@ -110,3 +111,11 @@ def redact(text: str, extra_names: tuple[str, ...] = ()) -> str:
     for value in _known_values(extra_names):
         text = text.replace(value, _REDACTED)
     return _KEY_SHAPES.sub(_REDACTED, text)
+
+
+def safe_url(url: str) -> str:
+    """``url`` without a ``user:password@`` part, for logs and descriptions."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -30,40 +30,27 @@ import asyncio
 import logging
 import time
 import weakref
-from urllib.parse import urlsplit, urlunsplit
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import register_backend
 from .base import BackendConfigError, Completion, CompletionRequest, RequestRejected, Usage
 from .json_output import check, repair_request, with_schema_instruction
-from .keys import lookup, require_key
+from .keys import lookup, require_key, safe_url
 from .pricing import estimate_cost
-from .retry import RetryPolicy, error_text, status_of, with_retries
+from .retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
 
 log = logging.getLogger(__name__)
 
 # Not a reasoning model: a small max_tokens is not eaten by hidden reasoning.
 DEFAULT_MODEL = "gpt-4.1-mini"
 DEFAULT_KEY_VAR = "OPENAI_API_KEY"
-DEFAULT_TIMEOUT = 120.0
-DEFAULT_MAX_RETRIES = 4
 # Sent to keyless local servers; the SDK refuses to start without some key.
 NO_KEY_PLACEHOLDER = "no-key-required"
 
 JSON_LADDER = ("json_schema", "json_object_schema", "json_object", "prompt")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema")
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-
-
-def timeout_option(options: dict[str, Any]) -> float:
-    value = options.get("timeout")
-    return float(value) if value else DEFAULT_TIMEOUT
-
-
-def policy_from_options(options: dict[str, Any]) -> RetryPolicy:
-    value = options.get("max_retries")
-    return RetryPolicy(max_retries=DEFAULT_MAX_RETRIES if value is None else int(value))
 
 
 @dataclass
@@ -225,14 +212,6 @@ class OpenAIBackend:
         return text, used_in, used_out, getattr(response, "model", "") or self.model
 
 
-def safe_url(url: str) -> str:
-    """``url`` without user:password, for logs and descriptions."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
 def _format_refused(exc: BaseException) -> bool:
     """A server error that names the response format (a 500 from llama-cpp-python
     for ``json_schema`` is a refusal, not an outage)."""
@@ -311,4 +290,4 @@ def _create_openai(spec: Any) -> OpenAIBackend:
     return build_openai_backend(spec)
 
 
-__all__ = ["OpenAIBackend", "build_openai_backend", "discover_model", "safe_url"]
+__all__ = ["OpenAIBackend", "build_openai_backend", "discover_model"]

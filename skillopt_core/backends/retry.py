@@ -57,6 +57,22 @@ class RetryPolicy:
         return full / 2 + _jitter.uniform(0, full / 2)
 
 
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_RETRIES = 4
+
+
+def timeout_option(options: dict[str, Any]) -> float:
+    """``model.timeout`` in seconds (default 120)."""
+    value = options.get("timeout")
+    return float(value) if value else DEFAULT_TIMEOUT
+
+
+def policy_from_options(options: dict[str, Any]) -> RetryPolicy:
+    """The retry policy for ``model.max_retries`` (default 4)."""
+    value = options.get("max_retries")
+    return RetryPolicy(max_retries=DEFAULT_MAX_RETRIES if value is None else int(value))
+
+
 @dataclass(frozen=True)
 class Transient:
     """A failure worth retrying: a short reason and the server's requested wait."""

@@ -146,6 +146,15 @@ async def test_skill_without_front_matter_is_installed_under_default_name(name: 
     assert text.rstrip().endswith("Always be brief.")
 
 
+async def test_invalid_skill_name_is_cleaned_in_folder_and_front_matter(fake_env: Path) -> None:
+    skill = "---\nname: My Skill_v2!\ndescription: d\n---\nbody\n"
+    request = CompletionRequest(messages=(Message("user", "Hi"),), system=skill, role="target")
+    await make("claude-code").complete(request)
+    (path, text), = only_record(fake_env)["files"].items()
+    assert path == ".claude/skills/my-skill-v2/SKILL.md"
+    assert "name: my-skill-v2" in text and text.rstrip().endswith("body")
+
+
 # -- tools are read-only by default ------------------------------------------- #
 
 

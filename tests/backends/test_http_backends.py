@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import sys
 import types
+from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from typing import Any, Callable
 
 import httpx2
@@ -19,8 +21,10 @@ from skillopt_core.backends import BackendSpec, CompletionRequest, Message
 from skillopt_core.backends.anthropic_backend import build_anthropic_backend
 from skillopt_core.backends.azure_openai import build_azure_backend
 from skillopt_core.backends.base import BackendConfigError, BackendError, RequestRejected
+from skillopt_core.backends.json_output import check, parse_json
 from skillopt_core.backends.openai_backend import build_openai_backend
-from skillopt_core.backends.retry import RetryPolicy
+from skillopt_core.backends.pricing import estimate_cost, price_for
+from skillopt_core.backends.retry import RetryPolicy, parse_retry_after
 
 ANTHROPIC_KEY = "sk-ant-test-0123456789abcdef"
 AZURE_KEY = "azurekey0123456789abcdef"
@@ -410,3 +414,31 @@ def test_api_key_env_option_picks_another_variable(monkeypatch) -> None:
     monkeypatch.setenv("MY_GATEWAY_KEY", "sk-gateway-0123456789")
     backend = openai(Recorder(openai_reply("x")), {"api_key_env": "MY_GATEWAY_KEY"})
     assert "sk-gateway" not in repr(backend) and "sk-gateway" not in backend.describe()
+
+
+# -- pure helpers ---------------------------------------------------------------- #
+
+
+def test_retry_after_reads_milliseconds_seconds_and_http_dates() -> None:
+    assert parse_retry_after(httpx2.Headers({"retry-after-ms": "1500", "retry-after": "9"})) == 1.5
+    assert parse_retry_after(httpx2.Headers({"retry-after": "4"})) == 4.0
+    later = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 25 <= parse_retry_after(httpx2.Headers({"retry-after": later})) <= 30
+    assert parse_retry_after(httpx2.Headers({"retry-after": "soon"})) is None
+    assert parse_retry_after(httpx2.Headers({})) is None
+
+
+def test_price_table_matches_dated_snapshots_but_not_other_models() -> None:
+    assert price_for("gpt-4o-2024-08-06") == price_for("gpt-4o")
+    assert price_for("gpt-4o-mini") != price_for("gpt-4o")
+    assert price_for("o3-mini") is None  # not priced like o3
+    assert price_for("claude-opus-4-20250514") == (15.0, 75.0)
+    assert estimate_cost("llama-3-8b", 100, 100) is None
+
+
+def test_json_is_found_inside_code_fences_and_prose() -> None:
+    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
+    assert parse_json('Sure! {"a": [1, 2]} Hope that helps.') == {"a": [1, 2]}
+    assert check('{"answer": 4}', SCHEMA) == (None, ["answer: 4 is not of type 'string'"])
+    with pytest.raises(ValueError):
+        parse_json("no json here")
