@@ -199,7 +199,7 @@ def generate(home: Path, total_bytes: int, seed: int = 7, huge_line: bool = True
     for host, share in HOST_SHARE.items():
         budget, i = int(total_bytes * share), 0
         while budget > 0:
-            target = max(4_000, min(int(g.r.lognormvariate(0, 0.9) * MEAN_FILE_BYTES * 0.3), 4_000_000))
+            target = max(4_000, min(int(g.r.lognormvariate(0, 0.9) * MEAN_FILE_BYTES * 0.05), 4_000_000))
             budget -= GENERATORS[host](g, home, i, target)
             i += 1
     if huge_line:  # one 50 MB tool-result line in a Claude transcript

@@ -168,11 +168,12 @@ class _Harvester:
             return
         cur = self.cursors.get(file.path)
         if file.replay_hint:
+            if cur is not None and cur.status == STATUS_REPLAY and cur.same_stat(st):
+                rep.files_unchanged += 1
+                return
             if cur is None or cur.status != STATUS_REPLAY:
                 rep.replay_sessions_skipped += 1
             self._put(file, st, cur, status=STATUS_REPLAY, offset=st.st_size)
-            if cur is not None and cur.same_stat(st):
-                rep.files_unchanged += 1
             return
         plan = plan_read(cur, st, file.incremental, lambda n: _read_head(file.path, n))
         if plan.action == "unchanged":

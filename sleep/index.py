@@ -13,9 +13,9 @@ its own transaction.
 from __future__ import annotations
 
 import sqlite3
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -89,8 +89,17 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
+_now_cache: tuple[int, str] = (0, "")
+
+
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    """Current UTC time, ISO with milliseconds (cached per millisecond: called per row)."""
+    global _now_cache
+    ns = time.time_ns()
+    ms = ns // 1_000_000
+    if _now_cache[0] != ms:
+        _now_cache = (ms, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z")
+    return _now_cache[1]
 
 
 def session_key(host: str, session_id: str) -> str:

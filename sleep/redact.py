@@ -133,6 +133,10 @@ _KEYWORD_RX = re.compile(
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _HEX_RX = re.compile(r"^[0-9a-fA-F]+$")
+_DIGIT = re.compile(r"[0-9]")
+_LETTER = re.compile(r"[A-Za-z]")
+_LOWER = re.compile(r"[a-z]")
+_UPPER = re.compile(r"[A-Z]")
 _UUID_RX = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 # A line worth handing to detect-secrets holds a long token mixing letters and
 # digits: every credential format its detectors know does; words, paths and
@@ -160,17 +164,16 @@ def looks_high_entropy(token: str) -> bool:
     n = len(token)
     if n < 24 or _UUID_RX.match(token):
         return False
+    if not _DIGIT.search(token):
+        return False  # every random token of this length has a digit; words do not
     if _HEX_RX.match(token):
         if n < 32 or n == 40:
             return False
-        has_digit = any(c.isdigit() for c in token)
-        has_alpha = any(c.isalpha() for c in token)
-        return has_digit and has_alpha and shannon_entropy(token) >= 3.0
-    if not (any(c.isdigit() for c in token) and any(c.islower() for c in token)
-            and any(c.isupper() for c in token)):
-        return False
-    # Path-like tokens (a/b/c) and dotted names are not random strings.
+        return _LETTER.search(token) is not None and shannon_entropy(token) >= 3.0
+    # Path-like tokens (a/b/c) and snake/kebab names are not random strings.
     if token.count("/") >= 2 or token.count("-") >= 4 or token.count("_") >= 4:
+        return False
+    if not (_LOWER.search(token) and _UPPER.search(token)):
         return False
     threshold = min(4.3, 0.85 * math.log2(n))
     return shannon_entropy(token) >= threshold
@@ -240,6 +243,7 @@ class Redactor:
     counts: Counter = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
+        self._mixed_token = False
         # detect-secrets is imported on first need: its import costs ~0.15 s, which a
         # harvest with nothing new (or nothing token-like) should not pay.
         self._scan: Callable[[str], list[tuple[str, str]]] | None = None
@@ -256,11 +260,13 @@ class Redactor:
         for trigger, lowered, rule, rx in _TRIGGERED:
             if trigger in (low if lowered else text):
                 text = rx.sub(lambda m, r=rule: self._apply(r, m), text)
+        # One scan for long tokens does the token rules, the entropy check, and
+        # decides whether detect-secrets has anything to look at.
+        self._mixed_token = False
         text = _CANDIDATE_RX.sub(self._candidate, text)
         if _KEYWORD_HINT_RX.search(low):
             text = _KEYWORD_RX.sub(self._keyword, text)
-        text = _HIGH_ENTROPY_RX.sub(self._entropy, text)
-        if not self._scan_loaded or self._scan is not None:
+        if self._mixed_token and (not self._scan_loaded or self._scan is not None):
             text = self._detect_secrets(text)
         return text
 
@@ -269,9 +275,13 @@ class Redactor:
         return rule.replace(m) if rule.replace else _marker(rule.kind)
 
     def _candidate(self, m: re.Match[str]) -> str:
-        token = m.group(0)
-        return _TOKEN_RULES_RX.sub(
-            lambda t: self._apply(_TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t), token)
+        token = _TOKEN_RULES_RX.sub(
+            lambda t: self._apply(_TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t), m.group(0))
+        if len(token) >= 24:
+            token = _HIGH_ENTROPY_RX.sub(self._entropy, token)
+        if not self._mixed_token and _DIGIT.search(token) and _LETTER.search(token):
+            self._mixed_token = True
+        return token
 
     def _keyword(self, m: re.Match[str]) -> str:
         out = _keyword_replace(m)

@@ -29,6 +29,7 @@ from sleep.sources import ParseResult, SourceFile, skills_in, text_of, walk_file
 HOST = "codex"
 _HEAD = 200
 _TYPES_RX = re.compile(rb'"type":"([a-z_]+)","payload":\{"type":"([a-z_]+)"')
+_COMPACTED = b'"type":"compacted"'
 _TS_RX = re.compile(rb'^\{"timestamp":"([^"]{10,40})"')
 
 # Payload types that never hold a prompt, a final answer or a tool name.
@@ -145,7 +146,7 @@ class _RolloutParser:
         stats = self.ctx.stats
         head = data[:_HEAD]
         m = _TYPES_RX.search(head)
-        if m and m.group(2) in SKIP_PAYLOADS:
+        if (m and m.group(2) in SKIP_PAYLOADS) or _COMPACTED in head:
             ts = _TS_RX.match(head)
             if ts:
                 self.s.note_time(iso_utc(ts.group(1).decode("ascii", "replace")))
