@@ -151,7 +151,8 @@ class ClaudeCodeBackend:
                     f"{self.name}: the agent used all {self._max_turns} turns without a final answer "
                     "(raise model.max_turns)."
                 )
-            raise BackendError(f"{self.name}: claude reported an error ({subtype or 'is_error'}): {message}. {_LOGIN_HINT}")
+            kind = f" ({subtype})" if subtype not in ("", "success") else ""
+            raise BackendError(f"{self.name}: claude reported an error{kind}: {message}. {_LOGIN_HINT}")
         text = str(parsed.get("result") or "")
         return Completion(
             text=finish_json(text, request),

@@ -295,7 +295,7 @@ async def test_nonzero_exit_becomes_clear_error(name: str, command: str, fake_en
 
 async def test_claude_error_result_is_reported_with_its_message(fake_env: Path, monkeypatch) -> None:
     monkeypatch.setenv("FAKE_CLI_MODE", "error")
-    with pytest.raises(BackendError, match="Invalid API key"):
+    with pytest.raises(BackendError, match=r"claude reported an error: Not logged in"):
         await make("claude-code").complete(target_request())
 
 
