@@ -25,14 +25,16 @@ Contract:
 - **The process.** Started without a shell in its own process group; stdin
   carries the prompt where the CLI reads it; on timeout the whole group is
   terminated (then killed) and a :class:`BackendError` says so; a non-zero exit
-  becomes a :class:`BackendError` with the exit code and the end of stderr.
-  Keys in error text are redacted.
+  becomes a :class:`BackendError` with the exit code and the end of stderr; a
+  prompt too long for a command line (copilot takes it as an argument) is a
+  :class:`RequestRejected`. Keys in error text are redacted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -47,7 +49,7 @@ from typing import Any, Iterator
 import yaml
 
 from ..replay import REPLAY_MARKER, replay_root
-from .base import BackendConfigError, BackendError, CompletionRequest
+from .base import BackendConfigError, BackendError, CompletionRequest, RequestRejected
 from .json_output import check, schema_instruction
 from .keys import redact
 
@@ -229,15 +231,23 @@ async def run_cli(
 ) -> CliResult:
     """Run ``argv`` in ``cwd``; stop the whole process group after ``timeout`` s."""
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        env=child_environment(),
-        stdin=asyncio.subprocess.PIPE if stdin_text is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
+    command = Path(argv[0]).name
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=child_environment(),
+            stdin=asyncio.subprocess.PIPE if stdin_text is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        if exc.errno == errno.E2BIG:
+            raise RequestRejected(
+                f"{backend}: this prompt is too long to pass to `{command}` on its command line."
+            ) from None
+        raise BackendError(f"{backend}: could not start `{command}` ({exc.strerror or exc}).") from None
     data = stdin_text.encode("utf-8") if stdin_text is not None else None
     try:
         out, err = await asyncio.wait_for(proc.communicate(data), timeout=timeout)
@@ -249,7 +259,7 @@ async def run_cli(
             _stop_group(proc, signal.SIGKILL)
             await proc.wait()
         raise BackendError(
-            f"{backend}: `{Path(argv[0]).name}` did not finish within {timeout:g} s and was stopped. "
+            f"{backend}: `{command}` did not finish within {timeout:g} s and was stopped. "
             "Raise model.timeout, or lower model.max_turns."
         ) from None
     finally:

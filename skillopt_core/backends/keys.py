@@ -89,10 +89,10 @@ def require_key(name: str, backend: str, hint: str = "") -> str:
     if value:
         return value
     where = dotenv_path()
-    dotenv_note = f" or in {where}" if where is not None else ""
+    dotenv_note = f" (or put it in {where}; see .env.example)" if where is not None else ""
     raise BackendConfigError(
-        f"{backend} backend: no API key. Set the environment variable {name}{dotenv_note} "
-        f"(see .env.example){'; ' + hint if hint else ''}."
+        f"{backend} backend: no API key. Set the environment variable {name}{dotenv_note}"
+        f"{', ' + hint if hint else ''}."
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -310,6 +311,20 @@ async def test_cli_reported_error_is_surfaced(name: str, expected: str, fake_env
     monkeypatch.setenv("FAKE_CLI_MODE", "error")
     with pytest.raises(BackendError, match=expected):
         await make(name).complete(target_request())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux caps one argument at 128 KiB")
+async def test_copilot_prompt_too_long_for_argv_rejects_only_this_request(fake_env: Path) -> None:
+    request = CompletionRequest(messages=(Message("user", "x" * 200_000),), system=SKILL, role="target")
+    with pytest.raises(RequestRejected, match="too long"):
+        await make("copilot").complete(request)
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+async def test_long_prompt_goes_through_stdin(name: str, fake_env: Path) -> None:
+    request = CompletionRequest(messages=(Message("user", "x" * 200_000),), system=SKILL, role="target")
+    await make(name).complete(request)
+    assert "x" * 200_000 in only_record(fake_env)["stdin"]
 
 
 @pytest.mark.parametrize("name, command", [("claude-code", "claude"), ("codex", "codex"), ("copilot", "copilot")])
