@@ -275,13 +275,18 @@ class Redactor:
         return rule.replace(m) if rule.replace else _marker(rule.kind)
 
     def _candidate(self, m: re.Match[str]) -> str:
-        token = _TOKEN_RULES_RX.sub(
-            lambda t: self._apply(_TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t), m.group(0))
-        if len(token) >= 24:
-            token = _HIGH_ENTROPY_RX.sub(self._entropy, token)
-        if not self._mixed_token and _DIGIT.search(token) and _LETTER.search(token):
-            self._mixed_token = True
+        token = m.group(0)
+        if _TOKEN_RULES_RX.search(token):
+            token = _TOKEN_RULES_RX.sub(self._token_rule, token)
+        if _DIGIT.search(token):  # entropy and detect-secrets targets all hold a digit
+            if len(token) >= 24:
+                token = _HIGH_ENTROPY_RX.sub(self._entropy, token)
+            if not self._mixed_token and _LETTER.search(token) and _DIGIT.search(token):
+                self._mixed_token = True
         return token
+
+    def _token_rule(self, t: re.Match[str]) -> str:
+        return self._apply(_TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t)
 
     def _keyword(self, m: re.Match[str]) -> str:
         out = _keyword_replace(m)

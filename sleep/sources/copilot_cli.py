@@ -31,7 +31,6 @@ _KNOWN_NAMESPACES = ("session.", "user.", "assistant.", "tool.", "skill.", "suba
 _SKIP_HEADS = (b'{"type":"tool.execution_complete"', b'{"type":"tool.execution_partial_result"',
                b'{"type":"assistant.message_delta"', b'{"type":"session.compaction_complete"',
                b'{"type":"hook.')
-_BIG_LINE = 16 * 1024
 _CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
 _TS_KEY = b'"timestamp":"'
 
@@ -161,7 +160,7 @@ class _EventParser:
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
-        if len(data) > _BIG_LINE and data.startswith(_SKIP_HEADS):
+        if data.startswith(_SKIP_HEADS):
             self.s.note_time(_ts_from_tail(data))
             stats.ignored()
             return
@@ -258,7 +257,7 @@ class _EventParser:
 
 def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResult:
     """``history-session-state/<id>.json``: ``{sessionId, startTime, chatMessages: [...]}``."""
-    data = f.read(256 << 20)
+    data = f.read()
     ctx.stats.bytes_read += len(data)
     if not data.strip():
         ctx.stats.skip_file("empty_file", file.path)

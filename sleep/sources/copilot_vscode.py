@@ -16,6 +16,7 @@ rewritten in place, and a log's later lines patch paths anywhere in the state.
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 from urllib.parse import unquote, urlparse
@@ -107,13 +108,20 @@ def workspace_folder(path: Path) -> str | None:
     return local or None
 
 
+def _size_of(f: BinaryIO) -> int:
+    try:
+        return os.fstat(f.fileno()).st_size
+    except (OSError, ValueError):  # in-memory streams (tests) have no descriptor
+        return 0
+
+
 def _read_document(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> dict[str, Any] | None:
-    data = f.read(_MAX_DOC_BYTES + 1)
-    ctx.stats.bytes_read += len(data)
     where = f"{file.path}@0"
-    if len(data) > _MAX_DOC_BYTES:
+    if _size_of(f) > _MAX_DOC_BYTES:
         ctx.stats.skip_file("file_too_large", file.path)
         return None
+    data = f.read()  # read(n) would allocate n bytes up front; the size is checked above
+    ctx.stats.bytes_read += len(data)
     if not data.strip():
         ctx.stats.skip_file("empty_file", file.path)
         return None
