@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "sleep"))
 
-import builders as b  # noqa: E402  (the tests' format builders, written from FORMATS.md)
+import sleep_builders as b  # noqa: E402  (the tests' format builders, written from FORMATS.md)
 
 HOST_SHARE = {"claude-code": 0.45, "codex": 0.30, "copilot-vscode": 0.15, "copilot-cli": 0.10}
 SOURCE_OF = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",

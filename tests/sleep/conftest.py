@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from sleep.harvest import HarvestOptions, HarvestReport, harvest
-
-
-@dataclass
-class Homes:
-    home: Path
-    claude: Path
-    codex: Path
-    copilot_cli: Path
-    vscode_user: Path
-    skillopt: Path
-
-    @property
-    def index(self) -> Path:
-        return self.skillopt / "sleep.sqlite3"
+from sleep_testutil import Homes
 
 
 @pytest.fixture(autouse=True)
@@ -41,9 +25,3 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
     monkeypatch.delenv("APPDATA", raising=False)
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     return h
-
-
-def run(**kw) -> HarvestReport:
-    """A harvest of every project with detect-secrets on (the product default)."""
-    kw.setdefault("project", None)
-    return harvest(HarvestOptions(**kw))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import builders as b
-from conftest import Homes, run
+import sleep_builders as b
+from sleep_testutil import Homes, run
 
 from skillopt_core.replay import REPLAY_MARKER
 from sleep.index import Index

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-import builders as b
+import sleep_builders as b
 import pytest
-from conftest import Homes
+from sleep_testutil import Homes
 
 from sleep.cli import main
 from sleep.redact import Redactor, looks_high_entropy

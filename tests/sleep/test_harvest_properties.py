@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 
-import builders as b
+import sleep_builders as b
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

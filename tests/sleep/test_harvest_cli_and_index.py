@@ -8,8 +8,8 @@ import sqlite3
 import subprocess
 import sys
 
-import builders as b
-from conftest import Homes
+import sleep_builders as b
+from sleep_testutil import Homes
 
 from sleep.cli import main
 from sleep.harvest import parse_duration

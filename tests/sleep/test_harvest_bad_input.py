@@ -7,9 +7,9 @@ import os
 import tracemalloc
 from pathlib import Path
 
-import builders as b
+import sleep_builders as b
 import pytest
-from conftest import Homes, run
+from sleep_testutil import Homes, run
 
 import sleep.harvest as harvest_mod
 from sleep.index import Index

@@ -7,9 +7,9 @@ import multiprocessing
 import os
 import time
 
-import builders as b
+import sleep_builders as b
 import pytest
-from conftest import Homes, run
+from sleep_testutil import Homes, run
 
 import sleep.harvest as harvest_mod
 from sleep.harvest import HarvestOptions, harvest

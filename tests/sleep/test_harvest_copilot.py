@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import builders as b
+import sleep_builders as b
 import pytest
-from conftest import Homes, run
+from sleep_testutil import Homes, run
 
 from sleep.index import Index
 from sleep.paths import vscode_user_dirs
