@@ -195,8 +195,7 @@ class _Harvester:
 
     def _in_scope(self, src: Source, file: SourceFile, cur: FileCursor | None) -> bool:
         assert self.project is not None
-        hint = getattr(src, "scope_hint", lambda f, p: None)(file, self.project)
-        if hint is False:
+        if src.scope_hint(file, self.project) is False:
             return False
         project = (cur.project_dir if cur else None) or file.project_dir
         if project is None:

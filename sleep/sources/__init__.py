@@ -76,6 +76,10 @@ class Source(Protocol):
         """The file's project directory, reading as little as possible (for --project)."""
         ...
 
+    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        """False if the path alone rules the file out of ``project``; None if unknown."""
+        ...
+
 
 def slugify(path: str) -> str:
     """Claude Code's project folder name for a working directory."""

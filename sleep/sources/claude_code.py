@@ -18,8 +18,9 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.feedback import classify_feedback
 from sleep.reader import Line, LineReader, ParseContext, ParseStats
-from sleep.sessions import Feedback, HistoryPrompt, Session, iso_utc
+from sleep.sessions import Feedback, Session, iso_utc
 from sleep.sources import ParseResult, SourceFile, scan_dir, slugify, text_of
+from sleep.sources.history import parse_claude_history
 
 HOST = "claude-code"
 BIG_LINE = 32 * 1024
@@ -147,7 +148,7 @@ class ClaudeCodeSource:
     def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
         if file.kind == "history":
-            return _parse_history(file, f, start, ctx)
+            return parse_claude_history(file, f, start, ctx)
         session = prior or Session(
             host=HOST, session_id=file.session_id or Path(file.path).stem,
             is_subagent=file.kind == "subagent", parent_session_id=file.parent_session_id,
@@ -399,25 +400,3 @@ class _SessionParser:
         self._close_turn()
         self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:],
                             answered=self.answered, checked_replay=self.checked_replay)
-
-
-def _parse_history(file: SourceFile, f: BinaryIO, start: int, ctx: ParseContext) -> ParseResult:
-    """``history.jsonl``: one ``{display, timestamp (ms), project, sessionId?}`` per typed prompt."""
-    out: list[HistoryPrompt] = []
-    reader = LineReader(f, start, ctx, file.path)
-    for line in reader:
-        rec = ctx.loads(line.data, f"{file.path}@{line.start}")
-        if rec is None:
-            continue
-        text = rec.get("display")
-        if not isinstance(text, str) or not text.strip():
-            ctx.stats.ignored()
-            continue
-        project = rec.get("project") if isinstance(rec.get("project"), str) else None
-        if is_replay_path(project) or is_replay_prompt(text):
-            ctx.stats.skip_line("replay_history_line", f"{file.path}@{line.start}")
-            continue
-        ctx.stats.kept()
-        out.append(HistoryPrompt(HOST, ctx.redactor.redact(text), iso_utc(rec.get("timestamp")),
-                                 project, rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None))
-    return ParseResult(None, history=out, end_offset=reader.offset)

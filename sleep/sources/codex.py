@@ -23,8 +23,9 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.feedback import classify_feedback
 from sleep.reader import LineReader, ParseContext, ParseStats, open_binary
-from sleep.sessions import Feedback, HistoryPrompt, Session, iso_utc
+from sleep.sessions import Feedback, Session, iso_utc
 from sleep.sources import ParseResult, SourceFile, skills_in, text_of, walk_files
+from sleep.sources.history import parse_codex_history
 
 HOST = "codex"
 _HEAD = 200
@@ -94,7 +95,7 @@ class CodexSource:
     def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
         if file.kind == "history":
-            return _parse_history(file, f, start, ctx)
+            return parse_codex_history(file, f, start, ctx)
         session = prior or Session(host=HOST, session_id=file.session_id or Path(file.path).stem,
                                    source_path=file.path)
         p = _RolloutParser(session, file, ctx)
@@ -312,26 +313,3 @@ class _RolloutParser:
 def _content_text(content: Any) -> str:
     """Text of ``input_text`` / ``output_text`` parts (or a plain string)."""
     return text_of(content)
-
-
-def _parse_history(file: SourceFile, f: BinaryIO, start: int, ctx: ParseContext) -> ParseResult:
-    """``history.jsonl``: ``{session_id, ts (seconds), text}`` per typed prompt."""
-    out: list[HistoryPrompt] = []
-    reader = LineReader(f, start, ctx, file.path)
-    for line in reader:
-        where = f"{file.path}@{line.start}"
-        rec = ctx.loads(line.data, where)
-        if rec is None:
-            continue
-        text = rec.get("text")
-        if not isinstance(text, str) or not text.strip():
-            ctx.stats.ignored()
-            continue
-        if is_replay_prompt(text):
-            ctx.stats.skip_line("replay_history_line", where)
-            continue
-        ctx.stats.kept()
-        sid = rec.get("session_id")
-        out.append(HistoryPrompt(HOST, ctx.redactor.redact(text), iso_utc(rec.get("ts")), None,
-                                 sid if isinstance(sid, str) else None))
-    return ParseResult(None, history=out, end_offset=reader.offset)
