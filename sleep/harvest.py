@@ -156,6 +156,11 @@ class _Harvester:
     def _file(self, src: Source, file: SourceFile, rep: SourceReport) -> None:
         stats = self.ctx.stats
         try:
+            file.path.encode("utf-8")
+        except UnicodeEncodeError:  # a name that is not UTF-8 cannot be a cursor key
+            stats.skip_file("undecodable_file_name", file.path.encode("utf-8", "replace").decode())
+            return
+        try:
             st = os.stat(file.path)
         except OSError as exc:
             stats.skip_file(_stat_error(file.path, exc), file.path)

@@ -55,7 +55,8 @@ class ParseStats:
     def _example(self, reason: str, where: str) -> None:
         bucket = self.examples.setdefault(reason, [])
         if len(bucket) < _MAX_EXAMPLES:
-            bucket.append(where)
+            # File names need not be UTF-8; the report must always serialise.
+            bucket.append(where.encode("utf-8", "replace").decode("utf-8"))
 
     def kept(self) -> None:
         self.lines_total += 1

@@ -189,3 +189,12 @@ def test_every_bad_input_at_once_is_counted_and_the_good_sessions_kept(homes: Ho
                                     "copilot_log_without_snapshot": 1}
     assert report.sessions_new == 4  # good, mixed, tail, codex
     assert report.lines_total == report.lines_kept + report.lines_ignored + sum(report.skipped_lines.values())
+
+
+def test_file_name_that_is_not_utf8_is_counted(homes: Homes) -> None:
+    _good(homes)
+    folder = os.fsencode(_claude_file(homes, "x").parent)
+    with open(folder + b"/bad-\xff-name.jsonl", "wb") as f:
+        f.write(_lines("bad"))
+    report = run()
+    assert report.skipped_files == {"undecodable_file_name": 1} and report.sessions_new == 1
