@@ -39,7 +39,7 @@ class SkillSettings(_Section):
 
 
 class ModelSettings(_Section):
-    backend: str = "local"
+    backend: str = "auto"
     target: str | None = None
     optimizer: str | None = None
     judge: str | None = None
