@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     except LockBusy as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
         return 3
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away; nothing to report to it.
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("skillopt-sleep: interrupted; nothing partial was committed for the current batch.",
               file=sys.stderr)
