@@ -16,7 +16,7 @@ from .data import split_tasks
 from .rollout import RolloutCache, mean_score, per_item, run_rollouts
 from .rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
 from .runtime import build_runtime, initial_skill
-from .skill import Skill, load_skill
+from .skill import load_skill
 from .trainer import RunSummary, Trainer, load_notices
 
 

@@ -29,7 +29,7 @@ def test_local_config_uses_the_embedded_backend():
 
 
 def test_child_overrides_base_and_keeps_the_rest(tmp_path):
-    base = write(tmp_path / "base.yaml", "train: {num_epochs: 3, workers: 2}\noptimizer: {learning_rate: 6}\n")
+    write(tmp_path / "base.yaml", "train: {num_epochs: 3, workers: 2}\noptimizer: {learning_rate: 6}\n")
     child = write(tmp_path / "child.yaml", "_base_: base.yaml\ntrain: {num_epochs: 1}\n")
     s = load_settings(child)
     assert (s.train.num_epochs, s.train.workers, s.optimizer.learning_rate) == (1, 2, 6)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from . import BackendSpec, register_backend
-from .base import BackendConfigError, BackendError, Completion, RequestRejected, CompletionRequest, Usage
+from .base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
 
 __all__ = ["LocalBackend", "default_model_path"]
 
