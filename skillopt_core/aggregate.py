@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .backends import Backend, CompletionRequest
 from .edits import Edit
-from .reflect import EDIT_ITEM_SCHEMA
+from .reflect import EDIT_ITEM_SCHEMA, EDITS_ACCEPT_SCHEMA
 from .structured import complete_json
 
 
@@ -66,7 +66,7 @@ async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: 
         "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA, "maxItems": len(patches)}},
         "required": ["edits"],
     }
-    reply = await complete_json(optimizer, request, schema)
+    reply = await complete_json(optimizer, request, schema, EDITS_ACCEPT_SCHEMA)
     if not reply.ok:
         return AggregateOutcome(patches, used_model=True, fallback_reason=reply.error)
     try:

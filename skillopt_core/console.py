@@ -78,7 +78,12 @@ class ConsoleRenderer:
                 label = event.label or event.phase
                 p(f"{prefix} {label} score: {event.score:.2f}{cached}")
         elif isinstance(event, ev.PatchesGenerated):
-            extra = f" ({event.n_invalid_replies} invalid optimizer replies)" if event.n_invalid_replies else ""
+            notes = []
+            if event.n_invalid_replies:
+                notes.append(f"{event.n_invalid_replies} invalid optimizer replies")
+            if event.n_skipped_edits:
+                notes.append(f"{event.n_skipped_edits} malformed edits skipped")
+            extra = f" ({'; '.join(notes)})" if notes else ""
             p(f"{self._prefix(event.step, event.total_steps)} {event.n_patches} edit patches generated{extra}")
         elif isinstance(event, ev.EditsSelected):
             p(f"{self._prefix(event.step, event.total_steps)} Selected {event.n_selected} edits ({event.budget_text})")

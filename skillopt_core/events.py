@@ -73,6 +73,7 @@ class PatchesGenerated(Event):
     total_steps: int
     n_patches: int
     n_invalid_replies: int
+    n_skipped_edits: int = 0
 
 
 @dataclass(frozen=True)

@@ -21,16 +21,21 @@ from .skill import Skill
 from .structured import complete_json
 from .tasks import Task
 
+
+def _edit_shape(op: str, required: list[str], optional: tuple[str, ...] = ()) -> dict:
+    props = {"op": {"type": "string", "const": op}}
+    props.update({k: {"type": "string"} for k in required + list(optional)})
+    return {"type": "object", "properties": props, "required": ["op", *required]}
+
+
+# One shape per op, so constrained decoding cannot produce an `add` without
+# content or a `replace` without a target.
 EDIT_ITEM_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "op": {"type": "string", "enum": ["add", "delete", "replace"]},
-        "target": {"type": "string"},
-        "content": {"type": "string"},
-        "anchor": {"type": "string"},
-        "rationale": {"type": "string"},
-    },
-    "required": ["op"],
+    "anyOf": [
+        _edit_shape("add", ["content"], ("anchor", "rationale")),
+        _edit_shape("replace", ["target", "content"], ("rationale",)),
+        _edit_shape("delete", ["target"], ("rationale",)),
+    ]
 }
 MAX_EDITS_PER_REPLY = 3
 EDITS_SCHEMA = {
@@ -39,6 +44,14 @@ EDITS_SCHEMA = {
     # loop inside the array until it runs out of tokens. (No maxLength on
     # strings: llama.cpp expands it into a grammar rule per character.)
     "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA, "maxItems": MAX_EDITS_PER_REPLY}},
+    "required": ["edits"],
+}
+
+# What a reply must be to be read at all; each edit is then checked on its own
+# (Edit.from_dict), so one malformed edit is skipped and counted, not the reply.
+EDITS_ACCEPT_SCHEMA = {
+    "type": "object",
+    "properties": {"edits": {"type": "array", "items": {"type": "object", "required": ["op"]}}},
     "required": ["edits"],
 }
 
@@ -58,6 +71,7 @@ class ReflectOutcome:
     edits: list[Edit]
     calls: int
     invalid_replies: int
+    skipped_edits: int
     problems: list[str]
 
 
@@ -135,10 +149,10 @@ async def reflect(
         build_reflect_request(skill, b, show_reference=show_reference, rejected=rejected, meta_notes=meta_notes, max_tokens=max_tokens)
         for b in batches
     ]
-    replies = await asyncio.gather(*(complete_json(optimizer, r, EDITS_SCHEMA) for r in requests))
+    replies = await asyncio.gather(*(complete_json(optimizer, r, EDITS_SCHEMA, EDITS_ACCEPT_SCHEMA) for r in requests))
     edits: list[Edit] = []
     problems: list[str] = []
-    invalid = 0
+    invalid = skipped = 0
     calls = 0
     for n, reply in enumerate(replies, 1):
         calls += reply.attempts
@@ -150,5 +164,6 @@ async def reflect(
             try:
                 edits.append(Edit.from_dict(raw))
             except ValueError as exc:
+                skipped += 1
                 problems.append(f"minibatch {n}: skipped an edit: {exc}")
-    return ReflectOutcome(edits, calls, invalid, problems)
+    return ReflectOutcome(edits, calls, invalid, skipped, problems)

@@ -51,8 +51,14 @@ def parse_json_reply(text: str, schema: dict[str, Any]) -> tuple[Any | None, str
     return None, error
 
 
-async def complete_json(backend: Backend, request: CompletionRequest, schema: dict[str, Any]) -> JsonReply:
+async def complete_json(
+    backend: Backend, request: CompletionRequest, schema: dict[str, Any], accept: dict[str, Any] | None = None
+) -> JsonReply:
+    """Ask for JSON matching ``schema`` (sent to the backend for constrained
+    decoding). The reply is checked against ``accept`` (default: ``schema``),
+    which may be looser so one malformed item doesn't void a whole reply."""
     request = replace(request, json_schema=schema)
+    schema = accept or schema
     try:
         completion = await backend.complete(request)
     except RequestRejected as exc:

@@ -290,7 +290,7 @@ class Trainer:
             "invalid_replies": refl.invalid_replies, "problems": refl.problems,
             "merge_used_model": agg.used_model, "merge_fallback": agg.fallback_reason,
         })
-        self._emit(ev.PatchesGenerated(step, total, len(agg.patches), refl.invalid_replies))
+        self._emit(ev.PatchesGenerated(step, total, len(agg.patches), refl.invalid_replies, refl.skipped_edits))
         timings["aggregate"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
@@ -354,7 +354,7 @@ class Trainer:
             "gate_early_stopped": bool(decision and decision.early_stopped),
             "n_proposed": len(refl.edits), "n_patches": len(agg.patches), "n_selected": len(selected),
             "n_applied": result.applied_count, "outcomes": dict(outcomes), "invalid_replies": refl.invalid_replies,
-            "budget": budget, "budget_text": budget_text, "lr": lr_value(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate),
+            "skipped_edits": refl.skipped_edits, "budget": budget, "budget_text": budget_text, "lr": lr_value(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate),
             "selected_edits": [e.to_dict() for e in selected], "skill_hash": current.hash,
             "usage": self.rt.ledger.diff(ledger_before), "timings": timings,
         })

@@ -133,3 +133,22 @@ async def test_select_falls_back_to_support_on_invalid_ranking():
     p = [Patch(Edit(op="add", content=c), s) for c, s in (("a", 1), ("b", 2), ("c", 1))]
     sel = await select(backend, p, budget=1, use_model=True)
     assert sel.ranked_by == "support" and [x.edit.content for x in sel.selected] == ["b"] and "invalid" in sel.note
+
+
+async def test_malformed_edits_are_skipped_and_counted():
+    backend = ScriptedBackend(queue=[json.dumps({"edits": [{"op": "add"}, {"op": "add", "content": "Be exact."}]})])
+    out = await reflect(backend, SKILL, [pair(1, False)], minibatch_size=4, include_successes=False,
+                        show_reference=False, seed=0)
+    assert [e.content for e in out.edits] == ["Be exact."] and out.skipped_edits == 1
+
+
+def test_edit_schema_requires_content_for_add_and_target_for_replace():
+    import jsonschema
+    import pytest as _pytest
+
+    from skillopt_core.reflect import EDITS_SCHEMA
+
+    jsonschema.validate({"edits": [{"op": "add", "content": "x", "rationale": "r"}]}, EDITS_SCHEMA)
+    for bad in ({"op": "add", "rationale": "r"}, {"op": "replace", "content": "x"}, {"op": "delete"}):
+        with _pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({"edits": [bad]}, EDITS_SCHEMA)
