@@ -45,8 +45,6 @@ def summarize_comparison(groups: Mapping[str, list[str]]) -> str:
     return ", ".join(f"{len(groups[c])} {c.replace('_', ' ')}" for c in CATEGORIES)
 
 
-GUIDANCE_SCHEMA = {"type": "object", "properties": {"guidance": {"type": "string"}}, "required": ["guidance"]}
-NOTES_SCHEMA = {"type": "object", "properties": {"notes": {"type": "string"}}, "required": ["notes"]}
 
 SLOW_SYSTEM = (
     "You write short, durable guidance for a skill document, based on how its behaviour changed over a "
@@ -64,6 +62,15 @@ class TextReply:
     text: str | None
     calls: int
     error: str = ""
+
+
+async def _ask_text(optimizer: Backend, prompt: str, system: str, key: str, stage: str, max_tokens: int) -> TextReply:
+    """One JSON object ``{key: "..."}`` from the optimizer; empty or invalid → no text, with the reason."""
+    schema = {"type": "object", "properties": {key: {"type": "string"}}, "required": [key]}
+    request = CompletionRequest.single(prompt, system=system, max_tokens=max_tokens, role="optimizer", stage=stage)
+    reply = await complete_json(optimizer, request, schema)
+    text = reply.data[key].strip() if reply.ok else ""
+    return TextReply(text or None, reply.attempts, reply.error or ("" if text else f"empty {key}"))
 
 
 def _examples(tasks: Mapping[str, Task], ids: Sequence[str], responses: Mapping[str, str], limit: int = 4) -> str:
@@ -96,10 +103,7 @@ async def write_slow_update_guidance(
         "## Previous guidance", previous_guidance.strip() or "(none)",
         'Write the new guidance as {"guidance": "..."}.',
     ])
-    request = CompletionRequest.single(prompt, system=SLOW_SYSTEM, max_tokens=max_tokens, role="optimizer", stage="slow_update")
-    reply = await complete_json(optimizer, request, GUIDANCE_SCHEMA)
-    text = (reply.data or {}).get("guidance", "").strip() if reply.ok else None
-    return TextReply(text or None, reply.attempts, reply.error or ("" if text else "empty guidance"))
+    return await _ask_text(optimizer, prompt, SLOW_SYSTEM, "guidance", "slow_update", max_tokens)
 
 
 async def write_meta_notes(
@@ -114,7 +118,4 @@ async def write_meta_notes(
         "## Your previous notes", previous_notes.strip() or "(none)",
         'Write updated notes as {"notes": "..."}.',
     ])
-    request = CompletionRequest.single(prompt, system=META_SYSTEM, max_tokens=max_tokens, role="optimizer", stage="meta_skill")
-    reply = await complete_json(optimizer, request, NOTES_SCHEMA)
-    text = (reply.data or {}).get("notes", "").strip() if reply.ok else None
-    return TextReply(text or None, reply.attempts, reply.error or ("" if text else "empty notes"))
+    return await _ask_text(optimizer, prompt, META_SYSTEM, "notes", "meta_skill", max_tokens)
