@@ -24,18 +24,15 @@ Contract, beyond the Backend protocol (see base.py):
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
-import time
-import weakref
 from typing import Any, Callable
 
 from . import register_backend
-from .base import Completion, CompletionRequest, RequestRejected, Usage
-from .json_output import check, repair_request, with_schema_instruction
+from .base import CompletionRequest, RequestRejected
+from .http_common import HttpBackend, Reply
+from .json_output import with_schema_instruction
 from .keys import lookup, require_key, safe_url
-from .pricing import estimate_cost
 from .retry import RetryPolicy, policy_from_options, timeout_option, with_retries
 
 log = logging.getLogger(__name__)
@@ -45,7 +42,7 @@ DEFAULT_KEY_VAR = "ANTHROPIC_API_KEY"
 _NATIVE_WORDS = ("output_config", "output_format", "json_schema", "structured", "schema")
 
 
-class AnthropicBackend:
+class AnthropicBackend(HttpBackend):
     name = "anthropic"
 
     def __init__(
@@ -57,64 +54,28 @@ class AnthropicBackend:
         key_var: str,
         where: str,
     ) -> None:
-        self.model = model
-        self._client_factory = client_factory
-        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
-        self._policy = policy
-        self._key_var = key_var
-        self._where = where
+        super().__init__(model=model, client_factory=client_factory, policy=policy, key_var=key_var, where=where)
         self._native_json = True
         self._sends_temperature = _sdk_accepts("temperature")
 
-    def __repr__(self) -> str:
-        return f"<AnthropicBackend {self.describe()}>"
+    async def _plain(self, request: CompletionRequest) -> Reply:
+        return await self._call(request, native=False)
 
-    def describe(self) -> str:
-        return f"anthropic:{self.model} ({self._where})"
-
-    def _client(self) -> Any:
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = self._client_factory()
-        return client
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        if request.json_schema is None:
-            text, used_in, used_out, model = await self._call(request, native=False)
-        else:
-            text, used_in, used_out, model = await self._structured(request)
-        return Completion(
-            text=text,
-            usage=Usage(used_in, used_out, estimate_cost(model or self.model, used_in, used_out)),
-            model=model or self.model,
-            latency_s=time.monotonic() - started,
-        )
-
-    async def _structured(self, request: CompletionRequest) -> tuple[str, int, int, str]:
-        schema = request.json_schema or {}
+    async def _structured(self, request: CompletionRequest) -> Reply:
         first = request
         while True:
             native = self._native_json
             if not native:
                 first = with_schema_instruction(request)
             try:
-                text, used_in, used_out, model = await self._call(first, native=native)
+                reply = await self._call(first, native=native)
                 break
             except RequestRejected as exc:
                 if not native or not any(w in str(exc).lower() for w in _NATIVE_WORDS):
                     raise
                 self._native_json = False
                 log.info("anthropic: %s refused structured output; stating the schema in the prompt instead", self.model)
-        valid, problems = check(text, schema)
-        if valid is None:
-            log.info("anthropic: reply is not valid JSON for the schema (%s); asking once to repair", problems[0])
-            text2, in2, out2, model = await self._call(repair_request(first, text, problems), native=native)
-            used_in, used_out = used_in + in2, used_out + out2
-            valid, _ = check(text2, schema)
-            text = text2
-        return (valid if valid is not None else text), used_in, used_out, model
+        return await self._repair_once(first, reply, lambda again: self._call(again, native=native))
 
     def _arguments(self, request: CompletionRequest, native: bool) -> dict[str, Any]:
         args: dict[str, Any] = {
@@ -130,7 +91,7 @@ class AnthropicBackend:
             args["output_config"] = {"format": {"type": "json_schema", "schema": request.json_schema}}
         return args
 
-    async def _call(self, request: CompletionRequest, *, native: bool) -> tuple[str, int, int, str]:
+    async def _call(self, request: CompletionRequest, *, native: bool) -> Reply:
         args = self._arguments(request, native)
         client = self._client()
         message = await with_retries(

@@ -34,18 +34,7 @@ from typing import Any
 
 from . import register_backend
 from .base import BackendError, Completion, CompletionRequest, RequestRejected, Usage
-from .cli_common import (
-    effective_role,
-    exit_error,
-    find_executable,
-    finish_json,
-    render_prompt,
-    replay_dir,
-    run_cli,
-    skill_from_system,
-    tail,
-    timeout_from,
-)
+from .cli_common import CliBackend, exit_error, finish_json, json_lines, tail
 from .keys import redact
 
 log = logging.getLogger(__name__)
@@ -61,24 +50,15 @@ _LOGIN_HINT = "Check that `claude -p hello` works in a terminal (log in with `cl
 def parse_result(stdout: str) -> dict[str, Any] | None:
     """The ``type: result`` object from ``--output-format json`` output (the
     last one if several lines are printed), or None."""
-    found = None
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and obj.get("type") == "result":
-            found = obj
-    if found is None:
-        try:
-            obj = json.loads(stdout)
-        except ValueError:
-            return None
-        found = obj if isinstance(obj, dict) and obj.get("type") == "result" else None
-    return found
+    results = [obj for obj in json_lines(stdout)[0] if obj.get("type") == "result"]
+    if results:
+        return results[-1]
+    # Not one object a line: the whole output may be one (pretty-printed) document.
+    try:
+        obj = json.loads(stdout)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) and obj.get("type") == "result" else None
 
 
 def usage_from_result(result: dict[str, Any]) -> Usage:
@@ -98,18 +78,17 @@ def model_from_result(result: dict[str, Any], fallback: str) -> str:
     return fallback
 
 
-class ClaudeCodeBackend:
+class ClaudeCodeBackend(CliBackend):
     name = "claude-code"
+    command = COMMAND
+    skill_dir = SKILL_DIR
+    install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self.model = model or "default"
-        self._cli_model = model
-        self._role = role
         tools = options.get("allowed_tools")
         self._tools = tuple(tools) if tools is not None else READ_ONLY_TOOLS
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
-        self._timeout = timeout_from(options)
-        self._exe = find_executable(COMMAND, self.name, _INSTALL_HINT)
+        super().__init__(model=model, role=role, options=options)
 
     def describe(self) -> str:
         return f"claude-code:{self.model} (claude -p, tools {','.join(self._tools) or 'none'})"
@@ -126,15 +105,9 @@ class ClaudeCodeBackend:
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
-        is_target = effective_role(request, self._role) == "target"
-        skill = skill_from_system(request.system) if is_target else None
-        tools = self._tools if is_target else ()
-        with replay_dir(self.name, skill, SKILL_DIR) as where:
-            skill_path = f"{SKILL_DIR}/{skill.name}/SKILL.md" if skill else None
-            prompt = render_prompt(request, skill=skill, skill_path=skill_path)
-            result = await run_cli(
-                self.argv(tools), cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=prompt
-            )
+        tools = self._tools if self._is_target(request) else ()
+        with self._replay(request) as (where, prompt):
+            result = await self._run(self.argv(tools), where, stdin_text=prompt)
         parsed = parse_result(result.stdout)
         if parsed is None:
             if result.returncode != 0:

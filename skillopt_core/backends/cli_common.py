@@ -22,6 +22,8 @@ Contract:
 - **JSON output.** The schema is stated in the prompt; a valid JSON document in
   the reply is returned compactly, otherwise the reply as it is (the engine
   validates again).
+- **Output lines.** :func:`json_lines` reads CLI output printed as one JSON
+  object a line and counts the lines that are not, so a backend can say so.
 - **The process.** Started without a shell in its own process group; stdin
   carries the prompt where the CLI reads it; on timeout the whole group is
   terminated (then killed) and a :class:`BackendError` says so; a non-zero exit
@@ -35,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import logging
 import os
 import re
@@ -287,3 +290,58 @@ def exit_error(backend: str, command: str, result: CliResult, hint: str) -> Back
 def timeout_from(options: dict[str, Any]) -> float:
     value = options.get("timeout")
     return float(value) if value else DEFAULT_TIMEOUT
+
+
+def json_lines(stdout: str) -> tuple[list[dict[str, Any]], int]:
+    """(the JSON objects printed one a line, in order; how many other
+    non-blank lines there were)."""
+    objects: list[dict[str, Any]] = []
+    other = 0
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            other += 1
+            continue
+        if isinstance(obj, dict):
+            objects.append(obj)
+        else:
+            other += 1
+    return objects, other
+
+
+class CliBackend:
+    """Base of the three CLI backends: the options they share, the executable,
+    and a prepared replay directory per call. Subclasses set ``name``,
+    ``command``, ``skill_dir`` (where the host reads skills, relative to the
+    working directory) and ``install_hint``."""
+
+    name: str
+    command: str
+    skill_dir: str
+    install_hint: str
+
+    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
+        self.model = model or "default"
+        self._cli_model = model
+        self._role = role
+        self._timeout = timeout_from(options)
+        self._exe = find_executable(self.command, self.name, self.install_hint)
+
+    def _is_target(self, request: CompletionRequest) -> bool:
+        return effective_role(request, self._role) == "target"
+
+    @contextlib.contextmanager
+    def _replay(self, request: CompletionRequest) -> Iterator[tuple[ReplayDir, str]]:
+        """(a fresh replay directory, the marked prompt); for the target role
+        the skill in ``request.system`` is installed there and pointed to."""
+        skill = skill_from_system(request.system) if self._is_target(request) else None
+        with replay_dir(self.name, skill, self.skill_dir) as where:
+            skill_path = f"{self.skill_dir}/{skill.name}/SKILL.md" if skill else None
+            yield where, render_prompt(request, skill=skill, skill_path=skill_path)
+
+    async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None) -> CliResult:
+        return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text)

@@ -23,7 +23,6 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -31,17 +30,7 @@ from typing import Any
 
 from . import register_backend
 from .base import BackendError, Completion, CompletionRequest, Usage
-from .cli_common import (
-    effective_role,
-    exit_error,
-    find_executable,
-    finish_json,
-    render_prompt,
-    replay_dir,
-    run_cli,
-    skill_from_system,
-    timeout_from,
-)
+from .cli_common import CliBackend, exit_error, finish_json, json_lines
 from .keys import redact
 from .pricing import estimate_cost
 
@@ -65,19 +54,9 @@ class CodexEvents:
 
 
 def parse_events(stdout: str) -> CodexEvents:
-    found = CodexEvents()
-    for line in stdout.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            found.skipped_lines += 1
-            continue
-        if not isinstance(event, dict):
-            found.skipped_lines += 1
-            continue
+    events, skipped = json_lines(stdout)
+    found = CodexEvents(skipped_lines=skipped)
+    for event in events:
         kind = event.get("type")
         if kind == "item.completed":
             item = event.get("item") or {}
@@ -95,15 +74,14 @@ def parse_events(stdout: str) -> CodexEvents:
     return found
 
 
-class CodexBackend:
+class CodexBackend(CliBackend):
     name = "codex"
+    command = COMMAND
+    skill_dir = SKILL_DIR
+    install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self.model = model or "default"
-        self._cli_model = model
-        self._role = role
-        self._timeout = timeout_from(options)
-        self._exe = find_executable(COMMAND, self.name, _INSTALL_HINT)
+        super().__init__(model=model, role=role, options=options)
         if options.get("allowed_tools") is not None:
             log.warning("codex: model.allowed_tools does not apply to Codex; it runs with --sandbox read-only")
 
@@ -119,15 +97,8 @@ class CodexBackend:
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
-        is_target = effective_role(request, self._role) == "target"
-        skill = skill_from_system(request.system) if is_target else None
-        with replay_dir(self.name, skill, SKILL_DIR) as where:
-            skill_path = f"{SKILL_DIR}/{skill.name}/SKILL.md" if skill else None
-            prompt = render_prompt(request, skill=skill, skill_path=skill_path)
-            result = await run_cli(
-                self.argv(str(where.work)), cwd=where.work, timeout=self._timeout, backend=self.name,
-                stdin_text=prompt,
-            )
+        with self._replay(request) as (where, prompt):
+            result = await self._run(self.argv(str(where.work)), where, stdin_text=prompt)
         events = parse_events(result.stdout)
         if events.skipped_lines:
             log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)

@@ -37,17 +37,7 @@ from typing import Any
 
 from . import register_backend
 from .base import BackendError, Completion, CompletionRequest, Usage
-from .cli_common import (
-    effective_role,
-    exit_error,
-    find_executable,
-    finish_json,
-    render_prompt,
-    replay_dir,
-    run_cli,
-    skill_from_system,
-    timeout_from,
-)
+from .cli_common import CliBackend, exit_error, finish_json, json_lines
 from .keys import redact
 
 log = logging.getLogger(__name__)
@@ -69,20 +59,9 @@ class CopilotOutput:
 
 
 def parse_output(stdout: str) -> CopilotOutput:
-    found = CopilotOutput()
-    for line in stdout.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        try:
-            event = json.loads(stripped)
-        except ValueError:
-            found.other_lines += 1
-            continue
-        if not isinstance(event, dict):
-            found.other_lines += 1
-            continue
-        found.json_lines += 1
+    events, other = json_lines(stdout)
+    found = CopilotOutput(json_lines=len(events), other_lines=other)
+    for event in events:
         kind = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():
@@ -117,17 +96,16 @@ def parse_usage_file(path: Path) -> tuple[int, int, str | None]:
     return used_in, used_out, top_model
 
 
-class CopilotBackend:
+class CopilotBackend(CliBackend):
     name = "copilot"
+    command = COMMAND
+    skill_dir = SKILL_DIR
+    install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self.model = model or "default"
-        self._cli_model = model
-        self._role = role
         tools = options.get("allowed_tools")
         self._allowed = tuple(tools) if tools is not None else None
-        self._timeout = timeout_from(options)
-        self._exe = find_executable(COMMAND, self.name, _INSTALL_HINT)
+        super().__init__(model=model, role=role, options=options)
 
     def describe(self) -> str:
         tools = ",".join(self._allowed) if self._allowed is not None else "all but " + ",".join(DENIED_BY_DEFAULT)
@@ -148,15 +126,9 @@ class CopilotBackend:
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
-        is_target = effective_role(request, self._role) == "target"
-        skill = skill_from_system(request.system) if is_target else None
-        with replay_dir(self.name, skill, SKILL_DIR) as where:
-            skill_path = f"{SKILL_DIR}/{skill.name}/SKILL.md" if skill else None
-            prompt = render_prompt(request, skill=skill, skill_path=skill_path)
+        with self._replay(request) as (where, prompt):
             usage_file = where.meta / "usage.json"
-            result = await run_cli(
-                self.argv(prompt, where.work, usage_file), cwd=where.work, timeout=self._timeout, backend=self.name
-            )
+            result = await self._run(self.argv(prompt, where.work, usage_file), where)
             used_in, used_out, model = parse_usage_file(usage_file) if result.returncode == 0 else (0, 0, None)
         if result.returncode != 0:
             raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)

@@ -26,18 +26,15 @@ Contract, beyond the Backend protocol (see base.py):
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import register_backend
-from .base import BackendConfigError, Completion, CompletionRequest, RequestRejected, Usage
-from .json_output import check, repair_request, with_schema_instruction
+from .base import BackendConfigError, CompletionRequest, RequestRejected
+from .http_common import HttpBackend, Reply
+from .json_output import with_schema_instruction
 from .keys import lookup, require_key, safe_url
-from .pricing import estimate_cost
 from .retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
 
 log = logging.getLogger(__name__)
@@ -64,7 +61,7 @@ class _Params:
     adjusted: set[str] = field(default_factory=set)
 
 
-class OpenAIBackend:
+class OpenAIBackend(HttpBackend):
     """Chat completions against OpenAI, Azure OpenAI or a compatible server."""
 
     def __init__(
@@ -78,51 +75,22 @@ class OpenAIBackend:
         official: bool,
         name: str = "openai",
     ) -> None:
+        super().__init__(model=model, client_factory=client_factory, policy=policy, key_var=key_var, where=where)
         self.name = name
-        self.model = model
-        self._client_factory = client_factory
-        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
-        self._policy = policy
-        self._key_var = key_var
-        self._where = where
         reasoning = model.lower().startswith(_REASONING_PREFIXES)
         self._params = _Params(
             token_param="max_completion_tokens" if official else "max_tokens",
             send_temperature=not reasoning,
         )
 
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.describe()}>"
+    async def _plain(self, request: CompletionRequest) -> Reply:
+        return await self._call_adjusting(request, None)
 
-    def describe(self) -> str:
-        return f"{self.name}:{self.model} ({self._where})"
-
-    def _client(self) -> Any:
-        # One client per event loop: an HTTP connection pool cannot cross loops.
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = self._clients[loop] = self._client_factory()
-        return client
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        if request.json_schema is None:
-            text, used_in, used_out, model = await self._call_adjusting(request, None)
-        else:
-            text, used_in, used_out, model = await self._structured(request)
-        return Completion(
-            text=text,
-            usage=Usage(used_in, used_out, estimate_cost(model or self.model, used_in, used_out)),
-            model=model or self.model,
-            latency_s=time.monotonic() - started,
-        )
-
-    async def _structured(self, request: CompletionRequest) -> tuple[str, int, int, str]:
+    async def _structured(self, request: CompletionRequest) -> Reply:
         while True:
             level = JSON_LADDER[self._params.json_level]
             try:
-                text, used_in, used_out, model = await self._call_adjusting(request, level)
+                reply = await self._call_adjusting(request, level)
                 break
             except RequestRejected as exc:
                 if self._params.json_level + 1 >= len(JSON_LADDER) or not _mentions(exc, _FORMAT_WORDS):
@@ -132,18 +100,9 @@ class OpenAIBackend:
                     "%s: server refused response_format %s; using %s from now on",
                     self.name, level, JSON_LADDER[self._params.json_level],
                 )
-        total_in, total_out = used_in, used_out
-        valid, problems = check(text, request.json_schema or {})
-        if valid is None:
-            log.info("%s: reply is not valid JSON for the schema (%s); asking once to repair", self.name, problems[0])
-            retry = repair_request(request, text, problems)
-            text2, used_in, used_out, model = await self._call_adjusting(retry, level)
-            total_in, total_out = total_in + used_in, total_out + used_out
-            valid, _ = check(text2, request.json_schema or {})
-            text = text2
-        return (valid if valid is not None else text), total_in, total_out, model
+        return await self._repair_once(request, reply, lambda again: self._call_adjusting(again, level))
 
-    async def _call_adjusting(self, request: CompletionRequest, level: str | None) -> tuple[str, int, int, str]:
+    async def _call_adjusting(self, request: CompletionRequest, level: str | None) -> Reply:
         """One call; a refused parameter is adjusted once and the call repeated."""
         while True:
             try:
@@ -193,7 +152,7 @@ class OpenAIBackend:
             args["response_format"] = {"type": "json_object"}
         return args
 
-    async def _call(self, request: CompletionRequest, level: str | None) -> tuple[str, int, int, str]:
+    async def _call(self, request: CompletionRequest, level: str | None) -> Reply:
         args = self._arguments(request, level)
         client = self._client()
         response = await with_retries(
