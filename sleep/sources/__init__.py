@@ -16,9 +16,11 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Protocol
+from typing import Any, BinaryIO, Callable, Iterator, Protocol
 
-from sleep.reader import ParseContext, ParseStats
+import orjson
+
+from sleep.reader import ParseContext, ParseStats, open_binary
 from sleep.sessions import HistoryPrompt, Session
 
 
@@ -142,6 +144,26 @@ def walk_files(root: Path | str, want: Callable[[str], bool], stats: ParseStats,
 
     if os.path.isdir(root):
         yield from visit(str(root), 0)
+
+
+def head_records(path: str, marker: bytes, max_lines: int,
+                 max_line_bytes: int = 1 << 20) -> Iterator[dict[str, Any]]:
+    """The JSON objects among the first ``max_lines`` lines of ``path`` whose bytes
+    hold ``marker``: a cheap peek (for :meth:`Source.project_of`). Lines that do not
+    decode are passed over uncounted; the full read counts them."""
+    with open_binary(path) as f:
+        for _ in range(max_lines):
+            data = f.readline(max_line_bytes)
+            if not data:
+                return
+            if marker not in data:
+                continue
+            try:
+                rec = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(rec, dict):
+                yield rec
 
 
 def text_of(value: object) -> str:

@@ -14,13 +14,13 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep import paths
-from sleep.feedback import classify_feedback
-from sleep.reader import Line, LineReader, ParseContext, ParseStats
-from sleep.sessions import Feedback, Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, scan_dir, slugify, text_of
+from sleep.reader import ParseContext, ParseStats
+from sleep.sessions import Session, iso_utc
+from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
 from sleep.sources.history import parse_claude_history
+from sleep.sources.turns import LogParser, parse_log
 
 HOST = "claude-code"
 BIG_LINE = 32 * 1024
@@ -126,21 +126,9 @@ class ClaudeCodeSource:
         return False
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
-        from sleep.reader import open_binary
-
-        with open_binary(file.path) as f:
-            for _ in range(200):
-                data = f.readline(1 << 20)
-                if not data:
-                    break
-                at = data.find(b'"cwd":"')
-                if at >= 0:
-                    try:
-                        rec = ctx_loads_quiet(data)
-                    except Exception:
-                        rec = None
-                    if rec and isinstance(rec.get("cwd"), str):
-                        return rec["cwd"]
+        for rec in head_records(file.path, b'"cwd":"', 200):
+            if isinstance(rec.get("cwd"), str):
+                return rec["cwd"]
         return None
 
     # ----- parsing ---------------------------------------------------------------------
@@ -153,76 +141,44 @@ class ClaudeCodeSource:
             host=HOST, session_id=file.session_id or Path(file.path).stem,
             is_subagent=file.kind == "subagent", parent_session_id=file.parent_session_id,
             source_path=file.path)
-        parser = _SessionParser(session, file, ctx)
-        reader = LineReader(f, start, ctx, file.path)
-        for line in reader:
-            if parser.feed(line) == "pretty":
-                ctx.stats.skip_file("pretty_printed_json", file.path)
-                return ParseResult(None, end_offset=reader.offset, file_skip_reason="pretty_printed_json")
-            if parser.replay:
-                return ParseResult(None, end_offset=reader.offset, replay=True)
-        end = reader.offset
-        parser.close()
-        if parser.replay:
-            return ParseResult(None, end_offset=end, replay=True)
-        if prior is None and session.started_at is None and not session.prompts:
-            return ParseResult(None, end_offset=end)
-        return ParseResult(session, end_offset=end)
+        return parse_log(_SessionParser(session, file, ctx), f, start, prior)
 
 
-def ctx_loads_quiet(data: bytes) -> dict[str, Any] | None:
-    import orjson
-
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-class _SessionParser:
+class _SessionParser(LogParser):
     """Feeds the lines of one transcript into a Session (continuing its state)."""
 
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
-        self.s = session
-        self.file = file
-        self.ctx = ctx
-        self.replay = False
+        super().__init__(session, file, ctx)
         st = session.state
         self.msg_id: str | None = st.get("msg_id")
         self.msg_tool_ids: list[str] = list(st.get("msg_tool_ids", []))
-        self.answered: bool = bool(st.get("answered", False))
-        # Raw text parts of the current turn's final message; redacted when the turn closes.
+        # Raw text parts of the current turn's final message; redacted when the turn closes
+        # (a message streamed in parts replaces the base class's single ``final_raw``).
         self.final_parts: list[str] | None = None
-        self.checked_replay: bool = bool(st.get("checked_replay", False))
 
-    # one line -> counted exactly once
-    def feed(self, line: Line) -> str | None:
-        data = line.data
+    def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
-        where = f"{self.file.path}@{line.start}"
-        if line.start == 0 and data.strip() in (b"{", b"["):
-            stats.ignored()
-            return "pretty"
         if len(data) > BIG_LINE and self._skippable(data):
             self.s.note_time(ts_from_bytes(data[-_TAIL:]))
             stats.ignored()
-            return None
+            return
         rec = self.ctx.loads(data, where)
         if rec is None:
-            return None
+            return
         kind = rec.get("type")
         if kind not in KNOWN_TYPES:
             stats.skip_line("unknown_record_type", where)
-            return None
+            return
         self.s.note_time(iso_utc(rec.get("timestamp")))
         if kind == "user":
             self._check_fields(rec)
-            self._user(rec) if self._mine(rec) else None
+            if self._mine(rec):
+                self._user(rec)
             stats.kept()
         elif kind == "assistant":
             self._check_fields(rec)
-            self._assistant(rec) if self._mine(rec) else None
+            if self._mine(rec):
+                self._assistant(rec)
             stats.kept()
         else:
             stats.ignored()
@@ -230,7 +186,6 @@ class _SessionParser:
             self.s.project_dir = rec["cwd"]
             if is_replay_path(rec["cwd"]):
                 self.replay = True
-        return None
 
     @staticmethod
     def _skippable(data: bytes) -> bool:
@@ -306,22 +261,12 @@ class _SessionParser:
                 return
         self._prompt(text, at)
 
-    def _prompt(self, text: str, at: str | None) -> None:
-        if not self.checked_replay:
-            self.checked_replay = True
-            if is_replay_prompt(text):
-                self.replay = True
-                return
-        self._close_turn()
-        redacted = self.ctx.redactor.redact(text)
-        follows = bool(self.s.prompts) and self.answered
-        idx = self.s.add_prompt(redacted, at)
-        kind = classify_feedback(text, follows_agent_turn=follows)
-        if kind:
-            self.s.feedback.append(Feedback(kind, redacted, at, idx))
-        self.answered = False
+    def _prompt(self, text: str, at: str | None) -> bool:
+        if not super()._prompt(text, at):
+            return False
         self.msg_id = None
         self.msg_tool_ids = []
+        return True
 
     def _tool_result(self, block: dict[str, Any], at: str | None) -> None:
         if not block.get("is_error"):
@@ -332,10 +277,6 @@ class _SessionParser:
         m = _REJECTION_REASON_RX.search(body)
         reason = m.group(1).strip() if m else ""
         self._feedback("rejection", self.ctx.redactor.redact(reason) if reason else "", at)
-
-    def _feedback(self, kind: str, text: str, at: str | None) -> None:
-        idx = len(self.s.prompts) - 1 if self.s.prompts else None
-        self.s.feedback.append(Feedback(kind, text, at, idx))
 
     def _assistant(self, rec: dict[str, Any]) -> None:
         msg = rec.get("message")
@@ -397,6 +338,5 @@ class _SessionParser:
         self.final_parts = None
 
     def close(self) -> None:
-        self._close_turn()
-        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:],
-                            answered=self.answered, checked_replay=self.checked_replay)
+        super().close()
+        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:])

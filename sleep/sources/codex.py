@@ -19,13 +19,13 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep import paths
-from sleep.feedback import classify_feedback
-from sleep.reader import LineReader, ParseContext, ParseStats, open_binary
-from sleep.sessions import Feedback, Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, skills_in, text_of, walk_files
+from sleep.reader import ParseContext, ParseStats
+from sleep.sessions import Session, iso_utc
+from sleep.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
 from sleep.sources.history import parse_codex_history
+from sleep.sources.turns import LogParser, parse_log
 
 HOST = "codex"
 _HEAD = 200
@@ -77,19 +77,11 @@ class CodexSource:
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         """The cwd of ``session_meta`` or ``turn_context`` in the first lines."""
-        with open_binary(file.path) as f:
-            for _ in range(20):
-                data = f.readline(4 << 20)
-                if not data:
-                    break
-                if b'"cwd"' not in data:
-                    continue
-                rec = _quiet_loads(data)
-                if rec:
-                    payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else rec
-                    cwd = payload.get("cwd")
-                    if isinstance(cwd, str):
-                        return cwd
+        for rec in head_records(file.path, b'"cwd"', 20, 4 << 20):
+            payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else rec
+            cwd = payload.get("cwd")
+            if isinstance(cwd, str):
+                return cwd
         return None
 
     def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
@@ -98,22 +90,7 @@ class CodexSource:
             return parse_codex_history(file, f, start, ctx)
         session = prior or Session(host=HOST, session_id=file.session_id or Path(file.path).stem,
                                    source_path=file.path)
-        p = _RolloutParser(session, file, ctx)
-        reader = LineReader(f, start, ctx, file.path)
-        for line in reader:
-            if line.start == 0 and line.data.strip() in (b"{", b"["):
-                ctx.stats.ignored()
-                ctx.stats.skip_file("pretty_printed_json", file.path)
-                return ParseResult(None, end_offset=reader.offset, file_skip_reason="pretty_printed_json")
-            p.feed(line.data, f"{file.path}@{line.start}")
-            if p.replay:
-                return ParseResult(None, end_offset=reader.offset, replay=True)
-        p.close()
-        if p.replay:
-            return ParseResult(None, end_offset=reader.offset, replay=True)
-        if prior is None and session.started_at is None and not session.prompts:
-            return ParseResult(None, end_offset=reader.offset)
-        return ParseResult(session, end_offset=reader.offset)
+        return parse_log(_RolloutParser(session, file, ctx), f, start, prior)
 
 
 def _id_from_name(name: str) -> str | None:
@@ -121,26 +98,9 @@ def _id_from_name(name: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _quiet_loads(data: bytes) -> dict[str, Any] | None:
-    import orjson
-
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-class _RolloutParser:
+class _RolloutParser(LogParser):
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
-        self.s = session
-        self.file = file
-        self.ctx = ctx
-        self.replay = False
-        st = session.state
-        self.answered = bool(st.get("answered", False))
-        self.checked_replay = bool(st.get("checked_replay", False))
-        self.final_raw: str | None = None
+        super().__init__(session, file, ctx)
         self.cur_ts: str | None = None
 
     def feed(self, data: bytes, where: str) -> None:
@@ -210,7 +170,7 @@ class _RolloutParser:
                     self._final(msg)
                 return True
             if ptype in ("turn_aborted",):
-                self._feedback("interruption", "")
+                self._feedback("interruption", "", self.cur_ts)
                 return True
             return False
         if rtype == "response_item":
@@ -273,41 +233,6 @@ class _RolloutParser:
                 self._final(text)
         elif rec.get("type") in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
             self._tool(rec)
-
-    # --- turns ------------------------------------------------------------------------
-
-    def _prompt(self, text: str, at: str | None) -> None:
-        if not self.checked_replay:
-            self.checked_replay = True
-            if is_replay_prompt(text):
-                self.replay = True
-                return
-        self._close_turn()
-        redacted = self.ctx.redactor.redact(text)
-        follows = bool(self.s.prompts) and self.answered
-        idx = self.s.add_prompt(redacted, at)
-        kind = classify_feedback(text, follows_agent_turn=follows)
-        if kind:
-            self.s.feedback.append(Feedback(kind, redacted, at, idx))
-        self.answered = False
-
-    def _final(self, text: str) -> None:
-        self.answered = True
-        if self.s.prompts:
-            self.final_raw = text
-
-    def _feedback(self, kind: str, text: str) -> None:
-        idx = len(self.s.prompts) - 1 if self.s.prompts else None
-        self.s.feedback.append(Feedback(kind, text, self.cur_ts, idx))
-
-    def _close_turn(self) -> None:
-        if self.final_raw is not None and self.s.finals:
-            self.s.finals[-1] = self.ctx.redactor.redact(self.final_raw)
-        self.final_raw = None
-
-    def close(self) -> None:
-        self._close_turn()
-        self.s.state.update(answered=self.answered, checked_replay=self.checked_replay)
 
 
 def _content_text(content: Any) -> str:

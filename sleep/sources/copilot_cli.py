@@ -20,10 +20,10 @@ from typing import Any, BinaryIO, Iterator
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
-from sleep.feedback import classify_feedback
-from sleep.reader import LineReader, ParseContext, ParseStats, open_binary
-from sleep.sessions import Feedback, Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.reader import ParseContext, ParseStats
+from sleep.sessions import Session, iso_utc
+from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
+from sleep.sources.turns import LogParser, open_turn, parse_log
 
 HOST = "copilot-cli"
 _KNOWN_NAMESPACES = ("session.", "user.", "assistant.", "tool.", "skill.", "subagent.", "hook.",
@@ -81,21 +81,15 @@ class CopilotCliSource:
         return None
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
-        if file.kind == "events":
-            cwd = workspace_cwd(Path(file.path).parent)
+        if file.kind != "events":
+            return None
+        cwd = workspace_cwd(Path(file.path).parent)
+        if cwd:
+            return cwd
+        for rec in head_records(file.path, b'"cwd"', 20):
+            cwd = _cwd_of(rec.get("data"))
             if cwd:
                 return cwd
-            with open_binary(file.path) as f:
-                for _ in range(20):
-                    data = f.readline(1 << 20)
-                    if not data:
-                        break
-                    if b'"cwd"' in data:
-                        rec = _quiet(data)
-                        cwd = _cwd_of((rec or {}).get("data"))
-                        if cwd:
-                            return cwd
-            return None
         return None
 
     def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
@@ -104,36 +98,7 @@ class CopilotCliSource:
             return _parse_legacy(file, f, ctx)
         session = prior or Session(host=HOST, session_id=file.session_id or Path(file.path).stem,
                                    source_path=file.path)
-        p = _EventParser(session, file, ctx)
-        reader = LineReader(f, start, ctx, file.path)
-        for line in reader:
-            if line.start == 0 and line.data.strip() in (b"{", b"["):
-                ctx.stats.ignored()
-                ctx.stats.skip_file("pretty_printed_json", file.path)
-                return ParseResult(None, end_offset=reader.offset, file_skip_reason="pretty_printed_json")
-            p.feed(line.data, f"{file.path}@{line.start}")
-            if p.replay:
-                return ParseResult(None, end_offset=reader.offset, replay=True)
-        p.close()
-        if session.project_dir is None and file.kind == "events":
-            cwd = workspace_cwd(Path(file.path).parent)
-            if cwd:
-                session.project_dir = cwd
-        if p.replay or is_replay_path(session.project_dir):
-            return ParseResult(None, end_offset=reader.offset, replay=True)
-        if prior is None and session.started_at is None and not session.prompts:
-            return ParseResult(None, end_offset=reader.offset)
-        return ParseResult(session, end_offset=reader.offset)
-
-
-def _quiet(data: bytes) -> dict[str, Any] | None:
-    import orjson
-
-    try:
-        obj = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
+        return parse_log(_EventParser(session, file, ctx), f, start, prior)
 
 
 def _cwd_of(data: Any) -> str | None:
@@ -146,17 +111,10 @@ def _cwd_of(data: Any) -> str | None:
     return None
 
 
-class _EventParser:
+class _EventParser(LogParser):
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
-        self.s = session
-        self.file = file
-        self.ctx = ctx
-        self.replay = False
-        st = session.state
-        self.answered = bool(st.get("answered", False))
-        self.checked_replay = bool(st.get("checked_replay", False))
-        self.call_ids: list[str] = list(st.get("call_ids", []))
-        self.final_raw: str | None = None
+        super().__init__(session, file, ctx)
+        self.call_ids: list[str] = list(session.state.get("call_ids", []))
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
@@ -194,9 +152,7 @@ class _EventParser:
         elif etype == "assistant.message":
             text = d.get("content")
             if isinstance(text, str) and text.strip():
-                self.answered = True
-                if self.s.prompts:
-                    self.final_raw = text
+                self._final(text)
             for req in d.get("toolRequests") or []:
                 if isinstance(req, dict):
                     self._tool(req.get("toolCallId"), req.get("name"), req.get("arguments"))
@@ -210,8 +166,7 @@ class _EventParser:
             if isinstance(model, str):
                 self.s.model = model
         elif etype == "abort":
-            idx = len(self.s.prompts) - 1 if self.s.prompts else None
-            self.s.feedback.append(Feedback("interruption", "", at, idx))
+            self._feedback("interruption", "", at)
         else:
             stats.ignored()
             return
@@ -229,30 +184,14 @@ class _EventParser:
                 self.s.add_skill(skill)
         self.answered = True
 
-    def _prompt(self, text: str, at: str | None) -> None:
-        if not self.checked_replay:
-            self.checked_replay = True
-            if is_replay_prompt(text):
-                self.replay = True
-                return
-        self._close_turn()
-        redacted = self.ctx.redactor.redact(text)
-        follows = bool(self.s.prompts) and self.answered
-        idx = self.s.add_prompt(redacted, at)
-        kind = classify_feedback(text, follows_agent_turn=follows)
-        if kind:
-            self.s.feedback.append(Feedback(kind, redacted, at, idx))
-        self.answered = False
-
-    def _close_turn(self) -> None:
-        if self.final_raw is not None and self.s.finals:
-            self.s.finals[-1] = self.ctx.redactor.redact(self.final_raw)
-        self.final_raw = None
-
     def close(self) -> None:
-        self._close_turn()
-        self.s.state.update(answered=self.answered, checked_replay=self.checked_replay,
-                            call_ids=self.call_ids[-200:])
+        super().close()
+        self.s.state["call_ids"] = self.call_ids[-200:]
+        # The cwd may appear only in workspace.yaml beside the log.
+        if self.s.project_dir is None:
+            self.s.project_dir = workspace_cwd(Path(self.file.path).parent)
+        if is_replay_path(self.s.project_dir):
+            self.replay = True
 
 
 def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResult:
@@ -282,11 +221,7 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
         if role == "user" and text:
             if not s.prompts and is_replay_prompt(text):
                 return ParseResult(None, replay=True)
-            redacted = ctx.redactor.redact(text)
-            idx = s.add_prompt(redacted, None)
-            kind = classify_feedback(text, follows_agent_turn=idx > 0 and answered)
-            if kind:
-                s.feedback.append(Feedback(kind, redacted, None, idx))
+            open_turn(s, text, None, ctx.redactor, follows_answer=bool(s.prompts) and answered)
             answered = False
         elif role == "assistant":
             for call in msg.get("tool_calls") or []:

@@ -25,10 +25,10 @@ import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
-from sleep.feedback import classify_feedback
 from sleep.reader import LineReader, ParseContext, ParseStats
 from sleep.sessions import Feedback, Session, iso_utc
 from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.sources.turns import open_turn
 
 HOST = "copilot-vscode"
 _MAX_DOC_BYTES = 256 << 20
@@ -251,11 +251,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
         if text and not req.get("isSystemInitiated"):
             if not s.prompts and is_replay_prompt(text):
                 return None
-            redacted = ctx.redactor.redact(text)
-            idx = s.add_prompt(redacted, at)
-            kind = classify_feedback(text, follows_agent_turn=idx > 0 and answered)
-            if kind:
-                s.feedback.append(Feedback(kind, redacted, at, idx))
+            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
         answered = _response(req, s, ctx) or answered
         vote = req.get("vote")
         if vote in (0, 1) and s.prompts:

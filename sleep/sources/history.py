@@ -8,38 +8,33 @@ counted twice as a session.
 
 from __future__ import annotations
 
-from typing import BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.reader import LineReader, ParseContext
 from sleep.sessions import HistoryPrompt, iso_utc
 from sleep.sources import ParseResult, SourceFile
 
+# One record -> (typed text, raw time, project dir, session id); text not yet checked.
+_Fields = Callable[[dict[str, Any]], tuple[Any, Any, str | None, str | None]]
+
 
 def parse_claude_history(file: SourceFile, f: BinaryIO, start: int, ctx: ParseContext) -> ParseResult:
     """``history.jsonl``: one ``{display, timestamp (ms), project, sessionId?}`` per typed prompt."""
-    out: list[HistoryPrompt] = []
-    reader = LineReader(f, start, ctx, file.path)
-    for line in reader:
-        rec = ctx.loads(line.data, f"{file.path}@{line.start}")
-        if rec is None:
-            continue
-        text = rec.get("display")
-        if not isinstance(text, str) or not text.strip():
-            ctx.stats.ignored()
-            continue
-        project = rec.get("project") if isinstance(rec.get("project"), str) else None
-        if is_replay_path(project) or is_replay_prompt(text):
-            ctx.stats.skip_line("replay_history_line", f"{file.path}@{line.start}")
-            continue
-        ctx.stats.kept()
-        out.append(HistoryPrompt("claude-code", ctx.redactor.redact(text), iso_utc(rec.get("timestamp")),
-                                 project, rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None))
-    return ParseResult(None, history=out, end_offset=reader.offset)
+    return _parse_history("claude-code", file, f, start, ctx, lambda rec: (
+        rec.get("display"), rec.get("timestamp"), _str(rec.get("project")), _str(rec.get("sessionId"))))
 
 
 def parse_codex_history(file: SourceFile, f: BinaryIO, start: int, ctx: ParseContext) -> ParseResult:
     """``history.jsonl``: ``{session_id, ts (seconds), text}`` per typed prompt."""
+    return _parse_history("codex", file, f, start, ctx, lambda rec: (
+        rec.get("text"), rec.get("ts"), None, _str(rec.get("session_id"))))
+
+
+def _parse_history(host: str, file: SourceFile, f: BinaryIO, start: int, ctx: ParseContext,
+                   fields: _Fields) -> ParseResult:
+    """Every new line with typed text becomes a redacted HistoryPrompt; a line from a
+    replay (its project or its text) is skipped and counted as ``replay_history_line``."""
     out: list[HistoryPrompt] = []
     reader = LineReader(f, start, ctx, file.path)
     for line in reader:
@@ -47,15 +42,17 @@ def parse_codex_history(file: SourceFile, f: BinaryIO, start: int, ctx: ParseCon
         rec = ctx.loads(line.data, where)
         if rec is None:
             continue
-        text = rec.get("text")
+        text, at, project, session_id = fields(rec)
         if not isinstance(text, str) or not text.strip():
             ctx.stats.ignored()
             continue
-        if is_replay_prompt(text):
+        if is_replay_path(project) or is_replay_prompt(text):
             ctx.stats.skip_line("replay_history_line", where)
             continue
         ctx.stats.kept()
-        sid = rec.get("session_id")
-        out.append(HistoryPrompt("codex", ctx.redactor.redact(text), iso_utc(rec.get("ts")), None,
-                                 sid if isinstance(sid, str) else None))
+        out.append(HistoryPrompt(host, ctx.redactor.redact(text), iso_utc(at), project, session_id))
     return ParseResult(None, history=out, end_offset=reader.offset)
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
