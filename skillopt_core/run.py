@@ -39,16 +39,16 @@ async def train_run(
     subscribers: Iterable[ev.Subscriber] = (),
     raw_backends: dict[str, Backend] | None = None,
 ) -> RunSummary:
+    ledger = UsageLedger()
     if resume is not None:
         run_dir = RunDir(Path(resume))
-        ledger = UsageLedger()
         if run_dir.state_path.exists():
             ledger = UsageLedger.from_snapshot(read_json(run_dir.state_path).get("ledger") or {})
-    else:
-        run_dir = RunDir.create(settings.output.root, settings.env.name, settings.output.run_id)
-        ledger = UsageLedger()
-    atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
+    # Backends first: a missing key or endpoint must not leave an empty run directory behind.
     runtime = build_runtime(settings, ledger=ledger, raw_backends=raw_backends)
+    if resume is None:
+        run_dir = RunDir.create(settings.output.root, settings.env.name, settings.output.run_id)
+    atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
     trainer = Trainer(settings, runtime, run_dir, _bus(run_dir, subscribers))
     return await trainer.run()
 

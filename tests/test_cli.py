@@ -95,3 +95,12 @@ def test_seed_scripts_wrap_the_cli(scripted_config, tmp_path):
                            "--split", "val", "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["hard"] == 0.0
+
+
+def test_missing_backend_credentials_leave_no_run_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("AZURE_OPENAI_ENDPOINT", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code = main(["train", "--config", str(REPO / "configs" / "searchqa" / "default.yaml"),
+                 "--set", f"output.root={tmp_path / 'out'}"])
+    assert code == 2 and "AZURE_OPENAI_ENDPOINT" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
