@@ -54,21 +54,9 @@ def reflect_answer(request) -> str:
     return json.dumps({"edits": edits})
 
 
-class Killed(BaseException):
-    """Stands in for the process being killed (not an Exception: nothing may catch it)."""
-
-
-def make_backend(kill_on_reflect: int | None = None) -> ScriptedBackend:
-    calls = {"reflect": 0}
-
-    def reflect(request):
-        calls["reflect"] += 1
-        if kill_on_reflect is not None and calls["reflect"] == kill_on_reflect:
-            raise Killed("simulated kill mid-step")
-        return reflect_answer(request)
-
+def make_backend() -> ScriptedBackend:
     return ScriptedBackend(rules=[
-        Rule(stage="reflect", response=reflect),
+        Rule(stage="reflect", response=reflect_answer),
         Rule(stage="slow_update", response=json.dumps({"guidance": "- Keep saying banana."})),
         Rule(stage="meta_skill", response=json.dumps({"notes": "- Replacing the banana rule hurt."})),
         Rule(stage="rollout", response=target_answer),
@@ -205,17 +193,6 @@ async def test_budget_stop_is_clean_and_resume_matches_uninterrupted(tmp_path):
     assert resumed.best_val == full.best_val and resumed.best_test == full.best_test
 
 
-async def test_kill_mid_step_then_resume_matches_uninterrupted(tmp_path):
-    full = await train_run(settings_for(tmp_path / "a"), raw_backends=backends(make_backend()))
-    with pytest.raises(Killed):
-        await train_run(settings_for(tmp_path / "b"), raw_backends=backends(make_backend(kill_on_reflect=3)))
-    run_b = tmp_path / "b" / "outputs" / "jsonl_tasks" / "run"
-    assert json.loads((run_b / "state.json").read_text())["global_step"] == 2
-    await train_run(settings_for(tmp_path / "b"), resume=run_b, raw_backends=backends(make_backend()))
-    assert comparable(json.loads((run_b / "history.json").read_text())) == comparable(
-        json.loads(Path(full.run_dir, "history.json").read_text()))
-
-
 async def test_eval_run_writes_summary(tmp_path):
     summary = await eval_run(settings_for(tmp_path), split="test", raw_backends=backends(make_backend()))
     run = Path(summary["run_dir"])
@@ -241,3 +218,37 @@ async def test_gated_slow_update_is_rejected_when_it_does_not_help(tmp_path):
     assert comparison["action"] == "reject" and comparison["gate"]["accept"] is False
     state = json.loads(Path(summary.run_dir, "state.json").read_text())
     assert "Keep saying banana." not in state["current_skill"]
+
+
+SIGKILL_DRIVER = """
+import asyncio, importlib.util, os, signal, sys
+from pathlib import Path
+spec = importlib.util.spec_from_file_location("toy", {module!r})
+toy = importlib.util.module_from_spec(spec); spec.loader.exec_module(toy)
+from skillopt_core.run import train_run
+backend = toy.make_backend()
+reflects = []
+def kill_on_third(request):
+    reflects.append(1)
+    if len(reflects) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # the process dies mid-step, no cleanup
+    return toy.reflect_answer(request)
+backend.rules[0] = toy.Rule(stage="reflect", response=kill_on_third)
+asyncio.run(train_run(toy.settings_for(Path({tmp!r})), raw_backends=toy.backends(backend)))
+"""
+
+
+async def test_sigkill_mid_step_then_resume_matches_uninterrupted(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    full = await train_run(settings_for(tmp_path / "a"), raw_backends=backends(make_backend()))
+    script = SIGKILL_DRIVER.format(module=__file__, tmp=str(tmp_path / "b"))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    run_b = tmp_path / "b" / "outputs" / "jsonl_tasks" / "run"
+    assert json.loads((run_b / "state.json").read_text())["global_step"] == 2
+    await train_run(settings_for(tmp_path / "b"), resume=run_b, raw_backends=backends(make_backend()))
+    assert comparable(json.loads((run_b / "history.json").read_text())) == comparable(
+        json.loads(Path(full.run_dir, "history.json").read_text()))
