@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.config import load_settings
