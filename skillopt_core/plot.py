@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 
-def plot_history(history: Sequence[dict], path: Path) -> None:
+def plot_history(history: Sequence[dict], path: Path, initial_val: float | None = None) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -14,22 +14,26 @@ def plot_history(history: Sequence[dict], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     steps = [h["step"] for h in history]
-    ax.plot(steps, [h["val_after"] for h in history], "-", color="tab:blue", label="val score (current skill)")
+    values = [h["val_after"] for h in history]
+    if initial_val is not None:
+        steps, values = [0, *steps], [initial_val, *values]
+    ax.plot(steps, values, "-", color="tab:blue", marker=".", label="val score (current skill)")
     for action, marker, color, label in (
         ("accept", "o", "tab:green", "accepted candidate"),
         ("accept_ungated", "o", "tab:olive", "accepted (gate off)"),
-        ("reject", "x", "tab:red", "rejected candidate"),
+        ("reject", "x", "tab:red", "rejected candidate (on the val items evaluated)"),
     ):
         pts = [(h["step"], h["val_candidate"]) for h in history if h["action"] == action and h["val_candidate"] is not None]
         if pts:
             ax.scatter(*zip(*pts), marker=marker, color=color, label=label, zorder=3)
     ax.set_xlabel("step")
+    ax.xaxis.get_major_locator().set_params(integer=True)
     ax.set_ylabel("val score")
     ax.set_ylim(-0.05, 1.05)
     ax.set_title("SkillOpt training")
     ax.grid(alpha=0.3)
     if history:
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)

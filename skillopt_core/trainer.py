@@ -251,7 +251,7 @@ class Trainer:
         if self.s.output.plot:
             from .plot import plot_history
 
-            plot_history(state.history, self.run_dir.plot_path)
+            plot_history(state.history, self.run_dir.plot_path, initial_val)
         self._emit(ev.RunEnd(self.run_dir.run_id, str(self.run_dir.path), status, state.best_val, initial_test, best_test, state.global_step))
         return summary
 
@@ -311,6 +311,7 @@ class Trainer:
         timings["select_update"] = time.perf_counter() - t3
 
         t4 = time.perf_counter()
+        val_before = self._mean(current_scores)
         decision: GateDecision | None = None
         cand_scores: dict[str, float] = {}
         if candidate.hash == current.hash:
@@ -346,8 +347,10 @@ class Trainer:
 
         state.history.append({
             "step": step, "epoch": epoch + 1, "train_score": train_score,
-            "val_current": decision.current_mean if decision else self._mean(current_scores),
-            "val_candidate": decision.candidate_mean if decision else (self._mean(cand_scores) if cand_scores else None),
+            # Full-val means; a candidate rejected early is scored on the items the
+            # gate evaluated (gate_evaluated of gate_items).
+            "val_current": val_before,
+            "val_candidate": self._mean(cand_scores) if cand_scores else None,
             "val_after": self._mean(current_scores), "best_val": state.best_val,
             "action": action, "gate_reason": reason,
             "gate_items": len(self.val), "gate_evaluated": decision.n_evaluated if decision else len(cand_scores),

@@ -251,3 +251,11 @@ async def test_sigkill_mid_step_then_resume_matches_uninterrupted(tmp_path):
     await train_run(settings_for(tmp_path / "b"), resume=run_b, raw_backends=backends(make_backend()))
     assert comparable(json.loads((run_b / "history.json").read_text())) == comparable(
         json.loads(Path(full.run_dir, "history.json").read_text()))
+
+
+async def test_history_scores_are_full_val_means_except_early_rejects(tmp_path):
+    summary = await train_run(settings_for(tmp_path, "train.workers=1"), raw_backends=backends(make_backend()))
+    history = json.loads(Path(summary.run_dir, "history.json").read_text())
+    accepted = history[0]
+    assert accepted["val_candidate"] == accepted["val_after"] == summary.best_val
+    assert history[1]["val_current"] == accepted["val_after"]
