@@ -2,16 +2,15 @@
 
 A factory is ``factory(spec: BackendSpec) -> Backend``. Register with
 ``@register_backend("name")`` in the backend's module and add the module to
-``_BUILTIN_MODULES`` so it is imported lazily (heavy SDKs load only when used).
+the built-in module map of ``_BACKENDS`` so it is imported lazily (heavy SDKs load only when used).
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..registry import LazyRegistry
 from .base import (
     Backend,
     BackendConfigError,
@@ -55,48 +54,34 @@ class BackendSpec:
 
 
 Factory = Callable[[BackendSpec], Backend]
-_REGISTRY: dict[str, Factory] = {}
-
-# name -> module that registers it; imported on first use.
-_BUILTIN_MODULES: dict[str, str] = {
-    "scripted": "skillopt_core.backends.scripted",
-    "local": "skillopt_core.backends.local",
-    "openai": "skillopt_core.backends.openai_backend",
-    "azure-openai": "skillopt_core.backends.azure_openai",
-    "anthropic": "skillopt_core.backends.anthropic_backend",
-    "claude-code": "skillopt_core.backends.claude_code",
-    "codex": "skillopt_core.backends.codex",
-    "copilot": "skillopt_core.backends.copilot",
-    "auto": "skillopt_core.backends.auto",
-}
-
-
-def register_backend(name: str) -> Callable[[Factory], Factory]:
-    def deco(factory: Factory) -> Factory:
-        _REGISTRY[name] = factory
-        return factory
-
-    return deco
-
-
-def available_backends() -> list[str]:
-    return sorted(set(_REGISTRY) | set(_BUILTIN_MODULES))
 
 
 def _normalise(name: str) -> str:
     return name.strip().lower().replace("_", "-")
 
 
+# name -> module that registers it; imported on first use.
+_BACKENDS: LazyRegistry[Factory] = LazyRegistry(
+    "backend",
+    {
+        "scripted": "skillopt_core.backends.scripted",
+        "local": "skillopt_core.backends.local",
+        "openai": "skillopt_core.backends.openai_backend",
+        "azure-openai": "skillopt_core.backends.azure_openai",
+        "anthropic": "skillopt_core.backends.anthropic_backend",
+        "claude-code": "skillopt_core.backends.claude_code",
+        "codex": "skillopt_core.backends.codex",
+        "copilot": "skillopt_core.backends.copilot",
+        "auto": "skillopt_core.backends.auto",
+    },
+    _normalise,
+    BackendConfigError,
+)
+register_backend = _BACKENDS.register
+available_backends = _BACKENDS.names
+
+
 def create_backend(spec: BackendSpec) -> Backend:
+    factory = _BACKENDS.get(spec.name)
     name = _normalise(spec.name)
-    if name not in _REGISTRY and name in _BUILTIN_MODULES:
-        importlib.import_module(_BUILTIN_MODULES[name])
-    factory = _REGISTRY.get(name)
-    if factory is None:
-        known = available_backends()
-        near = difflib.get_close_matches(name, known, n=1)
-        hint = f" Did you mean '{near[0]}'?" if near else ""
-        raise BackendConfigError(
-            f"Unknown backend '{spec.name}'.{hint} Known backends: {', '.join(known)}."
-        )
     return factory(BackendSpec(name=name, model=spec.model, role=spec.role, options=spec.options))

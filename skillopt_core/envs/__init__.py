@@ -2,19 +2,19 @@
 
 Register with ``@register_env("name")`` on a :class:`PromptEnv` subclass (or
 any class taking ``(inputs: EnvInputs, judge_backend)``) and add its module to
-``_BUILTIN_MODULES`` so it is imported only when used. See ``_template/`` for
+the built-in module map of ``_ENVS`` so it is imported only when used. See ``_template/`` for
 a complete, copyable example.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
 from ..backends import Backend
+from ..registry import LazyRegistry
 from .base import EnvAdapter, EnvInputs, PromptEnv, score_final_answer
 
 __all__ = [
@@ -27,14 +27,22 @@ __all__ = [
     "score_final_answer",
 ]
 
-_REGISTRY: dict[str, Any] = {}
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
 
 # name -> module that registers it; imported on first use.
-_BUILTIN_MODULES: dict[str, str] = {
-    "searchqa": "skillopt_core.envs.searchqa",
-    "jsonl_tasks": "skillopt_core.envs.jsonl_tasks",
-    "_template": "skillopt_core.envs._template",
-}
+_ENVS: LazyRegistry[Any] = LazyRegistry(
+    "env",
+    {
+        "searchqa": "skillopt_core.envs.searchqa",
+        "jsonl_tasks": "skillopt_core.envs.jsonl_tasks",
+        "_template": "skillopt_core.envs._template",
+    },
+    _normalise,
+)
+available_envs = _ENVS.names
+_lookup = _ENVS.get
 
 # Keys of the config's env section that are the engine's business, not the env's.
 _ENGINE_KEYS = frozenset({"name", "split_ratio", "split_seed"})
@@ -45,33 +53,7 @@ def register_env(name: str) -> Callable[[Any], Any]:
     """Class decorator: make ``create_env(name, ...)`` build this env. The
     class's ``OPTIONS`` mapping (option -> description) lists the env-specific
     options it accepts."""
-
-    def deco(cls: Any) -> Any:
-        _REGISTRY[_normalise(name)] = cls
-        return cls
-
-    return deco
-
-
-def available_envs() -> list[str]:
-    return sorted(set(_REGISTRY) | set(_BUILTIN_MODULES))
-
-
-def _normalise(name: str) -> str:
-    return name.strip().lower().replace("-", "_")
-
-
-def _lookup(name: str) -> Any:
-    key = _normalise(name)
-    if key not in _REGISTRY and key in _BUILTIN_MODULES:
-        importlib.import_module(_BUILTIN_MODULES[key])
-    cls = _REGISTRY.get(key)
-    if cls is None:
-        known = available_envs()
-        near = difflib.get_close_matches(key, known, n=1)
-        hint = f" Did you mean '{near[0]}'?" if near else ""
-        raise ValueError(f"Unknown env '{name}'.{hint} Known envs: {', '.join(known)}.")
-    return cls
+    return _ENVS.register(name)
 
 
 def _inputs(env_name: str, cls: Any, options: Mapping[str, Any]) -> EnvInputs:

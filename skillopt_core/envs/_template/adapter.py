@@ -1,7 +1,7 @@
 """Adapter: the EnvAdapter the engine talks to. Registers the env name.
 
 Copy, rename the class and the ``@register_env`` name, then add your module to
-``_BUILTIN_MODULES`` in ``skillopt_core/envs/__init__.py``.
+the built-in module map of ``_ENVS`` in ``skillopt_core/envs/__init__.py``.
 """
 
 from __future__ import annotations
