@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Sequence
 
 from .backends import Backend, BackendError, RequestRejected
 from .budget import BudgetExceeded
+from .gate import gate_scores_from_samples
 from .skill import Skill
 from .tasks import Score, Task
 
@@ -151,8 +152,8 @@ def mean_score(results: Iterable[RolloutResult], metric: str = "hard") -> float:
 
 
 def per_item(results: Iterable[RolloutResult], metric: str = "hard") -> dict[str, float]:
-    """Mean score per task id over its samples."""
-    sums: dict[str, list[float]] = {}
+    """Mean score per task id over its samples (the gate's per-item values)."""
+    samples: dict[str, list[float]] = {}
     for r in results:
-        sums.setdefault(r.task_id, []).append(getattr(r.score, metric))
-    return {k: sum(v) / len(v) for k, v in sums.items()}
+        samples.setdefault(r.task_id, []).append(getattr(r.score, metric))
+    return gate_scores_from_samples(samples)
