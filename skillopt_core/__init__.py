@@ -2,6 +2,53 @@
 
 Layers: this package never imports ``sleep``; it knows nothing of transcripts,
 git or schedules (see ARCHITECTURE.md).
+
+The public names below are the stable surface: ``from skillopt_core import X``
+keeps working when modules move. They load on first use, so importing the
+package stays cheap.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+# public name -> module (relative to this package) that defines it
+_PUBLIC: dict[str, str] = {
+    # the skill and its edits
+    "Skill": ".skill", "SkillParseError": ".skill", "load_skill": ".skill",
+    "Edit": ".edits", "apply_edits": ".edits",
+    # tasks, judges and data
+    "Task": ".tasks", "Score": ".tasks", "Judge": ".tasks",
+    "build_judge": ".judges", "validate_judge_spec": ".judges", "JudgeError": ".judges",
+    "Dataset": ".data", "split_tasks": ".data",
+    # envs and backends
+    "create_env": ".envs", "register_env": ".envs", "available_envs": ".envs",
+    "EnvAdapter": ".envs", "PromptEnv": ".envs",
+    "Backend": ".backends", "BackendSpec": ".backends", "BackendError": ".backends",
+    "RequestRejected": ".backends", "Completion": ".backends", "CompletionRequest": ".backends",
+    "Message": ".backends", "Usage": ".backends", "create_backend": ".backends",
+    "register_backend": ".backends", "available_backends": ".backends",
+    # evaluation
+    "GateSettings": ".gate", "GateDecision": ".gate", "decide": ".gate",
+    # the run
+    "Settings": ".config", "ConfigError": ".config", "load_settings": ".config",
+    "RunSummary": ".trainer", "train_run": ".run", "eval_run": ".run",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillopt_core' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

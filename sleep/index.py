@@ -86,6 +86,11 @@ MIGRATIONS: list[Migration] = [
             report BLOB NOT NULL
         );
     """),
+    Migration(2, "sessions: entrypoint and scripted flag (interactive vs the person's automation)", """
+        ALTER TABLE sessions ADD COLUMN entrypoint TEXT;
+        ALTER TABLE sessions ADD COLUMN scripted INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX sessions_for_mining ON sessions (project_dir, is_subagent, scripted, started_at);
+    """),
 ]
 
 
@@ -216,10 +221,11 @@ class Index:
                                    (s.host, s.session_id)).fetchone() is not None
         self.conn.execute(
             "INSERT OR REPLACE INTO sessions (host, session_id, project_dir, started_at, ended_at,"
-            " n_prompts, is_subagent, parent_session_id, source_path, data, harvested_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " n_prompts, is_subagent, parent_session_id, source_path, data, harvested_at,"
+            " entrypoint, scripted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (s.host, s.session_id, s.project_dir, s.started_at, s.ended_at, len(s.prompts),
-             int(s.is_subagent), s.parent_session_id, s.source_path, orjson.dumps(s.to_dict()), _now()))
+             int(s.is_subagent), s.parent_session_id, s.source_path, orjson.dumps(s.to_dict()), _now(),
+             s.entrypoint, int(s.scripted)))
         return not exists
 
     def delete_session(self, host: str, session_id: str) -> None:

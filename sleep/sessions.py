@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli")
+MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
 _ISO_FAST = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")
 
@@ -62,10 +63,16 @@ def parse_iso(value: str | None) -> datetime | None:
 
 @dataclass
 class Prompt:
-    """One prompt the person typed (never tool output or injected context)."""
+    """One prompt the person typed (never tool output or injected context), and
+    what the agent did in the turn it opened: ``shell`` holds a short signature
+    of each shell command run (program and subcommand, e.g. ``pytest -q``,
+    ``ruff check``; never the full command line), ``files`` the project-relative
+    paths read or changed. Both are redacted, de-duplicated and in first-use order."""
 
     text: str
     at: str | None = None
+    shell: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -93,6 +100,11 @@ class Session:
     turn is still open). ``tools`` and ``skills`` map names to use counts.
     ``state`` is the source's private continuation state for incremental reads;
     it is stored with the session but is not part of the public record.
+    ``entrypoint`` is the host's own word for how the session was started
+    (Claude Code ``entrypoint`` such as ``cli`` / ``sdk-cli``, Codex
+    ``originator`` such as ``codex_cli_rs`` / ``codex_exec``); ``scripted`` is
+    true when that marks the person's own automation (``claude -p``, the SDK,
+    ``codex exec``) rather than an interactive session.
     """
 
     host: str
@@ -108,6 +120,8 @@ class Session:
     feedback: list[Feedback] = field(default_factory=list)
     is_subagent: bool = False
     parent_session_id: str | None = None
+    entrypoint: str | None = None
+    scripted: bool = False
     model: str | None = None
     source_path: str | None = None
     state: dict[str, Any] = field(default_factory=dict)
@@ -146,6 +160,18 @@ class Session:
         if name:
             self.commands[name] = self.commands.get(name, 0) + 1
 
+    def add_shell(self, signature: str | None) -> None:
+        """Note a shell command signature on the current turn (ignored before any prompt)."""
+        if signature and self.prompts and signature not in self.prompts[-1].shell \
+                and len(self.prompts[-1].shell) < MAX_TURN_ACTIONS:
+            self.prompts[-1].shell.append(signature)
+
+    def add_file(self, path: str | None) -> None:
+        """Note a project-relative file path on the current turn (ignored before any prompt)."""
+        if path and self.prompts and path not in self.prompts[-1].files \
+                and len(self.prompts[-1].files) < MAX_TURN_ACTIONS:
+            self.prompts[-1].files.append(path)
+
     @property
     def turn_count(self) -> int:
         return len(self.prompts)
@@ -162,13 +188,14 @@ class Session:
         data: dict[str, Any] = {
             "host": self.host, "session_id": self.session_id, "project_dir": self.project_dir,
             "started_at": self.started_at, "ended_at": self.ended_at,
-            "prompts": [{"text": p.text, "at": p.at} for p in self.prompts],
+            "prompts": [{"text": p.text, "at": p.at, "shell": list(p.shell), "files": list(p.files)}
+                        for p in self.prompts],
             "finals": list(self.finals), "tools": dict(self.tools), "skills": dict(self.skills),
             "commands": dict(self.commands),
             "feedback": [{"kind": f.kind, "text": f.text, "at": f.at, "prompt_index": f.prompt_index}
                          for f in self.feedback],
             "is_subagent": self.is_subagent, "parent_session_id": self.parent_session_id,
-            "model": self.model, "source_path": self.source_path,
+            "entrypoint": self.entrypoint, "scripted": self.scripted, "model": self.model, "source_path": self.source_path,
         }
         if with_state:
             data["state"] = self.state

@@ -238,3 +238,10 @@ def test_load_reports_bad_yaml_with_path(tmp_path):
     with pytest.raises(SkillParseError) as info:
         load_skill(path)
     assert str(path) in str(info.value)
+
+
+def test_public_names_import_from_the_package_root() -> None:
+    import skillopt_core
+
+    for name in skillopt_core.__all__:
+        assert getattr(skillopt_core, name) is not None, name
