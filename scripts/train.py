@@ -3,7 +3,7 @@ A thin wrapper around `skillopt train`."""
 
 import sys
 
-from skillopt_core.cli import main
+from skillopt_core.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["train", *sys.argv[1:]]))

@@ -18,12 +18,12 @@ __version__ = "0.1.0"
 # public name -> module (relative to this package) that defines it
 _PUBLIC: dict[str, str] = {
     # the skill and its edits
-    "Skill": ".skill", "SkillParseError": ".skill", "load_skill": ".skill",
-    "Edit": ".edits", "apply_edits": ".edits",
+    "Skill": ".skill.document", "SkillParseError": ".skill.document", "load_skill": ".skill.document",
+    "Edit": ".skill.edits", "apply_edits": ".skill.edits",
     # tasks, judges and data
-    "Task": ".tasks", "Score": ".tasks", "Judge": ".tasks",
-    "build_judge": ".judges", "validate_judge_spec": ".judges", "JudgeError": ".judges",
-    "Dataset": ".data", "split_tasks": ".data",
+    "Task": ".tasks.task", "Score": ".tasks.task", "Judge": ".tasks.task",
+    "build_judge": ".tasks.judges", "validate_judge_spec": ".tasks.judges", "JudgeError": ".tasks.judges",
+    "Dataset": ".tasks.data", "split_tasks": ".tasks.data",
     # envs and backends
     "create_env": ".envs", "register_env": ".envs", "available_envs": ".envs",
     "EnvAdapter": ".envs", "PromptEnv": ".envs",
@@ -32,10 +32,10 @@ _PUBLIC: dict[str, str] = {
     "Message": ".backends", "Usage": ".backends", "create_backend": ".backends",
     "register_backend": ".backends", "available_backends": ".backends",
     # evaluation
-    "GateSettings": ".gate", "GateDecision": ".gate", "decide": ".gate",
+    "GateSettings": ".evaluation.gate", "GateDecision": ".evaluation.gate", "decide": ".evaluation.gate",
     # the run
-    "Settings": ".config", "ConfigError": ".config", "load_settings": ".config",
-    "RunSummary": ".trainer", "train_run": ".run", "eval_run": ".run",
+    "Settings": ".run.config", "ConfigError": ".run.config", "load_settings": ".run.config",
+    "RunSummary": ".run.trainer", "train_run": ".run.api", "eval_run": ".run.api",
 }
 
 __all__ = sorted(_PUBLIC)

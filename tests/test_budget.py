@@ -10,7 +10,7 @@ import pytest
 
 from skillopt_core.backends import BackendError, Completion, CompletionRequest, Usage
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
-from skillopt_core.budget import Budget, BudgetExceeded, MeteredBackend, UsageLedger
+from skillopt_core.run.budget import Budget, BudgetExceeded, MeteredBackend, UsageLedger
 
 
 class SlowBackend:

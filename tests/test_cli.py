@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillopt_core.cli import main
+from skillopt_core.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_core.config import ConfigError, load_settings, parse_override
+from skillopt_core.run.config import ConfigError, load_settings, parse_override
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -100,7 +100,7 @@ def test_default_yaml_lists_every_key():
     """configs/_base_/default.yaml documents every key the settings accept."""
     import yaml
 
-    from skillopt_core.config import Settings
+    from skillopt_core.run.config import Settings
 
     data = yaml.safe_load((REPO / "configs" / "_base_" / "default.yaml").read_text())
     for section, field in Settings.model_fields.items():

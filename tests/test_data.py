@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillopt_core.data import Dataset, assign_split, load_tasks_jsonl, split_tasks
-from skillopt_core.tasks import Task
+from skillopt_core.tasks.data import Dataset, assign_split, load_tasks_jsonl, split_tasks
+from skillopt_core.tasks.task import Task
 
 
 def tasks(n: int, prefix: str = "task") -> list[Task]:

@@ -1,4 +1,4 @@
-"""Specification of skillopt_core.edits: the Edit value and apply_edits."""
+"""Specification of skillopt_core.skill.edits: the Edit value and apply_edits."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillopt_core.edits import Edit, EditResult, apply_edits
-from skillopt_core.skill import Skill
+from skillopt_core.skill.edits import Edit, EditResult, apply_edits
+from skillopt_core.skill.document import Skill
 
 SKILL_TEXT = """---
 name: pnpm-helper

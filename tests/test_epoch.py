@@ -3,7 +3,7 @@
 import json
 
 from skillopt_core.backends.scripted import ScriptedBackend
-from skillopt_core.epoch import compare_items, summarize_comparison, write_meta_notes
+from skillopt_core.optim.epoch import compare_items, summarize_comparison, write_meta_notes
 
 
 def test_compare_items_puts_each_item_in_one_category():

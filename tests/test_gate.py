@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillopt_core.gate import (
+from skillopt_core.evaluation.gate import (
     GATE_POLICIES,
     GateSettings,
     decide,

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from skillopt_core.backends import Completion, CompletionRequest
-from skillopt_core.judges import JudgeError, build_judge, validate_judge_spec
-from skillopt_core.tasks import Score, Task
+from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
+from skillopt_core.tasks.task import Score, Task
 
 TASK = Task(id="t1", prompt="What is the capital of France?", reference=["Paris"])
 

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("llama_cpp")
 
-from skillopt_core.cli import main  # noqa: E402
+from skillopt_core.cli.main import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.local_model

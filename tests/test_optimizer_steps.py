@@ -2,15 +2,15 @@
 
 import json
 
-from skillopt_core.aggregate import Patch, aggregate, merge_identical
+from skillopt_core.optim.aggregate import Patch, aggregate, merge_identical
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
-from skillopt_core.edits import Edit
-from skillopt_core.reflect import build_reflect_request, make_minibatches, reflect
-from skillopt_core.rollout import RolloutResult
-from skillopt_core.select import order_from_ranking, rank_by_support, select
-from skillopt_core.skill import Skill
-from skillopt_core.structured import complete_json, parse_json_reply
-from skillopt_core.tasks import Score, Task
+from skillopt_core.skill.edits import Edit
+from skillopt_core.optim.reflect import build_reflect_request, make_minibatches, reflect
+from skillopt_core.evaluation.rollout import RolloutResult
+from skillopt_core.optim.select import order_from_ranking, rank_by_support, select
+from skillopt_core.skill.document import Skill
+from skillopt_core.backends.structured import complete_json, parse_json_reply
+from skillopt_core.tasks.task import Score, Task
 
 SKILL = Skill.parse("# Skill\n\n- Answer briefly.\n")
 
@@ -146,7 +146,7 @@ def test_edit_schema_requires_content_for_add_and_target_for_replace():
     import jsonschema
     import pytest as _pytest
 
-    from skillopt_core.reflect import EDITS_SCHEMA
+    from skillopt_core.optim.reflect import EDITS_SCHEMA
 
     jsonschema.validate({"edits": [{"op": "add", "content": "x", "rationale": "r"}]}, EDITS_SCHEMA)
     for bad in ({"op": "add", "rationale": "r"}, {"op": "replace", "content": "x"}, {"op": "delete"}):

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillopt_core.schedule import (
+from skillopt_core.optim.schedule import (
     SCHEDULERS,
     budget_schedule,
     describe_budget,

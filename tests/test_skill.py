@@ -1,4 +1,4 @@
-"""Specification of skillopt_core.skill: parsing, rendering, protected regions, files."""
+"""Specification of skillopt_core.skill.document: parsing, rendering, protected regions, files."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import stat
 
 import pytest
 
-from skillopt_core.skill import (
+from skillopt_core.skill.document import (
     Skill,
     SkillParseError,
     load_skill,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_core.text_metrics import extract_final_answer, normalize_answer, token_f1
+from skillopt_core.tasks.text_metrics import extract_final_answer, normalize_answer, token_f1
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,8 @@ from pathlib import Path
 
 
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
-from skillopt_core.config import load_settings
-from skillopt_core.run import eval_run, train_run
+from skillopt_core.run.config import load_settings
+from skillopt_core.run.api import eval_run, train_run
 
 GOOD = {"op": "add", "content": "Always say banana.", "rationale": "banana tasks fail"}
 HARMFUL = {"op": "replace", "target": "Always say banana.", "content": "Never answer.", "rationale": "shorter"}
@@ -162,9 +162,9 @@ async def test_unchanged_skill_is_never_evaluated_twice(tmp_path):
     settings = settings_for(tmp_path, "evaluation.eval_test=false")
     first = await eval_run(settings, split="val", raw_backends=backends(backend))
     calls_after_first = len(backend.history)
-    from skillopt_core.rollout import RolloutCache, run_rollouts
+    from skillopt_core.evaluation.rollout import RolloutCache, run_rollouts
     from skillopt_core.envs import create_env
-    from skillopt_core.skill import Skill
+    from skillopt_core.skill.document import Skill
 
     env = create_env("jsonl_tasks", {"data_path": str(tmp_path / "tasks.jsonl"), "limit": None, "options": {}})
     cache = RolloutCache(tmp_path / "cache.jsonl")
@@ -224,7 +224,7 @@ import asyncio, importlib.util, os, signal, sys
 from pathlib import Path
 spec = importlib.util.spec_from_file_location("toy", {module!r})
 toy = importlib.util.module_from_spec(spec); spec.loader.exec_module(toy)
-from skillopt_core.run import train_run
+from skillopt_core.run.api import train_run
 backend = toy.make_backend()
 reflects = []
 def kill_on_third(request):

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..registry import LazyRegistry
-from .base import (
+from skillopt_core.registry import LazyRegistry
+from skillopt_core.backends.base import (
     Backend,
     BackendConfigError,
     BackendError,

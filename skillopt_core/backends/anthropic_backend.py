@@ -28,12 +28,12 @@ import inspect
 import logging
 from typing import Any, Callable
 
-from . import register_backend
-from .base import CompletionRequest, RequestRejected
-from .http_common import HttpBackend, Reply
-from .json_output import with_schema_instruction
-from .keys import lookup, require_key, safe_url
-from .retry import RetryPolicy, policy_from_options, timeout_option, with_retries
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import CompletionRequest, RequestRejected
+from skillopt_core.backends.http_common import HttpBackend, Reply
+from skillopt_core.backends.json_output import with_schema_instruction
+from skillopt_core.backends.keys import lookup, require_key, safe_url
+from skillopt_core.backends.retry import RetryPolicy, policy_from_options, timeout_option, with_retries
 
 log = logging.getLogger(__name__)
 

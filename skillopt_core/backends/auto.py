@@ -31,9 +31,9 @@ import shutil
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import BackendSpec, create_backend, register_backend
-from .base import Backend, BackendConfigError
-from .keys import lookup
+from skillopt_core.backends import BackendSpec, create_backend, register_backend
+from skillopt_core.backends.base import Backend, BackendConfigError
+from skillopt_core.backends.keys import lookup
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def local_model(options: Mapping[str, Any]) -> tuple[bool, str]:
     if options.get("model_path"):
         return True, "model.model_path is set"
     try:
-        from .local import default_model_path
+        from skillopt_core.backends.local import default_model_path
 
         path = default_model_path()
     except Exception as exc:  # the bundled model package may be missing or broken

@@ -19,11 +19,11 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable
 
-from . import register_backend
-from .base import BackendConfigError
-from .keys import lookup, safe_url
-from .openai_backend import OpenAIBackend
-from .retry import RetryPolicy, policy_from_options, timeout_option
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import BackendConfigError
+from skillopt_core.backends.keys import lookup, safe_url
+from skillopt_core.backends.openai_backend import OpenAIBackend
+from skillopt_core.backends.retry import RetryPolicy, policy_from_options, timeout_option
 
 DEFAULT_API_VERSION = "2024-10-21"
 DEFAULT_KEY_VAR = "AZURE_OPENAI_API_KEY"

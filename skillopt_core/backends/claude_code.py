@@ -32,10 +32,10 @@ import logging
 import time
 from typing import Any
 
-from . import register_backend
-from .base import BackendError, Completion, CompletionRequest, RequestRejected, Usage
-from .cli_common import CliBackend, exit_error, finish_json, json_lines, tail
-from .keys import redact
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, RequestRejected, Usage
+from skillopt_core.backends.cli_common import CliBackend, exit_error, finish_json, json_lines, tail
+from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
 

@@ -51,10 +51,10 @@ from typing import Any, Iterator
 
 import yaml
 
-from ..replay import REPLAY_MARKER, replay_root
-from .base import BackendConfigError, BackendError, CompletionRequest, RequestRejected
-from .json_output import check, schema_instruction
-from .keys import redact
+from skillopt_core.replay import REPLAY_MARKER, replay_root
+from skillopt_core.backends.base import BackendConfigError, BackendError, CompletionRequest, RequestRejected
+from skillopt_core.backends.json_output import check, schema_instruction
+from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
 

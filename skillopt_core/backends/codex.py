@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import register_backend
-from .base import BackendError, Completion, CompletionRequest, Usage
-from .cli_common import CliBackend, exit_error, finish_json, json_lines
-from .keys import redact
-from .pricing import estimate_cost
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, Usage
+from skillopt_core.backends.cli_common import CliBackend, exit_error, finish_json, json_lines
+from skillopt_core.backends.keys import redact
+from skillopt_core.backends.pricing import estimate_cost
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,10 @@ import time
 import weakref
 from typing import Any, Awaitable, Callable
 
-from .base import Completion, CompletionRequest, Usage
-from .json_output import check, repair_request
-from .pricing import estimate_cost
-from .retry import RetryPolicy
+from skillopt_core.backends.base import Completion, CompletionRequest, Usage
+from skillopt_core.backends.json_output import check, repair_request
+from skillopt_core.backends.pricing import estimate_cost
+from skillopt_core.backends.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import jsonschema
 
-from .base import CompletionRequest, Message
+from skillopt_core.backends.base import CompletionRequest, Message
 
 log = logging.getLogger(__name__)
 

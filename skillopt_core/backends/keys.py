@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from .base import BackendConfigError
+from skillopt_core.backends.base import BackendConfigError
 
 # Every variable SkillOpt itself reads a secret from (also listed in .env.example).
 KEY_VARIABLES = (

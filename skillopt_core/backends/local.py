@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import BackendSpec, register_backend
-from .base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
+from skillopt_core.backends import BackendSpec, register_backend
+from skillopt_core.backends.base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
 
 __all__ = ["LocalBackend", "default_model_path"]
 

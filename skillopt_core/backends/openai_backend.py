@@ -30,12 +30,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import register_backend
-from .base import BackendConfigError, CompletionRequest, RequestRejected
-from .http_common import HttpBackend, Reply
-from .json_output import with_schema_instruction
-from .keys import lookup, require_key, safe_url
-from .retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import BackendConfigError, CompletionRequest, RequestRejected
+from skillopt_core.backends.http_common import HttpBackend, Reply
+from skillopt_core.backends.json_output import with_schema_instruction
+from skillopt_core.backends.keys import lookup, require_key, safe_url
+from skillopt_core.backends.retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TypeVar
 
-from .base import BackendConfigError, BackendError, RequestRejected
-from .keys import redact
+from skillopt_core.backends.base import BackendConfigError, BackendError, RequestRejected
+from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

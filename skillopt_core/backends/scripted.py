@@ -35,8 +35,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
-from . import BackendSpec, register_backend
-from .base import BackendConfigError, BackendError, Completion, CompletionRequest, Usage
+from skillopt_core.backends import BackendSpec, register_backend
+from skillopt_core.backends.base import BackendConfigError, BackendError, Completion, CompletionRequest, Usage
 
 __all__ = ["Rule", "ScriptedBackend", "load_script"]
 

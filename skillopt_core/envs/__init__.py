@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
 
-from ..backends import Backend
-from ..registry import LazyRegistry
-from .base import EnvAdapter, EnvInputs, PromptEnv, score_final_answer
+from skillopt_core.backends import Backend
+from skillopt_core.registry import LazyRegistry
+from skillopt_core.envs.base import EnvAdapter, EnvInputs, PromptEnv, score_final_answer
 
 __all__ = [
     "EnvAdapter",

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ..backends import Backend, CompletionRequest, Message
-from ..judges import build_judge
-from ..tasks import Judge, Score, Task
-from ..text_metrics import extract_final_answer
+from skillopt_core.backends import Backend, CompletionRequest, Message
+from skillopt_core.tasks.judges import build_judge
+from skillopt_core.tasks.task import Judge, Score, Task
+from skillopt_core.tasks.text_metrics import extract_final_answer
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class EnvAdapter(Protocol):
     Contract (like gepa's adapter):
 
     - ``load_tasks()`` returns every task, in a stable order; splitting into
-      train / val / test is the engine's job (:func:`skillopt_core.data.split_tasks`).
+      train / val / test is the engine's job (:func:`skillopt_core.tasks.data.split_tasks`).
       Bad records are skipped and counted, never silently dropped.
     - ``build_request(skill_text, task, max_tokens)`` never raises for one
       task; the request has ``role="target"`` and ``stage="rollout"``.

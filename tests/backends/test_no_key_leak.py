@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from skillopt_core.backends.keys import redact, safe_url
-from skillopt_core.cli import main as skillopt_main
+from skillopt_core.cli.main import main as skillopt_main
 
 OPENAI_KEY = "sk-proj-PLANTEDopenaiKEY0123456789abcdefXYZ"
 ANTHROPIC_KEY = "sk-ant-api03-PLANTEDanthropicKEY0123456789"

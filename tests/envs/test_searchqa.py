@@ -10,7 +10,7 @@ import pytest
 
 from skillopt_core.envs import create_env
 from skillopt_core.envs.searchqa import SAMPLE_PATH
-from skillopt_core.text_metrics import normalize_answer
+from skillopt_core.tasks.text_metrics import normalize_answer
 
 
 def sample_records() -> list[dict]:

@@ -3,7 +3,7 @@
 Importing this package registers the ``_template`` env.
 """
 
-from .adapter import TemplateEnv
-from .loader import ITEMS, item_to_task, load_items
+from skillopt_core.envs._template.adapter import TemplateEnv
+from skillopt_core.envs._template.loader import ITEMS, item_to_task, load_items
 
 __all__ = ["ITEMS", "TemplateEnv", "item_to_task", "load_items"]

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...tasks import Task
+from skillopt_core.tasks.task import Task
 
 # The bundled items: used when env.data_path is null. Tiny on purpose, so the
 # template's tests run instantly. Answers are whole numbers.

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from ...backends import CompletionRequest, Message
-from ...tasks import Task
+from skillopt_core.backends import CompletionRequest, Message
+from skillopt_core.tasks.task import Task
 
 INSTRUCTION = "End your reply with one final line of the form: Answer: <number>"
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")

@@ -2,7 +2,7 @@
 
 One object per line: ``id``, ``prompt``, ``judge`` (required) and optional
 ``context``, ``reference``, ``tags``, ``metadata`` (see
-:func:`skillopt_core.data.load_tasks_jsonl`). Bad lines are skipped and listed
+:func:`skillopt_core.tasks.data.load_tasks_jsonl`). Bad lines are skipped and listed
 in ``env.load_problems``. The nightly sleep cycle uses this env to replay the
 tasks it mined.
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...data import load_tasks_jsonl
-from ...tasks import Task
-from .. import register_env
-from ..base import GENERIC_SEED_SKILL, PromptEnv
+from skillopt_core.tasks.data import load_tasks_jsonl
+from skillopt_core.tasks.task import Task
+from skillopt_core.envs import register_env
+from skillopt_core.envs.base import GENERIC_SEED_SKILL, PromptEnv
 
 
 @register_env("jsonl_tasks")

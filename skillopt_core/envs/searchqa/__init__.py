@@ -5,7 +5,7 @@ Importing this package registers the ``searchqa`` env. With no
 trivia items); see :mod:`.loader` for the full-dataset layouts it reads.
 """
 
-from .env import SAMPLE_PATH, SearchQAEnv
-from .loader import format_snippets, read_tasks, record_to_task
+from skillopt_core.envs.searchqa.env import SAMPLE_PATH, SearchQAEnv
+from skillopt_core.envs.searchqa.loader import format_snippets, read_tasks, record_to_task
 
 __all__ = ["SAMPLE_PATH", "SearchQAEnv", "format_snippets", "read_tasks", "record_to_task"]

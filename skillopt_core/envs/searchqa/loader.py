@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...tasks import Task
+from skillopt_core.tasks.task import Task
 
 JUDGE_SPEC: dict[str, Any] = {"type": "f1"}  # hard = exact match, soft = token F1; answers from reference
 _SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")

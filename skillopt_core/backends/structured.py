@@ -10,7 +10,7 @@ from typing import Any
 
 import jsonschema
 
-from .backends import Backend, CompletionRequest, Message, RequestRejected
+from skillopt_core.backends import Backend, CompletionRequest, Message, RequestRejected
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from . import events as ev
+from skillopt_core.run import events as ev
 
 
 def gate_text(event: ev.GateDecided) -> str:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-DEFAULT_BASE = Path(__file__).resolve().parent.parent / "configs" / "_base_" / "default.yaml"
+DEFAULT_BASE = Path(__file__).resolve().parents[2] / "configs" / "_base_" / "default.yaml"
 
 
 class ConfigError(ValueError):

@@ -15,9 +15,9 @@ import json
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .backends import Backend, CompletionRequest
-from .structured import complete_json
-from .tasks import Task
+from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.backends.structured import complete_json
+from skillopt_core.tasks.task import Task
 
 SLOW_UPDATE_BLOCK = "slow-update"
 CATEGORIES = ("improved", "regressed", "persistent_failure", "stable_success")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .backends import Backend, BackendSpec, create_backend
-from .budget import Budget, MeteredBackend, UsageLedger
-from .config import Settings
-from .envs import create_env
-from .skill import Skill, load_skill
+from skillopt_core.backends import Backend, BackendSpec, create_backend
+from skillopt_core.run.budget import Budget, MeteredBackend, UsageLedger
+from skillopt_core.run.config import Settings
+from skillopt_core.envs import create_env
+from skillopt_core.skill.document import Skill, load_skill
 
 ROLES = ("target", "optimizer", "judge")
 

@@ -17,7 +17,7 @@ class Task:
     """One replayable item.
 
     ``judge`` is a judge spec (a dict with a ``type`` key, or a list of them,
-    see :mod:`skillopt_core.judges`). ``reference`` holds gold data used by
+    see :mod:`skillopt_core.tasks.judges`). ``reference`` holds gold data used by
     judges; it is shown to the optimizer only for train items, if at all.
     """
 

@@ -10,12 +10,12 @@ from typing import Sequence
 
 from rich.console import Console
 
-from .backends import BackendError
-from .budget import BudgetExceeded
-from .config import ConfigError, load_settings
-from .console import ConsoleRenderer
-from .run import eval_run, resume_settings, train_run
-from .skill import SkillParseError
+from skillopt_core.backends import BackendError
+from skillopt_core.run.budget import BudgetExceeded
+from skillopt_core.run.config import ConfigError, load_settings
+from skillopt_core.cli.console import ConsoleRenderer
+from skillopt_core.run.api import eval_run, resume_settings, train_run
+from skillopt_core.skill.document import SkillParseError
 
 
 def _parser() -> argparse.ArgumentParser:

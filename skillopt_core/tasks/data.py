@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .judges import JudgeError, validate_judge_spec
-from .tasks import Task
+from skillopt_core.tasks.judges import JudgeError, validate_judge_spec
+from skillopt_core.tasks.task import Task
 
 __all__ = ["SPLITS", "Dataset", "assign_split", "load_tasks_jsonl", "split_tasks"]
 

@@ -16,22 +16,22 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from . import events as ev
-from .aggregate import aggregate
-from .budget import BudgetExceeded
-from .config import Settings
-from .data import Dataset, split_tasks
-from .edits import Edit, apply_edits
-from .epoch import SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance
-from .gate import GateDecision, GateSettings, decide, decide_early
-from .reflect import reflect
-from .rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
-from .rundir import RunDir, atomic_write_json, atomic_write_text, read_json
-from .runtime import Runtime, initial_skill
-from .schedule import describe_budget, edit_budget, lr_value
-from .select import select
-from .skill import Skill
-from .tasks import Task
+from skillopt_core.run import events as ev
+from skillopt_core.optim.aggregate import aggregate
+from skillopt_core.run.budget import BudgetExceeded
+from skillopt_core.run.config import Settings
+from skillopt_core.tasks.data import Dataset, split_tasks
+from skillopt_core.skill.edits import Edit, apply_edits
+from skillopt_core.optim.epoch import SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance
+from skillopt_core.evaluation.gate import GateDecision, GateSettings, decide, decide_early
+from skillopt_core.optim.reflect import reflect
+from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
+from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
+from skillopt_core.run.runtime import Runtime, initial_skill
+from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
+from skillopt_core.optim.select import select
+from skillopt_core.skill.document import Skill
+from skillopt_core.tasks.task import Task
 
 STATE_VERSION = 1
 
@@ -249,7 +249,7 @@ class Trainer:
         )
         atomic_write_json(self.run_dir.summary_path, summary.to_dict())
         if self.s.output.plot:
-            from .plot import plot_history
+            from skillopt_core.run.plot import plot_history
 
             plot_history(state.history, self.run_dir.plot_path, initial_val)
         self._emit(ev.RunEnd(self.run_dir.run_id, str(self.run_dir.path), status, state.best_val, initial_test, best_test, state.global_step))

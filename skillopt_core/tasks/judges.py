@@ -1,4 +1,4 @@
-"""Judges: turn a response into a :class:`~skillopt_core.tasks.Score`.
+"""Judges: turn a response into a :class:`~skillopt_core.tasks.task.Score`.
 
 A judge spec is a dict with a ``type`` and that type's options, a bare type
 name (``"json_valid"``), or a list of specs that must all pass (hard = min of
@@ -42,10 +42,10 @@ from typing import Any
 
 import jsonschema
 
-from .backends import Backend, CompletionRequest
-from .structured import complete_json
-from .tasks import Judge, Score, Task
-from .text_metrics import best_f1, exact_match
+from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.backends.structured import complete_json
+from skillopt_core.tasks.task import Judge, Score, Task
+from skillopt_core.tasks.text_metrics import best_f1, exact_match
 
 __all__ = ["JudgeError", "build_judge", "judge_types", "validate_judge_spec"]
 

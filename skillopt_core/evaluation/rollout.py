@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from .backends import Backend, BackendError, RequestRejected
-from .budget import BudgetExceeded
-from .gate import gate_scores_from_samples
-from .skill import Skill
-from .tasks import Score, Task
+from skillopt_core.backends import Backend, BackendError, RequestRejected
+from skillopt_core.run.budget import BudgetExceeded
+from skillopt_core.evaluation.gate import gate_scores_from_samples
+from skillopt_core.skill.document import Skill
+from skillopt_core.tasks.task import Score, Task
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ import random
 from dataclasses import dataclass
 from typing import Sequence
 
-from .backends import Backend, CompletionRequest
-from .edits import Edit
-from .rollout import RolloutResult
-from .skill import Skill
-from .structured import complete_json
-from .tasks import Task
+from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.skill.edits import Edit
+from skillopt_core.evaluation.rollout import RolloutResult
+from skillopt_core.skill.document import Skill
+from skillopt_core.backends.structured import complete_json
+from skillopt_core.tasks.task import Task
 
 
 def _edit_shape(op: str, required: list[str], optional: tuple[str, ...] = ()) -> dict:

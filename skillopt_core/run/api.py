@@ -8,16 +8,16 @@ from typing import Iterable, Sequence
 
 import yaml
 
-from . import events as ev
-from .backends import Backend
-from .budget import UsageLedger
-from .config import Settings, load_settings
-from .data import split_tasks
-from .rollout import RolloutCache, mean_score, per_item, run_rollouts
-from .rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
-from .runtime import build_runtime, initial_skill
-from .skill import load_skill
-from .trainer import RunSummary, Trainer, load_notices
+from skillopt_core.run import events as ev
+from skillopt_core.backends import Backend
+from skillopt_core.run.budget import UsageLedger
+from skillopt_core.run.config import Settings, load_settings
+from skillopt_core.tasks.data import split_tasks
+from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
+from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
+from skillopt_core.run.runtime import build_runtime, initial_skill
+from skillopt_core.skill.document import load_skill
+from skillopt_core.run.trainer import RunSummary, Trainer, load_notices
 
 
 def _bus(run_dir: RunDir, subscribers: Iterable[ev.Subscriber]) -> ev.EventBus:

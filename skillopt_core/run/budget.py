@@ -28,7 +28,7 @@ import threading
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from .backends.base import Backend, Completion, CompletionRequest
+from skillopt_core.backends.base import Backend, Completion, CompletionRequest
 
 __all__ = ["Budget", "BudgetExceeded", "MeteredBackend", "UsageLedger"]
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
-from skillopt_core.skill import ProtectedRegion, Skill, SkillParseError, protected_regions
+from skillopt_core.skill.document import ProtectedRegion, Skill, SkillParseError, protected_regions
 
 __all__ = ["Edit", "EditOp", "EditOutcome", "EditResult", "OutcomeStatus", "apply_edits"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .backends import Backend, CompletionRequest
-from .edits import Edit
-from .reflect import EDIT_ITEM_SCHEMA, EDITS_ACCEPT_SCHEMA
-from .structured import complete_json
+from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.skill.edits import Edit
+from skillopt_core.optim.reflect import EDIT_ITEM_SCHEMA, EDITS_ACCEPT_SCHEMA
+from skillopt_core.backends.structured import complete_json
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The faces: the ``skillopt`` command line and its console renderer."""
