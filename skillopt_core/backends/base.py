@@ -7,9 +7,16 @@ Contract (read this before writing a backend):
 - When ``request.json_schema`` is set, ``Completion.text`` must be a JSON
   document; backends that can constrain decoding should do so. The engine
   validates it again, so a backend never needs to raise for bad JSON.
-- Raise :class:`BackendError` (or a subclass) only for systemic failures a
-  person must act on (missing key, server down after retries, CLI missing).
-  The message says what happened and what to do, and never contains a secret.
+- Raise :class:`RequestFailed` (or its subclass :class:`RequestRejected`)
+  when *this one request* failed and others may still work: a timeout, a
+  refusal, a CLI that exited non-zero, a prompt too long for the context.
+  The engine scores that item 0 (or counts the optimizer reply as invalid)
+  with a visible note, and stops the run only after several consecutive
+  failures.
+- Raise :class:`BackendError` (or another subclass) only for systemic
+  failures a person must act on (missing or wrong key, CLI missing, endpoint
+  not found). The run stops cleanly and can be resumed. Every message says
+  what happened and what to do, and never contains a secret.
 - ``name`` is the registry name, ``model`` the model identifier; both are part
   of the rollout cache key, so they must be stable for a given configuration.
 - ``describe()`` returns a short human string (shown in logs and summaries).
@@ -32,7 +39,14 @@ class Message:
 @dataclass(frozen=True)
 class CompletionRequest:
     """One model call. ``role`` and ``stage`` are accounting labels (e.g.
-    role ``optimizer``, stage ``reflect``); backends may ignore them."""
+    role ``optimizer``, stage ``reflect``); backends may ignore them.
+
+    ``skill`` is the skill text under training when this is a target rollout
+    (chat backends see it inside ``system``; agent-CLI backends install it
+    verbatim as the host's skill file). ``cwd`` is a working directory the
+    caller prepared (e.g. a scratch checkout of a project) where agent-CLI
+    backends run instead of an empty directory; chat backends ignore it.
+    """
 
     messages: tuple[Message, ...]
     system: str | None = None
@@ -42,6 +56,8 @@ class CompletionRequest:
     seed: int | None = None
     role: str = ""
     stage: str = ""
+    skill: str | None = None
+    cwd: str | None = None
 
     @classmethod
     def single(cls, prompt: str, **kwargs: Any) -> "CompletionRequest":
@@ -77,10 +93,15 @@ class BackendError(RuntimeError):
     """A systemic backend failure. The message says what to do next."""
 
 
-class RequestRejected(BackendError):
-    """This one request cannot be served (e.g. longer than the context window);
-    other requests may still work. The engine scores the item 0 or counts the
-    optimizer reply as invalid instead of stopping the run."""
+class RequestFailed(BackendError):
+    """This one request failed (timeout, refusal, a CLI exit code, malformed
+    output); other requests may still work. The engine scores the item 0 or
+    counts the optimizer reply as invalid instead of stopping the run."""
+
+
+class RequestRejected(RequestFailed):
+    """This one request cannot be served as it is (e.g. longer than the
+    context window)."""
 
 
 class BackendConfigError(BackendError):
