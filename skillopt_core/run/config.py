@@ -79,6 +79,7 @@ class TrainSettings(_Section):
     workers: int = Field(default=4, ge=1)
     samples_per_item: int = Field(default=1, ge=1)
     seed: int = 0
+    max_consecutive_failures: int | None = Field(default=5, ge=1)
 
 
 class OptimizerSettings(_Section):
@@ -91,7 +92,7 @@ class OptimizerSettings(_Section):
     merge_with_model: bool = True
     rank_with_model: bool = True
     use_slow_update: bool = True
-    slow_update_gate: bool = False
+    slow_update_gate: bool = True
     use_meta_skill: bool = True
 
 
