@@ -80,3 +80,13 @@ def comparable(history):
     """History without what legitimately differs between runs (wall time, and
     usage: a resumed run reuses cached rollouts instead of calling again)."""
     return [{k: v for k, v in h.items() if k not in ("timings", "usage")} for h in history]
+
+
+def question_number(request) -> int:
+    """The i of "Question i:" in a rollout request."""
+    text = request.messages[-1].content
+    return int(text.split("Question ", 1)[1].split(":", 1)[0])
+
+
+def events_of(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (Path(run_dir) / "events.jsonl").read_text().splitlines()]
