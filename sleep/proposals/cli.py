@@ -33,6 +33,11 @@ def _user_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
         except ProposalError as exc:
             print(f"skillopt-sleep {args.command}: {exc}", file=sys.stderr)
             return USER_ERROR
+        except OSError as exc:  # e.g. a skill file the person may not read or write
+            where = f" {exc.filename}" if exc.filename else ""
+            print(f"skillopt-sleep {args.command}:{where}: {exc.strerror or exc}; nothing was changed.",
+                  file=sys.stderr)
+            return USER_ERROR
     return run
 
 
@@ -75,7 +80,8 @@ def cmd_propose(args: argparse.Namespace) -> int:
         return 0
     where = p.project if p.store == "project" else f"SkillOpt's skills repository {p.repo}"
     print(f"Staged proposal {p.id}: branch {p.branch} in {where}")
-    print(f"  {p.skill_name}: val {_s(p.baseline_val)} → {_s(p.candidate_val)}, {p.n_edits} edits")
+    edits = "1 edit" if p.n_edits == 1 else f"{p.n_edits} edits"
+    print(f"  {p.skill_name}: val {_s(p.baseline_val)} → {_s(p.candidate_val)}, {edits}")
     for note in p.report.notes:
         print(f"  note: {note}")
     print(f"  next: skillopt-sleep show {p.id}  |  adopt {p.id}  |  reject {p.id}")

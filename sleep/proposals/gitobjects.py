@@ -56,6 +56,8 @@ def run(repo: git.Repo, *args: str, stdin: bytes | None = None, identity: bool =
             fh.seek(0)
             return repo.git.execute(["git", *args], istream=fh, env=full_env,
                                     stdout_as_string=not binary, strip_newline_in_stdout=not binary)
+    except git.GitCommandNotFound:
+        raise GitFailed("git is not installed or not on PATH; install git 2.30 or newer.") from None
     except git.GitCommandError as exc:
         raise GitFailed(f"git {args[0]} failed in {repo.working_tree_dir or repo.git_dir}: "
                         f"{_stderr(exc)}") from None

@@ -125,7 +125,7 @@ def open_repo(repo_dir: str) -> git.Repo:
 
 def _find_repo(start: Path) -> git.Repo | None:
     here = start
-    while not here.exists():  # a new skill's folder may not exist yet
+    while not here.is_dir():  # a new skill's folder may not exist yet
         here = here.parent
     try:
         return git.Repo(here, search_parent_directories=True)

@@ -65,8 +65,9 @@ def commit_message(skill: str, report: ProposalReport, proposal_id: str, n_edits
     if report.task_deltas:
         lines.append("Per-task deltas (candidate - baseline):")
         ordered = sorted(report.task_deltas.items(), key=lambda kv: (-abs(kv[1]), str(kv[0])))
+        width = max(len(label(t)) for t, _ in ordered[:MAX_DELTAS_LISTED])
         for task_id, d in ordered[:MAX_DELTAS_LISTED]:
-            lines.append(f"  {label(task_id)}  {d:+.2f}")
+            lines.append(f"  {label(task_id):<{width}}  {d:+.2f}")
         if len(ordered) > MAX_DELTAS_LISTED:
             lines.append(f"  ... {len(ordered) - MAX_DELTAS_LISTED} more in the report")
     if report.models:
@@ -106,14 +107,17 @@ def note_text(report: ProposalReport, *, proposal_id: str, skill: str, branch: s
 
 
 def redact_report(report: ProposalReport) -> tuple[ProposalReport, int]:
-    """The report with secrets in every free-text field replaced by typed markers."""
+    """The report with secrets in every free-text field replaced by typed markers.
+
+    Task ids stay as they are: they are identifiers the product made (a
+    redacted id would merge deltas); commit messages show them through :func:`label`.
+    """
     r = Redactor()
     red = r.redact
     out = replace(
         report,
         gate_reason=red(report.gate_reason),
-        task_deltas={red(str(k)): v for k, v in report.task_deltas.items()},
-        task_intents={red(str(k)): red(v) for k, v in report.task_intents.items()},
+        task_intents={k: red(v) for k, v in report.task_intents.items()},
         edits=[EditRecord(e.op, red(e.target), red(e.content), red(e.rationale),
                           red(e.anchor) if e.anchor is not None else None, e.status, e.step)
                for e in report.edits],

@@ -171,3 +171,13 @@ def test_a_failure_after_the_branch_is_created_removes_branch_and_note(tmp_path:
     assert git(repo, "for-each-ref", "refs/heads/skillopt", "refs/notes") == ""
     assert _refs_resolve(repo)
     assert _rows() == 0
+
+
+def test_adopt_when_a_file_stands_where_the_skill_folder_must_be_exits_2(tmp_path: Path, capsys) -> None:
+    repo = make_repo(tmp_path / "app")
+    new = repo / ".agents" / "skills" / "deploy" / "SKILL.md"
+    p = stage(new, "Deploy with make.\n", report())
+    write(repo / ".agents" / "skills" / "deploy", "a file, not a folder\n")
+    assert main(["adopt", p.id]) == 2
+    _one_error_line(capsys, "nothing was changed")
+    assert (repo / ".agents" / "skills" / "deploy").read_text() == "a file, not a folder\n"
