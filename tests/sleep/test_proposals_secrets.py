@@ -25,9 +25,8 @@ def _leaky_report():
 
 def test_no_object_of_the_repository_holds_a_planted_secret(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "app")
-    p = stage(repo / SKILL, CANDIDATE, _leaky_report(), night=NIGHT)
+    stage(repo / SKILL, CANDIDATE, _leaky_report(), night=NIGHT)
     objects = all_objects(repo)
-    assert p.commit.encode() in objects or len(objects) > 0
     assert SECRET.encode() not in objects
     assert b"[REDACTED:github-token]" in objects  # the note kept the redacted report
 
