@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -48,8 +51,7 @@ def test_propose_json_prints_the_proposal_with_its_id(tmp_path: Path, capsys) ->
 
 
 def test_propose_from_a_real_training_run_carries_its_scores(tmp_path: Path, capsys) -> None:
-    from skillopt_core.cli import main as skillopt
-
+    """A real `skillopt train` run (scripted backend) through the console script, its stable interface."""
     tasks = write(tmp_path / "tasks.jsonl", "".join(json.dumps(
         {"id": f"q{i}", "prompt": f"Say {i}", "judge": {"type": "contains", "value": "yes"}}) + "\n" for i in range(12)))
     rules = write(tmp_path / "rules.yaml", yaml.safe_dump({"rules": [
@@ -65,8 +67,10 @@ def test_propose_from_a_real_training_run_carries_its_scores(tmp_path: Path, cap
         "model": {"backend": "scripted", "scripted": str(rules)},
         "train": {"num_epochs": 1, "batch_size": 4, "steps_per_epoch": 1, "workers": 1},
         "output": {"root": str(tmp_path / "out"), "run_id": "r1", "plot": False}}))
-    assert skillopt(["train", "--config", str(config), "--json"]) == 0
-    capsys.readouterr()
+    skillopt = Path(sys.executable).parent / "skillopt"
+    done = subprocess.run([str(skillopt), "train", "--config", str(config), "--json"], capture_output=True,
+                          text=True, env=os.environ, timeout=300)
+    assert done.returncode == 0, done.stderr
     repo = make_repo(tmp_path / "app")
     assert main(["propose", "--skill", str(repo / SKILL), "--from-run",
                  str(tmp_path / "out" / "jsonl_tasks" / "r1"), "--json"]) == 0
