@@ -195,4 +195,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    # Run the imported module's main, not this __main__ copy: subcommand modules
+    # register themselves on `sleep.cli`, which `python -m` would otherwise load twice.
+    from sleep.cli import main as _main
+
+    raise SystemExit(_main())
