@@ -204,10 +204,12 @@ class LazyRegistry(Generic[T]):
         key = self.normalise(name)
         if key in self._entries:
             return self._entries[key]
-        if key in self.builtin_modules:
-            importlib.import_module(self.builtin_modules[key])
-            if key in self._entries:
-                return self._entries[key]
+        if key in self.builtin_modules:  # built-ins win: a plugin never shadows one
+            module = self.builtin_modules[key]
+            importlib.import_module(module)
+            if key not in self._entries:
+                raise self.error(f"Built-in module {module} did not register the {self.kind} '{key}' (a bug in skillopt).")
+            return self._entries[key]
         return self._load_plugin(key)
 
     def get(self, name: str) -> T:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wheel_tools import REPO, check, build_wheel, fresh_venv, pip_install, run, script
+from wheel_tools import REPO, check, fresh_venv, pip_install, run, script
 
 pytestmark = pytest.mark.packaging
 
@@ -27,10 +27,10 @@ SCRIPTED = ["--set", "model.backend=scripted", "--set", f"model.scripted={json.d
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed(tmp_path_factory, skillopt_wheel):
     """(venv python, the wheel) with only the wheel of this project installed into the venv."""
-    root = tmp_path_factory.mktemp("wheel")
-    wheel = build_wheel(REPO, root)
+    root = tmp_path_factory.mktemp("wheel-venv")
+    wheel = skillopt_wheel
     python = fresh_venv(root / "venv")
     before = run([python, "-c", "import yaml, pydantic; import skillopt_core"], cwd=root)
     # Dependencies are visible, this checkout is not: whatever imports later is the wheel.

@@ -67,11 +67,30 @@ def fresh_venv(path: Path) -> Path:
     (its finder hook) stays inactive. Returns the venv's python."""
     check(run([sys.executable, "-m", "venv", "--without-pip", path], cwd=path.parent), "creating a venv")
     python = path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=path.parent)
-    own_site = Path(check(purelib, "asking the venv for its site-packages").stdout.strip())
     outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
-    (own_site / "_outer_site_packages.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
+    (site_packages(python) / "_outer_site_packages.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
     return python
+
+
+def site_packages(python: Path) -> Path:
+    """The site-packages folder of the environment of ``python``."""
+    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=python.parent)
+    return Path(check(purelib, "asking the venv for its site-packages").stdout.strip())
+
+
+def write_distribution(where: Path, name: str, entry_points: dict[str, dict[str, str]], modules: dict[str, str]) -> None:
+    """A distribution as an installer leaves it: modules plus a ``*.dist-info``
+    folder with METADATA and entry_points.txt, directly in ``where``."""
+    info = where / f"{name.replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n", encoding="utf-8")
+    lines = []
+    for group, entries in entry_points.items():
+        lines.append(f"[{group}]")
+        lines.extend(f"{key} = {value}" for key, value in entries.items())
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for filename, source in modules.items():
+        (where / filename).write_text(source, encoding="utf-8")
 
 
 def pip_install(python: Path, *args: str | Path) -> None:
