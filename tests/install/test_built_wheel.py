@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from wheel_tools import REPO, check, fresh_venv, pip_install, run, script
+from wheel_tools import REPO, check, fresh_venv, pip_install, run, script, tool_env
 
 pytestmark = pytest.mark.packaging
 
@@ -32,7 +32,7 @@ def installed(tmp_path_factory, skillopt_wheel):
     root = tmp_path_factory.mktemp("wheel-venv")
     wheel = skillopt_wheel
     python = fresh_venv(root / "venv")
-    before = run([python, "-c", "import yaml, pydantic; import skillopt_core"], cwd=root)
+    before = run([python, "-c", "import yaml, pydantic; import skillopt_core"], cwd=root, env=tool_env(root))
     # Dependencies are visible, this checkout is not: whatever imports later is the wheel.
     assert "No module named 'skillopt_core'" in before.stderr, before.stderr
     pip_install(python, wheel)

@@ -29,6 +29,15 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def tool_env(scratch: Path) -> dict[str, str]:
+    """For pip and venv calls, which may run in module- or session-scoped
+    fixtures before the private HOME of conftest is in place: a HOME of their
+    own, no pip cache and no user pip config."""
+    home = scratch / ".home"
+    home.mkdir(parents=True, exist_ok=True)
+    return clean_env(HOME=str(home), PIP_NO_CACHE_DIR="1", PIP_CONFIG_FILE=os.devnull)
+
+
 def run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(c) for c in cmd], cwd=cwd, env=env or clean_env(), capture_output=True, text=True, timeout=timeout
@@ -51,8 +60,8 @@ def build_wheel(source: Path, out: Path) -> Path:
     )
     copy = out / f"src-{source.name}"
     shutil.copytree(source, copy, ignore=_NOT_SOURCE)
-    check(run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, copy], cwd=out),
-          f"building the wheel of {source}")
+    check(run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", out, copy], cwd=out,
+              env=tool_env(out)), f"building the wheel of {source}")
     [wheel] = out.glob("*.whl")
     return wheel
 
@@ -65,7 +74,8 @@ def fresh_venv(path: Path) -> Path:
     ``.pth`` file, which puts it on ``sys.path`` without processing the
     ``.pth`` files inside it, so an editable install of this checkout there
     (its finder hook) stays inactive. Returns the venv's python."""
-    check(run([sys.executable, "-m", "venv", "--without-pip", path], cwd=path.parent), "creating a venv")
+    check(run([sys.executable, "-m", "venv", "--without-pip", path], cwd=path.parent, env=tool_env(path.parent)),
+          "creating a venv")
     python = path / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (site_packages(python) / "_outer_site_packages.pth").write_text("\n".join(outer) + "\n", encoding="utf-8")
@@ -74,7 +84,8 @@ def fresh_venv(path: Path) -> Path:
 
 def site_packages(python: Path) -> Path:
     """The site-packages folder of the environment of ``python``."""
-    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=python.parent)
+    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=python.parent,
+                  env=tool_env(python.parent.parent))
     return Path(check(purelib, "asking the venv for its site-packages").stdout.strip())
 
 
@@ -95,8 +106,8 @@ def write_distribution(where: Path, name: str, entry_points: dict[str, dict[str,
 
 def pip_install(python: Path, *args: str | Path) -> None:
     """``pip install --no-deps`` into the environment of ``python`` with the running pip."""
-    check(run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", *args], cwd=python.parent),
-          f"pip install {' '.join(map(str, args))}")
+    check(run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "-q", *args], cwd=python.parent,
+              env=tool_env(python.parent.parent)), f"pip install {' '.join(map(str, args))}")
 
 
 def script(python: Path, name: str) -> Path:
