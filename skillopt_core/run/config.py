@@ -283,19 +283,25 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return parts, value
 
 
-def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Settings:
-    """Load a config (with its ``_base_`` chain) and apply ``--set`` overrides.
-
-    ``path`` is a YAML file or, when no such file exists, the name of a
-    packaged config (:func:`resolve_config`). With no path, only the shipped
-    defaults apply.
-    """
+def load_config_data(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+                     ) -> tuple[dict[str, Any], dict[tuple, str], str]:
+    """The merged mapping of a config's ``_base_`` chain with ``--set``
+    overrides applied, before validation: ``(data, origin, source)`` where
+    ``origin`` maps each key path to the file or flag that set it. Layers that
+    add sections of their own (e.g. SkillOpt-Sleep's ``sleep:``) take theirs
+    out and validate the rest with :func:`validate_settings`."""
     origin: dict[tuple, str] = {}
     if path is None:
         data = _load_chain(DEFAULT_BASE, origin)
     else:
         path = resolve_config(path)
         data = _load_chain(path, origin)
+    apply_overrides(data, overrides, origin)
+    return data, origin, str(path or DEFAULT_BASE)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...], origin: dict[tuple, str]) -> None:
+    """Set each ``section.key=value`` of ``overrides`` in ``data`` (in place), noting its origin."""
     for item in overrides:
         parts, value = parse_override(item)
         node = data
@@ -307,7 +313,17 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[s
             node = child
         node[parts[-1]] = value
         origin[tuple(parts)] = f"--set {item}"
-    return validate_settings(data, origin, default_source=str(path or DEFAULT_BASE))
+
+
+def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Settings:
+    """Load a config (with its ``_base_`` chain) and apply ``--set`` overrides.
+
+    ``path`` is a YAML file or, when no such file exists, the name of a
+    packaged config (:func:`resolve_config`). With no path, only the shipped
+    defaults apply.
+    """
+    data, origin, source = load_config_data(path, overrides)
+    return validate_settings(data, origin, default_source=source)
 
 
 def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = None, default_source: str = "<config>") -> Settings:
