@@ -9,7 +9,15 @@ directory afterwards) as JSON in ``$FAKE_CLI_RECORD_DIR``, then behaves as
   ``$FAKE_CLI_REPLY`` (default "fake answer");
 - ``hang``: start a child process and sleep (the backend must kill both);
 - ``fail``: print an error on stderr and exit with code 3;
-- ``error`` / ``max_turns``: the CLI's own error report (exit 1).
+- ``error``: the CLI's own report of a login problem (exit 1);
+- ``api_error``: the CLI's own report of a failed model call (exit 1);
+- ``bad_model`` (claude): the CLI's report of a model that does not exist;
+- ``max_turns`` (claude): out of turns;
+- ``no_answer``: exit 0 without an answer.
+
+``$FAKE_CLI_DELAY`` (seconds) makes the fake wait before answering and then
+record the files it sees again (``files_after``), to catch concurrent calls
+that change each other's working directory.
 """
 
 from __future__ import annotations
@@ -50,6 +58,12 @@ def start(name: str, *, read_stdin: bool) -> dict:
     if out_dir:
         path = Path(out_dir) / f"{name}-{os.getpid()}.json"
         path.write_text(json.dumps(record), encoding="utf-8")
+    delay = float(os.environ.get("FAKE_CLI_DELAY") or 0)
+    if delay:
+        time.sleep(delay)
+        record["files_after"] = _snapshot(Path.cwd())
+        if out_dir:
+            path.write_text(json.dumps(record), encoding="utf-8")
     if mode == "hang":
         time.sleep(120)
     if mode == "fail":
