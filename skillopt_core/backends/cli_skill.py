@@ -41,7 +41,7 @@ from typing import Any, AsyncIterator, Iterator
 
 import yaml
 
-from skillopt_core.backends.base import CompletionRequest, RequestRejected
+from skillopt_core.backends.base import BackendError, CompletionRequest, RequestRejected
 from skillopt_core.skill.document import SkillParseError, split_front_matter
 
 log = logging.getLogger(__name__)
@@ -134,8 +134,9 @@ def _make_folders(folder: Path, work: Path, backend: str) -> list[Path]:
     return created
 
 
-def _restore(target: Path, backup: Path | None, created: list[Path]) -> None:
-    target.unlink(missing_ok=True)
+def _restore(target: Path, written: bool, backup: Path | None, created: list[Path]) -> None:
+    if written:
+        target.unlink(missing_ok=True)
     if backup is not None:
         shutil.move(str(backup), str(target))
     for path in reversed(created):
@@ -149,11 +150,14 @@ def _restore(target: Path, backup: Path | None, created: list[Path]) -> None:
 def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, aside: Path, backend: str) -> Iterator[str]:
     """Install ``skill`` at ``<work>/<skill_dir>/<name>/SKILL.md`` for the block;
     yields that path relative to ``work``. ``aside`` (a folder outside ``work``)
-    holds what was at the path until it is put back."""
+    holds what was at the path until it is put back. If it cannot be put back,
+    a :class:`BackendError` says where the original is (systemic: the working
+    directory is no longer as the caller left it)."""
     rel = f"{skill_dir}/{skill.name}/{SKILL_FILE}"
     target = work / rel
     created = _make_folders(target.parent, work, backend)
     backup: Path | None = None
+    written = False
     try:
         if target.is_symlink() or target.exists():
             if target.is_dir() and not target.is_symlink():
@@ -161,14 +165,18 @@ def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, aside: Path, ba
             backup = aside / SKILL_FILE
             shutil.move(str(target), str(backup))
         with open(target, "x", encoding="utf-8", newline="") as fh:
+            written = True
             fh.write(skill.text)
         yield rel
     finally:
         try:
-            _restore(target, backup, created)
+            _restore(target, written, backup, created)
         except OSError as exc:
-            log.error("%s: could not put back %s (the original is kept at %s): %s", backend, target, backup, exc)
-            raise
+            raise BackendError(
+                f"{backend}: could not put the original {target} back after the call "
+                f"({exc.strerror or exc}); it is kept at {backup}. Restore it by hand before reusing "
+                "this working directory."
+            ) from None
 
 
 # Per event loop, one lock per install path (see "One at a time per path").

@@ -26,7 +26,7 @@ from cli_fakes import (  # noqa: F401
     tree,
 )
 from skillopt_core.backends import CompletionRequest
-from skillopt_core.backends.base import RequestFailed, RequestRejected
+from skillopt_core.backends.base import BackendError, RequestFailed, RequestRejected
 from skillopt_core.envs import create_env
 from skillopt_core.replay import REPLAY_MARKER, is_replay_path, is_replay_prompt
 from skillopt_core.tasks.task import Task
@@ -291,6 +291,29 @@ async def test_existing_symlink_at_the_skill_path_is_put_back(fake_env: Path, ch
     await make("claude-code").complete(target_request(cwd=str(checkout)))
     assert only_record(fake_env)["files"][".claude/skills/answer-style/SKILL.md"] == SKILL
     assert tree(checkout) == before and (checkout / "README.md").read_text() == "# Project\n"
+
+
+async def test_original_that_cannot_be_put_back_is_kept_and_reported_as_systemic(
+    fake_env: Path, checkout: Path, monkeypatch
+) -> None:
+    import shutil
+
+    from skillopt_core.backends import cli_skill
+
+    real_move = shutil.move
+
+    def move(src: str, dst: str) -> str:
+        if Path(dst) == checkout / ".claude" / "skills" / "answer-style" / "SKILL.md":
+            raise PermissionError(13, "Permission denied")
+        return real_move(src, dst)
+
+    monkeypatch.setattr(cli_skill.shutil, "move", move)
+    with pytest.raises(BackendError, match="could not put the original") as info:
+        await make("claude-code").complete(target_request(cwd=str(checkout)))
+    assert not isinstance(info.value, RequestFailed)
+    kept = Path(str(info.value).split("it is kept at ")[1].split(". ")[0])
+    assert kept.read_text() == "---\nname: answer-style\ndescription: old\n---\nOld version.\n"
+    assert not (checkout / ".claude" / "skills" / "answer-style" / "SKILL.md").exists()
 
 
 def test_checkout_under_the_replay_root_is_recognised_by_the_harvester(checkout: Path) -> None:
