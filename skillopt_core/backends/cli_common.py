@@ -6,8 +6,7 @@ Contract:
   :func:`skillopt_core.replay.replay_root` (``<tmp>/skillopt-replay`` unless
   ``SKILLOPT_REPLAY_ROOT`` says otherwise), removed when the call ends,
   whatever happened. Its ``meta`` folder holds side files the CLI writes for us
-  (usage statistics) and its ``aside`` folder whatever the skill install moved
-  out of the way. The agent runs in its ``work`` folder (empty but for the
+  (usage statistics). The agent runs in its ``work`` folder (empty but for the
   skill), or, when ``request.cwd`` is set, in that directory: a scratch
   checkout the caller prepared, which must be an existing directory under the
   replay root (else :class:`RequestRejected`), so the host's transcript of the
@@ -69,7 +68,7 @@ from skillopt_core.backends.base import (
     RequestRejected,
     Usage,
 )
-from skillopt_core.backends.cli_skill import SkillDoc, install_lock, installed_skill, instruction_of, skill_doc
+from skillopt_core.backends.cli_skill import SkillDoc, instruction_of, shared_skill, skill_doc
 from skillopt_core.backends.json_output import schema_instruction
 from skillopt_core.backends.keys import redact
 
@@ -146,10 +145,6 @@ class ReplayDir:
     def meta(self) -> Path:
         return self.base / "meta"
 
-    @property
-    def aside(self) -> Path:
-        return self.base / "aside"
-
 
 def checkout_dir(cwd: str, backend: str) -> Path:
     """``request.cwd`` checked against the contract: an existing directory under
@@ -172,24 +167,19 @@ def checkout_dir(cwd: str, backend: str) -> Path:
 
 @contextlib.contextmanager
 def replay_dir(backend: str, work: Path | None = None) -> Iterator[ReplayDir]:
-    """A fresh folder under the replay root (``meta``, ``aside`` and, without
-    ``work``, an empty ``work``); removed on exit unless ``aside`` still holds
-    something a failed restore left there (then it is kept and logged)."""
+    """A fresh folder under the replay root (``meta`` and, without ``work``, an
+    empty ``work``), removed on exit."""
     root = replay_root()
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     base = Path(tempfile.mkdtemp(prefix=f"{backend}-", dir=root))
     layout = ReplayDir(base, work if work is not None else base / "work")
     try:
         layout.meta.mkdir()
-        layout.aside.mkdir()
         if work is None:
             layout.work.mkdir()
         yield layout
     finally:
-        if layout.aside.is_dir() and any(layout.aside.iterdir()):
-            log.error("%s: kept %s: it holds a file that could not be put back", backend, layout.aside)
-        else:
-            shutil.rmtree(base, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def find_executable(command: str, backend: str, install_hint: str) -> str:
@@ -262,9 +252,12 @@ async def run_cli(
             f"{backend}: `{command}` did not finish within {timeout:g} s and was stopped. "
             "Raise model.timeout, or lower model.max_turns."
         ) from None
-    finally:
-        if proc.returncode is None:  # cancelled from outside: do not leave it running
+    except BaseException:  # cancelled from outside: do not leave it running
+        if proc.returncode is None:
             _stop_group(proc, signal.SIGKILL)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
+        raise
     return CliResult(
         stdout=out.decode("utf-8", errors="replace"),
         stderr=err.decode("utf-8", errors="replace"),
@@ -357,11 +350,8 @@ class CliBackend:
             if skill is None:
                 yield where, render_prompt(request, skill=None, skill_path=None)
                 return
-            # A fresh work folder is this call's alone; a checkout may be shared.
-            lock = install_lock(where.work, self.skill_dir, skill) if checkout else contextlib.nullcontext()
-            async with lock:
-                with installed_skill(where.work, self.skill_dir, skill, where.aside, self.name) as rel:
-                    yield where, render_prompt(request, skill=skill, skill_path=rel)
+            async with shared_skill(where.work, self.skill_dir, skill, self.name) as rel:
+                yield where, render_prompt(request, skill=skill, skill_path=rel)
 
     async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None) -> CliResult:
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text)

@@ -14,16 +14,18 @@ Contract:
   :func:`instruction_of` is that system text without the skill, which the CLI
   backends put in the prompt. The instruction never ends up in SKILL.md.
 - **Where.** :func:`installed_skill` writes ``<work>/<skill_dir>/<name>/SKILL.md``
-  for one call and undoes exactly that afterwards: a file already at that path
-  (e.g. the project's own version of the skill in a caller's checkout) is
-  moved aside, outside the working directory so the agent cannot read it, and
-  put back byte for byte; folders the install created are removed again when
+  and undoes exactly that afterwards: a file already at that path (e.g. the
+  project's own version of the skill in a caller's checkout) is moved aside,
+  into a folder under the replay root where the agent cannot read it, and put
+  back byte for byte; folders the install created are removed again when
   empty; nothing else in the directory is touched. A skill folder that leads
   outside the working directory through a symlink is refused.
-- **One at a time per path.** Calls on one event loop that would install at the
-  same path (the same checkout) wait for each other, so concurrent calls never
-  see each other's skill or restore the wrong file. For parallel rollouts give
-  each concurrent call its own checkout.
+- **Shared working directories.** Concurrent calls on one event loop that
+  install at the same path (one checkout shared by parallel rollouts) share
+  the install when their skill text is the same: it is installed by the first
+  and undone by the last. A call with another text (e.g. the gate's candidate
+  while the current skill's rollouts run) waits until the path is free, so no
+  call ever sees another skill or restores the wrong file.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,7 @@ from typing import Any, AsyncIterator, Iterator
 import yaml
 
 from skillopt_core.backends.base import BackendError, CompletionRequest, RequestRejected
+from skillopt_core.replay import replay_root
 from skillopt_core.skill.document import SkillParseError, split_front_matter
 
 log = logging.getLogger(__name__)
@@ -139,6 +143,7 @@ def _restore(target: Path, written: bool, backup: Path | None, created: list[Pat
         target.unlink(missing_ok=True)
     if backup is not None:
         shutil.move(str(backup), str(target))
+        backup.parent.rmdir()
     for path in reversed(created):
         try:
             path.rmdir()
@@ -147,12 +152,12 @@ def _restore(target: Path, written: bool, backup: Path | None, created: list[Pat
 
 
 @contextlib.contextmanager
-def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, aside: Path, backend: str) -> Iterator[str]:
+def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str) -> Iterator[str]:
     """Install ``skill`` at ``<work>/<skill_dir>/<name>/SKILL.md`` for the block;
-    yields that path relative to ``work``. ``aside`` (a folder outside ``work``)
-    holds what was at the path until it is put back. If it cannot be put back,
-    a :class:`BackendError` says where the original is (systemic: the working
-    directory is no longer as the caller left it)."""
+    yields that path relative to ``work``. What was at the path waits in a
+    fresh folder under the replay root (outside ``work``) until it is put back.
+    If it cannot be put back, a :class:`BackendError` says where it is kept
+    (systemic: the working directory is no longer as the caller left it)."""
     rel = f"{skill_dir}/{skill.name}/{SKILL_FILE}"
     target = work / rel
     created = _make_folders(target.parent, work, backend)
@@ -162,7 +167,9 @@ def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, aside: Path, ba
         if target.is_symlink() or target.exists():
             if target.is_dir() and not target.is_symlink():
                 raise RequestRejected(f"{backend}: cannot install the skill: {target} is a folder. Fix the checkout.")
-            backup = aside / SKILL_FILE
+            root = replay_root()
+            root.mkdir(parents=True, exist_ok=True, mode=0o700)
+            backup = Path(tempfile.mkdtemp(prefix="aside-", dir=root)) / SKILL_FILE
             shutil.move(str(target), str(backup))
         with open(target, "x", encoding="utf-8", newline="") as fh:
             written = True
@@ -179,16 +186,60 @@ def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, aside: Path, ba
             ) from None
 
 
-# Per event loop, one lock per install path (see "One at a time per path").
-_locks: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Lock]]" = weakref.WeakKeyDictionary()
+class _Slot:
+    """One install path in use: the skill text installed there, how many calls
+    use it, and how to undo the install when the last one ends."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.rel = ""
+        self.users = 0
+        self.waiting = 0
+        self.undo: contextlib.ExitStack | None = None
+        self.free = asyncio.Event()
+        self.free.set()
+
+
+# Per event loop, the install paths in use (see "Shared working directories").
+_slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]]" = weakref.WeakKeyDictionary()
 
 
 @contextlib.asynccontextmanager
-async def install_lock(work: Path, skill_dir: str, skill: SkillDoc) -> AsyncIterator[None]:
+async def shared_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str) -> AsyncIterator[str]:
+    """:func:`installed_skill`, shared by concurrent calls that install the same
+    text at the same path; a call with another text waits until the path is
+    free. Yields the path relative to ``work``."""
     key = os.path.normcase(str((work / skill_dir / skill.name).resolve()))
-    locks = _locks.setdefault(asyncio.get_running_loop(), {})
-    lock = locks.setdefault(key, asyncio.Lock())
-    if lock.locked():
-        log.info("waiting for another call that uses the skill path %s in the same working directory", key)
-    async with lock:
-        yield
+    slots = _slots.setdefault(asyncio.get_running_loop(), {})
+    slot = slots.setdefault(key, _Slot())
+    # No await between a check and the change it allows: coroutines on one loop
+    # cannot interleave there, so the slot needs no lock.
+    while slot.users and slot.text != skill.text:
+        log.info("%s: waiting for calls with another skill at %s in the same working directory", backend, key)
+        slot.waiting += 1
+        try:
+            await slot.free.wait()
+        finally:
+            slot.waiting -= 1
+    if slot.users == 0:
+        undo = contextlib.ExitStack()
+        try:
+            slot.rel = undo.enter_context(installed_skill(work, skill_dir, skill, backend))
+        except BaseException:
+            if not slot.waiting:
+                slots.pop(key, None)
+            raise
+        slot.text, slot.undo = skill.text, undo
+        slot.free.clear()
+    slot.users += 1
+    try:
+        yield slot.rel
+    finally:
+        slot.users -= 1
+        if slot.users == 0:
+            undo, slot.undo, slot.text = slot.undo, None, None
+            slot.free.set()
+            if not slot.waiting:
+                slots.pop(key, None)
+            if undo is not None:
+                undo.close()

@@ -87,3 +87,16 @@ def tree(root: Path) -> dict[str, tuple[bytes, int] | str]:
         else:
             out[rel] = (path.read_bytes(), path.stat().st_mode)
     return out
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except (FileNotFoundError, IndexError):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True

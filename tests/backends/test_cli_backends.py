@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_fakes import CLIS, COMMANDS, SKILL, SKILL_DIRS, fake_env, make, only_record, prompt_of, records, target_request  # noqa: F401
+from cli_fakes import CLIS, COMMANDS, SKILL, alive, fake_env, make, only_record, prompt_of, target_request  # noqa: F401
 from skillopt_core.backends import CompletionRequest, Message
 from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
 from skillopt_core.backends.structured import complete_json
@@ -26,18 +26,6 @@ PROJECT = Path.cwd()
 @pytest.fixture(autouse=True)
 def _fakes(fake_env: Path) -> Path:
     return fake_env
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return state not in ("Z", "X")
-    except (FileNotFoundError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
 
 
 # -- tools are read-only by default ------------------------------------------- #
@@ -162,11 +150,11 @@ async def test_hung_process_is_killed_at_the_timeout_and_fails_only_this_item(na
     assert time.monotonic() - started < 15
     record = only_record(fake_env)
     for _ in range(50):
-        if not _alive(record["pid"]) and not _alive(record["child_pid"]):
+        if not alive(record["pid"]) and not alive(record["child_pid"]):
             break
         time.sleep(0.1)
-    assert not _alive(record["pid"]), "the CLI process survived the timeout"
-    assert not _alive(record["child_pid"]), "a process the CLI started survived the timeout"
+    assert not alive(record["pid"]), "the CLI process survived the timeout"
+    assert not alive(record["child_pid"]), "a process the CLI started survived the timeout"
     assert not Path(record["cwd"]).exists()
 
 

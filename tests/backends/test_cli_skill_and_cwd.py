@@ -17,6 +17,7 @@ from cli_fakes import (  # noqa: F401
     INSTRUCTION,
     SKILL,
     SKILL_DIRS,
+    alive,
     fake_env,
     make,
     only_record,
@@ -227,6 +228,8 @@ async def test_checkout_is_restored_when_the_caller_cancels(fake_env: Path, chec
     with pytest.raises(asyncio.CancelledError):
         await call
     assert tree(checkout) == before
+    (record,) = records(fake_env)
+    assert not alive(record["pid"]) and not alive(record["child_pid"])
 
 
 async def test_folders_created_for_the_skill_are_removed_again(fake_env: Path, checkout: Path) -> None:
@@ -237,7 +240,11 @@ async def test_folders_created_for_the_skill_are_removed_again(fake_env: Path, c
     assert tree(checkout) == before
 
 
-async def test_concurrent_calls_sharing_a_checkout_never_see_each_others_skill(
+def _overlap(first: dict, second: dict) -> bool:
+    return first["started"] < second["ended"] and second["started"] < first["ended"]
+
+
+async def test_concurrent_calls_with_different_skills_in_one_checkout_take_turns(
     fake_env: Path, checkout: Path, monkeypatch
 ) -> None:
     monkeypatch.setenv("FAKE_CLI_DELAY", "0.5")
@@ -248,11 +255,41 @@ async def test_concurrent_calls_sharing_a_checkout_never_see_each_others_skill(
         backend.complete(target_request(cwd=str(checkout))),
         backend.complete(target_request(skill=other, cwd=str(checkout))),
     )
-    seen = sorted(
-        (r["files"][".claude/skills/answer-style/SKILL.md"], r["files_after"][".claude/skills/answer-style/SKILL.md"])
-        for r in records(fake_env)
-    )
+    first, second = records(fake_env)
+    path = ".claude/skills/answer-style/SKILL.md"
+    seen = sorted((r["files"][path], r["files_after"][path]) for r in (first, second))
     assert seen == sorted([(SKILL, SKILL), (other, other)])
+    assert not _overlap(first, second)
+    assert tree(checkout) == before
+
+
+async def test_concurrent_calls_with_the_same_skill_in_one_checkout_run_together(
+    fake_env: Path, checkout: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLI_BARRIER", "3")  # each fake waits until all three have started
+    monkeypatch.setenv("FAKE_CLI_DELAY", "0.2")
+    before = tree(checkout)
+    backend = make("codex", timeout=60)
+    await asyncio.gather(*(backend.complete(target_request(cwd=str(checkout))) for _ in range(3)))
+    found = records(fake_env)
+    assert [r["barrier_met"] for r in found] == [True, True, True]
+    for record in found:
+        assert record["files_after"][".agents/skills/answer-style/SKILL.md"] == SKILL
+    assert tree(checkout) == before
+
+
+async def test_mixed_concurrent_calls_in_one_checkout_each_see_their_own_skill(
+    fake_env: Path, checkout: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("FAKE_CLI_DELAY", "0.3")
+    before = tree(checkout)
+    other = SKILL.replace("Answer in one word.", "Answer in two words.")
+    skills = [SKILL, other, SKILL, other, SKILL]
+    backend = make("copilot")
+    await asyncio.gather(*(backend.complete(target_request(skill=s, cwd=str(checkout))) for s in skills))
+    path = ".github/skills/answer-style/SKILL.md"
+    seen = sorted((r["files"][path], r["files_after"][path]) for r in records(fake_env))
+    assert seen == sorted((s, s) for s in skills)
     assert tree(checkout) == before
 
 
