@@ -1,8 +1,10 @@
 """How SkillOpt marks the agent sessions it starts itself (replays).
 
 The CLI backends (claude-code, codex, copilot) run every call in a fresh
-directory under :func:`replay_root` and put :data:`REPLAY_MARKER` at the top of
-the prompt. Those hosts then write transcripts whose working directory (and, for
+directory under :func:`replay_root`, or in a checkout the caller prepared
+(``CompletionRequest.cwd``), which must also lie under :func:`replay_root` (the
+backends refuse any other), and put :data:`REPLAY_MARKER` at the top of the
+prompt. Those hosts then write transcripts whose working directory (and, for
 Claude Code, project slug) contains :data:`REPLAY_DIR_NAME`, and whose first
 user prompt starts with the marker. The harvester skips such sessions, so the
 product's own replays are never mined as the person's work.

@@ -13,6 +13,7 @@ from skillopt_core.skill.document import (
     SkillParseError,
     load_skill,
     save_skill,
+    split_front_matter,
     validate_skill_metadata,
 )
 
@@ -87,6 +88,26 @@ def test_parse_reports_bad_yaml_line():
 def test_parse_rejects_front_matter_that_is_not_a_mapping():
     with pytest.raises(SkillParseError, match="mapping"):
         Skill.parse("---\n- a\n- b\n---\nbody\n")
+
+
+def test_split_front_matter_returns_mapping_and_body_exactly_as_parse_does():
+    meta, body = split_front_matter(SKILL_TEXT)
+    skill = Skill.parse(SKILL_TEXT)
+    assert meta == skill.front_matter and body == skill.body
+
+
+def test_split_front_matter_without_front_matter_returns_the_text():
+    assert split_front_matter("# Title\n---\nname: x\n---\n") == (None, "# Title\n---\nname: x\n---\n")
+
+
+def test_split_front_matter_does_not_check_protected_markers():
+    meta, body = split_front_matter("---\nname: x\n---\n<!-- skillopt:protected -->\nunclosed\n")
+    assert meta == {"name": "x"} and body.endswith("unclosed\n")
+
+
+def test_split_front_matter_rejects_bad_yaml_naming_the_source():
+    with pytest.raises(SkillParseError, match=r"the skill to install:\d+: front matter is not valid YAML"):
+        split_front_matter("---\nname: [x\n---\nbody\n", source="the skill to install")
 
 
 def test_parse_rejects_unclosed_front_matter():

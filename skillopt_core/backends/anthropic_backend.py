@@ -16,8 +16,9 @@ Contract, beyond the Backend protocol (see base.py):
   (``json_schema``) so the model is constrained where it supports structured
   outputs; if the API refuses that for this model (HTTP 400 naming it), the
   backend switches, for its lifetime, to stating the schema in the system
-  prompt. Either way the reply is validated locally and, if invalid, repaired
-  with one more call (:mod:`.json_output`).
+  prompt. Either way the reply is returned as it came: validation and the one
+  repair turn are the engine's (:func:`.structured.complete_json`).
+- ``stop_reason: refusal`` (the model declined) is a :class:`RequestFailed`.
 - Usage: input tokens include cache writes and reads (all processed input);
   cost from :mod:`.pricing` for known Claude models, else None.
 """
@@ -75,7 +76,7 @@ class AnthropicBackend(HttpBackend):
                     raise
                 self._native_json = False
                 log.info("anthropic: %s refused structured output; stating the schema in the prompt instead", self.model)
-        return await self._repair_once(first, reply, lambda again: self._call(again, native=native))
+        return reply
 
     def _arguments(self, request: CompletionRequest, native: bool) -> dict[str, Any]:
         args: dict[str, Any] = {
@@ -108,7 +109,10 @@ class AnthropicBackend(HttpBackend):
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
         used_out = int(getattr(usage, "output_tokens", 0) or 0)
-        return text, used_in, used_out, getattr(message, "model", "") or self.model
+        model = getattr(message, "model", "") or self.model
+        if getattr(message, "stop_reason", None) == "refusal":
+            raise self._refused(text or "stop_reason: refusal", used_in, used_out, model)
+        return text, used_in, used_out, model
 
 
 def _sdk_accepts(parameter: str) -> bool:

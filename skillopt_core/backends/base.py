@@ -3,20 +3,39 @@
 Contract (read this before writing a backend):
 
 - ``Backend.complete(request)`` is the only call the engine makes. It is async,
-  takes a :class:`CompletionRequest` and returns a :class:`Completion`.
-- When ``request.json_schema`` is set, ``Completion.text`` must be a JSON
-  document; backends that can constrain decoding should do so. The engine
-  validates it again, so a backend never needs to raise for bad JSON.
+  takes a :class:`CompletionRequest` and returns a :class:`Completion`. One
+  ``complete`` is one model call for the run's budget: a backend never makes a
+  second model call on its own (no repair turn, no "try again"), so every
+  completion the budget pays for goes through the engine's metered wrapper.
+  Transport-level attempts that produce no completion (HTTP 429/5xx retried
+  after ``Retry-After``, a parameter or response format the server refused
+  and that is sent again adjusted) belong to the one call.
+- When ``request.json_schema`` is set, the backend asks for JSON: it constrains
+  decoding where it can (a ``json_schema`` response format, structured
+  output, a grammar), otherwise it states the schema in the prompt. It returns
+  the reply text as it came and never raises for bad JSON: the engine's
+  :func:`skillopt_core.backends.structured.complete_json` extracts and
+  validates it and makes the single repair turn.
+- ``request.skill`` is the skill text of a target rollout and ``request.cwd``
+  a working directory the caller prepared. Chat backends ignore both (the skill
+  is already in ``system``); agent-CLI backends install the skill as the
+  host's skill file and run in ``cwd`` (see ``cli_common.py``).
 - Raise :class:`RequestFailed` (or its subclass :class:`RequestRejected`)
-  when *this one request* failed and others may still work: a timeout, a
-  refusal, a CLI that exited non-zero, a prompt too long for the context.
-  The engine scores that item 0 (or counts the optimizer reply as invalid)
-  with a visible note, and stops the run only after several consecutive
-  failures.
-- Raise :class:`BackendError` (or another subclass) only for systemic
-  failures a person must act on (missing or wrong key, CLI missing, endpoint
-  not found). The run stops cleanly and can be resumed. Every message says
-  what happened and what to do, and never contains a secret.
+  when *this one request* failed and others may still work: a timeout, HTTP
+  429/5xx still failing after the retries, a refusal, a CLI that exited
+  non-zero or printed no answer, an agent out of turns, a prompt too long for
+  the context. The engine scores that item 0 (or counts the optimizer reply
+  as invalid) with a visible note, and stops the run only after several
+  consecutive failures. When the failed call did use tokens, pass them as
+  ``usage`` so they can be accounted.
+- Raise :class:`BackendError` (or another subclass, e.g.
+  :class:`BackendConfigError`) only for systemic failures a person must act
+  on: a missing or rejected key, a CLI missing or not logged in, a model or
+  deployment not found, a used-up quota, an endpoint no attempt could connect
+  to. The run stops cleanly and can be resumed. When unsure, prefer
+  :class:`RequestFailed`: consecutive per-item failures stop the run anyway.
+  Every message says what happened and what to do, and never contains a
+  secret (``keys.redact``).
 - ``name`` is the registry name, ``model`` the model identifier; both are part
   of the rollout cache key, so they must be stable for a given configuration.
 - ``describe()`` returns a short human string (shown in logs and summaries).
@@ -96,7 +115,12 @@ class BackendError(RuntimeError):
 class RequestFailed(BackendError):
     """This one request failed (timeout, refusal, a CLI exit code, malformed
     output); other requests may still work. The engine scores the item 0 or
-    counts the optimizer reply as invalid instead of stopping the run."""
+    counts the optimizer reply as invalid instead of stopping the run.
+    ``usage`` is what the failed call consumed, when the backend knows it."""
+
+    def __init__(self, message: str = "", *, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class RequestRejected(RequestFailed):

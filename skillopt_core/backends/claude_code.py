@@ -1,5 +1,6 @@
 """The ``claude-code`` backend: one ``claude -p`` run per call, in a fresh
-replay directory (see :mod:`.cli_common` for the shared contract).
+replay directory or the caller's checkout (see :mod:`.cli_common` for the
+shared contract).
 
 Command (prompt on stdin)::
 
@@ -7,7 +8,7 @@ Command (prompt on stdin)::
            --tools Read,Grep,Glob,Skill --allowedTools Read,Grep,Glob,Skill
            --max-turns 10 [--model <model>]
 
-- The skill under training (target role) is installed at
+- The skill under training (``request.skill``) is installed at
   ``.claude/skills/<name>/SKILL.md`` in the working directory, where Claude
   Code discovers project skills.
 - Tools: ``--tools`` limits which built-in tools exist at all and
@@ -20,9 +21,12 @@ Command (prompt on stdin)::
   the replay marker and directory that would let the harvester skip it.
 - Output: the JSON result object. ``result`` is the text; usage counts input
   including cache writes and reads, plus output tokens; ``total_cost_usd`` is
-  the cost. A result with ``is_error`` or a non-success subtype is an error:
-  hitting max turns is :class:`RequestRejected` (this item only); anything else
-  (not logged in, API errors) is a :class:`BackendError`.
+  the cost. A result with ``is_error`` or a non-success subtype is an error of
+  this item (:class:`RequestFailed`: max turns used up, an API error, an error
+  during execution), unless its message says the cause is systemic (not logged
+  in, credit or usage limit, unknown model: :class:`BackendConfigError`), as
+  :func:`.cli_common.cli_failure` decides. So is output without a result
+  object.
 """
 
 from __future__ import annotations
@@ -33,8 +37,8 @@ import time
 from typing import Any
 
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, RequestRejected, Usage
-from skillopt_core.backends.cli_common import CliBackend, exit_error, finish_json, json_lines, tail
+from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
@@ -106,29 +110,30 @@ class ClaudeCodeBackend(CliBackend):
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
         tools = self._tools if self._is_target(request) else ()
-        with self._replay(request) as (where, prompt):
+        async with self._replay(request) as (where, prompt):
             result = await self._run(self.argv(tools), where, stdin_text=prompt)
         parsed = parse_result(result.stdout)
         if parsed is None:
             if result.returncode != 0:
                 raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise BackendError(
-                f"{self.name}: `claude` printed no JSON result (is it Claude Code?). {_LOGIN_HINT}\n"
-                + (tail(result.stdout) or tail(result.stderr))
+            raise cli_failure(
+                self.name, "`claude` printed no JSON result", tail(result.stdout) or tail(result.stderr), _LOGIN_HINT
             )
         subtype = str(parsed.get("subtype") or "")
         if parsed.get("is_error") or subtype != "success":
-            message = redact(str(parsed.get("result") or subtype or "unknown error"))
             if subtype == "error_max_turns":
-                raise RequestRejected(
+                raise RequestFailed(
                     f"{self.name}: the agent used all {self._max_turns} turns without a final answer "
-                    "(raise model.max_turns)."
+                    "(raise model.max_turns).",
+                    usage=usage_from_result(parsed),
                 )
+            message = redact(str(parsed.get("result") or subtype or "unknown error"))
             kind = f" ({subtype})" if subtype not in ("", "success") else ""
-            raise BackendError(f"{self.name}: claude reported an error{kind}: {message}. {_LOGIN_HINT}")
-        text = str(parsed.get("result") or "")
+            raise cli_failure(
+                self.name, f"claude reported an error{kind}", message, _LOGIN_HINT, usage=usage_from_result(parsed)
+            )
         return Completion(
-            text=finish_json(text, request),
+            text=str(parsed.get("result") or ""),
             usage=usage_from_result(parsed),
             model=model_from_result(parsed, self.model),
             latency_s=time.monotonic() - started,

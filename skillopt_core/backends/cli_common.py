@@ -4,32 +4,42 @@ Contract:
 
 - **Where a call runs.** Every call gets a fresh directory under
   :func:`skillopt_core.replay.replay_root` (``<tmp>/skillopt-replay`` unless
-  ``SKILLOPT_REPLAY_ROOT`` says otherwise): ``<base>/work`` is the agent's
-  working directory (holding only the installed skill) and ``<base>/meta``
-  holds side files the CLI writes for us (usage statistics). The whole
-  directory is removed when the call ends, whatever happened. A call never
-  runs in the person's project directory.
-- **How a replay is marked.** The prompt starts with
+  ``SKILLOPT_REPLAY_ROOT`` says otherwise), removed when the call ends,
+  whatever happened. Its ``meta`` folder holds side files the CLI writes for us
+  (usage statistics). The agent runs in its ``work`` folder (empty but for the
+  skill), or, when ``request.cwd`` is set, in that directory: a scratch
+  checkout the caller prepared, which must be an existing directory under the
+  replay root (else :class:`RequestRejected`), so the host's transcript of the
+  session is recognised as a replay by its path too. The backend never creates,
+  copies or deletes a checkout and knows nothing of git; it only installs the
+  skill there for the call (:mod:`.cli_skill`). A call never runs in the
+  person's own project directory.
+- **How a replay is marked.** The prompt always starts with
   :data:`skillopt_core.replay.REPLAY_MARKER`; together with the working
   directory under the replay root this lets the transcript harvester
   recognise and skip the sessions these calls create (see replay.py).
-- **The skill.** For the *target* role, ``request.system`` is the skill under
-  training (SKILL.md text; its front matter ``name`` names it, default
-  :data:`DEFAULT_SKILL_NAME`). It is installed where the host reads skills and
-  only the conversation is sent as the prompt, with a line asking the agent to
-  use the skill. For other roles the system text is simply prepended to the
-  prompt.
-- **JSON output.** The schema is stated in the prompt; a valid JSON document in
-  the reply is returned compactly, otherwise the reply as it is (the engine
-  validates again).
+- **The skill.** When ``request.skill`` is set (a target rollout), it is
+  installed verbatim where the host reads skills (:mod:`.cli_skill`) and the
+  prompt asks the agent to use it, followed by the env's instruction (the part
+  of ``request.system`` that is not the skill) and the conversation. Without
+  ``request.skill`` the system text is simply prepended to the prompt.
+- **JSON output.** The schema is stated in the prompt and the reply is returned
+  as it came; the engine (:func:`skillopt_core.backends.structured.complete_json`)
+  extracts, validates and, once, repairs it.
 - **Output lines.** :func:`json_lines` reads CLI output printed as one JSON
   object a line and counts the lines that are not, so a backend can say so.
 - **The process.** Started without a shell in its own process group; stdin
   carries the prompt where the CLI reads it; on timeout the whole group is
-  terminated (then killed) and a :class:`BackendError` says so; a non-zero exit
-  becomes a :class:`BackendError` with the exit code and the end of stderr; a
-  prompt too long for a command line (copilot takes it as an argument) is a
-  :class:`RequestRejected`. Keys in error text are redacted.
+  terminated (then killed).
+- **Failures** (:func:`cli_failure`): a timeout, a non-zero exit, an error the
+  CLI reports and output without an answer are :class:`RequestFailed` (this
+  item only), except when the CLI's own words say the cause is systemic: not
+  logged in or a rejected key, credit or usage limit exhausted, or an unknown
+  model (:class:`BackendConfigError`). A prompt too long for a command line
+  (copilot takes it as an argument) is a :class:`RequestRejected`. A CLI that
+  cannot be started at all is a :class:`BackendError`. Keys in error text are
+  redacted. The engine stops a run after several consecutive per-item
+  failures, so a systemic cause these words miss still stops it.
 """
 
 from __future__ import annotations
@@ -47,30 +57,39 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
-
-import yaml
+from typing import Any, AsyncIterator, Iterator
 
 from skillopt_core.replay import REPLAY_MARKER, replay_root
-from skillopt_core.backends.base import BackendConfigError, BackendError, CompletionRequest, RequestRejected
-from skillopt_core.backends.json_output import check, schema_instruction
+from skillopt_core.backends.base import (
+    BackendConfigError,
+    BackendError,
+    CompletionRequest,
+    RequestFailed,
+    RequestRejected,
+    Usage,
+)
+from skillopt_core.backends.cli_skill import SkillDoc, instruction_of, shared_skill, skill_doc
+from skillopt_core.backends.json_output import schema_instruction
 from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SKILL_NAME = "skillopt-skill"
-DEFAULT_SKILL_DESCRIPTION = "Instructions for the task at hand. Read and follow them before answering."
 DEFAULT_TIMEOUT = 120.0
 _KILL_GRACE_S = 2.0
-_NAME_BAD = re.compile(r"[^a-z0-9]+")
 
-
-@dataclass(frozen=True)
-class SkillDoc:
-    """A skill ready to install: folder name and full SKILL.md text."""
-
-    name: str
-    text: str
+# What a CLI says when the cause is not this one request (see the module doc).
+_LOGIN_WORDS = re.compile(
+    r"not logged in|please (?:run )?(?:/login|\S+ login)|log ?in (?:again|first|required)|unauthori[sz]ed|"
+    r"(?:status|http)\W{0,3}40[13]\b|forbidden|authenticat|token (?:has )?expired|"
+    r"invalid (?:api|x-api)[- ]key|api key is invalid|"
+    r"credit balance|usage limit|insufficient[_ ]quota|exceeded your (?:current )?quota",
+    re.IGNORECASE,
+)
+_MODEL_WORDS = re.compile(
+    r"\bmodel\b[^\n]{0,80}?\b(?:not found|does not exist|may not exist|not available|not supported|is invalid)|"
+    r"(?:unknown|invalid|unsupported) model",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -79,51 +98,6 @@ class CliResult:
     stderr: str
     returncode: int
     seconds: float
-
-
-def clean_skill_name(raw: Any) -> str:
-    """A valid skill name (``a-z0-9-``, 1-64 chars, no edge or double hyphens)."""
-    name = _NAME_BAD.sub("-", str(raw or "").lower()).strip("-")[:64].strip("-")
-    return name or DEFAULT_SKILL_NAME
-
-
-def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
-    """(front matter mapping, body); (None, text) when there is none or it is unreadable."""
-    if not text.startswith("---"):
-        return None, text
-    lines = text.splitlines(keepends=True)
-    if lines[0].strip() != "---":
-        return None, text
-    for i in range(1, len(lines)):
-        if lines[i].strip() == "---":
-            try:
-                meta = yaml.safe_load("".join(lines[1:i])) or {}
-            except yaml.YAMLError:
-                return None, text
-            if not isinstance(meta, dict):
-                return None, text
-            return meta, "".join(lines[i + 1:])
-    return None, text
-
-
-def skill_from_system(system: str | None) -> SkillDoc | None:
-    """The skill carried in ``system``, with front matter the hosts accept
-    (``name`` equal to the folder name, a ``description``)."""
-    if not system or not system.strip():
-        return None
-    meta, body = split_front_matter(system)
-    if meta is None:
-        name = DEFAULT_SKILL_NAME
-        header = {"name": name, "description": DEFAULT_SKILL_DESCRIPTION}
-        return SkillDoc(name, "---\n" + yaml.safe_dump(header, sort_keys=False) + "---\n\n" + system)
-    name = clean_skill_name(meta.get("name"))
-    fixed = dict(meta)
-    fixed["name"] = name
-    if not str(fixed.get("description") or "").strip():
-        fixed["description"] = DEFAULT_SKILL_DESCRIPTION
-    if fixed == meta:
-        return SkillDoc(name, system)
-    return SkillDoc(name, "---\n" + yaml.safe_dump(fixed, sort_keys=False, allow_unicode=True) + "---\n" + body)
 
 
 def conversation_text(request: CompletionRequest) -> str:
@@ -139,15 +113,19 @@ def effective_role(request: CompletionRequest, spec_role: str) -> str:
 
 
 def render_prompt(request: CompletionRequest, *, skill: SkillDoc | None, skill_path: str | None) -> str:
-    """The marked prompt: marker, skill pointer (target) or system text
-    (other roles), schema instruction, then the conversation."""
+    """The marked prompt: marker; then the skill pointer and the env's
+    instruction (skill installed) or the system text (no skill); the schema
+    instruction; the conversation."""
     parts = [REPLAY_MARKER]
     if skill is not None and skill_path is not None:
         parts.append(
             f'Use the skill "{skill.name}" (installed at {skill_path}): read it first and '
             "follow it for this task. Answer directly; do not create or edit files."
         )
-    elif request.system:
+        instruction = instruction_of(request)
+        if instruction:
+            parts.append(instruction)
+    elif request.system and request.system.strip():
         parts.append(request.system.strip())
     if request.json_schema is not None:
         parts.append(schema_instruction(request.json_schema))
@@ -155,41 +133,50 @@ def render_prompt(request: CompletionRequest, *, skill: SkillDoc | None, skill_p
     return "\n\n".join(parts)
 
 
-def finish_json(text: str, request: CompletionRequest) -> str:
-    if request.json_schema is None:
-        return text
-    valid, _ = check(text, request.json_schema)
-    return valid if valid is not None else text
-
-
 @dataclass(frozen=True)
 class ReplayDir:
-    base: Path
+    """``base``: this call's fresh folder under the replay root; ``work``: where
+    the CLI runs (``base/work``, or the caller's checkout)."""
 
-    @property
-    def work(self) -> Path:
-        return self.base / "work"
+    base: Path
+    work: Path
 
     @property
     def meta(self) -> Path:
         return self.base / "meta"
 
 
+def checkout_dir(cwd: str, backend: str) -> Path:
+    """``request.cwd`` checked against the contract: an existing directory under
+    the replay root."""
+    path = Path(cwd).expanduser()
+    if not path.is_dir():
+        raise RequestRejected(
+            f"{backend}: the working directory {cwd} does not exist or is not a folder. "
+            "Prepare the checkout before the call (request.cwd)."
+        )
+    root = replay_root()
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise RequestRejected(
+            f"{backend}: the working directory {cwd} is not under the replay root {root}. Agent "
+            "sessions there would not be recognised as replays; create the checkout under "
+            "skillopt_core.replay.replay_root()."
+        )
+    return path
+
+
 @contextlib.contextmanager
-def replay_dir(backend: str, skill: SkillDoc | None = None, skill_rel_dir: str | None = None) -> Iterator[ReplayDir]:
-    """A fresh working directory under the replay root with the skill installed
-    at ``<work>/<skill_rel_dir>/<name>/SKILL.md``; removed on exit."""
+def replay_dir(backend: str, work: Path | None = None) -> Iterator[ReplayDir]:
+    """A fresh folder under the replay root (``meta`` and, without ``work``, an
+    empty ``work``), removed on exit."""
     root = replay_root()
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     base = Path(tempfile.mkdtemp(prefix=f"{backend}-", dir=root))
-    layout = ReplayDir(base)
+    layout = ReplayDir(base, work if work is not None else base / "work")
     try:
-        layout.work.mkdir()
         layout.meta.mkdir()
-        if skill is not None and skill_rel_dir is not None:
-            target = layout.work / skill_rel_dir / skill.name / "SKILL.md"
-            target.parent.mkdir(parents=True)
-            target.write_text(skill.text, encoding="utf-8")
+        if work is None:
+            layout.work.mkdir()
         yield layout
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -261,13 +248,16 @@ async def run_cli(
         except asyncio.TimeoutError:
             _stop_group(proc, signal.SIGKILL)
             await proc.wait()
-        raise BackendError(
+        raise RequestFailed(
             f"{backend}: `{command}` did not finish within {timeout:g} s and was stopped. "
             "Raise model.timeout, or lower model.max_turns."
         ) from None
-    finally:
-        if proc.returncode is None:  # cancelled from outside: do not leave it running
+    except BaseException:  # cancelled from outside: do not leave it running
+        if proc.returncode is None:
             _stop_group(proc, signal.SIGKILL)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
+        raise
     return CliResult(
         stdout=out.decode("utf-8", errors="replace"),
         stderr=err.decode("utf-8", errors="replace"),
@@ -282,9 +272,25 @@ def tail(text: str, lines: int = 12, limit: int = 1500) -> str:
     return redact(kept[-limit:])
 
 
+def cli_failure(backend: str, what: str, evidence: str, hint: str, usage: Usage | None = None) -> BackendError:
+    """The error for a failed call: ``what`` happened, ``evidence`` is the CLI's
+    own (redacted) words. Systemic when those words say so, else per-item
+    (carrying ``usage``, what the failed call consumed, when known)."""
+    if _LOGIN_WORDS.search(evidence):
+        return BackendConfigError(
+            f"{backend}: {what}; the CLI is not logged in or its account cannot be used. {hint}\n{evidence}"
+        )
+    if _MODEL_WORDS.search(evidence):
+        return BackendConfigError(
+            f"{backend}: {what}; the model is not available. Check the model name "
+            f"(model.target / model.optimizer / model.judge).\n{evidence}"
+        )
+    return RequestFailed(f"{backend}: {what}. {hint}\n{evidence}".rstrip(), usage=usage)
+
+
 def exit_error(backend: str, command: str, result: CliResult, hint: str) -> BackendError:
     detail = tail(result.stderr) or tail(result.stdout) or "(no output)"
-    return BackendError(f"{backend}: `{command}` exited with code {result.returncode}. {hint}\n{detail}")
+    return cli_failure(backend, f"`{command}` exited with code {result.returncode}", detail, hint)
 
 
 def timeout_from(options: dict[str, Any]) -> float:
@@ -334,14 +340,18 @@ class CliBackend:
     def _is_target(self, request: CompletionRequest) -> bool:
         return effective_role(request, self._role) == "target"
 
-    @contextlib.contextmanager
-    def _replay(self, request: CompletionRequest) -> Iterator[tuple[ReplayDir, str]]:
-        """(a fresh replay directory, the marked prompt); for the target role
-        the skill in ``request.system`` is installed there and pointed to."""
-        skill = skill_from_system(request.system) if self._is_target(request) else None
-        with replay_dir(self.name, skill, self.skill_dir) as where:
-            skill_path = f"{self.skill_dir}/{skill.name}/SKILL.md" if skill else None
-            yield where, render_prompt(request, skill=skill, skill_path=skill_path)
+    @contextlib.asynccontextmanager
+    async def _replay(self, request: CompletionRequest) -> AsyncIterator[tuple[ReplayDir, str]]:
+        """(the call's replay directory, the marked prompt). ``request.skill``,
+        when set, is installed in the working directory for the block."""
+        skill = skill_doc(request.skill, self.name) if request.skill and request.skill.strip() else None
+        checkout = checkout_dir(request.cwd, self.name) if request.cwd else None
+        with replay_dir(self.name, checkout) as where:
+            if skill is None:
+                yield where, render_prompt(request, skill=None, skill_path=None)
+                return
+            async with shared_skill(where.work, self.skill_dir, skill, self.name) as rel:
+                yield where, render_prompt(request, skill=skill, skill_path=rel)
 
     async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None) -> CliResult:
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text)

@@ -1,24 +1,27 @@
 """The ``codex`` backend: one ``codex exec`` run per call, in a fresh replay
-directory (see :mod:`.cli_common` for the shared contract).
+directory or the caller's checkout (see :mod:`.cli_common` for the shared
+contract).
 
 Command (prompt on stdin, ``-`` as the prompt argument)::
 
     codex exec --json --skip-git-repo-check --sandbox read-only --ephemeral
                -C <workdir> [-m <model>] -
 
-- The skill under training (target role) is installed at
+- The skill under training (``request.skill``) is installed at
   ``.agents/skills/<name>/SKILL.md`` in the working directory, where Codex
   discovers skills.
 - ``--sandbox read-only``: commands the agent runs cannot write anywhere.
   Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
   (a warning says so once); ``model.max_turns`` has no Codex flag either.
 - ``--ephemeral``: no rollout file is written, on top of the replay marker and
-  directory. ``--skip-git-repo-check``: the replay directory is not a repository.
+  directory. ``--skip-git-repo-check``: a fresh replay directory is not a repository.
 - Output: JSONL events. The text is the last ``item.completed`` item of type
   ``agent_message``; usage is summed over ``turn.completed`` events
   (``input_tokens`` already includes cached input); cost from
   :mod:`.pricing` when the model is known. ``turn.failed`` or ``error`` events
-  without an answer become a :class:`BackendError`.
+  without an answer, no answer at all, or a non-zero exit fail this item
+  (:class:`RequestFailed`) unless the message says the cause is systemic
+  (:func:`.cli_common.cli_failure`, e.g. ``401 Unauthorized``).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, Usage
-from skillopt_core.backends.cli_common import CliBackend, exit_error, finish_json, json_lines
+from skillopt_core.backends.base import Completion, CompletionRequest, Usage
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
 
@@ -97,21 +100,23 @@ class CodexBackend(CliBackend):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
-        with self._replay(request) as (where, prompt):
+        async with self._replay(request) as (where, prompt):
             result = await self._run(self.argv(str(where.work)), where, stdin_text=prompt)
         events = parse_events(result.stdout)
         if events.skipped_lines:
             log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)
         if events.text is None:
             if events.errors:
-                raise BackendError(f"{self.name}: codex reported: {redact(events.errors[-1])}. {_LOGIN_HINT}")
+                raise cli_failure(self.name, "codex reported an error", redact(events.errors[-1]), _LOGIN_HINT)
             if result.returncode != 0:
                 raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise BackendError(f"{self.name}: codex finished without an answer (no agent_message event). {_LOGIN_HINT}")
+            raise cli_failure(
+                self.name, "codex finished without an answer (no agent_message event)", tail(result.stderr), _LOGIN_HINT
+            )
         if result.returncode != 0:
             raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         return Completion(
-            text=finish_json(events.text, request),
+            text=events.text,
             usage=Usage(events.input_tokens, events.output_tokens,
                         estimate_cost(self._cli_model, events.input_tokens, events.output_tokens)),
             model=self.model,

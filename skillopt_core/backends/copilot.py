@@ -1,6 +1,6 @@
 """The ``copilot`` backend: one GitHub Copilot CLI run per call in non-interactive
-mode, in a fresh replay directory (see :mod:`.cli_common` for the shared
-contract).
+mode, in a fresh replay directory or the caller's checkout (see
+:mod:`.cli_common` for the shared contract).
 
 Command::
 
@@ -9,7 +9,7 @@ Command::
             --usage-output-file=<meta>/usage.json [--model <model>]
             --allow-all-tools --deny-tool=shell --deny-tool=write
 
-- The skill under training (target role) is installed at
+- The skill under training (``request.skill``) is installed at
   ``.github/skills/<name>/SKILL.md`` in the working directory; ``--add-dir``
   on that directory loads its ``.github/skills`` as trusted configuration.
 - Tools: prompt mode needs tools pre-approved, so by default every tool is
@@ -24,6 +24,10 @@ Command::
   taken as the answer text. Tokens come from the usage file
   (``modelMetrics.<model>.usage.inputTokens/outputTokens``); cost is None
   (Copilot bills premium requests, not dollars).
+- Failures: a non-zero exit, a ``session.error`` event or no answer fail this
+  item (:class:`RequestFailed`) unless the message or the error type says the
+  cause is systemic (:func:`.cli_common.cli_failure`; ``errorType``
+  ``authentication`` always is).
 """
 
 from __future__ import annotations
@@ -36,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, Usage
-from skillopt_core.backends.cli_common import CliBackend, exit_error, finish_json, json_lines
+from skillopt_core.backends.base import Completion, CompletionRequest, Usage
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
@@ -67,7 +71,9 @@ def parse_output(stdout: str) -> CopilotOutput:
         if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():
             found.text = data["content"]
         elif kind == "session.error":
-            found.errors.append(str(data.get("message") or "session error"))
+            error_type = str(data.get("errorType") or "")
+            message = str(data.get("message") or "session error")
+            found.errors.append(f"{error_type} error: {message}" if error_type else message)
     if found.json_lines == 0 and stdout.strip():
         found.text = stdout.strip()
     return found
@@ -126,18 +132,23 @@ class CopilotBackend(CliBackend):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
-        with self._replay(request) as (where, prompt):
+        async with self._replay(request) as (where, prompt):
             usage_file = where.meta / "usage.json"
             result = await self._run(self.argv(prompt, where.work, usage_file), where)
             used_in, used_out, model = parse_usage_file(usage_file) if result.returncode == 0 else (0, 0, None)
-        if result.returncode != 0:
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         out = parse_output(result.stdout)
+        if result.returncode != 0:
+            if out.errors:
+                raise cli_failure(
+                    self.name, f"`{COMMAND}` exited with code {result.returncode}",
+                    redact(out.errors[-1]) + "\n" + tail(result.stderr), _LOGIN_HINT,
+                )
+            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         if out.text is None:
             reason = redact(out.errors[-1]) if out.errors else "no assistant message in the output"
-            raise BackendError(f"{self.name}: copilot finished without an answer ({reason}). {_LOGIN_HINT}")
+            raise cli_failure(self.name, "copilot finished without an answer", reason, _LOGIN_HINT)
         return Completion(
-            text=finish_json(out.text, request),
+            text=out.text,
             usage=Usage(used_in, used_out, None),
             model=model or self.model,
             latency_s=time.monotonic() - started,

@@ -9,9 +9,14 @@ Contract:
   sends it through the subclass's ``_plain`` (no schema) or ``_structured``
   (schema) step, and prices the usage with :mod:`.pricing` by the model the
   server named (or the backend's model).
-- **At most one repair.** :meth:`HttpBackend._repair_once` returns a valid
-  reply compacted; otherwise it asks once more (:func:`.json_output.repair_request`)
-  and returns that reply, valid or not, with the tokens of both calls.
+- **No repair here.** With a schema the subclass constrains decoding as far
+  as the server allows (or states the schema in the prompt) and returns the
+  reply as it came; checking and the single repair turn are the engine's
+  (:func:`.structured.complete_json`), so every model call passes through the
+  run's budget.
+- **Refusals.** A reply the model declined to give (OpenAI ``refusal``,
+  Anthropic ``stop_reason: refusal``) is a :class:`RequestFailed`: this item
+  only, with the model's words.
 """
 
 from __future__ import annotations
@@ -20,10 +25,10 @@ import asyncio
 import logging
 import time
 import weakref
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
-from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.json_output import check, repair_request
+from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
+from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.retry import RetryPolicy
 
@@ -87,20 +92,10 @@ class HttpBackend:
     async def _structured(self, request: CompletionRequest) -> Reply:
         raise NotImplementedError
 
-    async def _repair_once(
-        self,
-        request: CompletionRequest,
-        reply: Reply,
-        call: Callable[[CompletionRequest], Awaitable[Reply]],
-    ) -> Reply:
-        """``reply`` checked against ``request.json_schema``; if invalid, ``call``
-        is made once with the repair request and its reply returned as it is."""
-        text, used_in, used_out, model = reply
-        schema = request.json_schema or {}
-        valid, problems = check(text, schema)
-        if valid is None:
-            log.info("%s: reply is not valid JSON for the schema (%s); asking once to repair", self.name, problems[0])
-            text, more_in, more_out, model = await call(repair_request(request, text, problems))
-            used_in, used_out = used_in + more_in, used_out + more_out
-            valid, _ = check(text, schema)
-        return (valid if valid is not None else text), used_in, used_out, model
+    def _refused(self, reason: str, used_in: int, used_out: int, model: str) -> RequestFailed:
+        """The error for a reply the model declined to give; it carries the call's usage."""
+        reason = redact(" ".join(reason.split()))[:400] or "no reason given"
+        return RequestFailed(
+            f"{self.name}: the model '{model}' declined to answer this request ({reason}).",
+            usage=Usage(used_in, used_out, estimate_cost(model, used_in, used_out)),
+        )

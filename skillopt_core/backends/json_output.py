@@ -1,32 +1,36 @@
-"""Structured (JSON) output helpers shared by the HTTP and CLI backends.
+"""Structured (JSON) output: how it is asked for and how a reply is read.
 
 Contract:
 
-- :func:`parse_json` reads a JSON document out of model text, tolerating code
-  fences and prose around it; it raises ``ValueError`` when there is none.
-- :func:`check` parses and validates against a JSON Schema and returns the
-  document re-serialised compactly, or the list of problems found.
-- :func:`schema_instruction` is the text that asks for schema-shaped JSON
-  when a server cannot constrain decoding itself.
-- :func:`repair_request` builds the one follow-up turn that shows the model
-  its invalid reply and the problems. Backends make at most one repair call;
-  if the reply is still invalid they return it as it is (the engine validates
-  again and counts the failure), as the Backend contract requires.
+- :func:`schema_instruction` is the text that asks for schema-shaped JSON when
+  a backend cannot constrain decoding; :func:`with_schema_instruction` appends
+  it to a request's system text. Backends use these and nothing else here:
+  they return replies as they came.
+- :func:`extract_json` is the one reader of model JSON (the engine's
+  :func:`.structured.complete_json` uses it): it finds the first JSON document
+  in the text that matches a schema, tolerating a Markdown code fence or prose
+  around it, and otherwise says why not, in sentences a model can act on (they
+  go into the repair turn).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Iterator
 
 import jsonschema
 
-from skillopt_core.backends.base import CompletionRequest, Message
+from skillopt_core.backends.base import CompletionRequest
 
 log = logging.getLogger(__name__)
 
+NO_JSON = "the reply holds no JSON document"
+# How many '{' or '[' positions a reply is searched from before giving up.
+_MAX_STARTS = 200
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.S)
 _decoder = json.JSONDecoder()
 
 
@@ -37,26 +41,44 @@ def schema_instruction(schema: dict[str, Any]) -> str:
     )
 
 
-def parse_json(text: str) -> Any:
-    """The first JSON object or array in ``text``."""
+def with_schema_instruction(request: CompletionRequest) -> CompletionRequest:
+    """``request`` with the schema instruction appended to its system text."""
+    assert request.json_schema is not None
+    note = schema_instruction(request.json_schema)
+    system = f"{request.system}\n\n{note}" if request.system else note
+    return replace(request, system=system)
+
+
+def json_documents(text: str) -> Iterator[Any]:
+    """The JSON documents in ``text``, most likely first: the whole text; else
+    each fenced code block, then each document starting at a ``{`` or ``[``
+    (scanning past a document once it is read)."""
     stripped = text.strip()
-    if stripped.startswith("```"):
-        lines = stripped.splitlines()[1:]
-        if lines and lines[-1].strip().startswith("```"):
-            lines = lines[:-1]
-        stripped = "\n".join(lines).strip()
     try:
-        return json.loads(stripped)
+        yield json.loads(stripped)
+        return
     except ValueError:
         pass
-    for i, ch in enumerate(stripped):
-        if ch in "{[":
-            try:
-                doc, _ = _decoder.raw_decode(stripped, i)
-                return doc
-            except ValueError:
-                continue
-    raise ValueError("no JSON document found in the reply")
+    for match in _FENCE.finditer(stripped):
+        try:
+            yield json.loads(match.group(1))
+        except ValueError:
+            continue
+    pos, starts = 0, 0
+    while starts < _MAX_STARTS:
+        brace, bracket = stripped.find("{", pos), stripped.find("[", pos)
+        found = [i for i in (brace, bracket) if i >= 0]
+        if not found:
+            return
+        start = min(found)
+        starts += 1
+        try:
+            doc, end = _decoder.raw_decode(stripped, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        yield doc
+        pos = end
 
 
 def schema_errors(doc: Any, schema: dict[str, Any]) -> list[str]:
@@ -66,7 +88,7 @@ def schema_errors(doc: Any, schema: dict[str, Any]) -> list[str]:
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
     except jsonschema.SchemaError as exc:
-        log.warning("JSON schema is invalid, reply not validated locally: %s", exc.message)
+        log.warning("JSON schema is invalid, reply not validated: %s", exc.message)
         return []
     problems = []
     for err in sorted(cls(schema).iter_errors(doc), key=lambda e: list(e.path)):
@@ -75,34 +97,14 @@ def schema_errors(doc: Any, schema: dict[str, Any]) -> list[str]:
     return problems[:10]
 
 
-def check(text: str, schema: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """(compact JSON text, []) when ``text`` holds a valid document, else (None, problems)."""
-    try:
-        doc = parse_json(text)
-    except ValueError as exc:
-        return None, [str(exc)]
-    problems = schema_errors(doc, schema)
-    if problems:
-        return None, problems
-    return json.dumps(doc, ensure_ascii=False), []
-
-
-def with_schema_instruction(request: CompletionRequest) -> CompletionRequest:
-    """``request`` with the schema instruction appended to its system text."""
-    assert request.json_schema is not None
-    note = schema_instruction(request.json_schema)
-    system = f"{request.system}\n\n{note}" if request.system else note
-    return replace(request, system=system)
-
-
-def repair_request(request: CompletionRequest, bad_reply: str, problems: list[str]) -> CompletionRequest:
-    """The original conversation plus the invalid reply and a request to fix it."""
-    assert request.json_schema is not None
-    listing = "\n".join(f"- {p}" for p in problems)
-    fix = (
-        "Your reply is not valid JSON for the required schema:\n"
-        f"{listing}\n"
-        "Send the corrected JSON document only. " + schema_instruction(request.json_schema)
-    )
-    messages = request.messages + (Message("assistant", bad_reply), Message("user", fix))
-    return replace(request, messages=messages)
+def extract_json(text: str, schema: dict[str, Any]) -> tuple[Any | None, list[str]]:
+    """(the first document in ``text`` that matches ``schema``, []) or (None,
+    the problems: :data:`NO_JSON`, or the violations of the first document)."""
+    first_problems: list[str] | None = None
+    for doc in json_documents(text):
+        problems = schema_errors(doc, schema)
+        if not problems:
+            return doc, []
+        if first_problems is None:
+            first_problems = problems
+    return None, first_problems if first_problems is not None else [NO_JSON]

@@ -14,14 +14,18 @@ Contract, beyond the Backend protocol (see base.py):
   again with ``json_object`` plus the schema (what llama-cpp-python's server
   accepts), then plain ``json_object``, then a prompt instruction alone; the
   first level that works is remembered for the backend's lifetime. Below
-  ``json_schema`` the schema is also stated in the system prompt, and the reply
-  is validated locally with one repair call (:mod:`.json_output`).
+  ``json_schema`` the schema is also stated in the system prompt. The reply is
+  returned as it came: validation and the one repair turn are the engine's
+  (:func:`.structured.complete_json`).
 - A parameter a server refuses (``max_tokens`` vs ``max_completion_tokens``,
   ``temperature`` on reasoning models, ``seed``) is adjusted once and the
   adjustment remembered, so one configuration works against OpenAI and
   against older compatible servers.
-- Usage: prompt/completion tokens from the response (summed over repair and
-  fallback calls); cost from :mod:`.pricing` for known OpenAI models, else None.
+- A reply with ``refusal`` set (the model declined) is a :class:`RequestFailed`.
+- Usage: prompt/completion tokens from the response; cost from
+  :mod:`.pricing` for known OpenAI models, else None. Refused formats and
+  parameters are HTTP 400/422 answers without a completion: like transport
+  retries (:mod:`.retry`) they are part of this one call.
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ class OpenAIBackend(HttpBackend):
                     "%s: server refused response_format %s; using %s from now on",
                     self.name, level, JSON_LADDER[self._params.json_level],
                 )
-        return await self._repair_once(request, reply, lambda again: self._call_adjusting(again, level))
+        return reply
 
     async def _call_adjusting(self, request: CompletionRequest, level: str | None) -> Reply:
         """One call; a refused parameter is adjusted once and the call repeated."""
@@ -164,11 +168,16 @@ class OpenAIBackend(HttpBackend):
             refused=_format_refused if level is not None else None,
         )
         choices = getattr(response, "choices", None) or []
-        text = (choices[0].message.content or "") if choices else ""
+        message = choices[0].message if choices else None
         usage = getattr(response, "usage", None)
         used_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         used_out = int(getattr(usage, "completion_tokens", 0) or 0)
-        return text, used_in, used_out, getattr(response, "model", "") or self.model
+        model = getattr(response, "model", "") or self.model
+        refusal = getattr(message, "refusal", None)
+        if refusal:
+            raise self._refused(str(refusal), used_in, used_out, model)
+        text = (getattr(message, "content", None) or "") if message is not None else ""
+        return text, used_in, used_out, model
 
 
 def _format_refused(exc: BaseException) -> bool:

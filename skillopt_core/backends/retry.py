@@ -4,20 +4,31 @@ Contract:
 
 - Transient failures are retried: HTTP 408, 409, 429 and 5xx (including
   Anthropic's 529 "overloaded"), request timeouts and connection errors.
-  Everything else fails at once.
+  Everything else fails at once. A 429 that says the account's quota is used
+  up (``insufficient_quota``) is not transient: waiting does not help.
 - The wait before retry ``n`` (0-based) is exponential with jitter,
   ``base_delay * 2**n`` halved-then-jittered and capped at ``max_delay``; when
   the server sends ``Retry-After`` (seconds or an HTTP date) or
   ``retry-after-ms``, that wait is used instead (capped at ``max_delay``).
-- After ``max_retries`` retries the last failure becomes a
-  :class:`BackendError` that names the backend, the model, the number of
-  attempts, the last reason and what to do. The SDKs' own retry loops are
-  switched off (``max_retries=0`` on the client) so this is the only one.
+  The SDKs' own retry loops are switched off (``max_retries=0`` on the
+  client) so this is the only one.
+- **Retries are not calls.** All attempts of one :func:`with_retries` belong to
+  one ``Backend.complete`` call, which the run's budget counts once
+  (``MeteredBackend``): a 429 or 5xx answer carries no completion and no
+  tokens, and attempts are bounded by ``max_retries`` per call. Each retry is
+  logged with its reason and wait.
+- After ``max_retries`` retries the call fails with a message naming the
+  backend, the model, the number of attempts, the last reason and what to do:
+  a :class:`RequestFailed` (this item only; the engine stops the run after
+  several consecutive ones) for timeouts, 429 and 5xx, but a
+  :class:`BackendError` when no attempt could even connect (server down,
+  wrong ``base_url``): nothing else would get through either.
 - :func:`to_backend_error` turns a non-transient SDK error into the right
-  error type: a rejected key or missing model is a
-  :class:`BackendConfigError`; a request the server refuses on its merits
-  (HTTP 400/413/422, e.g. too long) is a :class:`RequestRejected`, which the
-  engine scores as a failed item instead of stopping the run.
+  error type: a rejected key (401/403), a missing model or deployment (404) or
+  a used-up quota is a :class:`BackendConfigError`; a request the server
+  refuses on its merits (HTTP 400/413/422, e.g. too long) is a
+  :class:`RequestRejected`; any other status (e.g. 405 from a wrong URL) or an
+  unrecognised failure is a :class:`BackendError`.
 - Every message passes through :func:`keys.redact`.
 """
 
@@ -31,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, TypeVar
 
-from skillopt_core.backends.base import BackendConfigError, BackendError, RequestRejected
+from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
 from skillopt_core.backends.keys import redact
 
 log = logging.getLogger(__name__)
@@ -75,10 +86,12 @@ def policy_from_options(options: dict[str, Any]) -> RetryPolicy:
 
 @dataclass(frozen=True)
 class Transient:
-    """A failure worth retrying: a short reason and the server's requested wait."""
+    """A failure worth retrying: a short reason, the server's requested wait,
+    and whether the connection itself could not be made."""
 
     reason: str
     retry_after: float | None = None
+    no_connection: bool = False
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -115,11 +128,27 @@ def status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+def _error_code(exc: BaseException) -> str:
+    """The provider's error ``code`` or ``type`` from the body, lower-case."""
+    body = getattr(exc, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(inner, dict):
+        return ""
+    return str(inner.get("code") or inner.get("type") or "").lower()
+
+
+def quota_exhausted(exc: BaseException) -> bool:
+    """HTTP 429 meaning the account's quota or credit is used up, not a rate."""
+    return status_of(exc) == 429 and _error_code(exc) in {"insufficient_quota", "billing_hard_limit_reached"}
+
+
 def classify(exc: BaseException) -> Transient | None:
     """Transient if ``exc`` (an openai/anthropic SDK error) is worth retrying."""
     names = _class_names(exc)
     status = status_of(exc)
     if status is not None:
+        if quota_exhausted(exc):
+            return None
         if status in _RETRY_STATUSES or status >= 500:
             response = getattr(exc, "response", None)
             headers = getattr(response, "headers", None)
@@ -129,7 +158,9 @@ def classify(exc: BaseException) -> Transient | None:
     if "APITimeoutError" in names or isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Transient("request timed out")
     if "APIConnectionError" in names:
-        return Transient("connection failed")
+        cause = exc.__cause__
+        refused = cause is not None and "ConnectError" in _class_names(cause)
+        return Transient("could not connect" if refused else "connection failed", no_connection=refused)
     return None
 
 
@@ -157,6 +188,11 @@ def to_backend_error(exc: BaseException, *, backend: str, model: str, key_var: s
         return BackendConfigError(
             f"{backend}: the server refused {where} (HTTP {status}: {detail}). "
             "Check that the key is valid and has access to this model."
+        )
+    if quota_exhausted(exc):
+        return BackendConfigError(
+            f"{backend}: the account's quota or credit is used up (HTTP 429: {detail}). "
+            "Add credit or raise the limit with the provider, then resume the run."
         )
     if status == 404:
         return BackendConfigError(
@@ -186,6 +222,7 @@ async def with_retries(
     ``response_format`` with HTTP 500): they become :class:`RequestRejected`
     without retrying, so the caller can ask differently."""
     retry = 0
+    connected = False
     while True:
         try:
             return await call()
@@ -199,16 +236,30 @@ async def with_retries(
             transient = classify(exc)
             if transient is None:
                 raise to_backend_error(exc, backend=backend, model=model, key_var=key_var) from None
+            connected = connected or not transient.no_connection
             if retry >= policy.max_retries:
-                raise BackendError(
-                    f"{backend}: gave up on model '{model}' after {retry + 1} attempts; "
-                    f"last failure: {transient.reason} ({error_text(exc)}). "
-                    "Wait and rerun (a finished step is not repeated), lower train.workers, "
-                    "or raise model.max_retries / model.timeout."
-                ) from None
+                raise _gave_up(backend, model, retry + 1, transient, exc, connected) from None
             wait = policy.delay(retry, transient.retry_after)
             log.warning(
                 "%s: %s; retry %d/%d in %.1fs", backend, transient.reason, retry + 1, policy.max_retries, wait
             )
             await policy.sleep(wait)
             retry += 1
+
+
+def _gave_up(
+    backend: str, model: str, attempts: int, last: Transient, exc: BaseException, connected: bool
+) -> BackendError:
+    said = (
+        f"{backend}: gave up on model '{model}' after {attempts} attempts; "
+        f"last failure: {last.reason} ({error_text(exc)})."
+    )
+    if not connected:
+        return BackendError(
+            f"{said} No attempt could connect: start the server or check model.base_url / "
+            "model.endpoint and the network, then resume the run."
+        )
+    return RequestFailed(
+        f"{said} Wait and rerun (a finished step is not repeated), lower train.workers, "
+        "or raise model.max_retries / model.timeout."
+    )

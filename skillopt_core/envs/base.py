@@ -34,7 +34,9 @@ class EnvAdapter(Protocol):
       train / val / test is the engine's job (:func:`skillopt_core.tasks.data.split_tasks`).
       Bad records are skipped and counted, never silently dropped.
     - ``build_request(skill_text, task, max_tokens)`` never raises for one
-      task; the request has ``role="target"`` and ``stage="rollout"``.
+      task; the request has ``role="target"``, ``stage="rollout"`` and
+      ``skill=skill_text`` (agent-CLI backends install exactly that text as
+      the host's skill file; chat backends read the skill in ``system``).
     - ``score(task, response)`` never raises for one bad response: it scores
       it 0 and says why in ``Score.feedback``. Higher is better; ``hard`` and
       ``soft`` are within 0..1.
@@ -81,8 +83,9 @@ class PromptEnv:
     """Default env: one user message per task, scored by the task's judge spec.
 
     Request: ``system`` = the skill text followed by :attr:`instruction` (one
-    fixed line the skill cannot remove, e.g. the answer format), ``user`` =
-    context then prompt. Score: ``build_judge(task.judge, judge_backend)``.
+    fixed line the skill cannot remove, e.g. the answer format), ``skill`` =
+    the skill text alone, ``user`` = context then prompt. Score:
+    ``build_judge(task.judge, judge_backend)``.
 
     Subclasses set :attr:`name`, :attr:`seed_skill`, :attr:`OPTIONS` (the
     env-specific option names with a one-line description each; anything else
@@ -154,6 +157,7 @@ class PromptEnv:
             max_tokens=max_tokens,
             role="target",
             stage="rollout",
+            skill=skill_text if skill_text.strip() else None,
         )
 
     # -- scoring ----------------------------------------------------------- #

@@ -41,6 +41,7 @@ __all__ = [
     "load_skill",
     "protected_regions",
     "save_skill",
+    "split_front_matter",
     "validate_skill_metadata",
 ]
 
@@ -212,6 +213,21 @@ def _load_front_matter(yaml_text: str, source: str) -> dict[str, Any]:
             line=2,
         )
     return data
+
+
+def split_front_matter(text: str, source: str = "<skill>") -> tuple[dict[str, Any] | None, str]:
+    """(front matter mapping, body) of a skill text; ``(None, text)`` when the
+    first line is not ``---``. The one front-matter parser: :meth:`Skill.parse`
+    and the agent-CLI backends (which install a skill verbatim) both use it.
+    Unlike :meth:`Skill.parse` it does not check protected-region markers.
+    A leading byte-order mark is ignored. Raises :class:`SkillParseError` for
+    front matter that is never closed, is not valid YAML or is not a mapping."""
+    if text.startswith(_BOM):
+        text = text[len(_BOM) :]
+    header, yaml_text, body = _split_front_matter(text, source)
+    if header is None:
+        return None, body
+    return _load_front_matter(yaml_text, source), body
 
 
 @dataclass(frozen=True)

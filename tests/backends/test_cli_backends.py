@@ -8,152 +8,24 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from skillopt_core.backends import BackendSpec, CompletionRequest, Message, create_backend
-from skillopt_core.backends.base import BackendConfigError, BackendError, RequestRejected
+from cli_fakes import CLIS, COMMANDS, SKILL, alive, fake_env, make, only_record, prompt_of, target_request  # noqa: F401
+from skillopt_core.backends import CompletionRequest, Message
+from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
+from skillopt_core.backends.structured import complete_json
 from skillopt_core.replay import REPLAY_MARKER, is_replay_path, is_replay_prompt
 
-FAKES = Path(__file__).parent / "fakes"
-CLIS = ["claude-code", "codex", "copilot"]
-SKILL_DIRS = {"claude-code": ".claude/skills", "codex": ".agents/skills", "copilot": ".github/skills"}
-SKILL = "---\nname: answer-style\ndescription: How to answer trivia questions.\n---\n\n# Answer style\n\nAnswer in one word.\n"
 PROJECT = Path.cwd()
 
 
 @pytest.fixture(autouse=True)
-def fake_env(monkeypatch, tmp_path: Path) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for item in FAKES.iterdir():
-        if item.is_file():
-            shutil.copy(item, bin_dir / item.name)
-            (bin_dir / item.name).chmod(0o755)
-    records = tmp_path / "records"
-    records.mkdir()
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("SKILLOPT_NO_DOTENV", "1")
-    monkeypatch.setenv("SKILLOPT_REPLAY_ROOT", str(tmp_path / "skillopt-replay"))
-    monkeypatch.setenv("FAKE_CLI_RECORD_DIR", str(records))
-    monkeypatch.delenv("FAKE_CLI_MODE", raising=False)
-    monkeypatch.delenv("FAKE_CLI_REPLY", raising=False)
-    return records
-
-
-def make(name: str, role: str = "target", model: str | None = None, **options: Any):
-    return create_backend(BackendSpec(name, model, role, {"timeout": 30, **options}))
-
-
-def target_request(**kwargs: Any) -> CompletionRequest:
-    return CompletionRequest(messages=(Message("user", "Capital of France?"),), system=SKILL, role="target", **kwargs)
-
-
-def records(record_dir: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted(record_dir.glob("*.json"))]
-
-
-def only_record(record_dir: Path) -> dict[str, Any]:
-    found = records(record_dir)
-    assert len(found) == 1, found
-    return found[0]
-
-
-def prompt_of(record: dict[str, Any]) -> str:
-    if record["name"] == "copilot":
-        return record["argv"][record["argv"].index("-p") + 1]
-    return record["stdin"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        return state not in ("Z", "X")
-    except (FileNotFoundError, IndexError):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
-
-# -- where a call runs --------------------------------------------------------- #
-
-
-@pytest.mark.parametrize("name", CLIS)
-async def test_skill_is_installed_where_the_host_reads_it(name: str, fake_env: Path) -> None:
-    await make(name).complete(target_request())
-    files = only_record(fake_env)["files"]
-    assert files == {f"{SKILL_DIRS[name]}/answer-style/SKILL.md": SKILL}
-
-
-@pytest.mark.parametrize("name", CLIS)
-async def test_cwd_is_a_fresh_replay_dir_outside_the_project(name: str, fake_env: Path) -> None:
-    backend = make(name)
-    await backend.complete(target_request())
-    await backend.complete(target_request())
-    first, second = (Path(r["cwd"]) for r in records(fake_env))
-    assert first != second
-    root = Path(os.environ["SKILLOPT_REPLAY_ROOT"]).resolve()
-    for cwd in (first, second):
-        assert cwd.resolve().is_relative_to(root)
-        assert not PROJECT.resolve().is_relative_to(cwd.resolve()) and not cwd.resolve().is_relative_to(PROJECT.resolve())
-        assert is_replay_path(cwd)  # what the transcript harvester checks
-
-
-@pytest.mark.parametrize("name", CLIS)
-async def test_working_dir_is_removed_afterwards(name: str, fake_env: Path) -> None:
-    await make(name).complete(target_request())
-    cwd = Path(only_record(fake_env)["cwd"])
-    assert not cwd.exists() and not cwd.parent.exists()
-    assert list(Path(os.environ["SKILLOPT_REPLAY_ROOT"]).iterdir()) == []
-
-
-@pytest.mark.parametrize("name", CLIS)
-async def test_prompt_is_marked_and_carries_the_task_not_the_skill(name: str, fake_env: Path) -> None:
-    await make(name).complete(target_request())
-    prompt = prompt_of(only_record(fake_env))
-    assert prompt.startswith(REPLAY_MARKER) and is_replay_prompt(prompt)
-    assert "Capital of France?" in prompt
-    assert "Answer in one word." not in prompt  # the skill is a file, not prompt text
-    assert f"{SKILL_DIRS[name]}/answer-style/SKILL.md" in prompt
-
-
-@pytest.mark.parametrize("name", CLIS)
-async def test_optimizer_role_gets_system_text_in_prompt_and_no_skill(name: str, fake_env: Path) -> None:
-    request = CompletionRequest.single("Propose edits.", system="You improve skills.", role="optimizer")
-    await make(name, role="optimizer").complete(request)
-    record = only_record(fake_env)
-    assert record["files"] == {}
-    prompt = prompt_of(record)
-    assert prompt.startswith(REPLAY_MARKER)
-    assert prompt.index("You improve skills.") < prompt.index("Propose edits.")
-
-
-@pytest.mark.parametrize("name", CLIS)
-async def test_skill_without_front_matter_is_installed_under_default_name(name: str, fake_env: Path) -> None:
-    request = CompletionRequest(messages=(Message("user", "Hi"),), system="Always be brief.", role="target")
-    await make(name).complete(request)
-    files = only_record(fake_env)["files"]
-    (path, text), = files.items()
-    assert path == f"{SKILL_DIRS[name]}/skillopt-skill/SKILL.md"
-    assert text.startswith("---\nname: skillopt-skill\ndescription: ")
-    assert text.rstrip().endswith("Always be brief.")
-
-
-async def test_invalid_skill_name_is_cleaned_in_folder_and_front_matter(fake_env: Path) -> None:
-    skill = "---\nname: My Skill_v2!\ndescription: d\n---\nbody\n"
-    request = CompletionRequest(messages=(Message("user", "Hi"),), system=skill, role="target")
-    await make("claude-code").complete(request)
-    (path, text), = only_record(fake_env)["files"].items()
-    assert path == ".claude/skills/my-skill-v2/SKILL.md"
-    assert "name: my-skill-v2" in text and text.rstrip().endswith("body")
+def _fakes(fake_env: Path) -> Path:
+    return fake_env
 
 
 # -- tools are read-only by default ------------------------------------------- #
@@ -253,64 +125,104 @@ async def test_copilot_takes_last_assistant_message_and_usage_file(fake_env: Pat
 
 
 @pytest.mark.parametrize("name", CLIS)
-async def test_json_reply_is_extracted_from_surrounding_prose(name: str, fake_env: Path, monkeypatch) -> None:
-    monkeypatch.setenv("FAKE_CLI_REPLY", 'Here it is:\n```json\n{"answer": "Paris"}\n```')
+async def test_json_reply_is_returned_as_it_came_and_read_by_the_engine(name: str, fake_env: Path, monkeypatch) -> None:
+    reply = 'Here it is:\n```json\n{"answer": "Paris"}\n```'
+    monkeypatch.setenv("FAKE_CLI_REPLY", reply)
     schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-    completion = await make(name).complete(target_request(json_schema=schema))
-    assert json.loads(completion.text) == {"answer": "Paris"}
+    backend = make(name, role="optimizer")
+    completion = await backend.complete(CompletionRequest.single("Capital?", json_schema=schema, role="optimizer"))
+    assert completion.text == reply  # no extraction or repair in the backend
     assert "JSON Schema" in prompt_of(only_record(fake_env))
+    parsed = await complete_json(backend, CompletionRequest.single("Capital?", role="optimizer"), schema)
+    assert parsed.ok and parsed.data == {"answer": "Paris"} and parsed.attempts == 1
 
 
-# -- failures ------------------------------------------------------------------ #
+# -- failures: this item only, or the whole run --------------------------------- #
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("name", CLIS)
-async def test_hung_process_is_killed_at_the_timeout(name: str, fake_env: Path, monkeypatch) -> None:
+async def test_hung_process_is_killed_at_the_timeout_and_fails_only_this_item(name: str, fake_env: Path, monkeypatch) -> None:
     monkeypatch.setenv("FAKE_CLI_MODE", "hang")
     started = time.monotonic()
-    with pytest.raises(BackendError, match=r"did not finish within 1 s"):
+    with pytest.raises(RequestFailed, match=r"did not finish within 1 s"):
         await make(name, timeout=1).complete(target_request())
     assert time.monotonic() - started < 15
     record = only_record(fake_env)
     for _ in range(50):
-        if not _alive(record["pid"]) and not _alive(record["child_pid"]):
+        if not alive(record["pid"]) and not alive(record["child_pid"]):
             break
         time.sleep(0.1)
-    assert not _alive(record["pid"]), "the CLI process survived the timeout"
-    assert not _alive(record["child_pid"]), "a process the CLI started survived the timeout"
+    assert not alive(record["pid"]), "the CLI process survived the timeout"
+    assert not alive(record["child_pid"]), "a process the CLI started survived the timeout"
     assert not Path(record["cwd"]).exists()
 
 
-@pytest.mark.parametrize("name, command", [("claude-code", "claude"), ("codex", "codex"), ("copilot", "copilot")])
-async def test_nonzero_exit_becomes_clear_error(name: str, command: str, fake_env: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("name", CLIS)
+async def test_nonzero_exit_fails_only_this_item_with_clear_error(name: str, fake_env: Path, monkeypatch) -> None:
     monkeypatch.setenv("FAKE_CLI_MODE", "fail")
-    with pytest.raises(BackendError) as info:
+    with pytest.raises(RequestFailed) as info:
         await make(name).complete(target_request())
     message = str(info.value)
-    assert f"`{command}` exited with code 3" in message
+    assert f"`{COMMANDS[name]}` exited with code 3" in message
     assert "something went wrong talking to the service" in message
     assert "log in" in message
     assert not Path(only_record(fake_env)["cwd"]).exists()
 
 
-async def test_claude_error_result_is_reported_with_its_message(fake_env: Path, monkeypatch) -> None:
-    monkeypatch.setenv("FAKE_CLI_MODE", "error")
-    with pytest.raises(BackendError, match=r"claude reported an error: Not logged in"):
-        await make("claude-code").complete(target_request())
-
-
-async def test_claude_max_turns_rejects_only_this_request(fake_env: Path, monkeypatch) -> None:
-    monkeypatch.setenv("FAKE_CLI_MODE", "max_turns")
-    with pytest.raises(RequestRejected, match="max_turns"):
-        await make("claude-code").complete(target_request())
-
-
-@pytest.mark.parametrize("name, expected", [("codex", "401 Unauthorized"), ("copilot", "Not logged in")])
-async def test_cli_reported_error_is_surfaced(name: str, expected: str, fake_env: Path, monkeypatch) -> None:
-    monkeypatch.setenv("FAKE_CLI_MODE", "error")
-    with pytest.raises(BackendError, match=expected):
+@pytest.mark.parametrize("name, expected", [
+    ("claude-code", "API Error: 500"),
+    ("codex", "stream disconnected"),
+    ("copilot", "503 Service Unavailable"),
+])
+async def test_failed_model_call_reported_by_the_cli_fails_only_this_item(name: str, expected: str, fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", "api_error")
+    with pytest.raises(RequestFailed, match=expected):
         await make(name).complete(target_request())
+
+
+@pytest.mark.parametrize("name", CLIS)
+async def test_output_without_an_answer_fails_only_this_item(name: str, fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", "no_answer")
+    with pytest.raises(RequestFailed):
+        await make(name).complete(target_request())
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("claude-code", "Not logged in"),
+    ("codex", "401 Unauthorized"),
+    ("copilot", "Not logged in"),
+])
+async def test_login_failure_is_systemic_not_per_item(name: str, expected: str, fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", "error")
+    with pytest.raises(BackendConfigError, match=expected) as info:
+        await make(name).complete(target_request())
+    assert not isinstance(info.value, RequestFailed)
+    assert "not logged in" in str(info.value)
+
+
+async def test_unknown_model_is_systemic_not_per_item(fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", "bad_model")
+    with pytest.raises(BackendConfigError, match="model") as info:
+        await make("claude-code", model="claude-bogus").complete(target_request())
+    assert not isinstance(info.value, RequestFailed)
+    assert "model.target" in str(info.value)
+
+
+async def test_claude_max_turns_fails_only_this_item_and_carries_its_usage(fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODE", "max_turns")
+    with pytest.raises(RequestFailed, match="max_turns") as info:
+        await make("claude-code").complete(target_request())
+    usage = info.value.usage
+    assert usage is not None and (usage.input_tokens, usage.output_tokens, usage.cost_usd) == (10, 5, 0.01)
+
+
+async def test_cli_that_cannot_be_started_is_systemic(fake_env: Path) -> None:
+    backend = make("codex")
+    Path(backend._exe).unlink()  # removed after the backend was built
+    with pytest.raises(BackendError, match="could not start") as info:
+        await backend.complete(target_request())
+    assert not isinstance(info.value, RequestFailed)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux caps one argument at 128 KiB")

@@ -20,8 +20,8 @@ import pytest
 from skillopt_core.backends import BackendSpec, CompletionRequest, Message
 from skillopt_core.backends.anthropic_backend import build_anthropic_backend
 from skillopt_core.backends.azure_openai import build_azure_backend
-from skillopt_core.backends.base import BackendConfigError, BackendError, RequestRejected
-from skillopt_core.backends.json_output import check, parse_json
+from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
+from skillopt_core.backends.json_output import NO_JSON, extract_json
 from skillopt_core.backends.openai_backend import build_openai_backend
 from skillopt_core.backends.pricing import estimate_cost, price_for
 from skillopt_core.backends.retry import RetryPolicy, parse_retry_after
@@ -188,21 +188,14 @@ async def test_anthropic_states_schema_in_system_prompt_when_output_config_refus
     assert len(rec.requests) == 3 and "output_config" not in rec.body(2)
 
 
-async def test_anthropic_repairs_invalid_json_with_one_more_call() -> None:
-    rec = Recorder(anthropic_reply("The answer is four.", 10, 5), anthropic_reply('{"answer": "4"}', 30, 6))
-    completion = await anthropic(rec).complete(chat(json_schema=SCHEMA))
-    assert json.loads(completion.text) == {"answer": "4"}
-    repair = rec.body(1)["messages"]
-    assert repair[1] == {"role": "assistant", "content": "The answer is four."}
-    assert "not valid JSON" in repair[2]["content"]
-    assert (completion.usage.input_tokens, completion.usage.output_tokens) == (40, 11)
-
-
-async def test_anthropic_returns_reply_as_is_after_failed_repair() -> None:
-    rec = Recorder(anthropic_reply('{"wrong": 1}'), anthropic_reply('{"still": "wrong"}'))
-    completion = await anthropic(rec).complete(chat(json_schema=SCHEMA))
-    assert completion.text == '{"still": "wrong"}'
-    assert len(rec.requests) == 2
+@pytest.mark.parametrize("kind", ["anthropic", "azure"])
+async def test_invalid_json_is_returned_as_it_came_without_a_repair_call(kind: str) -> None:
+    reply = anthropic_reply("The answer is four.") if kind == "anthropic" else openai_reply("The answer is four.")
+    rec = Recorder(reply, reply)
+    backend = anthropic(rec) if kind == "anthropic" else azure(rec)
+    completion = await backend.complete(chat(json_schema=SCHEMA))
+    assert completion.text == "The answer is four."
+    assert len(rec.requests) == 1  # the engine's complete_json repairs, not the backend
 
 
 # -- retry policy (anthropic and azure-openai share it) ---------------------- #
@@ -237,7 +230,7 @@ async def test_gives_up_after_retry_limit_with_clear_error(kind: str) -> None:
     rec = Recorder(error(429, "rate limited", {"retry-after": "1"}))
     sleeps = Sleeps()
     backend = anthropic(rec, sleeps, max_retries=2) if kind == "anthropic" else azure(rec, sleeps, max_retries=2)
-    with pytest.raises(BackendError) as info:
+    with pytest.raises(RequestFailed) as info:  # this item only: the engine stops after several in a row
         await backend.complete(chat())
     message = str(info.value)
     assert "gave up" in message and "3 attempts" in message and "HTTP 429" in message
@@ -253,6 +246,91 @@ async def test_timeout_is_retried() -> None:
     sleeps = Sleeps()
     assert (await anthropic(rec, sleeps).complete(chat())).text == "4"
     assert len(sleeps.waits) == 1
+
+
+@pytest.mark.parametrize("status", [500, 503, 529])
+async def test_server_errors_after_the_retries_fail_only_this_item(status: int) -> None:
+    rec = Recorder(error(status, "overloaded"))
+    with pytest.raises(RequestFailed, match=f"HTTP {status}"):
+        await anthropic(rec, max_retries=1).complete(chat())
+    assert len(rec.requests) == 2
+
+
+async def test_timeouts_after_the_retries_fail_only_this_item() -> None:
+    def timeout(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ReadTimeout("timed out", request=request)
+
+    rec = Recorder(timeout)
+    with pytest.raises(RequestFailed, match="timed out"):
+        await anthropic(rec, max_retries=1).complete(chat())
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "azure"])
+async def test_endpoint_that_never_accepts_a_connection_is_systemic(kind: str) -> None:
+    def refused(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("Connection refused", request=request)
+
+    rec = Recorder(refused)
+    sleeps = Sleeps()
+    backend = anthropic(rec, sleeps, max_retries=2) if kind == "anthropic" else azure(rec, sleeps, max_retries=2)
+    with pytest.raises(BackendError, match="could connect") as info:
+        await backend.complete(chat())
+    assert not isinstance(info.value, RequestFailed)
+    assert len(rec.requests) == 3 and len(sleeps.waits) == 2
+
+
+async def test_connection_lost_after_a_server_answered_fails_only_this_item() -> None:
+    def refused(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("Connection refused", request=request)
+
+    rec = Recorder(error(503, "busy"), refused)
+    with pytest.raises(RequestFailed):
+        await anthropic(rec, max_retries=1).complete(chat())
+
+
+async def test_connection_refused_once_then_answered_is_retried() -> None:
+    def refused(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("Connection refused", request=request)
+
+    rec = Recorder(refused, openai_reply("4"))
+    assert (await azure(rec).complete(chat())).text == "4"
+
+
+async def test_used_up_quota_is_systemic_and_not_retried() -> None:
+    body = {"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota",
+                      "code": "insufficient_quota"}}
+    rec = Recorder(httpx2.Response(429, json=body))
+    with pytest.raises(BackendConfigError, match="quota") as info:
+        await openai(rec).complete(chat())
+    assert not isinstance(info.value, RequestFailed)
+    assert len(rec.requests) == 1  # not retried
+
+
+async def test_missing_model_is_systemic() -> None:
+    rec = Recorder(error(404, "model: claude-nope"))
+    with pytest.raises(BackendConfigError, match="not found") as info:
+        await anthropic(rec, model="claude-nope").complete(chat())
+    assert not isinstance(info.value, RequestFailed)
+
+
+async def test_openai_refusal_fails_only_this_item_with_its_usage() -> None:
+    body = {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1-mini",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": None, "refusal": "I can't help with that."}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27},
+    }
+    with pytest.raises(RequestFailed, match="declined.*I can't help with that") as info:
+        await openai(Recorder(httpx2.Response(200, json=body))).complete(chat(json_schema=SCHEMA))
+    assert (info.value.usage.input_tokens, info.value.usage.output_tokens) == (20, 7)
+
+
+async def test_anthropic_refusal_fails_only_this_item() -> None:
+    reply = anthropic_reply("")
+    body = json.loads(reply.content)
+    body["stop_reason"] = "refusal"
+    with pytest.raises(RequestFailed, match="declined"):
+        await anthropic(Recorder(httpx2.Response(200, json=body))).complete(chat())
 
 
 async def test_retry_after_is_capped_at_max_delay() -> None:
@@ -437,8 +515,8 @@ def test_price_table_matches_dated_snapshots_but_not_other_models() -> None:
 
 
 def test_json_is_found_inside_code_fences_and_prose() -> None:
-    assert parse_json('```json\n{"a": 1}\n```') == {"a": 1}
-    assert parse_json('Sure! {"a": [1, 2]} Hope that helps.') == {"a": [1, 2]}
-    assert check('{"answer": 4}', SCHEMA) == (None, ["answer: 4 is not of type 'string'"])
-    with pytest.raises(ValueError):
-        parse_json("no json here")
+    assert extract_json('```json\n{"answer": "4"}\n```', SCHEMA) == ({"answer": "4"}, [])
+    assert extract_json('Sure! {"answer": "4"} Hope that helps.', SCHEMA) == ({"answer": "4"}, [])
+    assert extract_json('First [1, 2], then {"answer": "4"}.', SCHEMA) == ({"answer": "4"}, [])
+    assert extract_json('{"answer": 4}', SCHEMA) == (None, ["answer: 4 is not of type 'string'"])
+    assert extract_json("no json here", SCHEMA) == (None, [NO_JSON])

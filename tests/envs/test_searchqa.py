@@ -75,6 +75,15 @@ def test_request_puts_skill_in_system_and_snippets_with_question_in_user():
     assert (request.role, request.stage, request.max_tokens) == ("target", "rollout", 64)
 
 
+def test_request_carries_the_skill_text_verbatim_and_system_is_unchanged():
+    env = create_env("searchqa", {})
+    task = env.load_tasks()[0]
+    skill = env.seed_skill + "\n"
+    request = env.build_request(skill, task, max_tokens=64)
+    assert request.skill == skill
+    assert request.system == f"{skill.strip()}\n\n{env.instruction.strip()}"
+
+
 def test_max_snippets_option_trims_context():
     env = create_env("searchqa", {"options": {"max_snippets": 2}})
     task = env.load_tasks()[0]

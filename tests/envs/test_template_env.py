@@ -38,6 +38,14 @@ def test_build_request_sends_skill_format_line_and_question(env):
     assert (request.role, request.stage) == ("target", "rollout")
 
 
+def test_build_request_carries_the_skill_alone_for_agent_cli_backends(env):
+    task = env.load_tasks()[0]
+    request = env.build_request(env.seed_skill, task, max_tokens=32)
+    assert request.skill == env.seed_skill
+    assert request.system == env.seed_skill.strip() + "\n\nEnd your reply with one final line of the form: Answer: <number>"
+    assert env.build_request("  \n", task, 32).skill is None
+
+
 async def test_correct_answer_passes(env):
     task = env.load_tasks()[0]  # 3 m in cm
     result = await env.score(task, "1 m = 100 cm, so 3 m = 300 cm.\nAnswer: 300 cm")

@@ -14,7 +14,8 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
 def build_request(skill_text: str, task: Task, max_tokens: int, number_only_hint: bool = False) -> CompletionRequest:
-    """System = the skill, then the fixed answer-format line; user = the question."""
+    """System = the skill, then the fixed answer-format line; skill = the skill
+    alone (agent-CLI backends install it as a file); user = the question."""
     system = "\n\n".join(p for p in (skill_text.strip(), INSTRUCTION) if p)
     prompt = task.prompt + ("\nGive the number only, without units." if number_only_hint else "")
     return CompletionRequest(
@@ -23,6 +24,7 @@ def build_request(skill_text: str, task: Task, max_tokens: int, number_only_hint
         max_tokens=max_tokens,
         role="target",
         stage="rollout",
+        skill=skill_text if skill_text.strip() else None,
     )
 
 
