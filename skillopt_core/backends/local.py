@@ -8,9 +8,9 @@ Options (``model`` config section):
 
 - ``model_path``: any other GGUF file (wins over ``model``).
 - ``n_ctx``: context window in tokens, default 2048.
-- ``n_threads``: CPU threads for generation and prompt evaluation. Default:
-  one less than the usable cores for generation (at least 1) and all of them
-  for prompt evaluation; see :func:`default_threads`.
+- ``n_threads``: CPU threads for generation and prompt evaluation, default
+  the cores this process may use; their OpenMP wait policy is passive (see
+  :func:`_prefer_passive_wait`).
 - ``seed``: sampling seed used when a request has none, default 0, so that
   runs are repeatable even though roles share one model instance.
 
@@ -23,9 +23,6 @@ creation, and again before the first load), ``llama_probe`` runs it once in a
 child process, cached per library files, CPU and model. A build that dies
 there (SIGILL: instructions this CPU lacks) becomes a BackendConfigError with
 the reinstall command instead of a dead process.
-
-Threads: see :func:`default_threads` and :func:`_prefer_passive_wait`; both
-exist because a nightly run shares the machine with the person's own work.
 
 The spec's ``model`` may be empty (the bundled model), a ``.gguf`` path, or the
 bundled model's name (``SmolLM2`` or its file stem).
@@ -57,7 +54,7 @@ from skillopt_core.backends import BackendSpec, register_backend
 from skillopt_core.backends.base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
 from skillopt_core.backends.llama_probe import REINSTALL_COMMAND, ensure_llama_works
 
-__all__ = ["LocalBackend", "default_model_path", "default_threads"]
+__all__ = ["LocalBackend", "default_model_path"]
 
 DEFAULT_N_CTX = 2048
 DEFAULT_SEED = 0
@@ -127,28 +124,16 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def default_threads() -> tuple[int, int]:
-    """(generation threads, prompt-eval threads) when ``n_threads`` is not set.
-
-    Generation leaves one core free and prompt evaluation uses every core.
-    Generation is a long run of tiny steps, each ending in a barrier that waits
-    for the slowest thread, so a thread that shares its core with other work
-    stalls all of them; prompt evaluation is one large batch that gains from
-    every core (bench/local_model.py has the figures).
-    """
-    cpus = _usable_cpus()
-    return max(1, cpus - 1), cpus
-
-
 def _prefer_passive_wait() -> None:
     """Ask OpenMP to sleep, not spin, while a thread waits at a barrier.
 
-    libgomp's default spins for a while, so when another process holds one of
-    the cores llama.cpp's threads use, the waiting threads burn the remaining
-    cores and SmolLM2 went from tens of tokens/s to about one (bench/
-    local_model.py). Read once, when the library loads, so this runs before
-    the probe child starts and before llama_cpp is imported here; a value the
-    person set wins.
+    A nightly run shares the machine with the person's work. With libgomp's
+    default (spin first), one busy core made SmolLM2 with 2 threads on 2 cores
+    fall to about 1 token/s; with PASSIVE it kept 20-40 tokens/s, as fast as
+    or faster than 1 thread, busy core or not (bench/local_model.py), so the
+    default stays "all usable cores" and only the wait changes. libgomp reads
+    this once, when it loads: so it is set before the probe child starts and
+    before llama_cpp is imported here. A value the person set wins.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -213,7 +198,7 @@ _MODELS: dict[tuple[str, int], _SharedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _shared_model(path: Path, n_ctx: int, n_threads: int, n_threads_batch: int) -> _SharedModel:
+def _shared_model(path: Path, n_ctx: int, n_threads: int) -> _SharedModel:
     """Load (once per process) the model for (path, n_ctx); later callers reuse it.
 
     The thread counts of the first caller win for a shared instance.
@@ -229,7 +214,8 @@ def _shared_model(path: Path, n_ctx: int, n_threads: int, n_threads_batch: int) 
             try:
                 llama = llama_cls(
                     model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                    n_threads_batch=n_threads_batch, verbose=False,
+                    # llama-cpp-python would otherwise use os.cpu_count() for the prompt.
+                    n_threads_batch=n_threads, verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise BackendConfigError(
@@ -271,21 +257,18 @@ class LocalBackend:
         # The file stem is stable for a given file and is what the cache key sees.
         self.model = self.model_path.stem
         self.n_ctx = n_ctx
-        generate, batch = default_threads()
-        # An explicit n_threads is used for both; otherwise the defaults differ.
-        self.n_threads = n_threads or generate
-        self.n_threads_batch = n_threads or batch
+        self.n_threads = n_threads or _usable_cpus()
         self.seed = seed
 
     def describe(self) -> str:
         return (
             f"local llama.cpp: {self.model_path.name} "
-            f"(n_ctx={self.n_ctx}, threads={self.n_threads}, prompt threads={self.n_threads_batch})"
+            f"(n_ctx={self.n_ctx}, threads={self.n_threads})"
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = await asyncio.to_thread(
-            _shared_model, self.model_path, self.n_ctx, self.n_threads, self.n_threads_batch
+            _shared_model, self.model_path, self.n_ctx, self.n_threads
         )
         async with shared.loop_lock():
             return await asyncio.to_thread(self._complete_blocking, shared, request)

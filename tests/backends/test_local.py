@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 import jsonschema
@@ -185,23 +186,13 @@ async def test_same_seed_and_prompt_give_the_same_text(local_backend):
 
 # -- threads and the OpenMP wait policy ---------------------------------------- #
 
-@pytest.mark.parametrize("cpus, expected", [(1, (1, 1)), (2, (1, 2)), (8, (7, 8))])
-def test_default_threads_leave_one_core_free_for_generation(monkeypatch, cpus, expected):
+def test_default_threads_are_the_cores_this_process_may_use(monkeypatch, tmp_path):
     from skillopt_core.backends import local
 
-    monkeypatch.setattr(local, "_usable_cpus", lambda: cpus)
-    assert local.default_threads() == expected
-
-
-def test_explicit_n_threads_is_used_for_generation_and_prompt_eval(monkeypatch, tmp_path):
-    from skillopt_core.backends import local
-
-    monkeypatch.setattr(local, "_usable_cpus", lambda: 8)
-    assert (local.LocalBackend(tmp_path / "m.gguf", n_threads=3).n_threads,
-            local.LocalBackend(tmp_path / "m.gguf", n_threads=3).n_threads_batch) == (3, 3)
-    default = local.LocalBackend(tmp_path / "m.gguf")
-    assert (default.n_threads, default.n_threads_batch) == (7, 8)
-    assert "threads=7, prompt threads=8" in default.describe()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert local.LocalBackend(tmp_path / "m.gguf").n_threads == 3
+    assert local.LocalBackend(tmp_path / "m.gguf", n_threads=1).n_threads == 1
+    assert "threads=3" in local.LocalBackend(tmp_path / "m.gguf").describe()
 
 
 def _probe_child_env(monkeypatch, tmp_path) -> str:
