@@ -201,7 +201,7 @@ _MODELS_LOCK = threading.Lock()
 def _shared_model(path: Path, n_ctx: int, n_threads: int) -> _SharedModel:
     """Load (once per process) the model for (path, n_ctx); later callers reuse it.
 
-    The thread counts of the first caller win for a shared instance.
+    ``n_threads`` of the first caller wins for a shared instance.
     """
     key = (str(path), n_ctx)
     with _MODELS_LOCK:
