@@ -8,9 +8,10 @@ Options (``model`` config section):
 
 - ``model_path``: any other GGUF file (wins over ``model``).
 - ``n_ctx``: context window in tokens, default 2048.
-- ``n_threads``: CPU threads for generation and prompt evaluation, default
-  the cores this process may use; their OpenMP wait policy is passive (see
-  :func:`_prefer_passive_wait`).
+- ``n_threads``: CPU threads for generation and prompt evaluation. Default
+  (:func:`default_threads`): one core less than this process may use for
+  generation (at least 1), all of them for prompt evaluation; OpenMP threads
+  wait passively (:func:`_prefer_passive_wait`).
 - ``seed``: sampling seed used when a request has none, default 0, so that
   runs are repeatable even though roles share one model instance.
 
@@ -54,7 +55,7 @@ from skillopt_core.backends import BackendSpec, register_backend
 from skillopt_core.backends.base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
 from skillopt_core.backends.llama_probe import REINSTALL_COMMAND, ensure_llama_works
 
-__all__ = ["LocalBackend", "default_model_path"]
+__all__ = ["LocalBackend", "default_model_path", "default_threads"]
 
 DEFAULT_N_CTX = 2048
 DEFAULT_SEED = 0
@@ -124,16 +125,28 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def default_threads() -> tuple[int, int]:
+    """(generation threads, prompt-eval threads) when ``n_threads`` is not set.
+
+    A nightly run shares the machine with the person's work. Generation is
+    many tiny steps, each ending in a barrier that waits for the slowest
+    thread; prompt evaluation is one large batch. Measured with SmolLM2 on 2
+    cores (bench/local_model.py): 1 generation thread ran 68-70 tokens/s idle
+    or beside a busy core, 2 threads 39-47; prompt eval gained from 2 threads
+    (about 340 vs 185 tokens/s idle) and lost nothing beside a busy core.
+    """
+    cpus = _usable_cpus()
+    return max(1, cpus - 1), cpus
+
+
 def _prefer_passive_wait() -> None:
     """Ask OpenMP to sleep, not spin, while a thread waits at a barrier.
 
-    A nightly run shares the machine with the person's work. With libgomp's
-    default (spin first), one busy core made SmolLM2 with 2 threads on 2 cores
-    fall to about 1 token/s; with PASSIVE it kept 20-40 tokens/s, as fast as
-    or faster than 1 thread, busy core or not (bench/local_model.py), so the
-    default stays "all usable cores" and only the wait changes. libgomp reads
-    this once, when it loads: so it is set before the probe child starts and
-    before llama_cpp is imported here. A value the person set wins.
+    With libgomp's default (spin first), 2 threads on 2 cores fell to 1-3
+    tokens/s when any other process wanted a core; passive waiting kept them
+    at tens of tokens/s (bench/local_model.py). libgomp reads this once, when
+    it loads: so it is set before the probe child starts and before llama_cpp
+    is imported here. A value the person set wins.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
@@ -198,10 +211,10 @@ _MODELS: dict[tuple[str, int], _SharedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _shared_model(path: Path, n_ctx: int, n_threads: int) -> _SharedModel:
+def _shared_model(path: Path, n_ctx: int, n_threads: int, n_threads_batch: int) -> _SharedModel:
     """Load (once per process) the model for (path, n_ctx); later callers reuse it.
 
-    ``n_threads`` of the first caller wins for a shared instance.
+    The thread counts of the first caller win for a shared instance.
     """
     key = (str(path), n_ctx)
     with _MODELS_LOCK:
@@ -214,8 +227,7 @@ def _shared_model(path: Path, n_ctx: int, n_threads: int) -> _SharedModel:
             try:
                 llama = llama_cls(
                     model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
-                    # llama-cpp-python would otherwise use os.cpu_count() for the prompt.
-                    n_threads_batch=n_threads, verbose=False,
+                    n_threads_batch=n_threads_batch, verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise BackendConfigError(
@@ -257,18 +269,21 @@ class LocalBackend:
         # The file stem is stable for a given file and is what the cache key sees.
         self.model = self.model_path.stem
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or _usable_cpus()
+        generate, prompt = default_threads()
+        # An explicit n_threads is used for both; otherwise the defaults differ.
+        self.n_threads = n_threads or generate
+        self.n_threads_batch = n_threads or prompt
         self.seed = seed
 
     def describe(self) -> str:
         return (
             f"local llama.cpp: {self.model_path.name} "
-            f"(n_ctx={self.n_ctx}, threads={self.n_threads})"
+            f"(n_ctx={self.n_ctx}, threads={self.n_threads}, prompt threads={self.n_threads_batch})"
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = await asyncio.to_thread(
-            _shared_model, self.model_path, self.n_ctx, self.n_threads
+            _shared_model, self.model_path, self.n_ctx, self.n_threads, self.n_threads_batch
         )
         async with shared.loop_lock():
             return await asyncio.to_thread(self._complete_blocking, shared, request)

@@ -186,13 +186,23 @@ async def test_same_seed_and_prompt_give_the_same_text(local_backend):
 
 # -- threads and the OpenMP wait policy ---------------------------------------- #
 
-def test_default_threads_are_the_cores_this_process_may_use(monkeypatch, tmp_path):
+@pytest.mark.parametrize("cpus, expected", [(1, (1, 1)), (2, (1, 2)), (8, (7, 8))])
+def test_default_threads_leave_one_core_free_for_generation(monkeypatch, cpus, expected):
     from skillopt_core.backends import local
 
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
-    assert local.LocalBackend(tmp_path / "m.gguf").n_threads == 3
-    assert local.LocalBackend(tmp_path / "m.gguf", n_threads=1).n_threads == 1
-    assert "threads=3" in local.LocalBackend(tmp_path / "m.gguf").describe()
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    assert local.default_threads() == expected
+
+
+def test_explicit_n_threads_is_used_for_generation_and_prompt_eval(monkeypatch, tmp_path):
+    from skillopt_core.backends import local
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5, 6}, raising=False)
+    explicit = local.LocalBackend(tmp_path / "m.gguf", n_threads=3)
+    assert (explicit.n_threads, explicit.n_threads_batch) == (3, 3)
+    default = local.LocalBackend(tmp_path / "m.gguf")
+    assert (default.n_threads, default.n_threads_batch) == (3, 4)
+    assert "threads=3, prompt threads=4" in default.describe()
 
 
 def _probe_child_env(monkeypatch, tmp_path) -> str:
