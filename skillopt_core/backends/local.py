@@ -128,12 +128,14 @@ def _usable_cpus() -> int:
 def default_threads() -> tuple[int, int]:
     """(generation threads, prompt-eval threads) when ``n_threads`` is not set.
 
-    A nightly run shares the machine with the person's work. Generation is
-    many tiny steps, each ending in a barrier that waits for the slowest
-    thread; prompt evaluation is one large batch. Measured with SmolLM2 on 2
-    cores (bench/local_model.py): 1 generation thread ran 68-70 tokens/s idle
-    or beside a busy core, 2 threads 39-47; prompt eval gained from 2 threads
-    (about 340 vs 185 tokens/s idle) and lost nothing beside a busy core.
+    A nightly run shares the machine with the person's work, so the choice is
+    the one that degrades gracefully. Generation is many tiny steps, each
+    ending in a barrier that waits for the slowest thread; prompt evaluation
+    is one large batch. SmolLM2 on 2 cores (bench/local_model.py): 1
+    generation thread ran 68-70 tokens/s idle and beside a busy core; 2
+    spinning threads ran 100 idle but 30 beside one busy core and 1-3 on a
+    loaded machine, 2 passive threads 38-48. Prompt eval ran about 345 tokens/s
+    with 2 passive threads idle (185 with 1) and 186 beside a busy core.
     """
     cpus = _usable_cpus()
     return max(1, cpus - 1), cpus
