@@ -23,6 +23,7 @@ _PUBLIC: dict[str, str] = {
     # tasks, judges and data
     "Task": ".tasks.task", "Score": ".tasks.task", "Judge": ".tasks.task",
     "build_judge": ".tasks.judges", "validate_judge_spec": ".tasks.judges", "JudgeError": ".tasks.judges",
+    "register_judge": ".tasks.judges", "judge_types": ".tasks.judges", "JudgeType": ".tasks.judges",
     "Dataset": ".tasks.data", "split_tasks": ".tasks.data",
     # envs and backends
     "create_env": ".envs", "register_env": ".envs", "available_envs": ".envs",
@@ -35,13 +36,21 @@ _PUBLIC: dict[str, str] = {
     "GateSettings": ".evaluation.gate", "GateDecision": ".evaluation.gate", "decide": ".evaluation.gate",
     # the run
     "Settings": ".run.config", "ConfigError": ".run.config", "load_settings": ".run.config",
-    "RunSummary": ".run.trainer", "train_run": ".run.api", "eval_run": ".run.api",
+    "RunSummary": ".run.state", "TrainingRun": ".run.api", "prepare_training": ".run.api",
+    "train": ".run.api", "evaluate": ".run.api",
 }
 
-__all__ = sorted(_PUBLIC)
+# public module name -> module path
+_MODULES: dict[str, str] = {"events": ".run.events"}
+
+__all__ = sorted([*_PUBLIC, *_MODULES])
 
 
 def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        value = importlib.import_module(_MODULES[name], __name__)
+        globals()[name] = value
+        return value
     module = _PUBLIC.get(name)
     if module is None:
         raise AttributeError(f"module 'skillopt_core' has no attribute {name!r}")

@@ -33,6 +33,7 @@ def command(name: str, help: str, configure: Callable[[argparse.ArgumentParser],
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import sleep.proposals.cli  # noqa: F401  (registers propose, review, show, adopt, reject)
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")
@@ -194,4 +195,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    # Run the imported module's main, not this __main__ copy: subcommand modules
+    # register themselves on `sleep.cli`, which `python -m` would otherwise load twice.
+    from sleep.cli import main as _main
+
+    raise SystemExit(_main())

@@ -91,6 +91,38 @@ MIGRATIONS: list[Migration] = [
         ALTER TABLE sessions ADD COLUMN scripted INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX sessions_for_mining ON sessions (project_dir, is_subagent, scripted, started_at);
     """),
+    Migration(4, "proposals: staged skill improvements (branch, commit, report, decision)", """
+        CREATE TABLE proposals (
+            id TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL,
+            night TEXT NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending',
+            store TEXT NOT NULL,
+            project_dir TEXT,
+            repo_dir TEXT NOT NULL,
+            skill_path TEXT NOT NULL,
+            tree_path TEXT NOT NULL,
+            skill_name TEXT NOT NULL,
+            branch TEXT NOT NULL,
+            commit_sha TEXT NOT NULL,
+            parent_sha TEXT NOT NULL,
+            trained_from_sha256 TEXT,
+            trained_from_text TEXT,
+            candidate_sha256 TEXT NOT NULL,
+            baseline_val REAL,
+            candidate_val REAL,
+            n_edits INTEGER NOT NULL DEFAULT 0,
+            cycle_id TEXT,
+            report BLOB NOT NULL,
+            decided_at TEXT,
+            decided_by TEXT,
+            reason TEXT,
+            adopted_commit TEXT,
+            branch_deleted INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX proposals_by_state ON proposals (state, created_at);
+        CREATE INDEX proposals_by_skill ON proposals (skill_path, created_at);
+    """),
 ]
 
 

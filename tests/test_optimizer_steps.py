@@ -92,16 +92,42 @@ async def test_model_merge_falls_back_when_its_reply_is_invalid():
     assert [p.edit.content for p in out.patches] == ["A.", "A!"]
 
 
-async def test_model_merge_falls_back_when_it_returns_nothing():
+async def test_model_merge_that_mentions_nothing_keeps_every_proposal():
     backend = ScriptedBackend(rules=[Rule(stage="merge", response=json.dumps({"edits": []}))])
     out = await aggregate(backend, [Edit(op="add", content="A."), Edit(op="add", content="A!")], use_model=True)
-    assert "no edits" in out.fallback_reason and len(out.patches) == 2
+    assert [p.edit.content for p in out.patches] == ["A.", "A!"] and not out.dropped
 
 
-async def test_model_merge_combines_similar_edits():
-    backend = ScriptedBackend(rules=[Rule(stage="merge", response=json.dumps({"edits": [{"op": "add", "content": "A."}]}))])
+async def test_model_merge_combines_similar_edits_and_sums_their_support():
+    merged = {"op": "add", "content": "A.", "sources": [1, 2]}
+    backend = ScriptedBackend(rules=[Rule(stage="merge", response=json.dumps({"edits": [merged]}))])
+    edits = [Edit(op="add", content="A."), Edit(op="add", content="A."), Edit(op="add", content="A!")]
+    out = await aggregate(backend, edits, use_model=True)
+    assert [(p.edit.content, p.support) for p in out.patches] == [("A.", 3)] and not out.fallback_reason
+
+
+async def test_model_merge_may_not_invent_an_edit():
+    invented = {"op": "add", "content": "Something nobody proposed."}
+    backend = ScriptedBackend(rules=[Rule(stage="merge", response=json.dumps({"edits": [invented]}))])
     out = await aggregate(backend, [Edit(op="add", content="A."), Edit(op="add", content="A!")], use_model=True)
-    assert [p.edit.content for p in out.patches] == ["A."] and not out.fallback_reason
+    assert [p.edit.content for p in out.patches] == ["A.", "A!"]
+    assert out.dropped and "invented" in out.dropped[0]
+
+
+async def test_model_merge_may_not_retarget_a_replace():
+    retarget = {"op": "replace", "target": "other text", "content": "B", "sources": [1, 2]}
+    backend = ScriptedBackend(rules=[Rule(stage="merge", response=json.dumps({"edits": [retarget]}))])
+    edits = [Edit(op="replace", target="x", content="B"), Edit(op="replace", target="x", content="B.")]
+    out = await aggregate(backend, edits, use_model=True)
+    assert len(out.patches) == 2 and "target" in out.dropped[0]
+
+
+async def test_model_merge_keeps_the_origin_of_caller_edits():
+    merged = {"op": "add", "content": "Use pnpm.", "sources": [1, 2]}
+    backend = ScriptedBackend(rules=[Rule(stage="merge", response=json.dumps({"edits": [merged]}))])
+    edits = [Edit(op="add", content="Use pnpm"), Edit(op="add", content="Use pnpm!", origin="correction")]
+    out = await aggregate(backend, edits, use_model=True)
+    assert [(p.edit.origin, p.support) for p in out.patches] == [("correction+optimizer", 2)]
 
 
 def test_rank_by_support_is_stable():

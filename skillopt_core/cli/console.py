@@ -70,7 +70,10 @@ class ConsoleRenderer:
                 self._progress.update(self._task, completed=event.done)
         elif isinstance(event, ev.RolloutDone):
             self._stop_progress()
-            cached = f" ({event.cached} cached)" if event.cached else ""
+            notes = [f"{event.cached} cached"] if event.cached else []
+            if event.failed:
+                notes.append(f"{event.failed} failed, scored 0")
+            cached = f" ({', '.join(notes)})" if notes else ""
             prefix = self._prefix(event.step, event.total_steps, event.phase)
             if event.phase == "train":
                 p(f"{prefix} Score: {event.score:.2f}{cached} → Reflect...")
@@ -101,13 +104,17 @@ class ConsoleRenderer:
         elif isinstance(event, ev.Notice):
             style = "yellow" if event.level == "warning" else None
             p(f"[Note] {event.text}", style=style)
-        elif isinstance(event, ev.BudgetStopped):
+        elif isinstance(event, ev.BestChanged):
+            p(f"[Best] {event.source}: {event.reason}")
+        elif isinstance(event, ev.RunStopped):
             self._stop_progress()
-            p(f"[Step {event.step}] Budget stop: {event.message}", style="yellow")
+            title = {"budget_exhausted": "Budget stop", "cancelled": "Cancelled", "failed": "Failed"}.get(event.status, event.status)
+            p(f"[Step {event.step}] {title}: {event.message}", style="red" if event.status == "failed" else "yellow")
         elif isinstance(event, ev.RunEnd):
             self._stop_progress()
             best = "n/a" if event.best_val is None else f"{event.best_val:.3f}"
             p(f"Done ({event.status}) after {event.steps_done} steps. Best val {best}.")
             if event.initial_test is not None and event.best_test is not None:
                 p(f"Test: initial {event.initial_test:.3f} → best {event.best_test:.3f}")
-            p(f"Best skill: {event.run_dir}/best_skill.md")
+            source = f" ({event.best_source})" if event.best_source else ""
+            p(f"Best skill{source}: {event.run_dir}/best_skill.md")

@@ -12,10 +12,14 @@ from rich.console import Console
 
 from skillopt_core.backends import BackendError
 from skillopt_core.run.budget import BudgetExceeded
-from skillopt_core.run.config import ConfigError, load_settings
+from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.cli.console import ConsoleRenderer
-from skillopt_core.run.api import eval_run, resume_settings, train_run
+from skillopt_core.run.api import evaluate, prepare_training, resume_settings
 from skillopt_core.skill.document import SkillParseError
+
+
+# completed, stopped by the budget, cancelled (Ctrl-C), failed (a systemic backend failure)
+EXIT_CODES = {"completed": 0, "budget_exhausted": 3, "cancelled": 130, "failed": 1}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,13 +31,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="override one config key (repeatable), e.g. --set train.num_epochs=2")
         p.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress goes to stderr)")
 
+    config_help = f"YAML config file, or the name of a packaged config: {', '.join(packaged_configs())}"
     train = sub.add_parser("train", help="train a skill")
-    train.add_argument("--config", help="YAML config (see configs/)")
+    train.add_argument("--config", help=config_help)
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run after its last finished step")
+    train.add_argument("--force", action="store_true",
+                       help="with --resume: accept settings or tasks that changed the experiment since the run started")
     common(train)
 
     ev = sub.add_parser("eval", help="evaluate a skill on the test (or val) split")
-    ev.add_argument("--config", help="YAML config (see configs/)")
+    ev.add_argument("--config", help=config_help)
     ev.add_argument("--skill", help="skill file to evaluate (default: the env's seed skill or skill.init)")
     ev.add_argument("--split", choices=["test", "val", "train"], default="test")
     common(ev)
@@ -52,11 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 settings = load_settings(args.config, args.overrides)
             else:
                 raise ConfigError("skillopt train needs --config FILE (or --resume RUN_DIR).")
-            result = asyncio.run(train_run(settings, resume=args.resume, subscribers=[renderer])).to_dict()
-            exit_code = 0 if result["status"] == "completed" else 3
+            run = prepare_training(settings, resume=args.resume, force=args.force, subscribers=[renderer])
+            result = asyncio.run(run.run()).to_dict()
+            exit_code = EXIT_CODES[result["status"]]
         else:
             settings = load_settings(args.config, args.overrides)
-            result = asyncio.run(eval_run(settings, skill_path=args.skill, split=args.split, subscribers=[renderer]))
+            result = asyncio.run(evaluate(settings, skill_path=args.skill, split=args.split, subscribers=[renderer]))
             if not args.json:
                 out.print(f"{args.split}: hard {result['hard']:.3f}, soft {result['soft']:.3f} over {result['n_items']} items")
                 out.print(f"Results: {result['run_dir']}")

@@ -1,24 +1,36 @@
 """Rollout: run the target over tasks under a skill, score each answer.
 
-Bounded concurrency (``workers``) and a content-addressed cache keyed by
-(backend, model, skill hash, task id, sample index): an unchanged skill is
-never evaluated twice, so the gate's "current skill" costs nothing to re-read.
+Bounded concurrency (``workers`` calls in flight) and the content-addressed
+cache of :mod:`skillopt_core.evaluation.cache`: an unchanged request is never
+sent twice, and an unchanged answer is never graded twice.
+
+Failures: one item failing (a :class:`RequestFailed` from the backend, an
+answer the judge cannot grade, any other error of that one call) scores 0 with
+the reason as feedback and is counted in ``RolloutResult.failed``; only a
+systemic error (:class:`BackendError`, :class:`BudgetExceeded`) propagates,
+and then every call still in flight is cancelled first.
+
+Early stopping: ``stop_when`` sees the per-item scores finished so far (in
+completion order) after each item; when it returns true, the calls still in
+flight are cancelled and the items finished so far are returned.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from skillopt_core.backends import Backend, BackendError, RequestRejected
-from skillopt_core.run.budget import BudgetExceeded
+from skillopt_core.backends import Backend, BackendError, RequestFailed
+from skillopt_core.concurrency import cancel_all
+from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key
 from skillopt_core.evaluation.gate import gate_scores_from_samples
+from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.skill.document import Skill
 from skillopt_core.tasks.task import Score, Task
+
+__all__ = ["RolloutCache", "RolloutResult", "mean_score", "per_item", "run_rollouts", "sample_seed"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +40,7 @@ class RolloutResult:
     response: str
     score: Score
     cached: bool = False
+    failed: bool = False
 
     def to_dict(self) -> dict:
         return {
@@ -38,45 +51,8 @@ class RolloutResult:
             "soft": self.score.soft,
             "feedback": self.score.feedback,
             "cached": self.cached,
+            "failed": self.failed,
         }
-
-
-def cache_key(backend: Backend, skill: Skill, task_id: str, sample: int) -> str:
-    return json.dumps([backend.name, backend.model, skill.hash, task_id, sample])
-
-
-class RolloutCache:
-    """Append-only JSONL cache. A torn last line (crash mid-write) is ignored."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path
-        self._entries: dict[str, dict] = {}
-        self.skipped_lines = 0
-        if path is not None and path.exists():
-            with path.open("r", encoding="utf-8", errors="replace") as fh:
-                for line in fh:
-                    try:
-                        row = json.loads(line)
-                        self._entries[row["key"]] = row
-                    except (json.JSONDecodeError, KeyError, TypeError):
-                        self.skipped_lines += 1
-
-    def get(self, key: str) -> tuple[str, Score] | None:
-        row = self._entries.get(key)
-        if row is None:
-            return None
-        return row["response"], Score(row["hard"], row["soft"], row.get("feedback", ""))
-
-    def put(self, key: str, response: str, score: Score) -> None:
-        row = {"key": key, "response": response, "hard": score.hard, "soft": score.soft, "feedback": score.feedback}
-        self._entries[key] = row
-        if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 def sample_seed(seed: int, task_id: str, sample: int) -> int:
@@ -97,53 +73,112 @@ async def run_rollouts(
     max_tokens: int = 256,
     temperature: float = 0.0,
     on_progress: Callable[[int, int], None] | None = None,
+    stop_when: Callable[[Mapping[str, float]], bool] | None = None,
+    metric: str = "hard",
 ) -> list[RolloutResult]:
-    """Results in (task, sample) order. One bad item never raises: it scores 0
-    with the reason as feedback. A BackendError or BudgetExceeded is systemic
-    and propagates."""
+    """Results in (task, sample) order, for every task unless ``stop_when``
+    ended the evaluation early (then for the tasks finished by then)."""
     cache = cache if cache is not None else RolloutCache()
     skill_text = skill.render()
     jobs = [(t, s) for t in tasks for s in range(samples)]
     results: list[RolloutResult | None] = [None] * len(jobs)
     sem = asyncio.Semaphore(max(1, workers))
+    remaining = {t.id: samples for t in tasks}
+    finished: dict[str, float] = {}
     done = 0
+    stop = asyncio.Event()
 
     async def one(i: int, task: Task, sample: int) -> None:
         nonlocal done
-        key = cache_key(target, skill, task.id, sample)
-        hit = cache.get(key)
-        if hit is not None:
-            results[i] = RolloutResult(task.id, sample, hit[0], hit[1], cached=True)
-        else:
-            async with sem:
-                results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature)
-            cache.put(key, results[i].response, results[i].score)
+        if stop.is_set():
+            return
+        results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature, cache, sem, stop)
+        if results[i] is None:
+            return
         done += 1
         if on_progress:
             on_progress(done, len(jobs))
+        remaining[task.id] -= 1
+        if remaining[task.id] == 0 and stop_when is not None:
+            item = [r for r in results if r is not None and r.task_id == task.id]
+            finished.update(per_item(item, metric))
+            if stop_when(finished):
+                stop.set()
 
-    await asyncio.gather(*(one(i, t, s) for i, (t, s) in enumerate(jobs)))
+    pending = [asyncio.ensure_future(one(i, t, s)) for i, (t, s) in enumerate(jobs)]
+    try:
+        await _until_done_or_stopped(pending, stop)
+    finally:
+        await cancel_all(pending)
+    if stop.is_set():
+        return [r for r in results if r is not None and remaining[r.task_id] == 0]
     return [r for r in results if r is not None]
 
 
-async def _run_one(env, target: Backend, skill_text: str, task: Task, sample: int, seed: int, max_tokens: int, temperature: float) -> RolloutResult:
-    request = env.build_request(skill_text, task, max_tokens)
-    request = replace(request, seed=sample_seed(seed, task.id, sample), temperature=temperature, role="target", stage=request.stage or "rollout")
+async def _until_done_or_stopped(tasks: list[asyncio.Future], stop: asyncio.Event) -> None:
+    """Wait for all ``tasks``; return early once ``stop`` is set; raise the
+    first error (the caller cancels what is left)."""
+    waiter = asyncio.ensure_future(stop.wait())
     try:
-        completion = await target.complete(request)
-    except RequestRejected as exc:
-        return RolloutResult(task.id, sample, "", Score(0.0, 0.0, f"The target could not answer this task: {exc}"))
-    except (BackendError, BudgetExceeded):
-        raise
-    except Exception as exc:  # one bad item: score 0, say why, keep going
-        return RolloutResult(task.id, sample, "", Score(0.0, 0.0, f"The target call failed: {type(exc).__name__}."))
+        outstanding = set(tasks)
+        while outstanding:
+            finished, outstanding = await asyncio.wait(outstanding | {waiter}, return_when=asyncio.FIRST_COMPLETED)
+            outstanding.discard(waiter)
+            for task in finished:
+                if task is not waiter and not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            if stop.is_set():
+                return
+    finally:
+        waiter.cancel()
+
+
+async def _run_one(
+    env, target: Backend, skill_text: str, task: Task, sample: int, seed: int,
+    max_tokens: int, temperature: float, cache: RolloutCache, sem: asyncio.Semaphore, stop: asyncio.Event,
+) -> RolloutResult | None:
+    """One (task, sample); None when the evaluation was stopped before its call started."""
     try:
-        score = await env.score(task, completion.text)
-    except (BackendError, BudgetExceeded):
-        raise
-    except Exception as exc:
-        score = Score(0.0, 0.0, f"The answer could not be scored: {type(exc).__name__}.")
-    return RolloutResult(task.id, sample, completion.text, score)
+        request = env.build_request(skill_text, task, max_tokens)
+    except Exception as exc:  # the env's contract says never; one task still must not stop the run
+        return _failure(task, sample, f"The request for this task could not be built: {type(exc).__name__}.")
+    request = replace(request, seed=sample_seed(seed, task.id, sample), temperature=temperature,
+                      role="target", stage=request.stage or "rollout")
+    ckey = completion_key(target, request)
+    response = cache.completion(ckey)
+    cached = response is not None
+    if response is None:
+        try:
+            async with sem:
+                if stop.is_set():
+                    return None
+                completion = await target.complete(request)
+        except RequestFailed as exc:
+            return _failure(task, sample, f"The target could not answer this task: {exc}")
+        except (BackendError, BudgetExceeded):
+            raise
+        except Exception as exc:  # one bad item: score 0, say why, keep going
+            return _failure(task, sample, f"The target call failed: {type(exc).__name__}: {exc}")
+        response = completion.text
+        cache.put_completion(ckey, response)
+    skey = score_key(ckey, getattr(env, "name", type(env).__name__), task)
+    score = cache.score(skey)
+    if score is None:
+        try:
+            score = await env.score(task, response)
+        except RequestFailed as exc:
+            return RolloutResult(task.id, sample, response, Score(0.0, 0.0, f"The answer could not be graded: {exc}"),
+                                 cached=cached, failed=True)
+        except (BackendError, BudgetExceeded):
+            raise
+        except Exception as exc:
+            score = Score(0.0, 0.0, f"The answer could not be scored: {type(exc).__name__}.")
+        cache.put_score(skey, score)
+    return RolloutResult(task.id, sample, response, score, cached=cached)
+
+
+def _failure(task: Task, sample: int, why: str) -> RolloutResult:
+    return RolloutResult(task.id, sample, "", Score(0.0, 0.0, why), failed=True)
 
 
 def mean_score(results: Iterable[RolloutResult], metric: str = "hard") -> float:

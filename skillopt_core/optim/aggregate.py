@@ -1,48 +1,76 @@
 """Aggregate: merge the edits proposed across minibatches.
 
-Identical edits (same normalised key) merge without a model call and count
-as support. Similar edits may then be merged by the optimizer; if its reply is
-invalid or would add edits, the deterministic merge stands (safe fallback).
+Identical edits (same normalised key) merge without a model call; their
+support adds up. Similar edits may then be merged by the optimizer, under
+rules that keep it honest:
+
+- every merged edit names the proposals it merges (``sources``, 1-based) and
+  each proposal can be merged once; an edit naming no valid source was
+  invented, and is dropped and counted;
+- a merged edit keeps an op of its sources, and for ``replace`` / ``delete``
+  the target of one of them (the merge may reword content, never retarget);
+- its support is the sum of its sources' support, its origin theirs;
+- proposals the merge did not mention are kept as they are.
+
+If the reply is invalid, the deterministic merge stands (safe fallback).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from skillopt_core.backends import Backend, CompletionRequest
-from skillopt_core.skill.edits import Edit
-from skillopt_core.optim.reflect import EDIT_ITEM_SCHEMA, EDITS_ACCEPT_SCHEMA
 from skillopt_core.backends.structured import complete_json
+from skillopt_core.optim.reflect import EDIT_ITEM_SCHEMA, EDITS_ACCEPT_SCHEMA
+from skillopt_core.skill.edits import Edit
 
 
 @dataclass(frozen=True)
 class Patch:
     edit: Edit
-    support: int  # how many minibatches proposed it
+    support: int  # how many proposals it stands for
 
     def to_dict(self) -> dict:
         return {**self.edit.to_dict(), "support": self.support}
 
 
-def merge_identical(edits: list[Edit]) -> list[Patch]:
-    """Order of first appearance; support = number of identical proposals."""
+def merge_identical(patches_or_edits: list) -> list[Patch]:
+    """Order of first appearance; support adds up over identical edits; origins are joined."""
     order: list[tuple] = []
-    groups: dict[tuple, list[Edit]] = {}
-    for edit in edits:
-        key = edit.key()
+    groups: dict[tuple, list[Patch]] = {}
+    for item in patches_or_edits:
+        patch = item if isinstance(item, Patch) else Patch(item, 1)
+        key = patch.edit.key()
         if key not in groups:
             order.append(key)
             groups[key] = []
-        groups[key].append(edit)
-    return [Patch(groups[k][0], len(groups[k])) for k in order]
+        groups[key].append(patch)
+    return [_combine(groups[k]) for k in order]
+
+
+def _combine(group: list[Patch]) -> Patch:
+    first = group[0].edit
+    origins = sorted({o for p in group for o in p.edit.origin.split("+")})
+    edit = Edit(first.op, first.target, first.content, first.rationale, first.anchor, "+".join(origins))
+    return Patch(edit, sum(p.support for p in group))
 
 
 MERGE_SYSTEM = (
-    "You merge proposed edits to a skill document. Combine edits that say the same thing into one; "
-    "keep distinct edits as they are. Never invent new edits. Quote targets exactly as given. "
+    "You merge proposed edits to a skill document. Combine edits that say the same thing into one and list "
+    'the numbers of the proposals it combines in "sources"; never invent an edit that no proposal made, and '
+    "never change the target of a replace or delete. Proposals you do not mention are kept as they are. "
     'Reply with one JSON object: {"edits": [...]}.'
 )
+
+
+def _merge_item_schema(n: int) -> dict:
+    sources = {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": n}, "minItems": 1, "maxItems": n}
+    shapes = []
+    for shape in EDIT_ITEM_SCHEMA["anyOf"]:
+        shapes.append({**shape, "properties": {**shape["properties"], "sources": sources},
+                       "required": [*shape["required"], "sources"]})
+    return {"anyOf": shapes}
 
 
 @dataclass(frozen=True)
@@ -50,6 +78,7 @@ class AggregateOutcome:
     patches: list[Patch]
     used_model: bool
     fallback_reason: str = ""
+    dropped: list[str] = field(default_factory=list)  # merged edits refused, with why
 
 
 async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: bool, max_tokens: int = 1024) -> AggregateOutcome:
@@ -63,21 +92,45 @@ async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: 
     )
     schema = {
         "type": "object",
-        "properties": {"edits": {"type": "array", "items": EDIT_ITEM_SCHEMA, "maxItems": len(patches)}},
+        "properties": {"edits": {"type": "array", "items": _merge_item_schema(len(patches)), "maxItems": len(patches)}},
         "required": ["edits"],
     }
     reply = await complete_json(optimizer, request, schema, EDITS_ACCEPT_SCHEMA)
     if not reply.ok:
         return AggregateOutcome(patches, used_model=True, fallback_reason=reply.error)
-    try:
-        merged = [Edit.from_dict(raw) for raw in reply.data["edits"]]
-    except ValueError as exc:
-        return AggregateOutcome(patches, used_model=True, fallback_reason=str(exc))
-    if not merged or len(merged) > len(patches):
-        return AggregateOutcome(patches, used_model=True, fallback_reason="the merge returned no edits or more edits than it was given")
-    # Support of a merged edit: the support of the proposals it matches (at least 1).
-    support = {p.edit.key(): p.support for p in patches}
-    merged_patches = merge_identical(merged)
-    return AggregateOutcome(
-        [Patch(p.edit, max(p.support, support.get(p.edit.key(), 1))) for p in merged_patches], used_model=True
-    )
+    merged, dropped = check_merge(patches, reply.data["edits"])
+    return AggregateOutcome(merged, used_model=True, dropped=dropped)
+
+
+def check_merge(patches: list[Patch], replies: list) -> tuple[list[Patch], list[str]]:
+    """Apply the merge rules of the module docstring to the optimizer's merged
+    edits; returns the patches and one line per refused merged edit."""
+    used: set[int] = set()
+    out: list[Patch] = []
+    dropped: list[str] = []
+    for n, raw in enumerate(replies, 1):
+        raw = raw if isinstance(raw, dict) else {}
+        sources = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+        valid = sorted({s for s in sources if isinstance(s, int) and not isinstance(s, bool)
+                        and 1 <= s <= len(patches) and s not in used})
+        if not valid:
+            dropped.append(f"merged edit {n}: names no proposal it merges (an invented edit)")
+            continue
+        try:
+            edit = Edit.from_dict({k: v for k, v in raw.items() if k not in ("sources", "origin")})
+        except ValueError as exc:
+            dropped.append(f"merged edit {n}: {exc}")
+            continue
+        originals = [patches[s - 1].edit for s in valid]
+        if edit.op not in {e.op for e in originals}:
+            dropped.append(f"merged edit {n}: op {edit.op!r} is not the op of any edit it merges")
+            continue
+        if edit.op != "add" and " ".join(edit.target.split()) not in {" ".join(e.target.split()) for e in originals}:
+            dropped.append(f"merged edit {n}: changes the target of the edits it merges")
+            continue
+        used.update(valid)
+        origins = sorted({o for e in originals for o in e.origin.split("+")})
+        edit = Edit(edit.op, edit.target, edit.content, edit.rationale, edit.anchor, "+".join(origins))
+        out.append(Patch(edit, sum(patches[s - 1].support for s in valid)))
+    out.extend(p for i, p in enumerate(patches, 1) if i not in used)
+    return merge_identical(out), dropped

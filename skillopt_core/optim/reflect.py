@@ -8,15 +8,16 @@ Never a judge's internals, never val/test items.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 from dataclasses import dataclass
 from typing import Sequence
 
 from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.concurrency import gather_or_cancel
 from skillopt_core.skill.edits import Edit
 from skillopt_core.evaluation.rollout import RolloutResult
+from skillopt_core.run.state import PROMPT_MEMORY_CHARS
 from skillopt_core.skill.document import Skill
 from skillopt_core.backends.structured import complete_json
 from skillopt_core.tasks.task import Task
@@ -89,20 +90,48 @@ def _item_block(n: int, task: Task, result: RolloutResult, show_reference: bool)
     return "\n".join(lines)
 
 
+def _edit_line(edit: dict) -> str:
+    shown = {k: v for k, v in edit.items() if v not in (None, "") and k not in ("origin", "rationale")}
+    return json.dumps(shown, ensure_ascii=False)[:300]
+
+
+def bounded_listing(lines: Sequence[str], budget: int, what: str) -> list[str]:
+    """The most recent ``lines`` (newest last) that fit in ``budget`` characters,
+    plus a line saying how many older ones are not shown."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        if kept and used + len(line) > budget:
+            break
+        kept.append(line)
+        used += len(line)
+    kept.reverse()
+    hidden = len(lines) - len(kept)
+    return ([f"- ({hidden} older {what} not shown)"] if hidden else []) + kept
+
+
 def build_reflect_request(
     skill: Skill,
     batch: Sequence[tuple[Task, RolloutResult]],
     *,
     show_reference: bool,
     rejected: Sequence[Edit] = (),
+    unapplied: Sequence[dict] = (),
     meta_notes: str = "",
     max_tokens: int = 1024,
 ) -> CompletionRequest:
+    """The reflection prompt. ``rejected`` are edits the gate rejected (oldest
+    first; the newest that fit are shown); ``unapplied`` are
+    ``{"edit", "status", "detail"}`` records of edits that could not be applied."""
     parts = ["## Current skill", "```markdown", skill.render().strip(), "```", "", "## Examples"]
     parts += [_item_block(i + 1, t, r, show_reference) for i, (t, r) in enumerate(batch)]
     if rejected:
-        parts += ["", "## Edits already tried this epoch and rejected by validation (do not propose them again)"]
-        parts += [f"- {json.dumps(e.to_dict(), ensure_ascii=False)[:300]}" for e in rejected[-10:]]
+        parts += ["", "## Edits already tried and rejected by validation (do not propose them again)"]
+        parts += bounded_listing([f"- {_edit_line(e.to_dict())}" for e in rejected], PROMPT_MEMORY_CHARS, "rejected edits")
+    if unapplied:
+        parts += ["", "## Edits that could not be applied (quote targets and anchors exactly as they appear in the skill)"]
+        lines = [f"- {_edit_line(u['edit'])}: {u.get('detail') or u.get('status')}" for u in unapplied]
+        parts += bounded_listing(lines, PROMPT_MEMORY_CHARS // 2, "unapplied edits")
     if meta_notes:
         parts += ["", "## Notes from earlier epochs (what worked and what did not)", meta_notes.strip()]
     parts += ["", 'Propose edits as {"edits": [...]}.']
@@ -141,15 +170,17 @@ async def reflect(
     show_reference: bool,
     seed: int,
     rejected: Sequence[Edit] = (),
+    unapplied: Sequence[dict] = (),
     meta_notes: str = "",
     max_tokens: int = 1024,
 ) -> ReflectOutcome:
     batches = make_minibatches(pairs, minibatch_size, include_successes, seed)
     requests = [
-        build_reflect_request(skill, b, show_reference=show_reference, rejected=rejected, meta_notes=meta_notes, max_tokens=max_tokens)
+        build_reflect_request(skill, b, show_reference=show_reference, rejected=rejected, unapplied=unapplied,
+                              meta_notes=meta_notes, max_tokens=max_tokens)
         for b in batches
     ]
-    replies = await asyncio.gather(*(complete_json(optimizer, r, EDITS_SCHEMA, EDITS_ACCEPT_SCHEMA) for r in requests))
+    replies = await gather_or_cancel(complete_json(optimizer, r, EDITS_SCHEMA, EDITS_ACCEPT_SCHEMA) for r in requests)
     edits: list[Edit] = []
     problems: list[str] = []
     invalid = skipped = 0
@@ -162,7 +193,9 @@ async def reflect(
             continue
         for raw in reply.data["edits"]:
             try:
-                edits.append(Edit.from_dict(raw))
+                # The origin of a reflected edit is the optimizer, whatever the reply says.
+                fields = {k: v for k, v in raw.items() if k != "origin"} if isinstance(raw, dict) else raw
+                edits.append(Edit.from_dict(fields))
             except ValueError as exc:
                 skipped += 1
                 problems.append(f"minibatch {n}: skipped an edit: {exc}")

@@ -1,27 +1,85 @@
-"""Entry points shared by the CLI, the scripts and the MCP server:
-``train_run`` (new or resumed) and ``eval_run``."""
+"""The in-process API: the one way to train and evaluate a skill from Python.
+
+The ``skillopt`` CLI, the nightly sleep cycle, the MCP server and the
+dashboard all use it; none rebuilds the loop::
+
+    run = prepare_training(settings, tasks=my_tasks, seed_skill="SKILL.md text or path",
+                           backends={"target": b, "optimizer": b, "judge": b})
+    run.subscribe(print)                      # typed events, stamped with run id and time
+    summary = await run.run()                 # RunSummary; status completed | budget_exhausted | cancelled | failed
+    run.cancel()                              # from any thread: stops cleanly, resumable
+
+    summary = await train(settings, resume="outputs/jsonl_tasks/<run_id>")   # prepare + run in one call
+    result = await evaluate(settings, skill_path="best_skill.md", split="test")
+
+Tasks come either from the env named in the settings (a benchmark, a JSONL
+file) or from the caller: a list of :class:`Task` (split by ``splitter``, by
+default the stable hash split of the settings) or a ready :class:`Dataset`.
+Caller tasks, the seed skill, the split and caller edits are written into the
+run directory, so any run resumes with ``skillopt train --resume RUN_DIR``.
+
+Resuming with settings that change the experiment (the env or its data, the
+split, the judge, the models, the batch order) is refused unless ``force``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
+from dataclasses import asdict
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import yaml
 
-from skillopt_core.run import events as ev
 from skillopt_core.backends import Backend
-from skillopt_core.run.budget import UsageLedger
-from skillopt_core.run.config import Settings, load_settings
-from skillopt_core.tasks.data import split_tasks
 from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
+from skillopt_core.run import events as ev
+from skillopt_core.run.budget import UsageLedger
+from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
-from skillopt_core.run.runtime import build_runtime, initial_skill
-from skillopt_core.skill.document import load_skill
-from skillopt_core.run.trainer import RunSummary, Trainer, load_notices
+from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
+from skillopt_core.run.state import RunSummary
+from skillopt_core.run.trainer import Trainer, load_notices
+from skillopt_core.skill.document import Skill, load_skill
+from skillopt_core.skill.edits import Edit
+from skillopt_core.tasks.data import SPLITS, Dataset, split_tasks
+from skillopt_core.tasks.task import Task
+
+__all__ = ["TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings", "train"]
+
+Splitter = Callable[[Sequence[Task]], Dataset]
+
+# Settings whose change makes a resumed run a different experiment.
+EXPERIMENT_KEYS = (
+    "env", "skill.init", "train.seed", "train.batch_size", "train.steps_per_epoch", "train.samples_per_item",
+    "evaluation.gate_metric", "evaluation.gate_policy", "evaluation.val_limit",
+    "model.backend", "model.target_backend", "model.optimizer_backend", "model.judge_backend",
+    "model.target", "model.optimizer", "model.judge", "model.temperature", "model.target_max_tokens",
+)
 
 
-def _bus(run_dir: RunDir, subscribers: Iterable[ev.Subscriber]) -> ev.EventBus:
-    return ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers])
+def _lookup(data: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = data
+    for part in dotted.split("."):
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node
+
+
+def experiment_changes(saved: Settings, new: Settings) -> list[str]:
+    """``key: old → new`` for every experiment-defining setting that differs."""
+    a, b = saved.to_dict(), new.to_dict()
+    changes = []
+    for key in EXPERIMENT_KEYS:
+        old, now = _lookup(a, key), _lookup(b, key)
+        if isinstance(old, Mapping) and isinstance(now, Mapping):
+            for sub in sorted(set(old) | set(now)):
+                if old.get(sub) != now.get(sub):
+                    changes.append(f"{key}.{sub}: {old.get(sub)!r} → {now.get(sub)!r}")
+        elif old != now:
+            changes.append(f"{key}: {old!r} → {now!r}")
+    return changes
 
 
 def resume_settings(run_path: str | Path, overrides: Sequence[str] = ()) -> Settings:
@@ -32,41 +90,253 @@ def resume_settings(run_path: str | Path, overrides: Sequence[str] = ()) -> Sett
     return load_settings(config, overrides)
 
 
-async def train_run(
-    settings: Settings,
+def _with_overrides(settings: Settings, overrides: Sequence[str]) -> Settings:
+    if not overrides:
+        return settings
+    data, origin = settings.to_dict(), {}
+    apply_overrides(data, overrides, origin)
+    return validate_settings(data, origin)
+
+
+def tasks_fingerprint(tasks: Iterable[Task]) -> str:
+    """Changes when any task's id, prompt, context, reference or judge changes."""
+    rows = sorted(json.dumps([t.id, t.prompt, t.context, t.reference, t.judge], sort_keys=True, default=str) for t in tasks)
+    return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
+
+
+def _task_record(task: Task) -> dict:
+    record = {k: v for k, v in asdict(task).items() if v not in (None, "", (), [], {})}
+    record["tags"] = list(task.tags) if task.tags else None
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def _write_tasks(path: Path, tasks: Sequence[Task]) -> None:
+    for task in tasks:
+        if task.judge is None:
+            raise ValueError(f"Task {task.id!r} has no judge spec; every task needs one to be scored "
+                             "(e.g. {\"type\": \"contains\", \"value\": \"...\"}).")
+    atomic_write_text(path, "".join(json.dumps(_task_record(t), ensure_ascii=False, default=str) + "\n" for t in tasks))
+
+
+def _dataset_record(dataset: Dataset) -> dict:
+    all_tasks = [t for name in SPLITS for t in dataset.split(name)]
+    return {"version": 1, "splits": {name: [t.id for t in dataset.split(name)] for name in SPLITS},
+            "fingerprint": tasks_fingerprint(all_tasks)}
+
+
+def _saved_dataset(run_dir: RunDir, tasks: Sequence[Task], force: bool) -> Dataset | None:
+    """The split a run started with, rebuilt from its dataset.json and today's tasks.
+    None when the run has no dataset.json (or ``force`` and the tasks changed)."""
+    path = run_dir.path / "dataset.json"
+    if not path.exists():
+        return None
+    saved = read_json(path)
+    by_id = {t.id: t for t in tasks}
+    missing = [i for name in SPLITS for i in saved["splits"].get(name, []) if i not in by_id]
+    parts = {name: tuple(by_id[i] for i in saved["splits"].get(name, []) if i in by_id) for name in SPLITS}
+    dataset = Dataset(parts["train"], parts["val"], parts["test"])
+    changed = missing or tasks_fingerprint([t for p in parts.values() for t in p]) != saved.get("fingerprint")
+    if changed and not force:
+        detail = f"{len(missing)} of the run's tasks are gone" if missing else "some tasks' prompts, references or judges changed"
+        raise ConfigError(
+            f"The tasks changed since run {run_dir.path} started ({detail}); resuming would mix two experiments. "
+            "Start a new run, or pass --force to resume anyway with today's tasks."
+        )
+    return None if changed else dataset
+
+
+class TrainingRun:
+    """One prepared training run: subscribe to its events, run it, cancel it."""
+
+    def __init__(self, trainer: Trainer, bus: ev.EventBus, settings: Settings) -> None:
+        self._trainer = trainer
+        self._bus = bus
+        self.settings = settings
+        self.run_dir: Path = trainer.run_dir.path
+        self.run_id: str = trainer.run_dir.run_id
+        self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cancel_requested = False
+        self._external_cancel = False
+        self._streams: list[ev.EventStream] = []
+        self.summary: RunSummary | None = None
+
+    def subscribe(self, fn: ev.Subscriber) -> None:
+        """Call ``fn(event)`` for every event from now on (a raising subscriber is detached, never fatal)."""
+        self._bus.subscribe(fn)
+
+    def events(self) -> ev.EventStream:
+        """An async iterator of the run's events; it ends after ``RunEnd``. Create it before ``run()``."""
+        stream = ev.EventStream()
+        self._streams.append(stream)
+        self._bus.subscribe(stream)
+        return stream
+
+    def cancel(self) -> None:
+        """Stop the run at its next await point (thread-safe). It ends with
+        status ``cancelled`` and resumes like any stopped run."""
+        self._cancel_requested = True
+        task, loop = self._task, self._loop
+        if task is None or loop is None:
+            return  # run() checks the flag when it starts
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            task.cancel()
+        else:
+            loop.call_soon_threadsafe(task.cancel)
+
+    async def run(self) -> RunSummary:
+        """Run to the end (or to a stop) and return the summary."""
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.ensure_future(self._trainer.run())
+        if self._cancel_requested:
+            self._task.cancel()
+        try:
+            self.summary = await asyncio.shield(self._task)
+            return self.summary
+        except asyncio.CancelledError:
+            if self._task.done():
+                raise
+            # The caller was cancelled: stop the run cleanly, then pass the cancellation on.
+            self._external_cancel = True
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+            raise
+        finally:
+            for stream in self._streams:
+                stream.close()
+
+    def _cancelled_from_outside(self) -> bool:
+        return self._external_cancel or not self._cancel_requested
+
+
+def prepare_training(
+    settings: Settings | str | Path | None = None,
     *,
+    overrides: Sequence[str] = (),
     resume: str | Path | None = None,
+    force: bool = False,
+    tasks: Sequence[Task] | Dataset | None = None,
+    splitter: Splitter | None = None,
+    seed_skill: str | Path | Skill | None = None,
+    backends: Mapping[str, Backend] | None = None,
+    candidate_edits: Sequence[Edit] = (),
+    workdir: str | Path | None = None,
     subscribers: Iterable[ev.Subscriber] = (),
-    raw_backends: dict[str, Backend] | None = None,
-) -> RunSummary:
+) -> TrainingRun:
+    """Prepare a run (new, or ``resume`` = an existing run directory) without starting it.
+
+    ``settings``: a Settings, a config file path, or None for the defaults;
+    ``overrides`` are ``section.key=value`` strings applied on top.
+    ``tasks``: the caller's tasks (each with a judge spec), or a Dataset with
+    the split already made; None = the env of the settings. ``splitter``
+    splits a task list (default: the settings' stable hash split).
+    ``seed_skill``: Markdown text, a path, or a Skill (default: the settings'
+    ``skill.init`` or the env's seed). ``backends``: role → Backend for any of
+    target / optimizer / judge (the others come from the settings).
+    ``candidate_edits``: edits of the caller's own (e.g. from a person's
+    corrections, with ``origin`` set) that join the optimizer's proposals in the
+    first step's aggregate → select → gate. ``workdir``: a directory the
+    agent-CLI target runs in for every rollout (caller tasks only).
+    """
+    if isinstance(settings, (str, Path)):
+        settings = load_settings(settings, overrides)
+    elif settings is None:
+        settings = resume_settings(resume, overrides) if resume is not None else load_settings(None, overrides)
+    else:
+        settings = _with_overrides(settings, overrides)
     ledger = UsageLedger()
     if resume is not None:
+        if tasks is not None or seed_skill is not None or candidate_edits:
+            raise ValueError("A resumed run keeps its own tasks, seed skill and caller edits (they are in its directory); "
+                             "pass only resume=, settings and backends.")
         run_dir = RunDir(Path(resume))
+        saved = resume_settings(run_dir.path)
+        changes = experiment_changes(saved, settings)
+        if changes and not force:
+            raise ConfigError(
+                f"Resuming {run_dir.path} with these settings would change the experiment: {'; '.join(changes)}. "
+                "Resume without them, start a new run, or pass --force."
+            )
         if run_dir.state_path.exists():
             ledger = UsageLedger.from_snapshot(read_json(run_dir.state_path).get("ledger") or {})
     # Backends first: a missing key or endpoint must not leave an empty run directory behind.
-    runtime = build_runtime(settings, ledger=ledger, raw_backends=raw_backends)
+    metered = build_backends(settings, ledger, dict(backends) if backends else None)
     if resume is None:
-        run_dir = RunDir.create(settings.output.root, settings.env.name, settings.output.run_id)
+        env_name = "jsonl_tasks" if tasks is not None else settings.env.name
+        run_dir = RunDir.create(settings.output.root, env_name, settings.output.run_id)
+        settings = _materialise_inputs(settings, run_dir, tasks, seed_skill, workdir)
+        if candidate_edits:
+            atomic_write_json(run_dir.path / "caller_edits.json", [e.to_dict() for e in candidate_edits])
     atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
-    trainer = Trainer(settings, runtime, run_dir, _bus(run_dir, subscribers))
-    return await trainer.run()
+    runtime = build_runtime(settings, metered=metered)
+    all_tasks = runtime.env.load_tasks()
+    dataset = _saved_dataset(run_dir, all_tasks, force) if resume is not None else None
+    if dataset is None:
+        if isinstance(tasks, Dataset):
+            dataset = tasks
+        elif splitter is not None and resume is None:
+            dataset = splitter(all_tasks)
+        else:
+            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+        atomic_write_json(run_dir.path / "dataset.json", _dataset_record(dataset))
+    caller_path = run_dir.path / "caller_edits.json"
+    caller = [Edit.from_dict(e) for e in read_json(caller_path)] if caller_path.exists() else []
+    bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
+    run: TrainingRun
+    trainer = Trainer(settings, runtime, run_dir, bus, dataset, caller,
+                      is_external_cancel=lambda: run._cancelled_from_outside())
+    run = TrainingRun(trainer, bus, settings)
+    return run
 
 
-async def eval_run(
+def _materialise_inputs(settings: Settings, run_dir: RunDir, tasks, seed_skill, workdir) -> Settings:
+    """Write caller tasks and the seed skill into the run directory and point the settings at them."""
+    settings = settings.model_copy(deep=True)
+    if tasks is not None:
+        listed = [t for name in SPLITS for t in tasks.split(name)] if isinstance(tasks, Dataset) else list(tasks)
+        if not listed:
+            raise ValueError("No tasks given: pass at least one train and one val task.")
+        path = run_dir.path / "tasks.jsonl"
+        _write_tasks(path, listed)
+        options = {"workdir": str(Path(workdir).resolve())} if workdir is not None else {}
+        settings.env = settings.env.model_copy(update={"name": "jsonl_tasks", "data_path": str(path.resolve()),
+                                                       "limit": None, "options": options})
+    elif workdir is not None:
+        raise ValueError("workdir= applies to caller tasks (tasks=...); for an env, set its own option.")
+    if seed_skill is not None:
+        text = seed_skill.render() if isinstance(seed_skill, Skill) else (
+            Path(seed_skill).read_text(encoding="utf-8") if isinstance(seed_skill, Path) else str(seed_skill))
+        Skill.parse(text, source="seed_skill")  # a malformed skill fails here, before any model call
+        path = run_dir.path / "seed_skill.md"
+        atomic_write_text(path, text)
+        settings.skill = settings.skill.model_copy(update={"init": str(path.resolve())})
+    return settings
+
+
+async def train(settings: Settings | str | Path | None = None, **kwargs: Any) -> RunSummary:
+    """``prepare_training(settings, **kwargs).run()`` in one call."""
+    return await prepare_training(settings, **kwargs).run()
+
+
+async def evaluate(
     settings: Settings,
     *,
     skill_path: str | Path | None = None,
     split: str = "test",
     subscribers: Iterable[ev.Subscriber] = (),
-    raw_backends: dict[str, Backend] | None = None,
+    backends: Mapping[str, Backend] | None = None,
 ) -> dict:
-    """Evaluate one skill on one split; writes ``<root>/<env>/eval-<id>/``."""
-    runtime = build_runtime(settings, raw_backends=raw_backends)
+    """Evaluate one skill on one split; writes ``<root>/<env>/eval-<id>/``.
+    Items whose call failed score 0 and are counted in ``failed_items``."""
+    runtime = build_runtime(settings, raw_backends=dict(backends) if backends else None)
     skill = load_skill(skill_path) if skill_path else initial_skill(settings, runtime.env)
     run_dir = RunDir.create(settings.output.root, settings.env.name, f"eval-{settings.output.run_id or new_run_id()}")
     atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
-    bus = _bus(run_dir, subscribers)
+    bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
     data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
     limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
     tasks = list(data.split(split))[:limit] if limit else list(data.split(split))
@@ -74,21 +344,23 @@ async def eval_run(
         raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
     t = settings.train
     cache = RolloutCache(run_dir.cache_path)
-    bus.emit(ev.RunStarted(run_dir.run_id, settings.env.name, str(run_dir.path), 0, data.summary(), runtime.describe_backends()))
+    bus.emit(ev.RunStarted(settings.env.name, str(run_dir.path), 0, data.summary(), runtime.describe_backends()))
     for note in load_notices(runtime.env, cache):
         bus.emit(note)
-    bus.emit(ev.RolloutStarted(0, 0, split, len(tasks) * t.samples_per_item, t.workers, f"eval {split}"))
+    label = f"eval {split}"
+    bus.emit(ev.RolloutStarted(0, 0, split, len(tasks) * t.samples_per_item, t.workers, label))
     results = await run_rollouts(
         runtime.env, runtime.target, skill, tasks, samples=t.samples_per_item, workers=t.workers,
         cache=cache, seed=t.seed, max_tokens=settings.model.target_max_tokens,
         temperature=settings.model.temperature,
-        on_progress=lambda done, total: bus.emit(ev.RolloutProgress(0, split, done, total)),
+        on_progress=lambda done, total: bus.emit(ev.RolloutProgress(0, split, done, total, label)),
     )
     hard, soft = mean_score(results, "hard"), mean_score(results, "soft")
-    bus.emit(ev.RolloutDone(0, 0, split, hard, len(results), sum(r.cached for r in results), f"eval {split}"))
+    failed = sum(r.failed for r in results)
+    bus.emit(ev.RolloutDone(0, 0, split, hard, len(results), sum(r.cached for r in results), label, failed))
     summary = {
         "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split, "skill": str(skill_path or "seed skill"),
-        "skill_hash": skill.hash, "n_items": len(tasks), "hard": hard, "soft": soft,
+        "skill_hash": skill.hash, "n_items": len(tasks), "hard": hard, "soft": soft, "failed_items": failed,
         "per_item": per_item(results, "hard"), "usage": runtime.ledger.totals(),
     }
     atomic_write_json(run_dir.path / "results.json", [r.to_dict() for r in results])

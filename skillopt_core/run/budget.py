@@ -9,8 +9,9 @@ Budget semantics:
 
 - ``max_calls`` counts calls *started*. A wrapper reserves a call slot before
   it awaits the inner backend, so concurrent rollouts can never start more
-  than ``max_calls`` calls. A call that raises gives its slot back (it
-  produced no usage); a call that returns is recorded.
+  than ``max_calls`` calls. A call that returns is recorded; so is a call
+  that fails with ``RequestFailed`` (it was sent, and may have cost money),
+  with no tokens; a call cancelled or failing otherwise gives its slot back.
 - ``max_tokens`` is checked before each call against the tokens recorded so
   far. One call may finish over the limit; the next one is refused.
 - Once a call has been refused, every later call through the same ledger is
@@ -28,7 +29,8 @@ import threading
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from skillopt_core.backends.base import Backend, Completion, CompletionRequest
+from skillopt_core.backends.base import Backend, Completion, CompletionRequest, RequestFailed
+from skillopt_core.run.failures import FailureMonitor
 
 __all__ = ["Budget", "BudgetExceeded", "MeteredBackend", "UsageLedger"]
 
@@ -248,15 +250,19 @@ def _bucket_from(raw: Any, where: str) -> _Bucket:
 class MeteredBackend:
     """Wraps a Backend for one role: checks the shared budget BEFORE each call
     (raising :class:`BudgetExceeded` without calling when calls or tokens are
-    used up), forwards the call, and records usage in the shared ledger under
-    (role, request.stage). Same name/model/describe as the inner backend, so
+    used up), forwards the call, records usage in the shared ledger under
+    (role, request.stage), and reports per-item failures to the run's
+    :class:`~skillopt_core.run.failures.FailureMonitor`. Same name/model/describe as the inner backend, so
     the rollout cache key is unchanged by metering."""
 
-    def __init__(self, inner: Backend, role: str, ledger: UsageLedger, budget: Budget) -> None:
+    def __init__(
+        self, inner: Backend, role: str, ledger: UsageLedger, budget: Budget, monitor: FailureMonitor | None = None
+    ) -> None:
         self.inner = inner
         self.role = role
         self.ledger = ledger
         self.budget = budget
+        self.monitor = monitor or FailureMonitor(None)
 
     @property
     def name(self) -> str:
@@ -270,15 +276,23 @@ class MeteredBackend:
         return self.inner.describe()
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        """Forward ``request`` (with ``role`` filled in if empty) within the budget."""
+        """Forward ``request`` (with ``role`` filled in if empty) within the budget,
+        reporting the outcome to the run's failure monitor."""
         if not request.role:
             request = replace(request, role=self.role)
+        self.monitor.check()
         self.ledger.reserve_call(self.budget)
         try:
             completion = await self.inner.complete(request)
+        except RequestFailed as exc:
+            # A failed request was still sent (and may have cost money): it counts as a call.
+            self.ledger.commit_call(self.role, request.stage, Completion(text=""))
+            self.monitor.failed(exc)  # raises TooManyFailures when this one is one too many
+            raise
         except BaseException:
             # Cancelled or failed calls produced nothing to record.
             self.ledger.release_call()
             raise
         self.ledger.commit_call(self.role, request.stage, completion)
+        self.monitor.succeeded()
         return completion

@@ -1,16 +1,29 @@
-"""Typed events the trainer emits. Renderers (console, JSONL log, MCP progress)
-subscribe; no layer parses another layer's printed text."""
+"""Typed events the trainer emits. Renderers (console, JSONL log, MCP progress,
+dashboard) subscribe; no layer parses another layer's printed text.
+
+Every event carries the run id and a UTC timestamp (``at``), stamped by the
+:class:`EventBus` when it is emitted. A subscriber that raises is logged and
+detached; it never stops the run.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from dataclasses import asdict, dataclass, field
+import logging
+import time
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
+
+log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Event:
+    run_id: str = ""
+    at: str = ""  # ISO 8601 UTC with milliseconds
+
     @property
     def kind(self) -> str:
         name = type(self).__name__
@@ -22,7 +35,6 @@ class Event:
 
 @dataclass(frozen=True)
 class RunStarted(Event):
-    run_id: str
     env: str
     run_dir: str
     total_steps: int
@@ -54,6 +66,7 @@ class RolloutProgress(Event):
     phase: str
     done: int
     total: int
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,7 @@ class RolloutDone(Event):
     n_items: int
     cached: int
     label: str = ""
+    failed: int = 0  # items scored 0 because their call failed
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,7 @@ class PatchesGenerated(Event):
     n_patches: int
     n_invalid_replies: int
     n_skipped_edits: int = 0
+    n_caller_edits: int = 0  # edits supplied by the caller that joined this step
 
 
 @dataclass(frozen=True)
@@ -106,6 +121,15 @@ class GateDecided(Event):
 
 
 @dataclass(frozen=True)
+class BestChanged(Event):
+    step: int
+    source: str  # "initial", "step 3", "slow update after epoch 1"
+    val: float
+    previous: float | None
+    reason: str
+
+
+@dataclass(frozen=True)
 class EpochEnd(Event):
     epoch: int
     num_epochs: int
@@ -121,35 +145,68 @@ class Notice(Event):
 
 
 @dataclass(frozen=True)
-class BudgetStopped(Event):
+class RunStopped(Event):
+    """The run stopped before finishing: budget_exhausted, cancelled or failed.
+    ``message`` says why and how to resume."""
+
     step: int
+    status: str
     message: str
 
 
 @dataclass(frozen=True)
 class RunEnd(Event):
-    run_id: str
     run_dir: str
-    status: str  # completed | budget_exhausted
+    status: str  # completed | budget_exhausted | cancelled | failed
     best_val: float | None
     initial_test: float | None
     best_test: float | None
     steps_done: int
+    best_source: str = ""
+    error: str = ""
 
 
 Subscriber = Callable[[Event], None]
 
 
+def utc_now() -> str:
+    ns = time.time_ns()
+    secs, rest = divmod(ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest // 1_000_000:03d}Z"
+
+
 class EventBus:
-    def __init__(self, subscribers: list[Subscriber] | None = None) -> None:
+    """Delivers each event, stamped with the run id and time, to every subscriber in order."""
+
+    def __init__(self, subscribers: list[Subscriber] | None = None, run_id: str = "") -> None:
         self._subscribers: list[Subscriber] = list(subscribers or [])
+        self.run_id = run_id
 
     def subscribe(self, fn: Subscriber) -> None:
         self._subscribers.append(fn)
 
-    def emit(self, event: Event) -> None:
-        for fn in self._subscribers:
-            fn(event)
+    def unsubscribe(self, fn: Subscriber) -> None:
+        if fn in self._subscribers:
+            self._subscribers.remove(fn)
+
+    def emit(self, event: Event) -> Event:
+        event = replace(event, run_id=event.run_id or self.run_id, at=event.at or utc_now())
+        broken: list[tuple[Subscriber, Exception]] = []
+        for fn in list(self._subscribers):
+            try:
+                fn(event)
+            except Exception as exc:  # a renderer's bug must not stop training
+                log.warning("event subscriber %r raised %s; detached", fn, exc, exc_info=True)
+                self.unsubscribe(fn)
+                broken.append((fn, exc))
+        for fn, exc in broken:
+            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(exc).__name__}: {exc}; "
+                                        "it was detached and the run goes on"))
+        return event
+
+
+def _name(fn: Subscriber) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
 class JsonlEventLog:
@@ -164,3 +221,28 @@ class JsonlEventLog:
             return  # progress ticks are for live displays, not the record
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
+
+
+class EventStream:
+    """A subscriber that an ``async for`` can read: events in order, ending after
+    :class:`RunEnd`. Safe to feed from the event loop's thread only."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    def __call__(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+        if isinstance(event, RunEnd):
+            self._queue.put_nowait(None)
+
+    def close(self) -> None:
+        self._queue.put_nowait(None)
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        item = await self._queue.get()
+        if item is None:
+            raise StopAsyncIteration
+        return item

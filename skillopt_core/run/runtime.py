@@ -1,14 +1,15 @@
-"""Build what a run needs from settings: the env, the role backends (metered
-against one shared budget and ledger) and the initial skill."""
+"""Build what a run needs from settings: the role backends (metered against one
+shared budget, ledger and failure monitor), the env, and the initial skill."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from skillopt_core.backends import Backend, BackendSpec, create_backend
+from skillopt_core.envs import create_env
 from skillopt_core.run.budget import Budget, MeteredBackend, UsageLedger
 from skillopt_core.run.config import Settings
-from skillopt_core.envs import create_env
+from skillopt_core.run.failures import FailureMonitor
 from skillopt_core.skill.document import Skill, load_skill
 
 ROLES = ("target", "optimizer", "judge")
@@ -20,6 +21,7 @@ class Runtime:
     backends: dict[str, MeteredBackend]
     ledger: UsageLedger
     budget: Budget
+    monitor: FailureMonitor
 
     @property
     def target(self) -> MeteredBackend:
@@ -33,9 +35,23 @@ class Runtime:
         return {role: b.describe() for role, b in self.backends.items()}
 
 
-def build_backends(settings: Settings, ledger: UsageLedger, budget: Budget, raw: dict[str, Backend] | None = None) -> dict[str, MeteredBackend]:
+@dataclass
+class Metered:
+    """The metered role backends of a run, before its env exists."""
+
+    backends: dict[str, MeteredBackend]
+    ledger: UsageLedger
+    budget: Budget
+    monitor: FailureMonitor
+
+
+def build_backends(settings: Settings, ledger: UsageLedger | None = None, raw: dict[str, Backend] | None = None) -> Metered:
     """One backend per role. Roles that resolve to the same backend and model
-    share one instance (one local model in memory, one scripted queue)."""
+    share one instance (one local model in memory, one scripted queue).
+    Raises a BackendError (e.g. a missing key) before anything is written."""
+    ledger = ledger or UsageLedger()
+    budget = Budget(max_calls=settings.budget.max_calls, max_tokens=settings.budget.max_tokens)
+    monitor = FailureMonitor(settings.train.max_consecutive_failures)
     options = settings.model.model_dump()
     built: dict[tuple, Backend] = {}
     out: dict[str, MeteredBackend] = {}
@@ -48,17 +64,16 @@ def build_backends(settings: Settings, ledger: UsageLedger, budget: Budget, raw:
             if key not in built:
                 built[key] = create_backend(BackendSpec(name=name, model=model, role=role, options=options))
             inner = built[key]
-        out[role] = MeteredBackend(inner, role, ledger, budget)
-    return out
+        out[role] = MeteredBackend(inner, role, ledger, budget, monitor)
+    return Metered(out, ledger, budget, monitor)
 
 
-def build_runtime(settings: Settings, ledger: UsageLedger | None = None, raw_backends: dict[str, Backend] | None = None) -> Runtime:
-    ledger = ledger or UsageLedger()
-    budget = Budget(max_calls=settings.budget.max_calls, max_tokens=settings.budget.max_tokens)
-    backends = build_backends(settings, ledger, budget, raw_backends)
+def build_runtime(settings: Settings, ledger: UsageLedger | None = None, raw_backends: dict[str, Backend] | None = None,
+                  metered: Metered | None = None) -> Runtime:
+    metered = metered or build_backends(settings, ledger, raw_backends)
     env_options = {"data_path": settings.env.data_path, "limit": settings.env.limit, "options": dict(settings.env.options)}
-    env = create_env(settings.env.name, env_options, judge_backend=backends["judge"])
-    return Runtime(env=env, backends=backends, ledger=ledger, budget=budget)
+    env = create_env(settings.env.name, env_options, judge_backend=metered.backends["judge"])
+    return Runtime(env=env, backends=metered.backends, ledger=metered.ledger, budget=metered.budget, monitor=metered.monitor)
 
 
 def initial_skill(settings: Settings, env) -> Skill:

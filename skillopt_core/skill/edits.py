@@ -50,18 +50,21 @@ def _collapse(text: str | None) -> str:
 @dataclass(frozen=True)
 class Edit:
     """One proposed change. ``target`` is unused by ``add``; ``content`` and
-    ``anchor`` are unused by ``delete``; ``anchor`` is unused by ``replace``."""
+    ``anchor`` are unused by ``delete``; ``anchor`` is unused by ``replace``.
+    ``origin`` says who proposed it: ``optimizer`` (reflection), or a label
+    the caller of the training API chose (e.g. ``correction``)."""
 
     op: EditOp
     target: str = ""
     content: str = ""
     rationale: str = ""
     anchor: str | None = None
+    origin: str = "optimizer"
 
     def __post_init__(self) -> None:
         if self.op not in _OPS:
             raise ValueError(f"unknown edit op {self.op!r}; use one of: {', '.join(_OPS)}")
-        for name in ("target", "content", "rationale"):
+        for name in ("target", "content", "rationale", "origin"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"Edit.{name} must be a str, got {type(getattr(self, name)).__name__}")
         if self.anchor is not None and not isinstance(self.anchor, str):
@@ -82,6 +85,7 @@ class Edit:
             "content": self.content,
             "rationale": self.rationale,
             "anchor": self.anchor,
+            "origin": self.origin,
         }
 
     @classmethod
@@ -89,8 +93,9 @@ class Edit:
         """Build an edit from JSON-like data (e.g. optimizer output).
 
         ``op`` is matched case-insensitively. Required: ``content`` for add,
-        ``target`` for delete, both for replace. Unknown keys are ignored.
-        Raises ValueError saying what is wrong and what to send instead.
+        ``target`` for delete, both for replace. ``origin`` defaults to
+        ``optimizer``. Unknown keys are ignored. Raises ValueError saying what
+        is wrong and what to send instead.
         """
         if not isinstance(d, Mapping):
             raise ValueError(f"an edit must be an object with an 'op' key, got {type(d).__name__}")
@@ -104,7 +109,7 @@ class Edit:
             if d.get(name) is None:
                 raise ValueError(f"{op} edit is missing '{name}' ({meaning}); got keys: {_keys(d)}")
         values: dict[str, Any] = {}
-        for name in ("target", "content", "rationale"):
+        for name in ("target", "content", "rationale", "origin"):
             value = d.get(name)
             if value is None:
                 continue

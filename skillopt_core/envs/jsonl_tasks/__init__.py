@@ -7,14 +7,19 @@ in ``env.load_problems``. The nightly sleep cycle uses this env to replay the
 tasks it mined.
 
 Options: ``seed_skill`` (path of a Markdown skill to start from; default a
-minimal generic skill).
+minimal generic skill) and ``workdir`` (a directory prepared by the caller,
+e.g. a scratch checkout of the project, where agent-CLI targets run every
+rollout; rollouts share it, so use read-only tools or one worker when tasks
+write files).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import CompletionRequest
 from skillopt_core.tasks.data import load_tasks_jsonl
 from skillopt_core.tasks.task import Task
 from skillopt_core.envs import register_env
@@ -24,7 +29,10 @@ from skillopt_core.envs.base import GENERIC_SEED_SKILL, PromptEnv
 @register_env("jsonl_tasks")
 class JsonlTasksEnv(PromptEnv):
     name = "jsonl_tasks"
-    OPTIONS = {"seed_skill": "path of the Markdown skill to start from (default: a minimal generic skill)"}
+    OPTIONS = {
+        "seed_skill": "path of the Markdown skill to start from (default: a minimal generic skill)",
+        "workdir": "directory agent-CLI targets run in (a scratch checkout the caller prepared)",
+    }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -45,6 +53,11 @@ class JsonlTasksEnv(PromptEnv):
         if not file.is_file():
             raise FileNotFoundError(f"Seed skill not found: {file} (env.options.seed_skill).")
         return file.read_text(encoding="utf-8")
+
+    def build_request(self, skill_text: str, task: Task, max_tokens: int) -> CompletionRequest:
+        request = super().build_request(skill_text, task, max_tokens)
+        workdir = self.options.get("workdir")
+        return replace(request, cwd=str(workdir)) if workdir else request
 
     def read_tasks(self) -> list[Task]:
         assert self.inputs.data_path is not None  # checked in __init__

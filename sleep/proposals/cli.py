@@ -1,0 +1,194 @@
+"""``skillopt-sleep propose | review | show | adopt | reject``: the morning review.
+
+Every command calls the library (the nightly cycle, the MCP server and the
+dashboard call the same functions). A :class:`ProposalError` becomes one line
+on stderr and exit status 2; no traceback reaches the person.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any, Callable
+
+from sleep.cli import command
+from sleep.proposals import decide, review
+from sleep.proposals.errors import ProposalError
+from sleep.proposals.fromrun import report_from_run
+from sleep.proposals.render import report_text, review_lines
+from sleep.proposals.stage import stage
+
+USER_ERROR = 2
+
+
+def _user_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    @functools.wraps(fn)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except ProposalError as exc:
+            print(f"skillopt-sleep {args.command}: {exc}", file=sys.stderr)
+            return USER_ERROR
+        except OSError as exc:  # e.g. a skill file the person may not read or write
+            where = f" {exc.filename}" if exc.filename else ""
+            print(f"skillopt-sleep {args.command}:{where}: {exc.strerror or exc}; nothing was changed.",
+                  file=sys.stderr)
+            return USER_ERROR
+    return run
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+# ----- propose -------------------------------------------------------------------------
+
+def _propose_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--skill", required=True, metavar="PATH", help="the live skill file the proposal is for")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--candidate", metavar="FILE", help="the proposed skill text (a file you wrote)")
+    src.add_argument("--from-run", metavar="RUN_DIR", help="a `skillopt train` run directory (its best_skill.md)")
+    p.add_argument("--project", metavar="PATH", help="refuse a skill file outside this folder")
+    p.add_argument("--night", metavar="YYYY-MM-DD", type=_date, help="the date in the branch name (default today)")
+    p.add_argument("--json", action="store_true", help="print the proposal (with its id) as JSON")
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-12-01") from None
+
+
+@command("propose", "stage a skill file you wrote, or a training run's best skill, as a reviewable branch",
+         _propose_args)
+@_user_errors
+def cmd_propose(args: argparse.Namespace) -> int:
+    live = Path(args.skill).expanduser()
+    live_text = _read(live, "--skill") if live.is_file() else None
+    if args.candidate:
+        candidate, report = _read(Path(args.candidate).expanduser(), "--candidate"), None
+    else:
+        candidate, report = report_from_run(args.from_run, live_text)
+    p = stage(live, candidate, report, night=args.night, project=args.project)
+    if args.json:
+        _print_json(p.to_dict())
+        return 0
+    where = p.project if p.store == "project" else f"SkillOpt's skills repository {p.repo}"
+    print(f"Staged proposal {p.id}: branch {p.branch} in {where}")
+    edits = "1 edit" if p.n_edits == 1 else f"{p.n_edits} edits"
+    print(f"  {p.skill_name}: val {_s(p.baseline_val)} → {_s(p.candidate_val)}, {edits}")
+    for note in p.report.notes:
+        print(f"  note: {note}")
+    print(f"  next: skillopt-sleep show {p.id}  |  adopt {p.id}  |  reject {p.id}")
+    return 0
+
+
+def _read(path: Path, flag: str) -> str:
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        raise ProposalError(f"{flag} {path}: no such file") from None
+    except IsADirectoryError:
+        raise ProposalError(f"{flag} {path} is a folder; pass a file") from None
+    except UnicodeDecodeError:
+        raise ProposalError(f"{flag} {path} is not UTF-8 text; a skill file is Markdown") from None
+    except OSError as exc:
+        raise ProposalError(f"{flag} {path}: {exc.strerror}") from None
+
+
+def _s(value: float | None) -> str:
+    return "?" if value is None else f"{value:.2f}"
+
+
+# ----- review / show -------------------------------------------------------------------
+
+def _review_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--all", action="store_true", help="include adopted and rejected proposals")
+    p.add_argument("--project", metavar="PATH", help="only proposals for this repository")
+    p.add_argument("--json", action="store_true", help="print the proposals (with reports) as JSON")
+
+
+@command("review", "list pending proposals, one line each (stale ones say why)", _review_args)
+@_user_errors
+def cmd_review(args: argparse.Namespace) -> int:
+    proposals = review.list_proposals(include_decided=args.all, project=args.project)
+    if args.json:
+        _print_json([p.to_dict() for p in proposals])
+        return 0
+    if not proposals:
+        print("No proposals" + ("." if args.all else " waiting for review (`--all` shows decided ones)."))
+        return 0
+    print("\n".join(review_lines(proposals)))
+    return 0
+
+
+def _show_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("proposal", metavar="PROPOSAL", help="a proposal id (or a unique prefix, or its branch)")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour the diff (auto: when the output is a terminal)")
+    p.add_argument("--json", action="store_true", help="print the proposal and its diff as JSON")
+
+
+@command("show", "a proposal's report and diff", _show_args)
+@_user_errors
+def cmd_show(args: argparse.Namespace) -> int:
+    color = args.color == "always" or (args.color == "auto" and not args.json and sys.stdout.isatty())
+    view = review.show(args.proposal, color=color)
+    if args.json:
+        _print_json({**view.proposal.to_dict(), "diff": view.diff, "branch_tip": view.branch_tip})
+        return 0
+    print(report_text(view.proposal))
+    if view.branch_tip is not None and view.branch_tip != view.proposal.commit:
+        print(f"Note: the branch has moved to {view.branch_tip[:12]}; the diff is the staged commit.")
+    print()
+    print(view.diff)
+    return 0
+
+
+# ----- adopt / reject ------------------------------------------------------------------
+
+def _adopt_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("proposal", metavar="PROPOSAL", help="a proposal id (or a unique prefix, or its branch)")
+    p.add_argument("--commit", action="store_true",
+                   help="also commit the skill file on the current branch (refused if other changes are staged)")
+    p.add_argument("--delete-branch", action="store_true", help="delete the proposal's branch afterwards")
+    p.add_argument("--json", action="store_true", help="print the decision as JSON")
+
+
+@command("adopt", "make a proposal's candidate the live skill file", _adopt_args)
+@_user_errors
+def cmd_adopt(args: argparse.Namespace) -> int:
+    d = decide.adopt(args.proposal, commit=args.commit, delete_branch=args.delete_branch)
+    return _print_decision(args, d, f"Adopted {d.proposal.id}: {d.proposal.skill_path} now has the candidate.")
+
+
+def _reject_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("proposal", metavar="PROPOSAL", help="a proposal id (or a unique prefix, or its branch)")
+    p.add_argument("--reason", metavar="TEXT", help="why (kept with the record)")
+    p.add_argument("--json", action="store_true", help="print the decision as JSON")
+
+
+@command("reject", "delete a proposal's branch; keep the record and the reason", _reject_args)
+@_user_errors
+def cmd_reject(args: argparse.Namespace) -> int:
+    d = decide.reject(args.proposal, reason=args.reason)
+    return _print_decision(args, d, f"Rejected {d.proposal.id} ({d.proposal.skill_name}, {d.proposal.night}).")
+
+
+def _print_decision(args: argparse.Namespace, d: decide.Decision, headline: str) -> int:
+    if args.json:
+        _print_json({"proposal": d.proposal.to_dict(), "wrote_file": d.wrote_file, "commit": d.commit,
+                     "branch_deleted": d.branch_deleted, "messages": d.messages})
+        return 0
+    print(headline)
+    if d.commit:
+        print(f"  commit {d.commit[:12]}")
+    for m in d.messages:
+        print(f"  {m}")
+    return 0

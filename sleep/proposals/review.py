@@ -1,0 +1,121 @@
+"""Reading proposals: the list for the morning review, one proposal with its diff.
+
+A pending proposal is shown as ``stale`` when its live file no longer has the
+text the night trained from, or its branch or repository is gone; the
+``stale_reason`` says which. Nothing here writes to git or to the live file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sleep.index import Index
+from sleep.proposals import gitobjects as g
+from sleep.proposals import store
+from sleep.proposals.errors import BranchMissing, NotARepositoryError
+from sleep.proposals.locate import open_repo
+from sleep.proposals.model import Proposal
+
+
+@dataclass(frozen=True)
+class ProposalView:
+    """A proposal with its diff (the staged commit against its parent)."""
+
+    proposal: Proposal
+    diff: str
+    branch_tip: str | None  # where the branch points now (None: deleted)
+
+
+def live_sha256(path: str) -> str | None:
+    p = Path(path)
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None
+
+
+def stale_reason(p: Proposal) -> str | None:
+    """Why a pending proposal can no longer be adopted as staged, or None."""
+    current = live_sha256(p.skill_path)
+    if current != p.trained_from_sha256:
+        if current is not None and current == p.candidate_sha256:
+            return f"the live file {p.skill_path} already has the candidate's text (merged by hand?)"
+        if current is None:
+            return f"the live file {p.skill_path} was deleted since the night"
+        if p.trained_from_sha256 is None:
+            return f"the live file {p.skill_path} was created since the night"
+        return (f"the live file {p.skill_path} changed since the night "
+                f"(sha256 {p.trained_from_sha256[:12]} → {current[:12]})")
+    try:
+        repo = open_repo(p.repo)
+    except NotARepositoryError:
+        return f"the repository {p.repo} is gone"
+    if g.ref_target(repo, f"refs/heads/{p.branch}") is None:
+        return f"the branch {p.branch} was deleted"
+    return None
+
+
+def effective(p: Proposal) -> Proposal:
+    """``p`` with ``state="stale"`` and its reason when a pending proposal went stale."""
+    if p.state != "pending":
+        return p
+    reason = stale_reason(p)
+    return replace(p, state="stale", stale_reason=reason) if reason else p
+
+
+def list_proposals(*, include_decided: bool = False, project: str | os.PathLike | None = None,
+                   index: Index | None = None) -> list[Proposal]:
+    """Pending (and stale) proposals, oldest first; every proposal with ``include_decided``.
+
+    ``project`` keeps the proposals of that repository's work tree.
+    """
+    where = str(Path(os.path.abspath(os.fspath(project))).resolve()) if project is not None else None
+    with _index(index) as idx:
+        rows = store.select(idx, include_decided=include_decided, project=where)
+    return [effective(r.proposal) for r in rows]
+
+
+def get(ref: str, *, index: Index | None = None) -> Proposal:
+    """One proposal by id, unique id prefix or branch name (with its effective state)."""
+    with _index(index) as idx:
+        return effective(store.get(idx, ref).proposal)
+
+
+def show(ref: str, *, color: bool = False, index: Index | None = None) -> ProposalView:
+    """A proposal with the diff of its staged commit (coloured with ``color``)."""
+    p = get(ref, index=index)
+    return ProposalView(p, diff(p, color=color), _tip(p))
+
+
+def diff(p: Proposal, *, color: bool = False) -> str:
+    repo = open_repo(p.repo)
+    if not g.object_exists(repo, p.commit):
+        raise BranchMissing(f"the commit {p.commit[:12]} of proposal {p.id} is no longer in {p.repo} "
+                            "(the branch was deleted and git collected it); only the report remains.")
+    return str(g.run(repo, "diff", "--no-ext-diff", "--no-textconv", f"--color={'always' if color else 'never'}",
+                     p.parent, p.commit, "--", f":(literal){p.tree_path}"))
+
+
+def _tip(p: Proposal) -> str | None:
+    try:
+        return g.ref_target(open_repo(p.repo), f"refs/heads/{p.branch}")
+    except NotARepositoryError:
+        return None
+
+
+class _index:
+    """Use the caller's index, or open (and close) the default one."""
+
+    def __init__(self, index: Index | None) -> None:
+        self._given = index
+        self._own: Index | None = None
+
+    def __enter__(self) -> Index:
+        if self._given is not None:
+            return self._given
+        self._own = Index.open()
+        return self._own
+
+    def __exit__(self, *exc: object) -> None:
+        if self._own is not None:
+            self._own.close()

@@ -1,0 +1,94 @@
+"""``propose --from-run``: a `skillopt train` run directory's best skill and evidence as a report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from proposal_testutil import SKILL, SKILL_TEXT, make_repo, write
+
+from sleep.proposals import RunDirError, report_from_run, stage
+
+BEST = SKILL_TEXT + "- Always run the linter.\n"
+
+
+def _run_dir(root: Path) -> Path:
+    """A run directory shaped like skillopt_core's (two steps: one accepted, one rejected)."""
+    write(root / "best_skill.md", BEST)
+    write(root / "skills" / "step_0000.md", SKILL_TEXT)
+    write(root / "summary.json", json.dumps({
+        "run_id": "r7", "run_dir": str(root), "status": "completed", "steps_done": 2, "total_steps": 2,
+        "initial_val": 0.4, "best_val": 0.6, "initial_test": 0.3, "best_test": 0.5,
+        "usage": {"calls": 40, "input_tokens": 5000, "output_tokens": 300, "cost_usd": 0.12},
+        "accepted": 1, "rejected": 1}))
+    write(root / "history.json", json.dumps([
+        {"step": 1, "action": "accept", "gate_reason": "val 0.60 > 0.40", "gate_items": 5},
+        {"step": 2, "action": "reject", "gate_reason": "val 0.50 <= 0.60", "gate_items": 5}]))
+    for step, accept, edit in ((1, True, "Always run the linter."), (2, False, "Never run tests.")):
+        sdir = root / "steps" / f"step_{step:04d}"
+        write(sdir / "selected.json", json.dumps({"edits": [
+            {"op": "add", "target": "", "content": edit, "rationale": f"why {step}", "anchor": None,
+             "status": "applied", "detail": "appended"},
+            {"op": "delete", "target": "nothing", "content": "", "rationale": "x", "anchor": None,
+             "status": "target_not_found", "detail": "no match"}]}))
+        write(sdir / "gate.json", json.dumps({"accept": accept, "policy": "paired", "deltas": {"q1": 1.0, "q2": -0.5}}))
+    write(root / "config.yaml", yaml.safe_dump({
+        "model": {"backend": "openai", "target": "gpt-a", "optimizer": "gpt-b", "judge": None},
+        "evaluation": {"gate_policy": "paired"}}))
+    return root
+
+
+def test_run_scores_become_baseline_and_candidate(tmp_path: Path) -> None:
+    text, r = report_from_run(_run_dir(tmp_path / "run"))
+    assert text == BEST
+    assert (r.baseline_val, r.candidate_val, r.policy, r.n_val_items) == (0.4, 0.6, "paired", 5)
+    assert (r.run.run_id, r.run.initial_test, r.run.best_test) == ("r7", 0.3, 0.5)
+
+
+def test_only_applied_edits_of_accepted_steps_are_reported_with_rationales(tmp_path: Path) -> None:
+    _, r = report_from_run(_run_dir(tmp_path / "run"))
+    assert [(e.content, e.rationale, e.step) for e in r.edits] == [("Always run the linter.", "why 1", 1)]
+
+
+def test_task_deltas_come_from_the_accepted_gates(tmp_path: Path) -> None:
+    _, r = report_from_run(_run_dir(tmp_path / "run"))
+    assert r.task_deltas == {"q1": 1.0, "q2": -0.5}
+
+
+def test_models_and_usage_come_from_the_run(tmp_path: Path) -> None:
+    _, r = report_from_run(_run_dir(tmp_path / "run"))
+    assert r.models == {"target": "openai:gpt-a", "optimizer": "openai:gpt-b", "judge": "openai:default"}
+    assert r.usage["calls"] == 40
+
+
+def test_a_run_that_started_from_other_text_says_so(tmp_path: Path) -> None:
+    _, r = report_from_run(_run_dir(tmp_path / "run"), live_text="something else\n")
+    assert any("different text than the live file" in n for n in r.notes)
+
+
+def test_a_run_that_started_from_the_live_text_has_no_such_note(tmp_path: Path) -> None:
+    _, r = report_from_run(_run_dir(tmp_path / "run"), live_text=SKILL_TEXT)
+    assert not any("different text" in n for n in r.notes)
+
+
+def test_an_unfinished_run_is_refused(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path / "run")
+    (run / "summary.json").unlink()
+    with pytest.raises(RunDirError, match="not a finished"):
+        report_from_run(run)
+
+
+def test_a_corrupt_summary_is_refused(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path / "run")
+    write(run / "summary.json", "{half")
+    with pytest.raises(RunDirError, match="unreadable"):
+        report_from_run(run)
+
+
+def test_a_staged_run_carries_its_scores_in_the_report(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "app")
+    text, r = report_from_run(_run_dir(tmp_path / "run"), SKILL_TEXT)
+    p = stage(repo / SKILL, text, r)
+    assert (p.baseline_val, p.candidate_val, p.n_edits, p.report.source) == (0.4, 0.6, 1, "run")
