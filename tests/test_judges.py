@@ -296,3 +296,14 @@ async def test_rubric_feedback_has_reference_answer_withheld():
     backend = FakeJudgeBackend([json.dumps({"score": 2, "pass": False, "feedback": "The answer should be Paris."})])
     result = await score(RUBRIC, "Lyon", backend=backend)
     assert "paris" not in result.feedback.lower()
+
+
+async def test_rubric_judge_call_that_fails_says_so():
+    from skillopt_core.backends import RequestFailed
+
+    class Failing(FakeJudgeBackend):
+        async def complete(self, request):
+            raise RequestFailed("timeout after 120 s")
+
+    result = await score(RUBRIC, "Paris", backend=Failing([]))
+    assert result.hard == 0.0 and "judge call failed (timeout after 120 s)" in result.feedback

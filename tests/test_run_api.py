@@ -199,8 +199,10 @@ def settings_for_existing(settings):
 async def test_workdir_reaches_every_target_request(tmp_path):
     backend = make_backend()
     backend.rules[-1] = Rule(stage="rollout", response="apple")
-    workdir = tmp_path / "checkout"
-    workdir.mkdir()
+    from skillopt_core.replay import replay_root
+
+    workdir = replay_root() / "checkout-test"
+    workdir.mkdir(parents=True)
     await train(api_settings(tmp_path, "evaluation.eval_test=false"), tasks=caller_tasks(), backends=backends(backend),
                 workdir=workdir)
     rollouts = [r for r in backend.history if r.stage == "rollout"]
@@ -215,3 +217,8 @@ def _write(path: Path, tasks: list[Task]) -> Path:
 def test_overrides_apply_on_top_of_given_settings(tmp_path):
     run = prepare_training(settings_for(tmp_path), overrides=["train.num_epochs=2"], backends=backends(make_backend()))
     assert run.settings.train.num_epochs == 2 and run.settings.env.name == "jsonl_tasks"
+
+
+def test_a_workdir_outside_the_replay_root_is_refused_up_front(tmp_path):
+    with pytest.raises(ValueError, match="under the replay root"):
+        prepare_training(api_settings(tmp_path), tasks=caller_tasks(), workdir=tmp_path)

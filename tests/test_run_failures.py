@@ -125,3 +125,20 @@ async def test_calls_in_flight_are_cancelled_when_the_run_stops(tmp_path):
     assert backend.cancelled > 0 and backend.in_flight == 0
     await asyncio.sleep(0.3)
     assert backend.finished_after_stop == []
+
+
+async def test_a_failed_call_records_the_usage_the_backend_reports(tmp_path):
+    from skillopt_core.run.budget import Budget, MeteredBackend, UsageLedger
+    from skillopt_core.backends import CompletionRequest
+    from skillopt_core.backends.scripted import ScriptedBackend
+
+    def refuse(request):
+        raise RequestFailed("refused", usage=Usage(120, 7))
+
+    ledger = UsageLedger()
+    metered = MeteredBackend(ScriptedBackend(rules=[Rule(response=refuse)]), "target", ledger, Budget())
+    try:
+        await metered.complete(CompletionRequest.single("q", stage="rollout"))
+    except RequestFailed:
+        pass
+    assert ledger.totals() == {"calls": 1, "input_tokens": 120, "output_tokens": 7, "cost_usd": 0.0}

@@ -29,7 +29,7 @@ import threading
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from skillopt_core.backends.base import Backend, Completion, CompletionRequest, RequestFailed
+from skillopt_core.backends.base import Backend, Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.run.failures import FailureMonitor
 
 __all__ = ["Budget", "BudgetExceeded", "MeteredBackend", "UsageLedger"]
@@ -286,7 +286,7 @@ class MeteredBackend:
             completion = await self.inner.complete(request)
         except RequestFailed as exc:
             # A failed request was still sent (and may have cost money): it counts as a call.
-            self.ledger.commit_call(self.role, request.stage, Completion(text=""))
+            self.ledger.commit_call(self.role, request.stage, Completion(text="", usage=exc.usage or Usage()))
             self.monitor.failed(exc)  # raises TooManyFailures when this one is one too many
             raise
         except BaseException:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import CompletionRequest
+from skillopt_core.replay import replay_root
 from skillopt_core.tasks.data import load_tasks_jsonl
 from skillopt_core.tasks.task import Task
 from skillopt_core.envs import register_env
@@ -42,6 +43,20 @@ class JsonlTasksEnv(PromptEnv):
                 "(id, prompt, judge; optional context, reference, tags, metadata)."
             )
         self.seed_skill = self._read_seed_skill(self.options.get("seed_skill"))
+        self._check_workdir(self.options.get("workdir"))
+
+    @staticmethod
+    def _check_workdir(workdir: Any) -> None:
+        """Agent-CLI backends only run in directories under the replay root (so the
+        harvester knows their sessions are replays): say so now, not at every rollout."""
+        if workdir is None:
+            return
+        path = Path(str(workdir)).expanduser().resolve()
+        root = replay_root().resolve()
+        if not path.is_dir() or not path.is_relative_to(root):
+            raise ValueError(
+                f"env.options.workdir {path} must be an existing directory under the replay root {root} "
+                "(create the checkout there, e.g. with sleep's replay checkout, or set SKILLOPT_REPLAY_ROOT).")
 
     @staticmethod
     def _read_seed_skill(path: Any) -> str:

@@ -103,6 +103,8 @@ class RubricJudge:
             raise JudgeError("This rubric judge was built for validation only; build it with a judge backend.")
         schema = self.schema()
         reply = await complete_json(self.backend, self.request(task, response), schema)
+        if reply.failure is not None:
+            return Score(0.0, 0.0, f"The judge call failed ({reply.failure}), so this response scored 0.")
         if not reply.ok:
             return Score(
                 0.0, 0.0, f"The judge's output was invalid after {reply.attempts} attempts, so this response scored 0."
