@@ -3,9 +3,9 @@ subagent runs in ``<slug>/<sessionId>/subagents/agent-<id>.jsonl`` and typed
 prompts in ``history.jsonl`` (FORMATS.md, "Claude Code session transcripts").
 
 Speed: most bytes of a transcript are tool results (``type: user`` records
-carrying ``tool_result`` blocks) and file snapshots. A large line is classified
-by byte search first and decoded only if it can hold a prompt or an assistant
-message; small lines are decoded with orjson.
+carrying ``tool_result`` blocks), thinking blocks and file snapshots. Every line
+is classified from its bytes first (:func:`skippable`) and decoded with orjson
+only if it can hold a prompt, an answer, a tool call or a rejected tool use.
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from sleep import paths
 from sleep.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
+from sleep.sources.actions import TurnActions
 from sleep.sources.history import parse_claude_history
 from sleep.sources.turns import LogParser, parse_log
 
 HOST = "claude-code"
-BIG_LINE = 32 * 1024
 
 KNOWN_TYPES = frozenset({
     "user", "assistant", "attachment", "system", "summary", "custom-title", "ai-title",
@@ -62,6 +62,40 @@ _REJECTED_B = _REJECTED.encode()
 _HEAD = 4096
 _TAIL = 4096
 _REJECTION_WINDOW = 16384
+# The record's own type is the first "type" key of a line: the fields before it
+# (uuids, cwd, version, flags) are never objects.
+_FIRST_TYPE_RX = re.compile(rb'"type":"([A-Za-z_\-]{1,40})"')
+# Record types that never hold a prompt, an answer or a tool call.
+IGNORED_TYPES = frozenset({
+    b"attachment", b"system", b"summary", b"custom-title", b"ai-title", b"last-prompt", b"permission-mode",
+    b"file-history-snapshot", b"queue-operation", b"progress", b"tag", b"agent-name", b"mode",
+})
+# Scripted entry points: `claude -p` and the Agent SDKs.
+_SCRIPTED_ENTRYPOINT_PREFIX = "sdk"
+
+
+def skippable(data: bytes) -> bool:
+    """True for a line that cannot hold a prompt, an answer, a tool call or a rejected
+    tool use, judged from its bytes: a record of an ignored type, a tool result that is
+    not a rejection, an assistant record holding only thinking. Unknown types are not
+    skippable (decoding them is how they are counted). A quote inside a JSON string is
+    escaped, so ``"type":"tool_use"`` can only be a key and its value, never text."""
+    head = data[:_HEAD]
+    m = _FIRST_TYPE_RX.search(head)
+    if m is None:
+        if len(data) <= _HEAD:
+            return False  # no type at all: decode it and count what it is
+        # A huge first field pushed the type out of the head: judge the whole line.
+        if b'"type":"assistant"' in data or b'"type":"user"' not in data:
+            return False
+        return b'"type":"tool_result"' in data and _REJECTED_B not in data
+    kind = m.group(1)
+    if kind == b"user":
+        return b'"type":"tool_result"' in data and _REJECTED_B not in data[:_REJECTION_WINDOW]
+    if kind == b"assistant":
+        return (b'"type":"thinking"' in head or b'"type":"redacted_thinking"' in head) \
+            and b'"type":"text"' not in data and b'"type":"tool_use"' not in data
+    return kind in IGNORED_TYPES
 
 
 def ts_from_bytes(data: bytes) -> str | None:
@@ -155,12 +189,13 @@ class _SessionParser(LogParser):
         # Raw text parts of the current turn's final message; redacted when the turn closes
         # (a message streamed in parts replaces the base class's single ``final_raw``).
         self.final_parts: list[str] | None = None
+        self.actions = TurnActions(session, ctx)
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
-        if len(data) > BIG_LINE and self._skippable(data):
+        if skippable(data):
             self.s.note_time(ts_from_bytes(data[-_TAIL:]))
-            stats.ignored()
+            stats.skipped_undecoded()
             return
         rec = self.ctx.loads(data, where)
         if rec is None:
@@ -170,6 +205,13 @@ class _SessionParser(LogParser):
             stats.skip_line("unknown_record_type", where)
             return
         self.s.note_time(iso_utc(rec.get("timestamp")))
+        if self.s.project_dir is None and isinstance(rec.get("cwd"), str):
+            self.s.project_dir = rec["cwd"]
+            if is_replay_path(rec["cwd"]):
+                self.replay = True
+        if self.s.entrypoint is None and isinstance(rec.get("entrypoint"), str):
+            self.s.entrypoint = rec["entrypoint"]
+            self.s.scripted = rec["entrypoint"].startswith(_SCRIPTED_ENTRYPOINT_PREFIX)
         if kind == "user":
             self._check_fields(rec)
             if self._mine(rec):
@@ -182,32 +224,6 @@ class _SessionParser(LogParser):
             stats.kept()
         else:
             stats.ignored()
-        if self.s.project_dir is None and isinstance(rec.get("cwd"), str):
-            self.s.project_dir = rec["cwd"]
-            if is_replay_path(rec["cwd"]):
-                self.replay = True
-
-    @staticmethod
-    def _skippable(data: bytes) -> bool:
-        """True for a large line that cannot hold a prompt or an answer, judged from bytes.
-
-        The record type and the first content block sit near the start of a line
-        (the bulk is the tool output), so only the head is searched; a line
-        whose head shows neither type is judged on the whole line.
-        """
-        head = data[:_HEAD]
-        if b'"type":"assistant"' in head:
-            return False
-        if b'"type":"user"' in head:
-            return (b'"type":"tool_result"' in head or b'"toolUseResult"' in head) \
-                and _REJECTED_B not in data[:_REJECTION_WINDOW]
-        if b'"type":"' in head:
-            return True  # snapshots, attachments, progress: never prompts or answers
-        if b'"type":"assistant"' in data:
-            return False
-        if b'"type":"user"' not in data:
-            return True
-        return (b'"tool_result"' in data or b'"toolUseResult"' in data) and _REJECTED_B not in data
 
     def _mine(self, rec: dict[str, Any]) -> bool:
         # Old versions inline subagent traffic in the main file as sidechains.
@@ -315,6 +331,7 @@ class _SessionParser(LogParser):
                     self.msg_tool_ids.append(tid)
                 name = block.get("name") if isinstance(block.get("name"), str) else None
                 self.s.add_tool(name)
+                self.actions.claude_tool(name, block.get("input"))
                 if name == "Skill":
                     inp = block.get("input") if isinstance(block.get("input"), dict) else {}
                     skill = inp.get("skill") or inp.get("command") or inp.get("name")
