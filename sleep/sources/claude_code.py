@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
+import orjson
+
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.reader import ParseContext, ParseStats
@@ -70,6 +72,9 @@ IGNORED_TYPES = frozenset({
     b"attachment", b"system", b"summary", b"custom-title", b"ai-title", b"last-prompt", b"permission-mode",
     b"file-history-snapshot", b"queue-operation", b"progress", b"tag", b"agent-name", b"mode",
 })
+_CWD_RX = re.compile(rb'"cwd":("(?:[^"\\]|\\.){1,4096}")')
+_MODEL_RX = re.compile(rb'"model":"([^"\\]{1,80})"')
+_ENTRYPOINT_RX = re.compile(rb'"entrypoint":"([A-Za-z0-9_.\-]{1,40})"')
 # Scripted entry points: `claude -p` and the Agent SDKs.
 _SCRIPTED_ENTRYPOINT_PREFIX = "sdk"
 
@@ -185,6 +190,8 @@ class _SessionParser(LogParser):
         super().__init__(session, file, ctx)
         st = session.state
         self.msg_id: str | None = st.get("msg_id")
+        # The message whose text parts make up the open turn's final answer so far.
+        self.final_mid: str | None = st.get("final_mid")
         self.msg_tool_ids: list[str] = list(st.get("msg_tool_ids", []))
         # Raw text parts of the current turn's final message; redacted when the turn closes
         # (a message streamed in parts replaces the base class's single ``final_raw``).
@@ -195,6 +202,11 @@ class _SessionParser(LogParser):
         stats = self.ctx.stats
         if skippable(data):
             self.s.note_time(ts_from_bytes(data[-_TAIL:]))
+            head = data[:_HEAD]
+            if self.s.project_dir is None or self.s.entrypoint is None:
+                self._session_fields_from_bytes(head)
+            if b'"role":"assistant"' in head:
+                self._thinking_only(head)
             stats.skipped_undecoded()
             return
         rec = self.ctx.loads(data, where)
@@ -205,13 +217,7 @@ class _SessionParser(LogParser):
             stats.skip_line("unknown_record_type", where)
             return
         self.s.note_time(iso_utc(rec.get("timestamp")))
-        if self.s.project_dir is None and isinstance(rec.get("cwd"), str):
-            self.s.project_dir = rec["cwd"]
-            if is_replay_path(rec["cwd"]):
-                self.replay = True
-        if self.s.entrypoint is None and isinstance(rec.get("entrypoint"), str):
-            self.s.entrypoint = rec["entrypoint"]
-            self.s.scripted = rec["entrypoint"].startswith(_SCRIPTED_ENTRYPOINT_PREFIX)
+        self._session_fields(rec.get("cwd"), rec.get("entrypoint"))
         if kind == "user":
             self._check_fields(rec)
             if self._mine(rec):
@@ -224,6 +230,38 @@ class _SessionParser(LogParser):
             stats.kept()
         else:
             stats.ignored()
+
+    def _thinking_only(self, head: bytes) -> None:
+        """What an undecoded thinking-only assistant record still tells: the agent
+        answered, with this model."""
+        if (self.file.kind != "subagent" and b'"isSidechain":true' in head) or b'"isApiErrorMessage":true' in head:
+            return
+        m = _MODEL_RX.search(head)
+        if m and m.group(1) == b"<synthetic>":
+            return
+        if m:
+            self.s.model = m.group(1).decode("utf-8", "replace")
+        self.answered = True
+
+    def _session_fields(self, cwd: Any, entrypoint: Any) -> None:
+        """The session's project (its first cwd) and how it was started (first entrypoint)."""
+        if self.s.project_dir is None and isinstance(cwd, str):
+            self.s.project_dir = cwd
+            if is_replay_path(cwd):
+                self.replay = True
+        if self.s.entrypoint is None and isinstance(entrypoint, str):
+            self.s.entrypoint = entrypoint
+            self.s.scripted = entrypoint.startswith(_SCRIPTED_ENTRYPOINT_PREFIX)
+
+    def _session_fields_from_bytes(self, head: bytes) -> None:
+        """:meth:`_session_fields` for a line that is not decoded (its cwd is a short JSON string)."""
+        cwd = _CWD_RX.search(head)
+        entry = _ENTRYPOINT_RX.search(head)
+        try:
+            self._session_fields(orjson.loads(cwd.group(1)) if cwd else None,
+                                 entry.group(1).decode("ascii") if entry else None)
+        except orjson.JSONDecodeError:
+            pass
 
     def _mine(self, rec: dict[str, Any]) -> bool:
         # Old versions inline subagent traffic in the main file as sidechains.
@@ -282,6 +320,7 @@ class _SessionParser(LogParser):
             return False
         self.msg_id = None
         self.msg_tool_ids = []
+        self.final_mid = None
         return True
 
     def _tool_result(self, block: dict[str, Any], at: str | None) -> None:
@@ -308,9 +347,6 @@ class _SessionParser(LogParser):
             # A new message; records of one streamed message share its id.
             self.msg_id = mid
             self.msg_tool_ids = []
-            new_message = True
-        else:
-            new_message = False
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -321,8 +357,7 @@ class _SessionParser(LogParser):
                 continue
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-                self._final_text(block["text"], new_message)
-                new_message = False
+                self._final_text(block["text"], mid if isinstance(mid, str) else None)
             elif btype == "tool_use":
                 tid = block.get("id")
                 if tid and tid in self.msg_tool_ids:
@@ -338,14 +373,17 @@ class _SessionParser(LogParser):
                     self.s.add_skill(skill if isinstance(skill, str) else None)
         self.answered = True
 
-    def _final_text(self, text: str, new_message: bool) -> None:
+    def _final_text(self, text: str, mid: str | None) -> None:
+        """A text part of message ``mid``: the turn's final answer is the text of its
+        last message that has text (the parts of one streamed message, joined)."""
         if not self.s.prompts:
             return
-        if self.final_parts is None:
-            prev = self.s.finals[-1]
-            self.final_parts = [prev] if (prev and not new_message) else []
-        elif new_message:
+        if mid != self.final_mid or mid is None:
             self.final_parts = []
+            self.final_mid = mid
+        elif self.final_parts is None:  # the same message, continued after an earlier read
+            prev = self.s.finals[-1]
+            self.final_parts = [prev] if prev else []
         if text not in self.final_parts:
             self.final_parts.append(text)
 
@@ -356,4 +394,4 @@ class _SessionParser(LogParser):
 
     def close(self) -> None:
         super().close()
-        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:])
+        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:], final_mid=self.final_mid)

@@ -46,6 +46,12 @@ _CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
 _TS_KEY = b'"timestamp":"'
 
 
+def skippable(data: bytes) -> bool:
+    """True for an event that holds no prompt, answer or tool call, judged from its first
+    bytes: tool results and partial results, streamed deltas, compaction, hook events."""
+    return data.startswith(_SKIP_HEADS)
+
+
 def _ts_from_tail(data: bytes) -> str | None:
     at = data.rfind(_TS_KEY, max(0, len(data) - 400))
     if at < 0:
@@ -150,7 +156,7 @@ class _EventParser(LogParser):
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
-        if data.startswith(_SKIP_HEADS):
+        if skippable(data):
             self.s.note_time(_ts_from_tail(data))
             stats.skipped_undecoded()
             return
