@@ -18,9 +18,10 @@ Two layers:
 2. The rest of the ``detect-secrets`` detector catalogue (SendGrid, Twilio,
    Mailchimp, PyPI, Discord, Telegram, Square, Azure storage, Artifactory,
    IBM, Cloudant, SoftLayer): it adds recall for those kinds, but costs tens of
-   microseconds a line, so it only sees lines that :func:`detect_secrets_gate`
-   (a superset of what those detectors can match) flags. It runs first, on the
-   text as written, because its patterns need whole tokens.
+   microseconds a line (and 0.15 s to import), so it only sees lines that pass a
+   gate built as a superset of what those detectors can match: token shapes are
+   looked for in each long token before layer 1 could break it apart, keyword
+   assignments in what layer 1 left.
 
 Redaction errs on the side of removing too much: a false positive costs a word
 of a prompt, a false negative leaks a credential into a database.
@@ -34,10 +35,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sleep.public_ids import looks_high_entropy, public_identifier, shannon_entropy
-from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_HINT_RX, KEYWORD_RX, MARKER, TOKEN_RULE_BY_GROUP,
-                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_replacement, marker)
+from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_HINT_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX,
+                                TOKEN_RULE_BY_GROUP, TOKEN_RULES_RX, TRIGGERED, Rule, keyword_replacement, marker)
 
-__all__ = ["MARKER", "Redactor", "looks_high_entropy", "shannon_entropy", "detect_secrets_gate", "detect_secrets_scanner"]
+__all__ = ["MARKER", "Redactor", "looks_high_entropy", "shannon_entropy", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate", "token_gate"]
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
@@ -56,39 +57,77 @@ DETECT_SECRETS_PLUGINS = [
     "SendGridDetector", "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
     "TwilioKeyDetector",
 ]
-# A superset of what those detectors can match, detector by detector (their
-# patterns, loosened): a line that passes none cannot yield a finding, so it is
-# never handed to detect-secrets. Each regex starts with a literal or a narrow
-# character class, which the regex engine skips to without trying every position;
-# one alternation of all of them would cost more than the redaction itself.
-_GATE_RXS = [re.compile(p) for p in (
-    r"AKC[a-zA-Z0-9]{10}", r"AP[\dA-F][a-zA-Z0-9]{8}",  # Artifactory
-    r"AccountKey=",  # Azure storage
-    r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.",  # Discord
-    r"/:_authToken=",  # npm
-    r"pypi-AgE",  # PyPI
-    r"SG\.[a-zA-Z0-9_-]{22}\.",  # SendGrid
-    r"sq0csp-",  # Square
-    r"\d{8,10}:[0-9A-Za-z_-]{35}",  # Telegram
-    r"AC[a-z0-9]{32}", r"SK[a-z0-9]{32}",  # Twilio
-)]
-_MAILCHIMP_GATE_RX = re.compile(r"[0-9a-z]{32}-us[0-9]")
-# Run on the lowercased text: the keyword assignments of the Cloudant, IBM and
-# SoftLayer detectors (keyword, optional quote or bracket, an assignment or
-# spaces, 24+ word characters), and their URL forms.
-_LOWER_GATE_RX = re.compile(
-    r"[kpt](?:ey|wd|w|assword|ass|oken)[\"']?\]?[\"']? *(?:=>|:=|::|=|:| )? *[\"']?[\w\-]{24}"
-    r"|cloudant\.com|softlayer\.com")
+# The gate in front of detect-secrets: a superset of what those detectors can
+# match, so that a line that passes no part of it cannot yield a finding and is
+# never handed to detect-secrets. It has two parts.
+#
+# Token shapes, looked for in each long token (the pass over long tokens that
+# layer 1 makes anyway) before layer 1 touches it: a token of such a shape is
+# left whole and its line goes to detect-secrets (layer 1's entropy check would
+# otherwise break a Discord or SendGrid token apart). Two shapes are not inside
+# one long token and are found from their surroundings: a Telegram token's
+# secret follows "<8-10 digits>:", an Artifactory token may be 11 characters.
+DETECT_SECRETS_TOKEN_RX = re.compile(
+    r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}"  # Artifactory
+    r"|AccountKey="  # Azure storage
+    r"|[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\."  # Discord
+    r"|_authToken="  # npm (after "//registry/:")
+    r"|pypi-AgE"  # PyPI
+    r"|SG\.[a-zA-Z0-9_-]{22}\."  # SendGrid
+    r"|sq0csp-"  # Square
+    r"|AC[a-z0-9]{32}|SK[a-z0-9]{32}"  # Twilio
+    r"|[0-9a-z]{32}-us[0-9]")  # Mailchimp
+_DISCORD_RX = re.compile(r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")
+_DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|sq0csp-|AC|SK|-us")
+_TELEGRAM_BEFORE_RX = re.compile(r"\d{8,10}:$")
+_ARTIFACTORY_RX = re.compile(r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}")
+# Keyword assignments of the Cloudant, IBM and SoftLayer detectors (keyword,
+# optional quote or bracket, an assignment or spaces, 24+ word characters) and
+# their URL forms: looked for in the lowercased text after layer 1, which has
+# already removed most such values (``token=...``, ``password: ...``); a value
+# layer 1 left whole is still there for detect-secrets to find.
+_ASSIGNED_VALUE = r"[\"']?\]?[\"']? *(?:=>|:=|::|=|:| ) *[\"']?[\w\-]{24}"
+# One regex per keyword, each starting with its literal (which the regex engine
+# finds quickly), run only when the keyword occurs at all.
+_KEYWORD_GATES = [(word, re.compile(word + tail + _ASSIGNED_VALUE)) for word, tail in (
+    ("key", ""), ("pw", "d?"), ("pass", "(?:word)?"), ("token", ""))]
+_KEYWORD_GATE_URLS = ("cloudant.com", "softlayer.com")
+_TELEGRAM_SECRET_LEN = 35
 
 
-def detect_secrets_gate(text: str, low: str | None = None) -> bool:
-    """False only if no delegated detect-secrets detector can match ``text``
-    (``low``: the text lowercased, if the caller has it)."""
-    if "-us" in text and _MAILCHIMP_GATE_RX.search(text):
-        return True
-    if any(rx.search(text) for rx in _GATE_RXS):
-        return True
-    return _LOWER_GATE_RX.search(text.lower() if low is None else low) is not None
+def keyword_gate(text: str, low: str | None = None) -> bool:
+    """False only if no assignment-shaped detect-secrets detector can match ``text``."""
+    low = text.lower() if low is None else low
+    for word, rx in _KEYWORD_GATES:
+        if word in low and rx.search(low):
+            return True
+    return any(url in low for url in _KEYWORD_GATE_URLS)
+
+
+def token_gate(text: str) -> bool:
+    """False only if no token-shaped detect-secrets detector can match ``text``
+    (the whole-text form of the per-token check :class:`Redactor` makes)."""
+    for m in CANDIDATE_RX.finditer(text):
+        if _ds_token_shape(m.group(0)) or _telegram_secret(text, m.start(), m.group(0)):
+            return True
+    return ("AKC" in text or "AP" in text) and _ARTIFACTORY_RX.search(text) is not None
+
+
+def detect_secrets_gate(text: str) -> bool:
+    """False only if no delegated detect-secrets detector can match ``text``."""
+    return token_gate(text) or keyword_gate(text)
+
+
+def _ds_token_shape(token: str) -> bool:
+    """:data:`DETECT_SECRETS_TOKEN_RX`, after literal tests that rule out most tokens."""
+    if "." in token and (_DISCORD_RX.search(token) or "SG." in token):
+        return DETECT_SECRETS_TOKEN_RX.search(token) is not None
+    return _DS_TOKEN_LITERALS_RX.search(token) is not None and DETECT_SECRETS_TOKEN_RX.search(token) is not None
+
+
+def _telegram_secret(text: str, start: int, token: str) -> bool:
+    return start > 8 and text[start - 1] == ":" and len(token) >= _TELEGRAM_SECRET_LEN \
+        and _TELEGRAM_BEFORE_RX.search(text, max(0, start - 11), start) is not None
 
 
 _detect_secrets_ready: bool | None = None
@@ -160,19 +199,28 @@ class Redactor:
         if not text:
             return text or ""
         self.scanned_chars += len(text)
-        # detect-secrets first: its patterns need the whole token (a Discord token's
-        # first part alone already looks random to the entropy check below).
+        use_ds = not self._scan_loaded or self._scan is not None
         low = text.lower()
-        if (not self._scan_loaded or self._scan is not None) and detect_secrets_gate(text, low):
-            text = self._detect_secrets(text)
-            low = text.lower()
+        low_is_current = True
         for trigger, lowered, rule, rx in TRIGGERED:
             if trigger in (low if lowered else text):
-                text = rx.sub(lambda m, r=rule: self._apply(r, m), text)
-        text = CANDIDATE_RX.sub(self._candidate, text)
+                new = rx.sub(lambda m, r=rule: self._apply(r, m), text)
+                low_is_current = low_is_current and new == text
+                text = new
+        # One pass over long tokens: token rules, the entropy check, and the token
+        # shapes of detect-secrets (whose lines are collected in _ds_lines).
+        self._ds_lines: set[int] | None = set() if use_ds else None
+        out = CANDIDATE_RX.sub(self._candidate, text)
+        if use_ds and ("AKC" in text or "AP" in text):
+            for m in _ARTIFACTORY_RX.finditer(text):
+                self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
+        if self._ds_lines:
+            out = self._detect_secrets_tokens(out, self._ds_lines)
         if KEYWORD_HINT_RX.search(low):
-            text = KEYWORD_RX.sub(self._keyword, text)
-        return text
+            out = KEYWORD_RX.sub(self._keyword, out)
+        if use_ds and keyword_gate(out, low if low_is_current and out == text else None):
+            out = self._detect_secrets(out, keyword_gate)
+        return out
 
     def _apply(self, rule: Rule, m: re.Match[str]) -> str:
         self.counts[rule.kind] += 1
@@ -180,11 +228,29 @@ class Redactor:
 
     def _candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
-        if TOKEN_RULES_RX.search(token):
+        if self._ds_lines is not None and (_ds_token_shape(token) or (
+                m.string[m.start() - 1:m.start()] == ":" and _telegram_secret(m.string, m.start(), token))):
+            # Left whole for detect-secrets; its line is redacted again afterwards.
+            self._ds_lines.add(m.string.count("\n", 0, m.start()))
+            return token
+        return self._layer1_token(token, m.string, m.start())
+
+    def _layer1_token(self, token: str, text: str, offset: int) -> str:
+        if TOKEN_PREFIX_RX.search(token) and TOKEN_RULES_RX.search(token):
             token = TOKEN_RULES_RX.sub(self._token_rule, token)
         if len(token) >= 24 and _DIGIT.search(token):  # random tokens this long hold a digit
-            token = self._entropy_pass(token, m.string, m.start())
+            token = self._entropy_pass(token, text, offset)
         return token
+
+    def _detect_secrets_tokens(self, text: str, line_numbers: set[int]) -> str:
+        """Lines holding a detect-secrets token shape: detect-secrets on the line as it
+        came, then layer 1's token rules on what is left of it."""
+        lines = text.split("\n")
+        for i in sorted(line_numbers):
+            if i < len(lines):
+                line = self._detect_secrets(lines[i], None)
+                lines[i] = CANDIDATE_RX.sub(lambda m: self._layer1_token(m.group(0), m.string, m.start()), line)
+        return "\n".join(lines)
 
     def _entropy_pass(self, token: str, text: str, offset: int) -> str:
         """Replace the random-looking runs of ``token`` (found at ``offset`` in ``text``)
@@ -221,11 +287,12 @@ class Redactor:
         self.counts[found[1]] += 1
         return found[0]
 
-    def _detect_secrets(self, text: str) -> str:
+    def _detect_secrets(self, text: str, gate: Callable[[str], bool] | None) -> str:
+        """detect-secrets on each line of ``text`` that passes ``gate`` (every line if None)."""
         lines = text.split("\n")
         changed = False
         for i, line in enumerate(lines):
-            if not detect_secrets_gate(line):
+            if gate is not None and not gate(line):
                 continue
             if not self._scan_loaded:
                 self._scan, self._scan_loaded = detect_secrets_scanner(), True
