@@ -85,8 +85,7 @@ def skippable(data: bytes) -> bool:
     not a rejection, an assistant record holding only thinking. Unknown types are not
     skippable (decoding them is how they are counted). A quote inside a JSON string is
     escaped, so ``"type":"tool_use"`` can only be a key and its value, never text."""
-    head = data[:_HEAD]
-    m = _FIRST_TYPE_RX.search(head)
+    m = _FIRST_TYPE_RX.search(data, 0, _HEAD)
     if m is None:
         if len(data) <= _HEAD:
             return False  # no type at all: decode it and count what it is
@@ -96,10 +95,11 @@ def skippable(data: bytes) -> bool:
         return b'"type":"tool_result"' in data and _REJECTED_B not in data
     kind = m.group(1)
     if kind == b"user":
-        return b'"type":"tool_result"' in data and _REJECTED_B not in data[:_REJECTION_WINDOW]
+        return b'"type":"tool_result"' in data and data.find(_REJECTED_B, 0, _REJECTION_WINDOW) < 0
     if kind == b"assistant":
-        return (b'"type":"thinking"' in head or b'"type":"redacted_thinking"' in head) \
-            and b'"type":"text"' not in data and b'"type":"tool_use"' not in data
+        thinking = data.find(b'"type":"thinking"', 0, _HEAD) >= 0 \
+            or data.find(b'"type":"redacted_thinking"', 0, _HEAD) >= 0
+        return thinking and b'"type":"text"' not in data and b'"type":"tool_use"' not in data
     return kind in IGNORED_TYPES
 
 
@@ -112,8 +112,11 @@ def ts_from_bytes(data: bytes) -> str | None:
     end = data.find(b'"', start, start + 48)
     if end < 0:
         return None
+    raw = data[start:end]
+    if len(raw) == 24 and raw[19:20] == b"." and raw[23:24] == b"Z" and raw.isascii():
+        return raw.decode("ascii")  # already the normal form (what Claude Code writes)
     try:
-        return iso_utc(data[start:end].decode("ascii"))
+        return iso_utc(raw.decode("ascii"))
     except UnicodeDecodeError:
         return None
 
