@@ -314,7 +314,7 @@ def _copilot_request(g: Gen, cwd: str, n: int, t: float) -> dict:
 
 def gen_copilot_vscode(g: Gen, home: Path, i: int, target: int) -> int:
     cwd = f"/work/project{i % 25}"
-    chat = b.vscode_workspace(home / ".config" / "Code" / "User", f"ws{i % 20}", cwd)
+    chat = b.vscode_workspace(home / ".config" / "Code" / "User", f"ws{i % 25}", cwd)
     reqs, size = [], 0
     while size < target:
         reqs.append(_copilot_request(g, cwd, len(reqs), len(reqs) * 60.0))

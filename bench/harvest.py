@@ -14,15 +14,17 @@ them (interpreter start-up and imports included):
 
 Every measurement runs ``--runs`` times, interleaved round by round (the machine
 may be shared: noise hits every column alike); the table shows the median MB/s
-with min-max, and the ratio of the harvest to the plain loop is the median of the
-per-round ratios. Peak RSS is each process's own high-water mark (VmHWM). Then:
+(wall clock) with min-max, and the ratio of the harvest to the plain loop as the
+median of the per-round ratios, by wall time and by CPU time (user + system of the
+process, which other work on a shared machine disturbs far less). Peak RSS is each
+process's own high-water mark (VmHWM). Then:
 peak RSS of a full harvest on the corpus and on one a quarter its size (memory
 must be flat in corpus size), and a no-change re-harvest (must read 0 bytes).
 
 ``--stress`` adds the old synthetic corpus (bench/corpus_stress.py: huge tool
 outputs, images, one 50 MB line) as a separate table.
 
-Usage: ``python bench/harvest.py [--size-mb 150] [--runs 5] [--dir DIR] [--keep] [--stress]``.
+Usage: ``python bench/harvest.py [--size-mb 300] [--runs 5] [--dir DIR] [--keep] [--stress]``.
 Nothing here touches the real home: every location is an environment variable
 pointed at the corpus directory, and corpora are never written inside the repository.
 """
@@ -90,17 +92,24 @@ print(total)
 
 
 @dataclass
+class Run:
+    wall: float  # seconds from spawn to exit
+    cpu: float  # user + system seconds of the process
+    peak_mb: float  # its peak RSS (VmHWM), MiB
+    out: str
+
+
+@dataclass
 class Column:
-    walls: list[float] = field(default_factory=list)
-    peaks_mb: list[float] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
     mb: float = 0.0
 
-    def rates(self) -> list[float]:
-        return [self.mb / w for w in self.walls]
-
     def cell(self) -> str:
-        r = self.rates()
+        r = [self.mb / x.wall for x in self.runs]
         return f"{statistics.median(r):6.0f} ({min(r):.0f}-{max(r):.0f})"
+
+    def median_cpu(self) -> float:
+        return statistics.median(x.cpu for x in self.runs)
 
 
 def _env(home: Path, skillopt: Path) -> dict[str, str]:
@@ -112,61 +121,68 @@ def _env(home: Path, skillopt: Path) -> dict[str, str]:
     return env
 
 
-def _run(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall seconds from spawn to exit, peak RSS MiB, stdout) of one process."""
-    started = time.perf_counter()
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=str(env["HOME"]))
-    wall = time.perf_counter() - started
+def _run(argv: list[str], env: dict[str, str]) -> Run:
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=out_f, stderr=err_f, cwd=str(env["HOME"]))
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read().decode(), err_f.read().decode(errors="replace")
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark process failed ({proc.returncode}): {' '.join(argv[:3])}\n{proc.stderr[-2000:]}")
-    peak = next((int(line.split()[1]) / 1024 for line in proc.stderr.splitlines() if line.startswith("VMHWM_KB")), 0.0)
-    return wall, peak, proc.stdout
+        raise SystemExit(f"benchmark process failed ({proc.returncode}): {' '.join(argv[:3])}\n{err[-2000:]}")
+    peak = next((int(line.split()[1]) / 1024 for line in err.splitlines() if line.startswith("VMHWM_KB")), 0.0)
+    return Run(wall, usage.ru_utime + usage.ru_stime, peak, out)
 
 
-def harvest_once(home: Path, index_dir: Path, source: str, variant: str = "harvest") -> tuple[float, float, dict]:
-    shutil.rmtree(index_dir, ignore_errors=True)
+def harvest_once(home: Path, index_dir: Path, source: str, variant: str = "harvest", fresh: bool = True) -> Run:
+    """One harvest process (on a fresh index unless ``fresh`` is False); ``out`` is its JSON report."""
+    if fresh:
+        shutil.rmtree(index_dir, ignore_errors=True)
     argv = [sys.executable, "-c", _HARVEST.format(variant=_VARIANTS[variant]), "harvest", "--source", source,
             "--all-projects", "--json"]
-    wall, peak, out = _run(argv, _env(home, index_dir))
-    return wall, peak, json.loads(out)
+    return _run(argv, _env(home, index_dir))
 
 
-def loop_once(home: Path, list_file: Path, mod: str) -> tuple[float, float, int]:
-    wall, peak, out = _run([sys.executable, "-c", _LOOP.format(mod=mod), str(list_file)], _env(home, home / "none"))
-    return wall, peak, int(out.strip())
+def loop_once(home: Path, list_file: Path, mod: str) -> Run:
+    return _run([sys.executable, "-c", _LOOP.format(mod=mod), str(list_file)], _env(home, home / "none"))
 
 
 def measure(home: Path, files: dict[str, list[Path]], work: Path, runs: int, variants: list[str]) -> None:
     names = list(variants) + ["json", "orjson"]
     cols = {(src, name): Column() for src in files for name in names}
-    ratios: dict[str, list[float]] = {src: [] for src in files}
     reports: dict[str, dict] = {}
     for src, paths in files.items():
         (work / f"{src}.list").write_text("\n".join(map(str, paths)))
     for _ in range(runs):
-        for src, paths in files.items():
-            wall_h = 0.0
+        for src in files:
             for name in names:
                 col = cols[(src, name)]
                 if name in ("json", "orjson"):
-                    wall, peak, total = loop_once(home, work / f"{src}.list", name)
-                    col.mb = total / 1e6
+                    run = loop_once(home, work / f"{src}.list", name)
+                    col.mb = int(run.out.strip()) / 1e6
                 else:
-                    wall, peak, rep = harvest_once(home, work / "index", src, name)
+                    run = harvest_once(home, work / "index", src, name)
+                    rep = json.loads(run.out)
                     col.mb = rep["bytes_read"] / 1e6
                     reports.setdefault(src, rep)
-                    if name == "harvest":
-                        wall_h = wall
-                col.walls.append(wall)
-                col.peaks_mb.append(peak)
-                if name == "json":
-                    ratios[src].append(wall / wall_h)
-    print(f"MB/s, whole process incl. start-up, median (min-max) of {runs} interleaved runs")
-    print(f"{'host':<12} {'MB':>6} " + " ".join(f"{n:>17}" for n in names) + f" {'harvest/json':>13} {'RSS MiB':>8}")
+                col.runs.append(run)
+    print(f"MB/s of whole processes incl. start-up (wall clock), median (min-max) of {runs} interleaved runs.")
+    print("harvest/json: the harvest's speed over the plain json.loads loop's, median of the per-round ratios,")
+    print("by wall time / by CPU time. RSS: the harvest's peak.")
+    print(f"{'host':<12} {'MB':>5} " + " ".join(f"{n:>16}" for n in names) + f" {'harvest/json':>13} {'RSS MiB':>8}")
     for src in files:
-        c = cols[(src, "harvest")]
-        print(f"{src:<12} {c.mb:>6.0f} " + " ".join(f"{cols[(src, n)].cell():>17}" for n in names)
-              + f" {statistics.median(ratios[src]):>12.2f}x {max(c.peaks_mb):>8.0f}")
+        h, j = cols[(src, "harvest")], cols[(src, "json")]
+        by_wall = statistics.median(jr.wall / hr.wall for jr, hr in zip(j.runs, h.runs))
+        by_cpu = statistics.median(jr.cpu / hr.cpu for jr, hr in zip(j.runs, h.runs))
+        print(f"{src:<12} {h.mb:>5.0f} " + " ".join(f"{cols[(src, n)].cell():>16}" for n in names)
+              + f" {by_wall:>6.2f}/{by_cpu:.2f}x {max(r.peak_mb for r in h.runs):>8.0f}")
+    for name in variants[1:]:
+        costs = ", ".join(f"{src} {100 * (cols[(src, 'harvest')].median_cpu() / cols[(src, name)].median_cpu() - 1):+.0f} %"
+                          for src in files)
+        print(f"CPU time the harvest spends on what '{name}' leaves out: {costs}")
     print("\nper host (first run): " + "; ".join(
         f"{src}: {r['sessions_new']} sessions, {r['lines_total']:,} lines, {r['lines_skipped_undecoded']:,} judged "
         f"from bytes, {r['secrets_redacted']} secrets redacted, actions {r['actions']}"
@@ -176,25 +192,20 @@ def measure(home: Path, files: dict[str, list[Path]], work: Path, runs: int, var
 def flat_memory_and_rereads(home: Path, small: Path, work: Path, runs: int) -> None:
     full = [harvest_once(home, work / f"all-{k}", "all") for k in range(runs)]
     tiny = [harvest_once(small, work / "small", "all") for _ in range(runs)]
-    big_mb, small_mb = full[0][2]["bytes_read"] / 1e6, tiny[0][2]["bytes_read"] / 1e6
-    print(f"\npeak RSS of a full harvest (all hosts): {max(p for _, p, _ in full):.0f} MiB for {big_mb:,.0f} MB, "
-          f"{max(p for _, p, _ in tiny):.0f} MiB for {small_mb:,.0f} MB")
-    again = [harvest_once_keep(home, work / "all-0") for _ in range(runs)]
-    walls = [w for w, _, _ in again]
-    r = again[-1][2]
-    print(f"no-change re-harvest of {r['files_seen']:,} files: {statistics.median(walls):.3f} s whole process "
-          f"(min {min(walls):.3f}), files read {r['files_read']}, transcript bytes read {r['bytes_read']}")
-
-
-def harvest_once_keep(home: Path, index_dir: Path) -> tuple[float, float, dict]:
-    argv = [sys.executable, "-c", _HARVEST.format(variant=""), "harvest", "--all-projects", "--json"]
-    wall, peak, out = _run(argv, _env(home, index_dir))
-    return wall, peak, json.loads(out)
+    big_mb = json.loads(full[0].out)["bytes_read"] / 1e6
+    small_mb = json.loads(tiny[0].out)["bytes_read"] / 1e6
+    print(f"\npeak RSS of a full harvest (all hosts): {max(r.peak_mb for r in full):.0f} MiB for {big_mb:,.0f} MB, "
+          f"{max(r.peak_mb for r in tiny):.0f} MiB for {small_mb:,.0f} MB")
+    again = [harvest_once(home, work / "all-0", "all", fresh=False) for _ in range(runs)]
+    walls = [r.wall for r in again]
+    rep = json.loads(again[-1].out)
+    print(f"no-change re-harvest of {rep['files_seen']:,} files: {statistics.median(walls):.3f} s whole process "
+          f"(min {min(walls):.3f}), files read {rep['files_read']}, transcript bytes read {rep['bytes_read']}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mb", type=float, default=150, help="realistic corpus size (default 150)")
+    ap.add_argument("--size-mb", type=float, default=300, help="realistic corpus size (default 300)")
     ap.add_argument("--runs", type=int, default=5, help="runs of each measurement (median shown; default 5)")
     ap.add_argument("--dir", type=Path, help="where to build the corpora (default: a new temp dir)")
     ap.add_argument("--keep", action="store_true", help="keep the corpora afterwards")

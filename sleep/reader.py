@@ -108,11 +108,16 @@ class ParseContext:
         return obj
 
 
-@dataclass
 class Line:
-    data: bytes
-    start: int  # byte offset of the line's first byte
-    end: int  # byte offset just past its newline
+    """One complete line: its bytes, the offset of its first byte and the offset just
+    past its newline."""
+
+    __slots__ = ("data", "start", "end")
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self.data = data
+        self.start = start
+        self.end = end
 
 
 class LineReader:
@@ -166,11 +171,11 @@ class LineReader:
                 continue
             n = len(data)
             stats.bytes_read += n
-            self.offset = pos + n
+            self.offset = end = pos + n
             if n <= 2 and not data.strip():
                 stats.ignored()
                 continue
-            yield Line(data, pos, pos + n)
+            yield Line(data, pos, end)
 
 
 def open_binary(path: str) -> io.BufferedReader:

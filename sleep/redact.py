@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sleep.public_ids import looks_high_entropy, public_identifier, shannon_entropy
-from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_HINT_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX,
-                                TOKEN_RULE_BY_GROUP, TOKEN_RULES_RX, TRIGGERED, Rule, keyword_replacement, marker)
+from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX,
+                                TOKEN_RULE_BY_GROUP, TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement,
+                                marker)
 
 __all__ = ["MARKER", "Redactor", "looks_high_entropy", "shannon_entropy", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate", "token_gate"]
 
@@ -79,6 +80,8 @@ DETECT_SECRETS_TOKEN_RX = re.compile(
     r"|[0-9a-z]{32}-us[0-9]")  # Mailchimp
 _DISCORD_RX = re.compile(r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")
 _DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|sq0csp-|AC|SK|-us")
+# Every token rule's literal and every detect-secrets token literal, in one search.
+_QUICK_RX = re.compile(TOKEN_PREFIX_RX.pattern + "|" + _DS_TOKEN_LITERALS_RX.pattern + r"|SG\.")
 _TELEGRAM_BEFORE_RX = re.compile(r"\d{8,10}:$")
 _ARTIFACTORY_RX = re.compile(r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}")
 # Keyword assignments of the Cloudant, IBM and SoftLayer detectors (keyword,
@@ -216,7 +219,7 @@ class Redactor:
                 self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
         if self._ds_lines:
             out = self._detect_secrets_tokens(out, self._ds_lines)
-        if KEYWORD_HINT_RX.search(low):
+        if keyword_hint(low):
             out = KEYWORD_RX.sub(self._keyword, out)
         if use_ds and keyword_gate(out, low if low_is_current and out == text else None):
             out = self._detect_secrets(out, keyword_gate)
@@ -228,6 +231,16 @@ class Redactor:
 
     def _candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
+        if _QUICK_RX.search(token) is None and ("." not in token or _DISCORD_RX.search(token) is None):
+            # Most long tokens (paths, identifiers): no rule's literal, no detect-secrets
+            # shape; only the entropy check (or a Telegram secret's context) applies.
+            if self._ds_lines is not None and m.string[m.start() - 1:m.start()] == ":" \
+                    and _telegram_secret(m.string, m.start(), token):
+                self._ds_lines.add(m.string.count("\n", 0, m.start()))
+                return token
+            if len(token) >= 24 and _DIGIT.search(token):
+                return self._entropy_pass(token, m.string, m.start())
+            return token
         if self._ds_lines is not None and (_ds_token_shape(token) or (
                 m.string[m.start() - 1:m.start()] == ":" and _telegram_secret(m.string, m.start(), token))):
             # Left whole for detect-secrets; its line is redacted again afterwards.

@@ -9,7 +9,7 @@ Three groups, each with a cheap gate so that ordinary text costs almost nothing:
   credentials in URLs, Slack webhooks, AWS secret keys, bearer and
   ``Authorization:`` headers), each run only when its trigger substring is present;
 - keyword assignments: ``password=``, ``secret:``, ``token=``, ``api_key:`` ...,
-  run only when :data:`KEYWORD_HINT_RX` finds such an assignment.
+  run only when :func:`keyword_hint` finds such an assignment.
 """
 
 from __future__ import annotations
@@ -66,7 +66,9 @@ TOKEN_RULE_BY_GROUP = {f"r{i}": Rule(kind) for i, (kind, _) in enumerate(TOKEN_P
 TOKEN_RULES_RX = re.compile("|".join(f"(?P<r{i}>{p})" for i, (_, p) in enumerate(TOKEN_PATTERNS)))
 # Every token rule and the entropy check need 16+ characters of this class; finding
 # such runs first is what keeps redaction cheap on ordinary text.
-CANDIDATE_RX = re.compile(r"[A-Za-z0-9_\-.+/=]{16,}")
+# The lookbehind makes a run's inner positions fail at once (without it, every
+# position of every shorter word is tried to 16 characters).
+CANDIDATE_RX = re.compile(r"(?<![A-Za-z0-9_\-.+/=])[A-Za-z0-9_\-.+/=]{16,}")
 
 # ----- triggered rules --------------------------------------------------------------------
 
@@ -108,8 +110,20 @@ _KEYWORD_KIND = [
 _KEYWORDS = (r"(?:passw(?:or)?d|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apikey|access[_\-]?key"
              r"|private[_\-]?key|credentials?)")
 # A case-sensitive search on the lowercased text is ~10x faster than the
-# case-insensitive assignment regex, and rules it out for almost all text.
-KEYWORD_HINT_RX = re.compile(_KEYWORDS + r"[\"']?\s*(?::=|=|:)")
+# case-insensitive assignment regex, and rules it out for almost all text; each
+# keyword's own regex starts with its literal, which the engine finds fast.
+_HINT_TAIL = r"[\"']?\s*(?::=|=|:)"
+KEYWORD_HINTS = [(word, re.compile(word + rest + _HINT_TAIL)) for word, rest in (
+    ("passw", "(?:or)?d"), ("pwd", ""), ("secret", "(?:[_\\-]?key)?"), ("token", ""), ("api", "[_\\-]?key"),
+    ("apikey", ""), ("access", "[_\\-]?key"), ("private", "[_\\-]?key"), ("credential", "s?"))]
+
+
+def keyword_hint(low: str) -> bool:
+    """True if the lowercased text may hold a ``keyword = value`` assignment."""
+    for word, rx in KEYWORD_HINTS:
+        if word in low and rx.search(low):
+            return True
+    return False
 # Matches from the keyword on (a prefix such as DB_ in DB_PASSWORD stays in the text);
 # the keyword must end the key: "max_tokens=100" is not a token assignment. A quoted
 # value runs to its closing quote (a password may hold '&' or ';').

@@ -104,7 +104,10 @@ class TurnActions:
     def __init__(self, session: Session, ctx: ParseContext) -> None:
         self.s = session
         self.ctx = ctx
+        # Commands and paths repeat within a session: each is parsed and redacted once.
         self._redacted: dict[str, str] = {}
+        self._signatures: dict[str, list[str]] = {}
+        self._paths: dict[tuple[str, str | None, str | None], str | None] = {}
 
     def _clean(self, value: str) -> str:
         out = self._redacted.get(value)
@@ -120,7 +123,14 @@ class TurnActions:
             return
         stats = self.ctx.stats.actions
         stats["shell_commands"] += 1
-        sigs = shell_signatures(command) if isinstance(command, str) else argv_signatures(command)
+        if isinstance(command, str):
+            sigs = self._signatures.get(command)
+            if sigs is None:
+                sigs = shell_signatures(command)
+                if len(self._signatures) < 4096:
+                    self._signatures[command] = sigs
+        else:
+            sigs = argv_signatures(command)
         if not sigs:
             stats["shell_unrecognised"] += 1
         for sig in sigs:
@@ -131,7 +141,13 @@ class TurnActions:
             return
         stats = self.ctx.stats.actions
         stats["files"] += 1
-        rel = project_path(path, self.s.project_dir, cwd)
+        key = (path, cwd, self.s.project_dir)
+        if key in self._paths:
+            rel = self._paths[key]
+        else:
+            rel = project_path(path, self.s.project_dir, cwd)
+            if len(self._paths) < 4096:
+                self._paths[key] = rel
         if rel is None:
             stats["file_outside_project"] += 1
             return

@@ -60,6 +60,7 @@ _COMMAND_ARGS_RX = re.compile(r"<command-args>([\s\S]*?)</command-args>")
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _REJECTION_REASON_RX = re.compile(r"the user said:\s*([\s\S]+)$", re.IGNORECASE)
 _TS_KEY = b'"timestamp":"'
+_TS_NORMAL_RX = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _REJECTED_B = _REJECTED.encode()
 _HEAD = 4096
 _TAIL = 4096
@@ -103,17 +104,17 @@ def skippable(data: bytes) -> bool:
     return kind in IGNORED_TYPES
 
 
-def ts_from_bytes(data: bytes) -> str | None:
-    """The first ``"timestamp":"..."`` of a raw line, without decoding it."""
-    at = data.find(_TS_KEY)
+def ts_from_bytes(data: bytes, start: int = 0) -> str | None:
+    """The first ``"timestamp":"..."`` of a raw line from byte ``start``, without decoding it."""
+    at = data.find(_TS_KEY, start)
     if at < 0:
         return None
-    start = at + len(_TS_KEY)
-    end = data.find(b'"', start, start + 48)
+    begin = at + len(_TS_KEY)
+    end = data.find(b'"', begin, begin + 48)
     if end < 0:
         return None
-    raw = data[start:end]
-    if len(raw) == 24 and raw[19:20] == b"." and raw[23:24] == b"Z" and raw.isascii():
+    raw = data[begin:end]
+    if _TS_NORMAL_RX.fullmatch(raw):
         return raw.decode("ascii")  # already the normal form (what Claude Code writes)
     try:
         return iso_utc(raw.decode("ascii"))
@@ -204,7 +205,7 @@ class _SessionParser(LogParser):
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
         if skippable(data):
-            self.s.note_time(ts_from_bytes(data[-_TAIL:]))
+            self.s.note_time(ts_from_bytes(data, max(0, len(data) - _TAIL)))
             head = data[:_HEAD]
             if self.s.project_dir is None or self.s.entrypoint is None:
                 self._session_fields_from_bytes(head)
