@@ -20,7 +20,11 @@ What makes it realistic, per host:
 - VS Code Copilot Chat: ``.json`` sessions and ``.jsonl`` append logs; requests
   with attached file contents (``variableData``), response parts (markdown,
   terminal and file tool invocations with their output, edit groups with the
-  edited text), and the ``result`` metadata (tool-call rounds and results).
+  edited text), and the ``result`` metadata: the prompt as rendered for the
+  model (instructions, attachments, the request; tens of thousands of tokens,
+  as its ``promptTokens`` count shows in real sessions), the global context,
+  code blocks, tool-call rounds and results. In logs the result arrives as its
+  own ``kind: 1`` patch.
 - Copilot CLI: ``events.jsonl`` with tool requests, executions and results.
 
 Deterministic for a seed. Corpora go to a directory the caller chooses (a temp
@@ -304,10 +308,20 @@ def _copilot_request(g: Gen, cwd: str, n: int, t: float) -> dict:
     req["variableData"] = {"variables": [{"id": "vscode.implicit.file", "name": f"file:module_{n}.ts",
                                           "value": {"uri": uri(f"{cwd}/src/module_{n}.ts"),
                                                     "content": g.text(g.r.randint(1_000, 15_000))}}]}
+    # The result metadata holds the prompt as the model saw it (instructions,
+    # attached files, the request: tens of thousands of tokens) and every tool round.
+    rendered = ("<instructions>\n" + g.text(g.r.randint(4_000, 12_000)) + "\n</instructions>\n<attachments>\n"
+                + g.text(g.r.randint(10_000, 60_000)) + "\n</attachments>\n<userRequest>\n" + req["message"]["text"]
+                + "\n</userRequest>")
     req["result"] = {"timings": {"firstProgress": 900, "totalElapsed": 21000},
-                     "metadata": {"toolCallRounds": rounds, "toolCallResults": {
-                         r["toolCalls"][0]["id"]: {"content": [{"value": g.text(g.output_size() // 2)}]}
-                         for r in rounds}}}
+                     "details": "GPT-5 mini \u2022 0x",
+                     "metadata": {"promptTokens": len(rendered) // 4, "outputTokens": 900,
+                                  "renderedUserMessage": [{"type": 1, "text": rendered}],
+                                  "renderedGlobalContext": [{"type": 1, "text": g.text(g.r.randint(3_000, 12_000))}],
+                                  "codeBlocks": [{"code": g.text(600), "language": "ts"}],
+                                  "toolCallRounds": rounds, "toolCallResults": {
+                                      r["toolCalls"][0]["id"]: {"content": [{"value": g.text(g.output_size() // 2)}]}
+                                      for r in rounds}}}
     req["followups"] = [{"kind": "reply", "message": "Run the tests again?"}]
     return req
 
