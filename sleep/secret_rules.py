@@ -115,7 +115,7 @@ _KEYWORDS = (r"(?:passw(?:or)?d|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apik
 _HINT_TAIL = r"[\"']?\s*(?::=|=|:)"
 KEYWORD_HINTS = [(word, re.compile(word + rest + _HINT_TAIL)) for word, rest in (
     ("passw", "(?:or)?d"), ("pwd", ""), ("secret", "(?:[_\\-]?key)?"), ("token", ""), ("api", "[_\\-]?key"),
-    ("apikey", ""), ("access", "[_\\-]?key"), ("private", "[_\\-]?key"), ("credential", "s?"))]
+    ("access", "[_\\-]?key"), ("private", "[_\\-]?key"), ("credential", "s?"))]
 
 
 def keyword_hint(low: str) -> bool:

@@ -152,6 +152,7 @@ class _EventParser(LogParser):
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
         super().__init__(session, file, ctx)
         self.call_ids: list[str] = list(session.state.get("call_ids", []))
+        self.seen_calls: set[str] = set(self.call_ids)
         self.actions = TurnActions(session, ctx)
 
     def feed(self, data: bytes, where: str) -> None:
@@ -212,9 +213,10 @@ class _EventParser(LogParser):
 
     def _tool(self, call_id: Any, name: Any, args: Any) -> None:
         if isinstance(call_id, str):
-            if call_id in self.call_ids:
+            if call_id in self.seen_calls:
                 return  # the request and its execution describe one call
             self.call_ids.append(call_id)
+            self.seen_calls.add(call_id)
         self.s.add_tool(name if isinstance(name, str) else None)
         if args is not None:
             text = args if isinstance(args, str) else str(args)
