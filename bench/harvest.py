@@ -180,8 +180,9 @@ def measure(home: Path, files: dict[str, list[Path]], work: Path, runs: int, var
         print(f"{src:<12} {h.mb:>5.0f} " + " ".join(f"{cols[(src, n)].cell():>16}" for n in names)
               + f" {by_wall:>6.2f}/{by_cpu:.2f}x {max(r.peak_mb for r in h.runs):>8.0f}")
     for name in variants[1:]:
-        costs = ", ".join(f"{src} {100 * (cols[(src, 'harvest')].median_cpu() / cols[(src, name)].median_cpu() - 1):+.0f} %"
-                          for src in files)
+        costs = ", ".join(
+            f"{src} {100 * (cols[(src, 'harvest')].median_cpu() / cols[(src, name)].median_cpu() - 1):+.0f} %"
+            for src in files)
         print(f"CPU time the harvest spends on what '{name}' leaves out: {costs}")
     print("\nper host (first run): " + "; ".join(
         f"{src}: {r['sessions_new']} sessions, {r['lines_total']:,} lines, {r['lines_skipped_undecoded']:,} judged "

@@ -119,7 +119,8 @@ def looks_high_entropy(token: str) -> bool:
 # ----- public by structure or context -----------------------------------------------------
 
 # A hash algorithm label written right before the value: sha512-<b64>, sha256:<hex>, h1:<b64>.
-_HASH_LABEL_RX = re.compile(r"(?i)(?<![A-Za-z0-9])(?:sha(?:1|224|256|384|512)|sha3-(?:256|512)|md5|blake2b|blake3|h1)[:\-=]$")
+_HASH_LABEL_RX = re.compile(
+    r"(?i)(?<![A-Za-z0-9])(?:sha(?:1|224|256|384|512)|sha3-(?:256|512)|md5|blake2b|blake3|h1)[:\-=]$")
 # Words that name a hex string as a digest when they precede it on the line.
 _DIGEST_WORD_RX = re.compile(r"(?i)\b(?:checksum|digest|integrity|hash|oid|commit|sha\w*|container|image)\b")
 _SSH_KEY_TYPE_RX = re.compile(r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com"

@@ -35,15 +35,14 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from sleep.public_ids import looks_high_entropy, public_identifier, shannon_entropy
-from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX,
-                                TOKEN_RULE_BY_GROUP, TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement,
-                                marker)
+from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
+                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
 
-__all__ = ["MARKER", "Redactor", "looks_high_entropy", "shannon_entropy", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate", "token_gate"]
+__all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
+           "looks_high_entropy", "shannon_entropy", "token_gate"]
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
-_LETTER = re.compile(r"[A-Za-z]")
 
 
 # ----- layer 2: detect-secrets -----------------------------------------------------------

@@ -379,7 +379,8 @@ def _tool_actions(part: dict[str, Any], tool: str, actions: TurnActions) -> None
         for key in ("filePath", "path", "file_path", "uri"):
             actions.path(_uri_path(raw.get(key)))
         actions.patch(raw.get("input"))
-    for uri in (details if isinstance(details, list) else data.get("values") if data.get("kind") == "resources" else []):
+    uris = details if isinstance(details, list) else data.get("values") if data.get("kind") == "resources" else []
+    for uri in uris if isinstance(uris, list) else []:
         actions.path(_uri_path(uri))
     for key in ("invocationMessage", "pastTenseMessage"):
         msg = part.get(key)
