@@ -1,323 +1,239 @@
-"""Benchmark of the SkillOpt-Sleep harvest against a plain ``json.loads`` loop.
+"""Benchmark of the SkillOpt-Sleep harvest on a corpus shaped like real sessions.
 
-Generates a synthetic corpus (Claude Code, Codex, VS Code Copilot Chat and
-Copilot CLI transcripts; realistic large tool-result lines, base64 images, one
-50 MB line) under a private home, then prints side by side, in one run:
+Builds a realistic corpus (bench/corpus_realistic.py: Claude Code, Codex, VS Code
+Copilot Chat and Copilot CLI sessions of typical record shapes and sizes) in a
+temp dir, then measures, per host, whole processes started the way a user starts
+them (interpreter start-up and imports included):
 
-- per host: MB/s of a full harvest (redaction on, fresh index) and of a plain
-  stdlib loop that only runs ``json.loads`` on every line of the same files;
-- peak RSS of a full harvest on the corpus and on a corpus a tenth its size
-  (memory must be flat in corpus size);
-- the wall time of a no-change re-harvest (in process, and the CLI end to end).
+- ``harvest``: ``python -m sleep.cli harvest --source HOST --all-projects`` on a
+  fresh index, redaction on (the product default);
+- ``json`` / ``orjson``: a process that only runs ``json.loads`` / ``orjson.loads``
+  on every line of the same files;
+- ``-detect-secrets`` / ``-actions``: the harvest without the detect-secrets layer,
+  and without the per-turn shell/files extraction (what each costs).
 
-Each timing is the best of ``--repeat`` runs (each harvest on a fresh index),
-because a shared machine adds noise in both directions.
+Every measurement runs ``--runs`` times, interleaved round by round (the machine
+may be shared: noise hits every column alike); the table shows the median MB/s
+(wall clock) with min-max, and the ratio of the harvest to the plain loop as the
+median of the per-round ratios, by wall time and by CPU time (user + system of the
+process, which other work on a shared machine disturbs far less). Peak RSS is each
+process's own high-water mark (VmHWM). Then:
+peak RSS of a full harvest on the corpus and on one a quarter its size (memory
+must be flat in corpus size), and a no-change re-harvest (must read 0 bytes).
 
-Usage: ``python bench/harvest.py [--size-mb 500] [--dir DIR] [--keep]``.
+``--stress`` adds the old synthetic corpus (bench/corpus_stress.py: huge tool
+outputs, images, one 50 MB line) as a separate table.
+
+Usage: ``python bench/harvest.py [--size-mb 300] [--runs 5] [--dir DIR] [--keep] [--stress]``.
 Nothing here touches the real home: every location is an environment variable
-pointed at the corpus directory.
+pointed at the corpus directory, and corpora are never written inside the repository.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
-import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "sleep"))
+sys.path.insert(0, str(REPO / "bench"))
 
-import sleep_builders as b  # noqa: E402  (the tests' format builders, written from FORMATS.md)
+import corpus_realistic  # noqa: E402
+import corpus_stress  # noqa: E402
 
-HOST_SHARE = {"claude-code": 0.45, "codex": 0.30, "copilot-vscode": 0.15, "copilot-cli": 0.10}
-SOURCE_OF = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",
-             "copilot-cli": "copilot"}
-MEAN_FILE_BYTES = 250_000
-
-_CODE = (
-    "def handler(event, context):\n    \"\"\"Process one record.\"\"\"\n    data = json.loads(event['body'])\n"
-    "    if not data.get('id'):\n        raise ValueError(f\"missing id in {data!r}\")\n    return {'ok': True}\n"
-    "PASSED tests/test_api.py::test_handler_accepts_valid_body\tFAILED tests/test_api.py::test_missing_id - "
-    "AssertionError: expected 'ok'\n  File \"/work/app/api/handler.py\", line 42, in handler\n"
-    "npm WARN deprecated glob@7.2.3: Glob versions prior to v9 are no longer supported\n"
-)
-
-
-class Gen:
-    """Deterministic random content of realistic shapes."""
-
-    def __init__(self, seed: int) -> None:
-        self.r = random.Random(seed)
-        self.pool = (_CODE * 400)[: 256 * 1024]
-        self.words = ("fix the failing test in the parser module and keep the public api stable "
-                      "add logging to the retry loop use pnpm not npm refactor the config loader "
-                      "explain why the cache misses on cold start").split()
-
-    def text(self, n: int) -> str:
-        start = self.r.randrange(0, len(self.pool) - 1)
-        out = []
-        while n > 0:
-            piece = self.pool[start:start + n]
-            out.append(piece)
-            n -= len(piece)
-            start = 0
-        return "".join(out)
-
-    def prompt(self) -> str:
-        p = " ".join(self.r.choice(self.words) for _ in range(self.r.randint(6, 40)))
-        if self.r.random() < 0.03:
-            p += " with token=ghp_" + "".join(self.r.choice("abcdefghijkLMNOP0123456789") for _ in range(36))
-        return p
-
-    def result_size(self) -> int:
-        x = self.r.random()
-        if x < 0.70:
-            return self.r.randint(300, 8_000)
-        if x < 0.95:
-            return self.r.randint(8_000, 100_000)
-        return self.r.randint(100_000, 500_000)
-
-    def image(self) -> str:
-        return base64.b64encode(self.r.randbytes(self.r.randint(200_000, 2_000_000))).decode()
+_HWM = """
+import atexit, sys
+def _hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            sys.stderr.write("VMHWM_KB %s\\n" % line.split()[1])
+atexit.register(_hwm)
+"""
+_VARIANTS = {
+    "harvest": "",
+    "-detect-secrets": """
+import sleep.cli as cli, sleep.harvest as h
+def _no_ds(opts, _orig=h.harvest):
+    opts.use_detect_secrets = False
+    return _orig(opts)
+cli.harvest = _no_ds
+""",
+    "-actions": """
+from sleep.sources.actions import TurnActions
+for _name in ("command", "path", "patch", "claude_tool"):
+    setattr(TurnActions, _name, lambda self, *a, **k: None)
+""",
+}
+_HARVEST = _HWM + "{variant}\nfrom sleep.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+_LOOP = _HWM + """
+import {mod}
+loads = {mod}.loads
+total = 0
+for path in open(sys.argv[1]).read().split("\\n"):
+    if not path:
+        continue
+    with open(path, "rb") as f:
+        for line in f:
+            total += len(line)
+            try:
+                loads(line)
+            except ValueError:
+                pass
+print(total)
+"""
 
 
-def _write(path: Path, lines: list) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = "".join((x if isinstance(x, str) else b.dumps(x)) + "\n" for x in lines).encode()
-    path.write_bytes(data)
-    return len(data)
+@dataclass
+class Run:
+    wall: float  # seconds from spawn to exit
+    cpu: float  # user + system seconds of the process
+    peak_mb: float  # its peak RSS (VmHWM), MiB
+    out: str
 
 
-def gen_claude(g: Gen, home: Path, i: int, target: int) -> int:
-    sid = b.uid(f"bench-claude-{i}")
-    cwd = f"/work/project{i % 40}"
-    t, size, lines, turn = 0.0, 0, [], 0
-    while size < target:
-        turn += 1
-        first = len(lines)
-        lines.append(b.claude_user(g.prompt(), sid=sid, cwd=cwd, t=t))
-        if g.r.random() < 0.05:
-            lines.append(b.claude_user([{"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                                                      "data": g.image()}},
-                                        b.text("what is wrong in this screenshot?")], sid=sid, cwd=cwd, t=t))
-        for k in range(g.r.randint(1, 6)):
-            mid = f"msg_{i}_{turn}_{k}"
-            lines.append(b.claude_assistant([{"type": "thinking", "thinking": g.text(400), "signature": "s" * 200}],
-                                            sid=sid, cwd=cwd, msg_id=mid, t=t))
-            lines.append(b.claude_assistant([b.tool_use(f"tu_{mid}", g.r.choice(["Bash", "Read", "Edit", "Grep"]),
-                                                        {"command": g.text(80)})], sid=sid, cwd=cwd, msg_id=mid, t=t))
-            lines.append(b.claude_tool_result(f"tu_{mid}", g.text(g.result_size()), sid=sid, cwd=cwd, t=t + 1))
-            t += 2
-        lines.append(b.claude_assistant([b.text(g.text(600))], sid=sid, cwd=cwd, msg_id=f"fin_{i}_{turn}", t=t))
-        lines.append({"type": "file-history-snapshot", "messageId": b.uid(t), "snapshot": {
-            "trackedFileBackups": {"a.py": {"backupFileName": "x", "version": 1, "backupTime": b.ts(t)}},
-            "timestamp": b.ts(t)}, "isSnapshotUpdate": False})
-        size += sum(len(b.dumps(x)) + 1 for x in lines[first:])
-    return _write(b.claude_session_path(home / ".claude", cwd, sid), lines)
+@dataclass
+class Column:
+    runs: list[Run] = field(default_factory=list)
+    mb: float = 0.0
 
+    def cell(self) -> str:
+        r = [self.mb / x.wall for x in self.runs]
+        return f"{statistics.median(r):6.0f} ({min(r):.0f}-{max(r):.0f})"
 
-def gen_codex(g: Gen, home: Path, i: int, target: int) -> int:
-    sid = b.uid(f"bench-codex-{i}")
-    cwd = f"/work/project{i % 40}"
-    meta = b.codex_meta(sid, cwd, i)
-    meta["payload"]["instructions"] = g.text(12_000)
-    lines: list = [meta, *b.codex_injected(cwd, i), b.codex_line("turn_context", {"cwd": cwd, "model": "gpt-5-codex"})]
-    size, t, n = 0, 1.0, 0
-    while size < target:
-        turn = [*b.codex_user_turn(g.prompt(), t)]
-        for _ in range(g.r.randint(1, 6)):
-            n += 1
-            turn.append(b.codex_line("response_item", {"type": "reasoning", "summary": [],
-                                                       "encrypted_content": g.text(3000)}, t))
-            turn += b.codex_call("shell", json.dumps({"command": ["bash", "-lc", g.text(60)]}), f"c{n}",
-                                 g.text(g.result_size()), t)
-            turn.append(b.codex_line("event_msg", {"type": "exec_command_end", "call_id": f"c{n}",
-                                                   "aggregated_output": g.text(g.result_size() // 2)}, t))
-            turn.append(b.codex_line("event_msg", {"type": "token_count", "info": {"total": n}}, t))
-        turn += b.codex_assistant(g.text(500), t + 1)
-        size += sum(len(b.dumps(x)) + 1 for x in turn)
-        lines += turn
-        t += 5
-    return _write(b.codex_rollout_path(home / ".codex", sid, t=i), lines)
-
-
-def _copilot_request(g: Gen, n: int, t: float) -> dict:
-    parts: list = [b.md(g.text(200))]
-    for k in range(g.r.randint(1, 5)):
-        inv = b.tool_inv(g.r.choice(["copilot_readFile", "run_in_terminal", "copilot_findFiles"]), f"call_{n}_{k}",
-                         "Read file")
-        inv["resultDetails"] = {"input": g.text(200), "output": [{"type": "embed", "value": g.text(g.result_size())}]}
-        parts.append(inv)
-    parts.append(b.md(g.text(500)))
-    return b.copilot_request(g.prompt(), parts, t, f"request_{n}")
-
-
-def gen_copilot_vscode(g: Gen, home: Path, i: int, target: int) -> int:
-    chat = b.vscode_workspace(home / ".config" / "Code" / "User", f"ws{i % 30}", f"/work/project{i % 40}")
-    reqs, size, n = [], 0, 0
-    while size < target:
-        n += 1
-        reqs.append(_copilot_request(g, n, n * 10.0))
-        size += len(b.dumps(reqs[-1]))
-    session = b.copilot_session(f"bench-vscode-{i}", reqs)
-    if i % 2:
-        return _write(chat / f"bench-vscode-{i}.jsonl", b.copilot_log_lines(session))
-    return _write(chat / f"bench-vscode-{i}.json", [session])
-
-
-def gen_copilot_cli(g: Gen, home: Path, i: int, target: int) -> int:
-    sid = f"bench-cli-{i}"
-    lines = [b.cli_event("session.start", {"sessionId": sid, "context": {"cwd": f"/work/project{i % 40}"}}, 0, 0)]
-    size, n = 0, 0
-    while size < target:
-        n += 1
-        ev = [b.cli_event("user.message", {"content": g.prompt()}, n, n * 10)]
-        for k in range(g.r.randint(1, 5)):
-            ev.append(b.cli_event("assistant.message", {"content": "", "toolRequests": [
-                {"toolCallId": f"t{n}_{k}", "name": "bash", "arguments": {"command": g.text(60)}}]}, n, n * 10 + k))
-            ev.append(b.cli_event("tool.execution_start", {"toolCallId": f"t{n}_{k}", "toolName": "bash"}, n, n))
-            ev.append(b.cli_event("tool.execution_complete", {"toolCallId": f"t{n}_{k}", "success": True,
-                                                              "result": {"content": g.text(g.result_size())}}, n, n))
-        ev.append(b.cli_event("assistant.message", {"content": g.text(400), "toolRequests": []}, n, n * 10 + 9))
-        size += sum(len(b.dumps(x)) + 1 for x in ev)
-        lines += ev
-    return _write(home / ".copilot" / "session-state" / sid / "events.jsonl", lines)
-
-
-GENERATORS = {"claude-code": gen_claude, "codex": gen_codex, "copilot-vscode": gen_copilot_vscode,
-              "copilot-cli": gen_copilot_cli}
-
-
-def generate(home: Path, total_bytes: int, seed: int = 7, huge_line: bool = True) -> dict[str, list[Path]]:
-    g = Gen(seed)
-    for host, share in HOST_SHARE.items():
-        budget, i = int(total_bytes * share), 0
-        while budget > 0:
-            target = max(4_000, min(int(g.r.lognormvariate(0, 0.9) * MEAN_FILE_BYTES * 0.05), 4_000_000))
-            budget -= GENERATORS[host](g, home, i, target)
-            i += 1
-    if huge_line:  # one 50 MB tool-result line in a Claude transcript
-        path = b.claude_session_path(home / ".claude", "/work/huge", "huge")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(b.dumps(b.claude_user("summarise the log", sid="huge", cwd="/work/huge")).encode() + b"\n")
-            f.write(b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t",'
-                    b'"content":"' + b"log line \\n" * (5 << 20) + b'"}]},"timestamp":"2025-03-01T09:00:00.000Z"}\n')
-    return files_by_host(home)
-
-
-def files_by_host(home: Path) -> dict[str, list[Path]]:
-    return {
-        "claude-code": sorted((home / ".claude" / "projects").rglob("*.jsonl")),
-        "codex": sorted((home / ".codex" / "sessions").rglob("*.jsonl")),
-        "copilot": sorted((home / ".config").rglob("chatSessions/*.json*"))
-        + sorted((home / ".copilot").rglob("*.jsonl")),
-    }
-
-
-def plain_loop(files: list[Path]) -> tuple[float, int]:
-    """The baseline: stdlib json.loads on every line, nothing else."""
-    started, total = time.perf_counter(), 0
-    for path in files:
-        with open(path, "rb") as f:
-            for line in f:
-                total += len(line)
-                try:
-                    json.loads(line)
-                except ValueError:
-                    pass
-    return time.perf_counter() - started, total
+    def median_cpu(self) -> float:
+        return statistics.median(x.cpu for x in self.runs)
 
 
 def _env(home: Path, skillopt: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(HOME=str(home), SKILLOPT_HOME=str(skillopt), CLAUDE_CONFIG_DIR=str(home / ".claude"),
-               CODEX_HOME=str(home / ".codex"), COPILOT_HOME=str(home / ".copilot"),
-               PYTHONPATH=str(REPO))
+               CODEX_HOME=str(home / ".codex"), COPILOT_HOME=str(home / ".copilot"), PYTHONPATH=str(REPO))
     env.pop("APPDATA", None)
+    env.pop("XDG_DATA_HOME", None)
     return env
 
 
-_CHILD = """
-import json, sys, time
-from sleep.harvest import HarvestOptions, harvest
-def peak_mb():
-    # VmHWM: this process's peak RSS since exec (ru_maxrss would include the parent's
-    # memory between fork and exec).
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-source = sys.argv[1]
-t = time.perf_counter()
-r = harvest(HarvestOptions(source=source, project=None))
-print(json.dumps({"elapsed": time.perf_counter() - t, "bytes": r.bytes_read, "files": r.files_seen,
-                  "read": r.files_read, "sessions": r.sessions_new, "secrets": r.secrets_redacted,
-                  "skipped": r.skipped, "maxrss_mb": peak_mb()}))
-"""
+def _run(argv: list[str], env: dict[str, str]) -> Run:
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=out_f, stderr=err_f, cwd=str(env["HOME"]))
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read().decode(), err_f.read().decode(errors="replace")
+    if proc.returncode != 0:
+        raise SystemExit(f"benchmark process failed ({proc.returncode}): {' '.join(argv[:3])}\n{err[-2000:]}")
+    peak = next((int(line.split()[1]) / 1024 for line in err.splitlines() if line.startswith("VMHWM_KB")), 0.0)
+    return Run(wall, usage.ru_utime + usage.ru_stime, peak, out)
 
 
-def child_harvest(home: Path, skillopt: Path, source: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", _CHILD, source], env=_env(home, skillopt), check=True,
-                         capture_output=True, text=True)
-    return json.loads(out.stdout)
+def harvest_once(home: Path, index_dir: Path, source: str, variant: str = "harvest", fresh: bool = True) -> Run:
+    """One harvest process (on a fresh index unless ``fresh`` is False); ``out`` is its JSON report."""
+    if fresh:
+        shutil.rmtree(index_dir, ignore_errors=True)
+    argv = [sys.executable, "-c", _HARVEST.format(variant=_VARIANTS[variant]), "harvest", "--source", source,
+            "--all-projects", "--json"]
+    return _run(argv, _env(home, index_dir))
+
+
+def loop_once(home: Path, list_file: Path, mod: str) -> Run:
+    return _run([sys.executable, "-c", _LOOP.format(mod=mod), str(list_file)], _env(home, home / "none"))
+
+
+def measure(home: Path, files: dict[str, list[Path]], work: Path, runs: int, variants: list[str]) -> None:
+    names = list(variants) + ["json", "orjson"]
+    cols = {(src, name): Column() for src in files for name in names}
+    reports: dict[str, dict] = {}
+    for src, paths in files.items():
+        (work / f"{src}.list").write_text("\n".join(map(str, paths)))
+    for _ in range(runs):
+        for src in files:
+            for name in names:
+                col = cols[(src, name)]
+                if name in ("json", "orjson"):
+                    run = loop_once(home, work / f"{src}.list", name)
+                    col.mb = int(run.out.strip()) / 1e6
+                else:
+                    run = harvest_once(home, work / "index", src, name)
+                    rep = json.loads(run.out)
+                    col.mb = rep["bytes_read"] / 1e6
+                    reports.setdefault(src, rep)
+                col.runs.append(run)
+    print(f"MB/s of whole processes incl. start-up (wall clock), median (min-max) of {runs} interleaved runs.")
+    print("harvest/json: the harvest's speed over the plain json.loads loop's, median of the per-round ratios,")
+    print("by wall time / by CPU time. RSS: the harvest's peak.")
+    print(f"{'host':<12} {'MB':>5} " + " ".join(f"{n:>16}" for n in names) + f" {'harvest/json':>13} {'RSS MiB':>8}")
+    for src in files:
+        h, j = cols[(src, "harvest")], cols[(src, "json")]
+        by_wall = statistics.median(jr.wall / hr.wall for jr, hr in zip(j.runs, h.runs))
+        by_cpu = statistics.median(jr.cpu / hr.cpu for jr, hr in zip(j.runs, h.runs))
+        print(f"{src:<12} {h.mb:>5.0f} " + " ".join(f"{cols[(src, n)].cell():>16}" for n in names)
+              + f" {by_wall:>6.2f}/{by_cpu:.2f}x {max(r.peak_mb for r in h.runs):>8.0f}")
+    for name in variants[1:]:
+        costs = ", ".join(
+            f"{src} {100 * (cols[(src, 'harvest')].median_cpu() / cols[(src, name)].median_cpu() - 1):+.0f} %"
+            for src in files)
+        print(f"CPU time the harvest spends on what '{name}' leaves out: {costs}")
+    print("\nper host (first run): " + "; ".join(
+        f"{src}: {r['sessions_new']} sessions, {r['lines_total']:,} lines, {r['lines_skipped_undecoded']:,} judged "
+        f"from bytes, {r['secrets_redacted']} secrets redacted, actions {r['actions']}"
+        for src, r in reports.items()))
+
+
+def flat_memory_and_rereads(home: Path, small: Path, work: Path, runs: int) -> None:
+    full = [harvest_once(home, work / f"all-{k}", "all") for k in range(runs)]
+    tiny = [harvest_once(small, work / "small", "all") for _ in range(runs)]
+    big_mb = json.loads(full[0].out)["bytes_read"] / 1e6
+    small_mb = json.loads(tiny[0].out)["bytes_read"] / 1e6
+    print(f"\npeak RSS of a full harvest (all hosts): {max(r.peak_mb for r in full):.0f} MiB for {big_mb:,.0f} MB, "
+          f"{max(r.peak_mb for r in tiny):.0f} MiB for {small_mb:,.0f} MB")
+    again = [harvest_once(home, work / "all-0", "all", fresh=False) for _ in range(runs)]
+    walls = [r.wall for r in again]
+    rep = json.loads(again[-1].out)
+    print(f"no-change re-harvest of {rep['files_seen']:,} files: {statistics.median(walls):.3f} s whole process "
+          f"(min {min(walls):.3f}), files read {rep['files_read']}, transcript bytes read {rep['bytes_read']}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--size-mb", type=float, default=500)
-    ap.add_argument("--dir", type=Path, help="where to build the corpus (default: a temp dir)")
-    ap.add_argument("--keep", action="store_true", help="keep the corpus afterwards")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="runs of each measurement; the best is shown (the machine is shared)")
+    ap.add_argument("--size-mb", type=float, default=300, help="realistic corpus size (default 300)")
+    ap.add_argument("--runs", type=int, default=5, help="runs of each measurement (median shown; default 5)")
+    ap.add_argument("--dir", type=Path, help="where to build the corpora (default: a new temp dir)")
+    ap.add_argument("--keep", action="store_true", help="keep the corpora afterwards")
+    ap.add_argument("--stress", action="store_true", help="also run the old stress corpus (50 MB line)")
+    ap.add_argument("--no-variants", action="store_true", help="skip the -detect-secrets and -actions columns")
     args = ap.parse_args()
-    root = args.dir or Path(tempfile.mkdtemp(prefix="skillopt-bench-"))
-    home, small = root / "home", root / "home-small"
+    root = (args.dir or Path(tempfile.mkdtemp(prefix="skillopt-bench-"))).resolve()
+    if root == REPO or REPO in root.parents:
+        raise SystemExit("--dir must be outside the repository: corpora are never committed")
+    variants = ["harvest"] if args.no_variants else list(_VARIANTS)
     try:
         t = time.perf_counter()
-        files = generate(home, int(args.size_mb * 1e6))
-        generate(small, int(args.size_mb * 1e5), seed=8)  # with the 50 MB line too: same worst line
-        n_files = sum(len(v) for v in files.values())
-        print(f"corpus: {sum(p.stat().st_size for v in files.values() for p in v) / 1e6:,.0f} MB in "
-              f"{n_files:,} files under {home} (generated in {time.perf_counter() - t:.0f} s)\n")
-        print(f"{'host':<12} {'files':>6} {'MB':>8} {'json.loads MB/s':>16} {'harvest MB/s':>13} {'ratio':>6}")
-        for source, paths in files.items():
-            plain_s, plain_bytes = min(plain_loop(paths) for _ in range(args.repeat))
-            r = min((child_harvest(home, root / f"index-{source}-{k}", source) for k in range(args.repeat)),
-                    key=lambda x: x["elapsed"])
-            plain_rate, rate = plain_bytes / 1e6 / plain_s, r["bytes"] / 1e6 / r["elapsed"]
-            print(f"{source:<12} {len(paths):>6} {plain_bytes / 1e6:>8,.0f} {plain_rate:>16,.0f} {rate:>13,.0f} "
-                  f"{rate / plain_rate:>5.2f}x   (secrets {r['secrets']}, skipped {r['skipped']})")
-        plain_s, plain_bytes = min(plain_loop([p for v in files.values() for p in v]) for _ in range(args.repeat))
-        runs = [(child_harvest(home, root / f"index-all-{k}", "all"), k) for k in range(args.repeat)]
-        full, best = min(runs, key=lambda x: x[0]["elapsed"])
-        index_all = root / f"index-all-{best}"
-        rate = full["bytes"] / 1e6 / full["elapsed"]
-        print(f"{'all':<12} {n_files:>6} {plain_bytes / 1e6:>8,.0f} {plain_bytes / 1e6 / plain_s:>16,.0f} "
-              f"{rate:>13,.0f} {rate / (plain_bytes / 1e6 / plain_s):>5.2f}x   ({full['sessions']} sessions)")
-        tiny = child_harvest(small, root / "index-small", "all")
-        print(f"\npeak RSS of a full harvest: {full['maxrss_mb']:,.0f} MB for {full['bytes'] / 1e6:,.0f} MB "
-              f"(both corpora hold a 50 MB line); {tiny['maxrss_mb']:,.0f} MB for {tiny['bytes'] / 1e6:,.0f} MB")
-        again = min((child_harvest(home, index_all, "all") for _ in range(args.repeat)),
-                    key=lambda x: x["elapsed"])
-        cli = [sys.executable, "-m", "sleep.cli", "harvest", "--all-projects", "--json"]
-        t = time.perf_counter()
-        out = json.loads(subprocess.run(cli, env=_env(home, index_all), check=True, capture_output=True,
-                                        text=True).stdout)
-        cli_s = time.perf_counter() - t
-        print(f"no-change re-harvest of {again['files']:,} files: {again['elapsed']:.3f} s in process, "
-              f"{cli_s:.3f} s for the CLI end to end (files read: {again['read']}, {out['files_read']}; "
-              f"bytes read: {again['bytes']}, {out['bytes_read']})")
+        home, small, work = root / "home", root / "home-small", root / "work"
+        work.mkdir(parents=True, exist_ok=True)
+        files = corpus_realistic.generate(home, int(args.size_mb * 1e6))
+        corpus_realistic.generate(small, int(args.size_mb * 0.25e6), seed=17)
+        n = sum(len(v) for v in files.values())
+        mb = sum(p.stat().st_size for v in files.values() for p in v) / 1e6
+        print(f"realistic corpus: {mb:,.0f} MB in {n:,} files under {home} (built in {time.perf_counter() - t:.0f} s); "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs (shared machines add noise)\n")
+        measure(home, files, work, args.runs, variants)
+        flat_memory_and_rereads(home, small, work, args.runs)
+        if args.stress:
+            shome = root / "stress"
+            sfiles = corpus_stress.generate(shome, int(args.size_mb * 1e6))
+            print("\nstress corpus (huge tool outputs, images, one 50 MB line):")
+            measure(shome, sfiles, work, max(1, args.runs // 2), ["harvest"])
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

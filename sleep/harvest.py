@@ -90,7 +90,9 @@ class HarvestReport:
     lines_total: int = 0
     lines_kept: int = 0
     lines_ignored: int = 0
+    lines_skipped_undecoded: int = 0
     records_with_unknown_fields: int = 0
+    actions: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_lines: dict[str, int] = field(default_factory=dict)
     skipped_files: dict[str, int] = field(default_factory=dict)
@@ -302,7 +304,9 @@ class _Harvester:
                          "replay_sessions_skipped", "history_prompts"):
                 setattr(r, name, getattr(r, name) + getattr(rep, name))
         r.lines_total, r.lines_kept, r.lines_ignored = s.lines_total, s.lines_kept, s.lines_ignored
+        r.lines_skipped_undecoded = s.lines_skipped_undecoded
         r.records_with_unknown_fields = s.records_with_unknown_fields
+        r.actions = dict(s.actions)
         r.skipped_lines = dict(s.skipped_lines)
         r.skipped_files = dict(s.skipped_files)
         r.skipped = dict(Counter(s.skipped_lines) + Counter(s.skipped_files))

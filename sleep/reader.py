@@ -32,16 +32,21 @@ _MAX_EXAMPLES = 3
 
 @dataclass
 class ParseStats:
-    """Counters for one harvest. ``examples`` keeps a few ``path@offset`` per reason."""
+    """Counters for one harvest. ``examples`` keeps a few ``path@offset`` per reason;
+    ``lines_skipped_undecoded`` counts the ignored lines a source judged from their
+    bytes alone (never decoded)."""
 
     lines_total: int = 0
     lines_kept: int = 0
     lines_ignored: int = 0
+    lines_skipped_undecoded: int = 0
     bytes_read: int = 0
     skipped_lines: Counter = field(default_factory=Counter)
     skipped_files: Counter = field(default_factory=Counter)
     records_with_unknown_fields: int = 0
     examples: dict[str, list[str]] = field(default_factory=dict)
+    # What the per-turn action extraction saw and dropped (sleep.sources.actions).
+    actions: Counter = field(default_factory=Counter)
 
     def skip_line(self, reason: str, where: str) -> None:
         self.lines_total += 1
@@ -65,6 +70,12 @@ class ParseStats:
     def ignored(self) -> None:
         self.lines_total += 1
         self.lines_ignored += 1
+
+    def skipped_undecoded(self) -> None:
+        """An ignored line that was judged from its bytes and never decoded."""
+        self.lines_total += 1
+        self.lines_ignored += 1
+        self.lines_skipped_undecoded += 1
 
     def counts_add_up(self) -> bool:
         return self.lines_total == self.lines_kept + self.lines_ignored + sum(self.skipped_lines.values())
@@ -97,11 +108,16 @@ class ParseContext:
         return obj
 
 
-@dataclass
 class Line:
-    data: bytes
-    start: int  # byte offset of the line's first byte
-    end: int  # byte offset just past its newline
+    """One complete line: its bytes, the offset of its first byte and the offset just
+    past its newline."""
+
+    __slots__ = ("data", "start", "end")
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self.data = data
+        self.start = start
+        self.end = end
 
 
 class LineReader:
@@ -155,11 +171,11 @@ class LineReader:
                 continue
             n = len(data)
             stats.bytes_read += n
-            self.offset = pos + n
+            self.offset = end = pos + n
             if n <= 2 and not data.strip():
                 stats.ignored()
                 continue
-            yield Line(data, pos, pos + n)
+            yield Line(data, pos, end)
 
 
 def open_binary(path: str) -> io.BufferedReader:

@@ -1,20 +1,27 @@
 """Secret redaction at the harvest boundary.
 
 Every piece of transcript text that SkillOpt-Sleep stores (prompts, final
-answers, feedback, history lines) passes through :meth:`Redactor.redact` first.
-Each secret is replaced by a typed marker such as ``[REDACTED:github-token]``
-and counted by type, so the harvest can report what it removed.
+answers, feedback, history lines, shell signatures, file paths) passes through
+:meth:`Redactor.redact` once, just before it is stored; text that is dropped
+(tool output, thinking, attachments) is never scanned. Each secret is replaced
+by a typed marker such as ``[REDACTED:github-token]`` and counted by type, so
+the harvest can report what it removed.
 
-Two layers, in this order:
+Two layers:
 
-1. Span-exact patterns for the kinds the product must always catch (provider
-   API keys, GitHub/GitLab/Slack tokens, AWS keys, JWTs, private key blocks,
-   credentials in URLs and connection strings, ``password=``/``secret=``/
-   ``token=`` values, bearer tokens) and a high-entropy token check. These need
-   exact spans (a private key block spans lines; a URL keeps its host).
-2. The maintained detector catalogue of ``detect-secrets`` (Stripe, Twilio,
-   SendGrid, npm, PyPI, Discord, Telegram, Azure, IBM, Mailchimp, Square,
-   Artifactory, ...), run on lines that still hold a long token.
+1. The span-exact rules of :mod:`sleep.secret_rules` (provider API keys,
+   GitHub/GitLab/Slack/Hugging Face/npm tokens, AWS keys, JWTs, private key
+   blocks, credentials in URLs and connection strings, ``password=``-style
+   assignments, bearer and ``Authorization:`` headers) and a high-entropy token
+   check that spares values public by construction (:mod:`sleep.public_ids`:
+   content hashes, SSH public keys, base58 addresses).
+2. The rest of the ``detect-secrets`` detector catalogue (SendGrid, Twilio,
+   Mailchimp, PyPI, Discord, Telegram, Square, Azure storage, Artifactory,
+   IBM, Cloudant, SoftLayer): it adds recall for those kinds, but costs tens of
+   microseconds a line (and 0.15 s to import), so it only sees lines that pass a
+   gate built as a superset of what those detectors can match: token shapes are
+   looked for in each long token before layer 1 could break it apart, keyword
+   assignments in what layer 1 left.
 
 Redaction errs on the side of removing too much: a false positive costs a word
 of a prompt, a false negative leaks a credential into a database.
@@ -22,179 +29,113 @@ of a prompt, a false negative leaks a credential into a database.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
-MARKER = "[REDACTED:{}]"
+from sleep.public_ids import looks_high_entropy, public_identifier, shannon_entropy
+from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
+                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
 
-# Kinds of values that are placeholders, not secrets: `token=$TOKEN`, `password=<pw>`.
-_PLACEHOLDER_START = ("$", "<", "{", "%", "[REDACTED", "*", "(", "process.env", "os.environ")
-_PLACEHOLDER_WORDS = {"true", "false", "null", "none", "nil", "required", "optional",
-                      "string", "str", "undefined", "env", "secret", "password", "token"}
-
-_KEYWORD_KIND = [
-    (re.compile(r"passw(or)?d|pwd", re.I), "password"),
-    (re.compile(r"api[_\-]?key|apikey|access[_\-]?key", re.I), "api-key"),
-    (re.compile(r"private[_\-]?key", re.I), "private-key"),
-    (re.compile(r"secret", re.I), "secret"),
-    (re.compile(r"credential", re.I), "credentials"),
-    (re.compile(r"token", re.I), "token"),
-]
-
-
-def _marker(kind: str) -> str:
-    return MARKER.format(kind)
-
-
-def shannon_entropy(text: str) -> float:
-    """Bits per character of ``text`` (0 for empty)."""
-    if not text:
-        return 0.0
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
-
-
-# ----- layer 1: span-exact patterns ------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    pattern: str  # named groups must be unique across rules (prefixed by the rule's name)
-    # Builds the replacement from the match; default replaces the whole match.
-    replace: Callable[[re.Match[str]], str] | None = None
-
-
-def _keep(prefix: str, kind: str, suffix: str | None = None) -> Callable[[re.Match[str]], str]:
-    return lambda m: m.group(prefix) + _marker(kind) + (m.group(suffix) if suffix else "")
-
-
-# Rules found inside long tokens (see _CANDIDATE_RX): each has a distinctive prefix.
-# At one position the first listed rule wins, so anthropic precedes openai.
-_TOKEN_RULES: list[_Rule] = [
-    _Rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    _Rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
-    _Rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    _Rule("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|agent)-[A-Za-z0-9_\-]{20,}"),
-    _Rule("slack-token", r"\bxox[abposrce]-[A-Za-z0-9\-]{10,}"),
-    _Rule("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b"),
-    _Rule("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    _Rule("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _Rule("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"),
-]
-_TOKEN_RULE_BY_GROUP = {f"r{i}": rule for i, rule in enumerate(_TOKEN_RULES)}
-_TOKEN_RULES_RX = re.compile("|".join(f"(?P<r{i}>{r.pattern})" for i, r in enumerate(_TOKEN_RULES)))
-# Every token rule needs 16+ characters of this class; finding such runs first is
-# what keeps redaction cheap on ordinary text (a scan with one character class).
-_CANDIDATE_RX = re.compile(r"[A-Za-z0-9_\-.+/=]{16,}")
-
-# Rules with their own trigger: (substring that must be present, kind, regex, replacement).
-_PRIVATE_KEY_RX = re.compile(
-    r"-----BEGIN (?P<pk>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END (?P=pk)-----|\Z)")
-_URL_CREDENTIALS_RX = re.compile(r"(?P<url>://[^\s:/?#@\[\]\"'`]{0,256}:)[^\s/?#@\"'`]{1,256}(?P<at>@)")
-_SLACK_WEBHOOK_RX = re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+")
-_AWS_SECRET_RX = re.compile(r"(?i:(?P<aws>aws_?secret(?:_?access)?_?key[\"']?\s*[=:]\s*[\"']?))[A-Za-z0-9/+=]{40}")
-_BEARER_RX = re.compile(r"(?P<bearer>\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9._~+/\-]{16,}=*")
-_TRIGGERED: list[tuple[str, bool, _Rule, re.Pattern[str]]] = [
-    ("-----BEGIN", False, _Rule("private-key", ""), _PRIVATE_KEY_RX),
-    ("://", False, _Rule("url-credentials", "", _keep("url", "url-credentials", "at")), _URL_CREDENTIALS_RX),
-    ("hooks.slack.com", False, _Rule("slack-webhook", ""), _SLACK_WEBHOOK_RX),
-    ("aws", True, _Rule("aws-secret-key", "", _keep("aws", "aws-secret-key")), _AWS_SECRET_RX),
-    ("bearer", True, _Rule("bearer-token", "", _keep("bearer", "bearer-token")), _BEARER_RX),
-]
-# A case-sensitive search on the lowercased text is ~10x faster than the
-# case-insensitive assignment regex, and rules it out for almost all text.
-_KEYWORD_HINT_RX = re.compile(
-    r"(?:passw(?:or)?d|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apikey|access[_\-]?key"
-    r"|private[_\-]?key|credentials?)[\"']?\s*(?::=|=|:)")
-
-def _keyword_replace(m: re.Match[str]) -> str | None:
-    key, sep, quote, value = m.group("key"), m.group("sep"), m.group("q"), m.group("val")
-    low = value.lower()
-    if value.startswith(_PLACEHOLDER_START) or low in _PLACEHOLDER_WORDS or "REDACTED" in value:
-        return None
-    if ":" in sep and not quote:
-        # "token: the thing" is prose; YAML "password: hunter2" is not. An unquoted
-        # value after ':' must look like a credential (long-ish, digit or symbol).
-        if len(value) < 6 or not re.search(r"[0-9_\-+/=!@#%^&.]", value):
-            return None
-    kind = next((k for rx, k in _KEYWORD_KIND if rx.search(key)), "secret")
-    return f"{key}{sep}{quote}{_marker(kind)}"  # the closing quote stays in the text
-
-
-# Matches from the keyword on (a prefix such as DB_ in DB_PASSWORD stays in the text);
-# the keyword must end the key: "max_tokens=100" is not a token assignment.
-_KEYWORD_RX = re.compile(
-    r"(?i)(?P<key>(?:passw(?:or)?d|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apikey|access[_\-]?key"
-    r"|private[_\-]?key|credentials?)[\"']?)"
-    r"(?P<sep>\s*(?::=|=|:)\s*)(?P<q>[\"']?)(?P<val>[^\s\"'`,;&)\]}]{3,})")
+__all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
+           "looks_high_entropy", "shannon_entropy", "token_gate"]
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
-_HEX_RX = re.compile(r"^[0-9a-fA-F]+$")
 _DIGIT = re.compile(r"[0-9]")
-_LETTER = re.compile(r"[A-Za-z]")
-_LOWER = re.compile(r"[a-z]")
-_UPPER = re.compile(r"[A-Z]")
-_UUID_RX = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-# A line worth handing to detect-secrets holds a long token mixing letters and
-# digits: every credential format its detectors know does; words, paths and
-# identifiers of code usually do not.
-_LONG_TOKEN_RX = re.compile(r"[A-Za-z0-9_\-+/.=:]{16,}")
-_DIGIT_RX = re.compile(r"\d")
-_ALPHA_RX = re.compile(r"[A-Za-z]")
-
-
-def _worth_scanning(line: str) -> bool:
-    for token in _LONG_TOKEN_RX.findall(line):
-        if _DIGIT_RX.search(token) and _ALPHA_RX.search(token):
-            return True
-    return False
-
-
-def looks_high_entropy(token: str) -> bool:
-    """True if ``token`` looks like a random secret rather than a word, path or id.
-
-    Hex strings: 32+ chars, mixed digits/letters, not a 40-char git object id.
-    Base64-ish strings: 24+ chars with upper, lower and digits, and entropy near
-    what random text of that length has (identifiers and paths fall short).
-    """
-    token = token.rstrip("=")
-    n = len(token)
-    if n < 24 or _UUID_RX.match(token):
-        return False
-    if not _DIGIT.search(token):
-        return False  # every random token of this length has a digit; words do not
-    if _HEX_RX.match(token):
-        if n < 32 or n == 40:
-            return False
-        return _LETTER.search(token) is not None and shannon_entropy(token) >= 3.0
-    # Path-like tokens (a/b/c) and snake/kebab names are not random strings.
-    if token.count("/") >= 2 or token.count("-") >= 4 or token.count("_") >= 4:
-        return False
-    if not (_LOWER.search(token) and _UPPER.search(token)):
-        return False
-    threshold = min(4.3, 0.85 * math.log2(n))
-    return shannon_entropy(token) >= threshold
 
 
 # ----- layer 2: detect-secrets -----------------------------------------------------------
 
-# Detectors we delegate to detect-secrets. Keyword, entropy and private-key
-# detection are done above (with exact spans); public IPs are not secrets here.
-_DETECT_SECRETS_PLUGINS = [
-    "ArtifactoryDetector", "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
-    "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
-    "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "MailchimpDetector",
-    "NpmDetector", "OpenAIDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
-    "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
+# The detectors of detect-secrets that add recall to layer 1. Its AWS, GitHub,
+# GitLab, JWT, OpenAI, Slack, Stripe and basic-auth detectors match a subset of
+# what layer 1 already removes (with exact spans), so they are not run;
+# keyword, entropy and private-key detection are layer 1's own.
+DETECT_SECRETS_PLUGINS = [
+    "ArtifactoryDetector", "AzureStorageKeyDetector", "CloudantDetector", "DiscordBotTokenDetector",
+    "IbmCloudIamDetector", "IbmCosHmacDetector", "MailchimpDetector", "NpmDetector", "PypiTokenDetector",
+    "SendGridDetector", "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
     "TwilioKeyDetector",
 ]
+# The gate in front of detect-secrets: a superset of what those detectors can
+# match, so that a line that passes no part of it cannot yield a finding and is
+# never handed to detect-secrets. It has two parts.
+#
+# Token shapes, looked for in each long token (the pass over long tokens that
+# layer 1 makes anyway) before layer 1 touches it: a token of such a shape is
+# left whole and its line goes to detect-secrets (layer 1's entropy check would
+# otherwise break a Discord or SendGrid token apart). Two shapes are not inside
+# one long token and are found from their surroundings: a Telegram token's
+# secret follows "<8-10 digits>:", an Artifactory token may be 11 characters.
+DETECT_SECRETS_TOKEN_RX = re.compile(
+    r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}"  # Artifactory
+    r"|AccountKey="  # Azure storage
+    r"|[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\."  # Discord
+    r"|_authToken="  # npm (after "//registry/:")
+    r"|pypi-AgE"  # PyPI
+    r"|SG\.[a-zA-Z0-9_-]{22}\."  # SendGrid
+    r"|sq0csp-"  # Square
+    r"|AC[a-z0-9]{32}|SK[a-z0-9]{32}"  # Twilio
+    r"|[0-9a-z]{32}-us[0-9]")  # Mailchimp
+_DISCORD_RX = re.compile(r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")
+_DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|sq0csp-|AC|SK|-us")
+# Every token rule's literal and every detect-secrets token literal, in one search.
+_QUICK_RX = re.compile(TOKEN_PREFIX_RX.pattern + "|" + _DS_TOKEN_LITERALS_RX.pattern + r"|SG\.")
+_TELEGRAM_BEFORE_RX = re.compile(r"\d{8,10}:$")
+_ARTIFACTORY_RX = re.compile(r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}")
+# Keyword assignments of the Cloudant, IBM and SoftLayer detectors (keyword,
+# optional quote or bracket, an assignment or spaces, 24+ word characters) and
+# their URL forms: looked for in the lowercased text after layer 1, which has
+# already removed most such values (``token=...``, ``password: ...``); a value
+# layer 1 left whole is still there for detect-secrets to find.
+_ASSIGNED_VALUE = r"[\"']?\]?[\"']? *(?:=>|:=|::|=|:| ) *[\"']?[\w\-]{24}"
+# One regex per keyword, each starting with its literal (which the regex engine
+# finds quickly), run only when the keyword occurs at all.
+_KEYWORD_GATES = [(word, re.compile(word + tail + _ASSIGNED_VALUE)) for word, tail in (
+    ("key", ""), ("pw", "d?"), ("pass", "(?:word)?"), ("token", ""))]
+_KEYWORD_GATE_URLS = ("cloudant.com", "softlayer.com")
+_TELEGRAM_SECRET_LEN = 35
+
+
+def keyword_gate(text: str, low: str | None = None) -> bool:
+    """False only if no assignment-shaped detect-secrets detector can match ``text``."""
+    low = text.lower() if low is None else low
+    for word, rx in _KEYWORD_GATES:
+        if word in low and rx.search(low):
+            return True
+    return any(url in low for url in _KEYWORD_GATE_URLS)
+
+
+def token_gate(text: str) -> bool:
+    """False only if no token-shaped detect-secrets detector can match ``text``
+    (the whole-text form of the per-token check :class:`Redactor` makes)."""
+    for m in CANDIDATE_RX.finditer(text):
+        if _ds_token_shape(m.group(0)) or _telegram_secret(text, m.start(), m.group(0)):
+            return True
+    return ("AKC" in text or "AP" in text) and _ARTIFACTORY_RX.search(text) is not None
+
+
+def detect_secrets_gate(text: str) -> bool:
+    """False only if no delegated detect-secrets detector can match ``text``."""
+    return token_gate(text) or keyword_gate(text)
+
+
+def _ds_token_shape(token: str) -> bool:
+    """:data:`DETECT_SECRETS_TOKEN_RX`, after literal tests that rule out most tokens."""
+    if "." in token and (_DISCORD_RX.search(token) or "SG." in token):
+        return DETECT_SECRETS_TOKEN_RX.search(token) is not None
+    return _DS_TOKEN_LITERALS_RX.search(token) is not None and DETECT_SECRETS_TOKEN_RX.search(token) is not None
+
+
+def _telegram_secret(text: str, start: int, token: str) -> bool:
+    return start > 8 and text[start - 1] == ":" and len(token) >= _TELEGRAM_SECRET_LEN \
+        and _TELEGRAM_BEFORE_RX.search(text, max(0, start - 11), start) is not None
+
+
 _detect_secrets_ready: bool | None = None
 
 
-def _detect_secrets_scan() -> Callable[[str], list[tuple[str, str]]] | None:
+def detect_secrets_scanner() -> Callable[[str], list[tuple[str, str]]] | None:
     """A ``line -> [(type, value)]`` scanner backed by detect-secrets, or None if absent.
 
     detect-secrets keeps its configuration in a process-wide settings object;
@@ -213,7 +154,7 @@ def _detect_secrets_scan() -> Callable[[str], list[tuple[str, str]]] | None:
     if not _detect_secrets_ready:
         settings = get_settings()
         settings.clear()
-        settings.configure_plugins([{"name": n} for n in _DETECT_SECRETS_PLUGINS])
+        settings.configure_plugins([{"name": n} for n in DETECT_SECRETS_PLUGINS])
         _detect_secrets_ready = True
 
     def scan(line: str) -> list[tuple[str, str]]:
@@ -236,16 +177,19 @@ class Redactor:
     """Replaces secrets in text with typed markers and counts them by type.
 
     ``redact`` is total: it never raises and returns text with no secret it
-    recognises. ``counts`` accumulates over the redactor's life (one harvest).
+    recognises. ``counts`` accumulates over the redactor's life (one harvest);
+    ``scanned_chars`` and ``detect_secrets_lines`` say how much text it saw and
+    how many lines passed the gate to detect-secrets.
     """
 
     use_detect_secrets: bool = True
     counts: Counter = field(default_factory=Counter)
+    scanned_chars: int = 0
+    detect_secrets_lines: int = 0
 
     def __post_init__(self) -> None:
-        self._mixed_token = False
         # detect-secrets is imported on first need: its import costs ~0.15 s, which a
-        # harvest with nothing new (or nothing token-like) should not pay.
+        # harvest with nothing new (or nothing that passes the gate) should not pay.
         self._scan: Callable[[str], list[tuple[str, str]]] | None = None
         self._scan_loaded = not self.use_detect_secrets
 
@@ -256,63 +200,119 @@ class Redactor:
     def redact(self, text: str | None) -> str:
         if not text:
             return text or ""
+        self.scanned_chars += len(text)
+        use_ds = not self._scan_loaded or self._scan is not None
         low = text.lower()
-        for trigger, lowered, rule, rx in _TRIGGERED:
+        low_is_current = True
+        for trigger, lowered, rule, rx in TRIGGERED:
             if trigger in (low if lowered else text):
-                text = rx.sub(lambda m, r=rule: self._apply(r, m), text)
-        # One scan for long tokens does the token rules, the entropy check, and
-        # decides whether detect-secrets has anything to look at.
-        self._mixed_token = False
-        text = _CANDIDATE_RX.sub(self._candidate, text)
-        if _KEYWORD_HINT_RX.search(low):
-            text = _KEYWORD_RX.sub(self._keyword, text)
-        if self._mixed_token and (not self._scan_loaded or self._scan is not None):
-            text = self._detect_secrets(text)
-        return text
+                new = rx.sub(lambda m, r=rule: self._apply(r, m), text)
+                low_is_current = low_is_current and new == text
+                text = new
+        # One pass over long tokens: token rules, the entropy check, and the token
+        # shapes of detect-secrets (whose lines are collected in _ds_lines).
+        self._ds_lines: set[int] | None = set() if use_ds else None
+        out = CANDIDATE_RX.sub(self._candidate, text)
+        if use_ds and ("AKC" in text or "AP" in text):
+            for m in _ARTIFACTORY_RX.finditer(text):
+                self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
+        if self._ds_lines:
+            out = self._detect_secrets_tokens(out, self._ds_lines)
+        if keyword_hint(low):
+            out = KEYWORD_RX.sub(self._keyword, out)
+        if use_ds and keyword_gate(out, low if low_is_current and out == text else None):
+            out = self._detect_secrets(out, keyword_gate)
+        return out
 
-    def _apply(self, rule: _Rule, m: re.Match[str]) -> str:
+    def _apply(self, rule: Rule, m: re.Match[str]) -> str:
         self.counts[rule.kind] += 1
-        return rule.replace(m) if rule.replace else _marker(rule.kind)
+        return rule.replace(m) if rule.replace else marker(rule.kind)
 
     def _candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
-        if _TOKEN_RULES_RX.search(token):
-            token = _TOKEN_RULES_RX.sub(self._token_rule, token)
-        if _DIGIT.search(token):  # entropy and detect-secrets targets all hold a digit
-            if len(token) >= 24:
-                token = _HIGH_ENTROPY_RX.sub(self._entropy, token)
-            if not self._mixed_token and _LETTER.search(token) and _DIGIT.search(token):
-                self._mixed_token = True
+        if _QUICK_RX.search(token) is None and ("." not in token or _DISCORD_RX.search(token) is None):
+            # Most long tokens (paths, identifiers): no rule's literal, no detect-secrets
+            # shape; only the entropy check (or a Telegram secret's context) applies.
+            if self._ds_lines is not None and m.string[m.start() - 1:m.start()] == ":" \
+                    and _telegram_secret(m.string, m.start(), token):
+                self._ds_lines.add(m.string.count("\n", 0, m.start()))
+                return token
+            if len(token) >= 24 and _DIGIT.search(token):
+                return self._entropy_pass(token, m.string, m.start())
+            return token
+        if self._ds_lines is not None and (_ds_token_shape(token) or (
+                m.string[m.start() - 1:m.start()] == ":" and _telegram_secret(m.string, m.start(), token))):
+            # Left whole for detect-secrets; its line is redacted again afterwards.
+            self._ds_lines.add(m.string.count("\n", 0, m.start()))
+            return token
+        return self._layer1_token(token, m.string, m.start())
+
+    def _layer1_token(self, token: str, text: str, offset: int) -> str:
+        if TOKEN_PREFIX_RX.search(token) and TOKEN_RULES_RX.search(token):
+            token = TOKEN_RULES_RX.sub(self._token_rule, token)
+        if len(token) >= 24 and _DIGIT.search(token):  # random tokens this long hold a digit
+            token = self._entropy_pass(token, text, offset)
         return token
 
+    def _detect_secrets_tokens(self, text: str, line_numbers: set[int]) -> str:
+        """Lines holding a detect-secrets token shape: detect-secrets on the line as it
+        came, then layer 1's token rules on what is left of it."""
+        lines = text.split("\n")
+        for i in sorted(line_numbers):
+            if i < len(lines):
+                line = self._detect_secrets(lines[i], None)
+                lines[i] = CANDIDATE_RX.sub(lambda m: self._layer1_token(m.group(0), m.string, m.start()), line)
+        return "\n".join(lines)
+
+    def _entropy_pass(self, token: str, text: str, offset: int) -> str:
+        """Replace the random-looking runs of ``token`` (found at ``offset`` in ``text``)
+        that are not public identifiers."""
+        out, last = [], 0
+        for e in _HIGH_ENTROPY_RX.finditer(token):
+            value = e.group(0)
+            if not looks_high_entropy(value):
+                continue
+            # Context is the token's own line (the original text around the token).
+            at = offset + e.start()
+            line_start = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", at)
+            before = text[max(line_start, at - 80):at]
+            after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
+            if public_identifier(value, before, after):
+                continue
+            self.counts["high-entropy"] += 1
+            out.append(token[last:e.start()])
+            out.append(marker("high-entropy"))
+            last = e.end()
+        if not out:
+            return token
+        out.append(token[last:])
+        return "".join(out)
+
     def _token_rule(self, t: re.Match[str]) -> str:
-        return self._apply(_TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t)
+        return self._apply(TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t)
 
     def _keyword(self, m: re.Match[str]) -> str:
-        out = _keyword_replace(m)
-        if out is None:
+        found = keyword_replacement(m)
+        if found is None:
             return m.group(0)
-        self.counts[out.rsplit("[REDACTED:", 1)[1].split("]", 1)[0]] += 1
-        return out
+        self.counts[found[1]] += 1
+        return found[0]
 
-    def _entropy(self, m: re.Match[str]) -> str:
-        if looks_high_entropy(m.group(0)):
-            self.counts["high-entropy"] += 1
-            return _marker("high-entropy")
-        return m.group(0)
-
-    def _detect_secrets(self, text: str) -> str:
+    def _detect_secrets(self, text: str, gate: Callable[[str], bool] | None) -> str:
+        """detect-secrets on each line of ``text`` that passes ``gate`` (every line if None)."""
         lines = text.split("\n")
         changed = False
         for i, line in enumerate(lines):
-            if not _worth_scanning(line):
+            if gate is not None and not gate(line):
                 continue
             if not self._scan_loaded:
-                self._scan, self._scan_loaded = _detect_secrets_scan(), True
+                self._scan, self._scan_loaded = detect_secrets_scanner(), True
             if self._scan is None:
                 break
+            self.detect_secrets_lines += 1
             for kind, value in self._scan(line):
-                new = _replace_secret(line, value, _marker(_slug(kind)))
+                new = _replace_secret(line, value, marker(_slug(kind)))
                 if new != line:
                     self.counts[_slug(kind)] += 1
                     line = new
@@ -321,7 +321,10 @@ class Redactor:
         return "\n".join(lines) if changed else text
 
 
-def _replace_secret(line: str, value: str, marker: str) -> str:
+_TOKEN_CHAR_RX = re.compile(r"[A-Za-z0-9_\-+/=.]")
+
+
+def _replace_secret(line: str, value: str, mark: str) -> str:
     """Replace ``value`` in ``line``; a short value (some detectors report only a
     prefix) takes the whole token around it with it."""
     if not value:
@@ -330,11 +333,10 @@ def _replace_secret(line: str, value: str, marker: str) -> str:
     if at < 0:
         return line
     if len(value) >= 8:
-        return line.replace(value, marker)
+        return line.replace(value, mark)
     start, end = at, at + len(value)
-    token_chars = re.compile(r"[A-Za-z0-9_\-+/=.]")
-    while start > 0 and token_chars.match(line[start - 1]):
+    while start > 0 and _TOKEN_CHAR_RX.match(line[start - 1]):
         start -= 1
-    while end < len(line) and token_chars.match(line[end]):
+    while end < len(line) and _TOKEN_CHAR_RX.match(line[end]):
         end += 1
-    return line[:start] + marker + line[end:]
+    return line[:start] + mark + line[end:]

@@ -21,6 +21,7 @@ from typing import Any
 HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli")
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
+_ISO_NORMAL = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 _ISO_FAST = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?Z$")
 
 
@@ -37,6 +38,8 @@ def iso_utc(value: Any) -> str | None:
             secs, frac = divmod(millis, 1000)
             return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{frac:03d}Z"
         elif isinstance(value, str):
+            if len(value) == 24 and _ISO_NORMAL.match(value):
+                return value  # already the normal form (most hosts write it)
             text = value.strip()
             if _ISO_FAST.match(text):
                 # Already UTC: only the fraction needs normalising.

@@ -3,9 +3,9 @@ subagent runs in ``<slug>/<sessionId>/subagents/agent-<id>.jsonl`` and typed
 prompts in ``history.jsonl`` (FORMATS.md, "Claude Code session transcripts").
 
 Speed: most bytes of a transcript are tool results (``type: user`` records
-carrying ``tool_result`` blocks) and file snapshots. A large line is classified
-by byte search first and decoded only if it can hold a prompt or an assistant
-message; small lines are decoded with orjson.
+carrying ``tool_result`` blocks), thinking blocks and file snapshots. Every line
+is classified from its bytes first (:func:`skippable`) and decoded with orjson
+only if it can hold a prompt, an answer, a tool call or a rejected tool use.
 """
 
 from __future__ import annotations
@@ -14,16 +14,18 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
+import orjson
+
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
+from sleep.sources.actions import TurnActions
 from sleep.sources.history import parse_claude_history
 from sleep.sources.turns import LogParser, parse_log
 
 HOST = "claude-code"
-BIG_LINE = 32 * 1024
 
 KNOWN_TYPES = frozenset({
     "user", "assistant", "attachment", "system", "summary", "custom-title", "ai-title",
@@ -58,23 +60,64 @@ _COMMAND_ARGS_RX = re.compile(r"<command-args>([\s\S]*?)</command-args>")
 _REJECTED = "The user doesn't want to proceed with this tool use"
 _REJECTION_REASON_RX = re.compile(r"the user said:\s*([\s\S]+)$", re.IGNORECASE)
 _TS_KEY = b'"timestamp":"'
+_TS_NORMAL_RX = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 _REJECTED_B = _REJECTED.encode()
 _HEAD = 4096
 _TAIL = 4096
 _REJECTION_WINDOW = 16384
+# The record's own type is the first "type" key of a line: the fields before it
+# (uuids, cwd, version, flags) are never objects.
+_FIRST_TYPE_RX = re.compile(rb'"type":"([A-Za-z_\-]{1,40})"')
+# Record types that never hold a prompt, an answer or a tool call.
+IGNORED_TYPES = frozenset({
+    b"attachment", b"system", b"summary", b"custom-title", b"ai-title", b"last-prompt", b"permission-mode",
+    b"file-history-snapshot", b"queue-operation", b"progress", b"tag", b"agent-name", b"mode",
+})
+_CWD_RX = re.compile(rb'"cwd":("(?:[^"\\]|\\.){1,4096}")')
+_MODEL_RX = re.compile(rb'"model":"([^"\\]{1,80})"')
+_ENTRYPOINT_RX = re.compile(rb'"entrypoint":"([A-Za-z0-9_.\-]{1,40})"')
+# Scripted entry points: `claude -p` and the Agent SDKs.
+_SCRIPTED_ENTRYPOINT_PREFIX = "sdk"
 
 
-def ts_from_bytes(data: bytes) -> str | None:
-    """The first ``"timestamp":"..."`` of a raw line, without decoding it."""
-    at = data.find(_TS_KEY)
+def skippable(data: bytes) -> bool:
+    """True for a line that cannot hold a prompt, an answer, a tool call or a rejected
+    tool use, judged from its bytes: a record of an ignored type, a tool result that is
+    not a rejection, an assistant record holding only thinking. Unknown types are not
+    skippable (decoding them is how they are counted). A quote inside a JSON string is
+    escaped, so ``"type":"tool_use"`` can only be a key and its value, never text."""
+    m = _FIRST_TYPE_RX.search(data, 0, _HEAD)
+    if m is None:
+        if len(data) <= _HEAD:
+            return False  # no type at all: decode it and count what it is
+        # A huge first field pushed the type out of the head: judge the whole line.
+        if b'"type":"assistant"' in data or b'"type":"user"' not in data:
+            return False
+        return b'"type":"tool_result"' in data and _REJECTED_B not in data
+    kind = m.group(1)
+    if kind == b"user":
+        return b'"type":"tool_result"' in data and data.find(_REJECTED_B, 0, _REJECTION_WINDOW) < 0
+    if kind == b"assistant":
+        thinking = data.find(b'"type":"thinking"', 0, _HEAD) >= 0 \
+            or data.find(b'"type":"redacted_thinking"', 0, _HEAD) >= 0
+        return thinking and b'"type":"text"' not in data and b'"type":"tool_use"' not in data
+    return kind in IGNORED_TYPES
+
+
+def ts_from_bytes(data: bytes, start: int = 0) -> str | None:
+    """The first ``"timestamp":"..."`` of a raw line from byte ``start``, without decoding it."""
+    at = data.find(_TS_KEY, start)
     if at < 0:
         return None
-    start = at + len(_TS_KEY)
-    end = data.find(b'"', start, start + 48)
+    begin = at + len(_TS_KEY)
+    end = data.find(b'"', begin, begin + 48)
     if end < 0:
         return None
+    raw = data[begin:end]
+    if _TS_NORMAL_RX.fullmatch(raw):
+        return raw.decode("ascii")  # already the normal form (what Claude Code writes)
     try:
-        return iso_utc(data[start:end].decode("ascii"))
+        return iso_utc(raw.decode("ascii"))
     except UnicodeDecodeError:
         return None
 
@@ -151,16 +194,24 @@ class _SessionParser(LogParser):
         super().__init__(session, file, ctx)
         st = session.state
         self.msg_id: str | None = st.get("msg_id")
+        # The message whose text parts make up the open turn's final answer so far.
+        self.final_mid: str | None = st.get("final_mid")
         self.msg_tool_ids: list[str] = list(st.get("msg_tool_ids", []))
         # Raw text parts of the current turn's final message; redacted when the turn closes
         # (a message streamed in parts replaces the base class's single ``final_raw``).
         self.final_parts: list[str] | None = None
+        self.actions = TurnActions(session, ctx)
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
-        if len(data) > BIG_LINE and self._skippable(data):
-            self.s.note_time(ts_from_bytes(data[-_TAIL:]))
-            stats.ignored()
+        if skippable(data):
+            self.s.note_time(ts_from_bytes(data, max(0, len(data) - _TAIL)))
+            head = data[:_HEAD]
+            if self.s.project_dir is None or self.s.entrypoint is None:
+                self._session_fields_from_bytes(head)
+            if b'"role":"assistant"' in head:
+                self._thinking_only(head)
+            stats.skipped_undecoded()
             return
         rec = self.ctx.loads(data, where)
         if rec is None:
@@ -170,6 +221,7 @@ class _SessionParser(LogParser):
             stats.skip_line("unknown_record_type", where)
             return
         self.s.note_time(iso_utc(rec.get("timestamp")))
+        self._session_fields(rec.get("cwd"), rec.get("entrypoint"))
         if kind == "user":
             self._check_fields(rec)
             if self._mine(rec):
@@ -182,32 +234,38 @@ class _SessionParser(LogParser):
             stats.kept()
         else:
             stats.ignored()
-        if self.s.project_dir is None and isinstance(rec.get("cwd"), str):
-            self.s.project_dir = rec["cwd"]
-            if is_replay_path(rec["cwd"]):
+
+    def _thinking_only(self, head: bytes) -> None:
+        """What an undecoded thinking-only assistant record still tells: the agent
+        answered, with this model."""
+        if (self.file.kind != "subagent" and b'"isSidechain":true' in head) or b'"isApiErrorMessage":true' in head:
+            return
+        m = _MODEL_RX.search(head)
+        if m and m.group(1) == b"<synthetic>":
+            return
+        if m:
+            self.s.model = m.group(1).decode("utf-8", "replace")
+        self.answered = True
+
+    def _session_fields(self, cwd: Any, entrypoint: Any) -> None:
+        """The session's project (its first cwd) and how it was started (first entrypoint)."""
+        if self.s.project_dir is None and isinstance(cwd, str):
+            self.s.project_dir = cwd
+            if is_replay_path(cwd):
                 self.replay = True
+        if self.s.entrypoint is None and isinstance(entrypoint, str):
+            self.s.entrypoint = entrypoint
+            self.s.scripted = entrypoint.startswith(_SCRIPTED_ENTRYPOINT_PREFIX)
 
-    @staticmethod
-    def _skippable(data: bytes) -> bool:
-        """True for a large line that cannot hold a prompt or an answer, judged from bytes.
-
-        The record type and the first content block sit near the start of a line
-        (the bulk is the tool output), so only the head is searched; a line
-        whose head shows neither type is judged on the whole line.
-        """
-        head = data[:_HEAD]
-        if b'"type":"assistant"' in head:
-            return False
-        if b'"type":"user"' in head:
-            return (b'"type":"tool_result"' in head or b'"toolUseResult"' in head) \
-                and _REJECTED_B not in data[:_REJECTION_WINDOW]
-        if b'"type":"' in head:
-            return True  # snapshots, attachments, progress: never prompts or answers
-        if b'"type":"assistant"' in data:
-            return False
-        if b'"type":"user"' not in data:
-            return True
-        return (b'"tool_result"' in data or b'"toolUseResult"' in data) and _REJECTED_B not in data
+    def _session_fields_from_bytes(self, head: bytes) -> None:
+        """:meth:`_session_fields` for a line that is not decoded (its cwd is a short JSON string)."""
+        cwd = _CWD_RX.search(head)
+        entry = _ENTRYPOINT_RX.search(head)
+        try:
+            self._session_fields(orjson.loads(cwd.group(1)) if cwd else None,
+                                 entry.group(1).decode("ascii") if entry else None)
+        except orjson.JSONDecodeError:
+            pass
 
     def _mine(self, rec: dict[str, Any]) -> bool:
         # Old versions inline subagent traffic in the main file as sidechains.
@@ -266,6 +324,7 @@ class _SessionParser(LogParser):
             return False
         self.msg_id = None
         self.msg_tool_ids = []
+        self.final_mid = None
         return True
 
     def _tool_result(self, block: dict[str, Any], at: str | None) -> None:
@@ -292,9 +351,6 @@ class _SessionParser(LogParser):
             # A new message; records of one streamed message share its id.
             self.msg_id = mid
             self.msg_tool_ids = []
-            new_message = True
-        else:
-            new_message = False
         content = msg.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -305,8 +361,7 @@ class _SessionParser(LogParser):
                 continue
             btype = block.get("type")
             if btype == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-                self._final_text(block["text"], new_message)
-                new_message = False
+                self._final_text(block["text"], mid if isinstance(mid, str) else None)
             elif btype == "tool_use":
                 tid = block.get("id")
                 if tid and tid in self.msg_tool_ids:
@@ -315,20 +370,24 @@ class _SessionParser(LogParser):
                     self.msg_tool_ids.append(tid)
                 name = block.get("name") if isinstance(block.get("name"), str) else None
                 self.s.add_tool(name)
+                self.actions.claude_tool(name, block.get("input"))
                 if name == "Skill":
                     inp = block.get("input") if isinstance(block.get("input"), dict) else {}
                     skill = inp.get("skill") or inp.get("command") or inp.get("name")
                     self.s.add_skill(skill if isinstance(skill, str) else None)
         self.answered = True
 
-    def _final_text(self, text: str, new_message: bool) -> None:
+    def _final_text(self, text: str, mid: str | None) -> None:
+        """A text part of message ``mid``: the turn's final answer is the text of its
+        last message that has text (the parts of one streamed message, joined)."""
         if not self.s.prompts:
             return
-        if self.final_parts is None:
-            prev = self.s.finals[-1]
-            self.final_parts = [prev] if (prev and not new_message) else []
-        elif new_message:
+        if mid != self.final_mid or mid is None:
             self.final_parts = []
+            self.final_mid = mid
+        elif self.final_parts is None:  # the same message, continued after an earlier read
+            prev = self.s.finals[-1]
+            self.final_parts = [prev] if prev else []
         if text not in self.final_parts:
             self.final_parts.append(text)
 
@@ -339,4 +398,4 @@ class _SessionParser(LogParser):
 
     def close(self) -> None:
         super().close()
-        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:])
+        self.s.state.update(msg_id=self.msg_id, msg_tool_ids=self.msg_tool_ids[-50:], final_mid=self.final_mid)

@@ -9,8 +9,12 @@ rollouts without the ``{timestamp, type, payload}`` envelope have no events:
 their ``message`` records with role ``user`` are used, minus injected text.
 
 Speed: Codex writes compact JSON with the record and payload types first, so
-the types are read from the first bytes of a line; outputs (tool results,
-reasoning, token counts, compaction history) are never decoded.
+the types are read from the first bytes of a line (:func:`skippable`); outputs
+(tool results, reasoning, token counts, compaction history), the
+``response_item`` copy of each user turn (and the injected context sent the
+same way) and, once the project is known, ``turn_context`` records are never
+decoded. Tool calls are decoded: their arguments give the turn's shell
+commands and patched files.
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
+import orjson
+
 from sleep.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
+from sleep.sources.actions import TurnActions
 from sleep.sources.history import parse_codex_history
 from sleep.sources.turns import LogParser, parse_log
 
@@ -32,6 +39,11 @@ _HEAD = 200
 _TYPES_RX = re.compile(rb'"type":"([a-z_]+)","payload":\{"type":"([a-z_]+)"')
 _COMPACTED = b'"type":"compacted"'
 _TS_RX = re.compile(rb'^\{"timestamp":"([^"]{10,40})"')
+_TURN_CONTEXT_RX = re.compile(rb'^\{"timestamp":"[^"]{10,40}","type":"turn_context"')
+_MODEL_RX = re.compile(rb'"model":"([^"\\]{1,100})"')
+_INPUT_ROLES = (b',"role":"user"', b',"role":"developer"', b',"role":"system"')
+# `codex exec` and the SDKs (which drive `codex exec`); `mcp`: another program drives Codex.
+_SCRIPTED_SOURCES = ("exec", "mcp")
 
 # Payload types that never hold a prompt, a final answer or a tool name.
 SKIP_PAYLOADS = frozenset({
@@ -98,20 +110,44 @@ def _id_from_name(name: str) -> str | None:
     return m.group(1) if m else None
 
 
+def skippable(head: bytes) -> bool:
+    """True for an enveloped line that holds no prompt, answer or tool call, judged from
+    its first bytes: an output, reasoning or bookkeeping payload, compaction history, or
+    a user / developer message (the copy of a turn whose prompt the event gives)."""
+    m = _TYPES_RX.search(head)
+    if m is None:
+        return _COMPACTED in head
+    ptype = m.group(2)
+    if ptype in SKIP_PAYLOADS:
+        return True
+    return ptype == b"message" and m.group(1) == b"response_item" and head.startswith(_INPUT_ROLES, m.end())
+
+
 class _RolloutParser(LogParser):
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
         super().__init__(session, file, ctx)
         self.cur_ts: str | None = None
+        self.actions = TurnActions(session, ctx)
+
+    def _note_ts(self, head: bytes) -> None:
+        ts = _TS_RX.match(head)
+        if ts:
+            self.s.note_time(iso_utc(ts.group(1).decode("ascii", "replace")))
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
         head = data[:_HEAD]
-        m = _TYPES_RX.search(head)
-        if (m and m.group(2) in SKIP_PAYLOADS) or _COMPACTED in head:
-            ts = _TS_RX.match(head)
-            if ts:
-                self.s.note_time(iso_utc(ts.group(1).decode("ascii", "replace")))
-            stats.ignored()
+        if skippable(head):
+            self._note_ts(head)
+            stats.skipped_undecoded()
+            return
+        if self.s.project_dir is not None and _TURN_CONTEXT_RX.match(head):
+            # Per-turn settings repeat the project; the model is all that may change.
+            model = _MODEL_RX.search(data, 0, 4096)
+            if model:
+                self.s.model = model.group(1).decode("utf-8", "replace")
+            self._note_ts(head)
+            stats.skipped_undecoded()
             return
         rec = self.ctx.loads(data, where)
         if rec is None:
@@ -191,6 +227,12 @@ class _RolloutParser(LogParser):
         sid = p.get("id")
         if isinstance(sid, str) and sid:
             self.s.session_id = sid
+        originator, source = p.get("originator"), p.get("source")
+        if isinstance(originator, str) and self.s.entrypoint is None:
+            self.s.entrypoint = originator
+        if (isinstance(originator, str) and ("exec" in originator or "sdk" in originator)) \
+                or source in _SCRIPTED_SOURCES:
+            self.s.scripted = True
         self.s.note_time(iso_utc(p.get("timestamp")))
         cwd = p.get("cwd")
         if isinstance(cwd, str):
@@ -220,7 +262,48 @@ class _RolloutParser(LogParser):
         if isinstance(args, str):
             for skill in skills_in(args):
                 self.s.add_skill(skill)
+        self._actions(ptype, name, args, p)
         self.answered = True
+
+    def _actions(self, ptype: Any, name: str | None, args: Any, p: dict[str, Any]) -> None:
+        """Shell commands and patched files of one tool call (see FORMATS.md, Codex)."""
+        if ptype == "local_shell_call":
+            action = p.get("action") if isinstance(p.get("action"), dict) else {}
+            self._shell(action.get("command"), action.get("working_directory"))
+            return
+        if ptype == "custom_tool_call":
+            if name == "apply_patch":
+                self.actions.patch(args)
+            return
+        if not isinstance(args, str) or not args.startswith("{"):
+            return
+        try:
+            a = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            self.ctx.stats.actions["tool_arguments_unreadable"] += 1
+            return
+        if not isinstance(a, dict):
+            return
+        workdir = a.get("workdir") if isinstance(a.get("workdir"), str) else None
+        if name in ("shell", "container.exec", "local_shell", "shell_command"):
+            self._shell(a.get("command"), workdir)
+        elif name == "exec_command":
+            self._shell(a.get("cmd", a.get("command")), workdir)
+        elif name == "apply_patch":
+            self.actions.patch(a.get("input", a.get("patch")), workdir)
+        elif name in ("read_file", "view_image", "write_file", "edit_file"):
+            self.actions.path(a.get("file_path", a.get("path")), workdir)
+
+    def _shell(self, command: Any, workdir: Any) -> None:
+        """A shell call: a patch applied through the shell (``apply_patch``, often as a
+        heredoc) counts as the files it patches, not as a command."""
+        cwd = workdir if isinstance(workdir, str) else None
+        text = command if isinstance(command, str) else (
+            "\n".join(x for x in command if isinstance(x, str)) if isinstance(command, list) else "")
+        if "*** Begin Patch" in text:
+            self.actions.patch(text, cwd)
+            return
+        self.actions.command(command)
 
     def _legacy_item(self, rec: dict[str, Any]) -> None:
         if rec.get("type") == "message":

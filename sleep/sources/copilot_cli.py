@@ -10,6 +10,11 @@ is what the person typed; ``transformedContent`` adds injected context),
 ``abort``. ``workspace.yaml`` beside the log repeats the cwd. Versions before
 0.0.342 wrote one ``history-session-state/<id>.json`` per session with an
 OpenAI-style ``chatMessages`` array; those are read whole.
+
+What a turn did comes from its tool requests: ``bash`` / ``shell`` /
+``powershell`` calls give shell signatures, file tools (``view``, ``edit``,
+``create``, ``str_replace_editor``, ...) their ``path``, ``apply_patch`` the
+files its patch names. Arguments are an object or a JSON string.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
+import orjson
+
 from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
+from sleep.sources.actions import TurnActions
 from sleep.sources.turns import LogParser, open_turn, parse_log
 
 HOST = "copilot-cli"
@@ -31,8 +39,17 @@ _KNOWN_NAMESPACES = ("session.", "user.", "assistant.", "tool.", "skill.", "suba
 _SKIP_HEADS = (b'{"type":"tool.execution_complete"', b'{"type":"tool.execution_partial_result"',
                b'{"type":"assistant.message_delta"', b'{"type":"session.compaction_complete"',
                b'{"type":"hook.')
+_SHELL_TOOLS = frozenset({"bash", "shell", "powershell", "run_in_terminal", "write_bash", "sh"})
+_FILE_TOOLS = frozenset({"view", "read", "read_file", "edit", "create", "write", "write_file", "str_replace",
+                         "str_replace_editor", "insert", "edit_file", "create_file", "glob", "grep", "rg"})
 _CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
 _TS_KEY = b'"timestamp":"'
+
+
+def skippable(data: bytes) -> bool:
+    """True for an event that holds no prompt, answer or tool call, judged from its first
+    bytes: tool results and partial results, streamed deltas, compaction, hook events."""
+    return data.startswith(_SKIP_HEADS)
 
 
 def _ts_from_tail(data: bytes) -> str | None:
@@ -111,16 +128,38 @@ def _cwd_of(data: Any) -> str | None:
     return None
 
 
+def tool_actions(actions: TurnActions, name: Any, args: Any) -> None:
+    """The shell command or files of one Copilot CLI tool call."""
+    if isinstance(args, str) and args.startswith("{"):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            actions.ctx.stats.actions["tool_arguments_unreadable"] += 1
+            return
+    if not isinstance(name, str):
+        return
+    if name == "apply_patch":
+        actions.patch(args.get("input") if isinstance(args, dict) else args)
+    elif not isinstance(args, dict):
+        return
+    elif name in _SHELL_TOOLS:
+        actions.command(args.get("command"))
+    elif name in _FILE_TOOLS:
+        actions.path(args.get("path", args.get("filePath", args.get("file_path"))))
+
+
 class _EventParser(LogParser):
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
         super().__init__(session, file, ctx)
         self.call_ids: list[str] = list(session.state.get("call_ids", []))
+        self.seen_calls: set[str] = set(self.call_ids)
+        self.actions = TurnActions(session, ctx)
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
-        if data.startswith(_SKIP_HEADS):
+        if skippable(data):
             self.s.note_time(_ts_from_tail(data))
-            stats.ignored()
+            stats.skipped_undecoded()
             return
         rec = self.ctx.loads(data, where)
         if rec is None:
@@ -174,14 +213,16 @@ class _EventParser(LogParser):
 
     def _tool(self, call_id: Any, name: Any, args: Any) -> None:
         if isinstance(call_id, str):
-            if call_id in self.call_ids:
+            if call_id in self.seen_calls:
                 return  # the request and its execution describe one call
             self.call_ids.append(call_id)
+            self.seen_calls.add(call_id)
         self.s.add_tool(name if isinstance(name, str) else None)
         if args is not None:
             text = args if isinstance(args, str) else str(args)
             for skill in skills_in(text):
                 self.s.add_skill(skill)
+        tool_actions(self.actions, name, args)
         self.answered = True
 
     def close(self) -> None:
@@ -213,6 +254,7 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
     s = Session(host=HOST, session_id=sid or Path(file.path).stem, source_path=file.path)
     s.note_time(iso_utc(doc.get("startTime")))
     answered = False
+    actions = TurnActions(s, ctx)
     for msg in messages:
         if not isinstance(msg, dict):
             continue
@@ -228,6 +270,7 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict) and isinstance(fn.get("name"), str):
                     s.add_tool(fn["name"])
+                    tool_actions(actions, fn["name"], fn.get("arguments"))
                     answered = True
             if text and s.prompts:
                 s.finals[-1] = ctx.redactor.redact(text)

@@ -11,6 +11,13 @@ read only when given explicitly.
 
 Both file kinds are re-read whole when they change: a ``.json`` file is
 rewritten in place, and a log's later lines patch paths anywhere in the state.
+A log line whose key path runs through a part of the state that is never used
+(a request's ``result`` metadata, attached ``variableData``, references,
+follow-ups; :data:`UNUSED_KEYS`) is skipped from its first bytes, undecoded.
+
+What a turn did: terminal commands from a tool invocation's terminal data
+(``toolSpecificData.commandLine``), files from file tools (their result URIs,
+raw input or the ``file://`` links of their messages) and from edit groups.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 from urllib.parse import unquote, urlparse
 
+import re
+
 import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
@@ -28,10 +37,29 @@ from sleep import paths
 from sleep.reader import LineReader, ParseContext, ParseStats
 from sleep.sessions import Feedback, Session, iso_utc
 from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.sources.actions import TurnActions, file_uris
 from sleep.sources.turns import open_turn
 
 HOST = "copilot-vscode"
 _MAX_DOC_BYTES = 256 << 20
+# Parts of a session state that building a Session never reads.
+UNUSED_KEYS = frozenset({b"result", b"variableData", b"contentReferences", b"codeCitations", b"followups",
+                         b"editedFileEvents", b"inputState", b"usedContext", b"workingSet"})
+_PATCH_HEAD_RX = re.compile(rb'^\{"kind":[123],"k":\[([^\]]{0,300})\]')
+_KEY_RX = re.compile(rb'"([^"\\]*)"')
+# File tools by id (lowercased, without the copilot_ prefix and underscores).
+_FILE_TOOLS = frozenset({"readfile", "createfile", "replacestring", "multireplacestring", "inserteditintofile",
+                         "insertedit", "applypatch", "editfile", "editfiles", "editnotebook", "readnotebookcelloutput",
+                         "createnewjupyternotebook", "editnotebookfile"})
+_TERMINAL_TOOLS = frozenset({"runinterminal", "runcommand"})
+_URI_SCHEMES = (None, "file", "vscode-remote", "vscode-notebook-cell")
+
+
+def skippable_patch(data: bytes) -> bool:
+    """True for a log line that patches only state a Session never reads (judged from
+    the key path at the start of the line: ``{"kind":1,"k":["requests",3,"result"],...``)."""
+    m = _PATCH_HEAD_RX.match(data)
+    return m is not None and any(key in UNUSED_KEYS for key in _KEY_RX.findall(m.group(1)))
 
 
 class CopilotVSCodeSource:
@@ -147,6 +175,9 @@ def _replay_log(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> dict[str, A
             ctx.stats.ignored()
             ctx.stats.skip_file("pretty_printed_json", file.path)
             return None
+        if state is not None and skippable_patch(line.data):
+            ctx.stats.skipped_undecoded()
+            continue
         rec = ctx.loads(line.data, where)
         if rec is None:
             continue
@@ -240,6 +271,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
     s.note_time(iso_utc(state.get("lastMessageDate")))
     requests = state.get("requests") if isinstance(state.get("requests"), list) else []
     answered = False
+    actions = TurnActions(s, ctx)
     for req in requests:
         if not isinstance(req, dict):
             continue
@@ -252,7 +284,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
             if not s.prompts and is_replay_prompt(text):
                 return None
             open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-        answered = _response(req, s, ctx) or answered
+        answered = _response(req, s, ctx, actions) or answered
         vote = req.get("vote")
         if vote in (0, 1) and s.prompts:
             reason = req.get("voteDownReason") if isinstance(req.get("voteDownReason"), str) else ""
@@ -261,7 +293,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
     return s
 
 
-def _response(req: dict[str, Any], s: Session, ctx: ParseContext) -> bool:
+def _response(req: dict[str, Any], s: Session, ctx: ParseContext, actions: TurnActions) -> bool:
     parts = req.get("response")
     if not isinstance(parts, list):
         return False
@@ -274,7 +306,11 @@ def _response(req: dict[str, Any], s: Session, ctx: ParseContext) -> bool:
         if md is not None:
             texts.append(md)
             continue
-        if part.get("kind") == "toolInvocationSerialized":
+        kind = part.get("kind")
+        if kind in ("textEditGroup", "notebookEditGroup") or (kind == "codeblockUri" and part.get("isEdit")):
+            actions.path(_uri_path(part.get("uri")))
+            continue
+        if kind == "toolInvocationSerialized":
             call = part.get("toolCallId")
             if isinstance(call, str):
                 if call in seen_calls:
@@ -282,6 +318,7 @@ def _response(req: dict[str, Any], s: Session, ctx: ParseContext) -> bool:
                 seen_calls.add(call)
             tool = part.get("toolId")
             s.add_tool(tool if isinstance(tool, str) else None)
+            _tool_actions(part, tool if isinstance(tool, str) else "", actions)
             found: set[str] = set()
             for key in ("invocationMessage", "pastTenseMessage"):
                 msg = part.get(key)
@@ -295,3 +332,57 @@ def _response(req: dict[str, Any], s: Session, ctx: ParseContext) -> bool:
     if final and s.prompts:
         s.finals[-1] = ctx.redactor.redact(final)
     return bool(final or seen_calls)
+
+
+def _uri_path(uri: Any) -> str | None:
+    """A local path from a serialized URI (``{"scheme","path","fsPath",...}``), a
+    Location (``{"uri", "range"}``) or a ``file://`` string."""
+    if isinstance(uri, str):
+        return uri
+    if not isinstance(uri, dict):
+        return None
+    if isinstance(uri.get("uri"), (dict, str)):
+        return _uri_path(uri["uri"])
+    if uri.get("scheme") not in _URI_SCHEMES:
+        return None
+    for key in ("fsPath", "path"):
+        if isinstance(uri.get(key), str):
+            return uri[key]
+    return None
+
+
+def _tool_actions(part: dict[str, Any], tool: str, actions: TurnActions) -> None:
+    """The command a terminal tool ran, or the files a file tool read or changed."""
+    data = part.get("toolSpecificData") if isinstance(part.get("toolSpecificData"), dict) else {}
+    name = tool.lower().removeprefix("copilot_").replace("_", "")
+    if data.get("kind") == "terminal":
+        line = data.get("commandLine")
+        if isinstance(line, dict):
+            actions.command(line.get("userEdited") or line.get("toolEdited") or line.get("original"))
+        else:
+            actions.command(data.get("command"))  # before VS Code 1.10x
+        return
+    details = part.get("resultDetails")
+    raw = data.get("rawInput") if data.get("kind") == "input" else None
+    if raw is None and isinstance(details, dict) and isinstance(details.get("input"), str):
+        try:
+            raw = orjson.loads(details["input"])
+        except orjson.JSONDecodeError:
+            raw = None
+    if name in _TERMINAL_TOOLS:
+        if isinstance(raw, dict):
+            actions.command(raw.get("command"))
+        return
+    if name not in _FILE_TOOLS:
+        return
+    if isinstance(raw, dict):
+        for key in ("filePath", "path", "file_path", "uri"):
+            actions.path(_uri_path(raw.get(key)))
+        actions.patch(raw.get("input"))
+    uris = details if isinstance(details, list) else data.get("values") if data.get("kind") == "resources" else []
+    for uri in uris if isinstance(uris, list) else []:
+        actions.path(_uri_path(uri))
+    for key in ("invocationMessage", "pastTenseMessage"):
+        msg = part.get(key)
+        for uri in file_uris(msg.get("value") if isinstance(msg, dict) else msg):
+            actions.path(uri)

@@ -288,3 +288,103 @@ def copilot_cli_session(sid: str, cwd: str) -> list[dict[str, Any]]:
                                         "toolRequests": []}, 5, 11),
         cli_event("session.shutdown", {}, 6, 12),
     ]
+
+
+# ----- what the agent did: shell commands and files, per host ----------------------------
+
+PATCH = ("*** Begin Patch\n*** Update File: src/cli.py\n@@\n-verbose = False\n+verbose = True\n"
+         "*** Add File: tests/test_cli.py\n+def test_verbose(): ...\n*** End Patch")
+
+
+def claude_actions_session(sid: str, cwd: str, entrypoint: str = "cli") -> list[dict[str, Any]]:
+    """Two turns whose tool calls run shell commands and touch files in and out of ``cwd``."""
+    def user(content: Any, t: float, **kw: Any) -> dict[str, Any]:
+        return claude_user(content, sid=sid, cwd=cwd, t=t, entrypoint=entrypoint, **kw)
+
+    def call(tid: str, name: str, inp: dict[str, Any], t: float) -> list[dict[str, Any]]:
+        return [claude_assistant([tool_use(tid, name, inp)], sid=sid, cwd=cwd, msg_id=f"m-{tid}", t=t,
+                                 entrypoint=entrypoint),
+                claude_tool_result(tid, "ok", sid=sid, cwd=cwd, t=t + 0.1)]
+
+    return [
+        user("run the api tests", 0),
+        *call("t1", "Bash", {"command": f"cd {cwd} && uv run pytest -q tests/test_api.py",
+                             "description": "Run the API tests"}, 1),
+        *call("t2", "Read", {"file_path": f"{cwd}/src/api.py"}, 2),
+        *call("t3", "Edit", {"file_path": f"{cwd}/src/api.py", "old_string": "a", "new_string": "b"}, 3),
+        *call("t4", "Read", {"file_path": "/etc/hosts"}, 4),
+        *call("t5", "Bash", {"command": "git status --short"}, 5),
+        claude_assistant([text("Fixed; the API tests pass.")], sid=sid, cwd=cwd, msg_id="m-fin1", t=6),
+        user("now lint it", 7),
+        *call("t6", "Bash", {"command": "ruff check . --fix && curl -H 'Authorization: Bearer "
+                             "Gl.gHysW0t.slAsEjfdKdu1oRg~3tOJ3fBNiW1Lt' https://api.acme.dev/ping"}, 8),
+        *call("t7", "Write", {"file_path": f"{cwd}/src/new.py", "content": "x = 1\n"}, 9),
+        *call("t8", "NotebookEdit", {"notebook_path": f"{cwd}/nb/explore.ipynb", "new_source": "1"}, 10),
+        *call("t9", "Grep", {"pattern": "TODO", "path": f"{cwd}/src"}, 11),
+        *call("t10", "Glob", {"pattern": "**/*.py"}, 12),
+        *call("t11", "Write", {"file_path": f"{cwd}/keys/ghp_R4nd0mT0k3nV4lu3F0rT3st1ngPurp0s3sXy.txt",
+                               "content": "x"}, 13),
+        claude_assistant([text("Lint is clean.")], sid=sid, cwd=cwd, msg_id="m-fin2", t=14),
+    ]
+
+
+def codex_actions_session(sid: str, cwd: str, originator: str = "codex_cli_rs") -> list[dict[str, Any]]:
+    heredoc = "apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: old.py\n*** End Patch\nEOF"
+    return [
+        codex_meta(sid, cwd, 0, originator=originator),
+        codex_line("turn_context", {"cwd": cwd, "approval_policy": "on-request", "model": "gpt-5-codex"}, 0.2),
+        *codex_user_turn("make the CLI verbose and test it", 1),
+        *codex_call("exec_command", json.dumps({"cmd": "pytest -q tests", "workdir": cwd}), "c1", "ok", 2),
+        *codex_call("shell", json.dumps({"command": ["bash", "-lc", "cd web && npm run build"]}), "c2", "ok", 3),
+        codex_line("response_item", {"type": "custom_tool_call", "name": "apply_patch", "call_id": "c3",
+                                     "input": PATCH}, 4),
+        codex_line("response_item", {"type": "custom_tool_call_output", "call_id": "c3", "output": "ok"}, 4.1),
+        *codex_call("shell", json.dumps({"command": ["bash", "-lc", heredoc], "workdir": cwd}), "c4", "ok", 5),
+        codex_line("response_item", {"type": "local_shell_call", "call_id": "c5", "status": "completed",
+                                     "action": {"type": "exec", "command": ["cargo", "test", "--quiet"]}}, 6),
+        codex_line("turn_context", {"cwd": cwd, "approval_policy": "on-request", "model": "gpt-5.1-codex"}, 6.5),
+        *codex_assistant("Done: verbose flag added and tested.", 7),
+    ]
+
+
+def copilot_actions_requests(cwd: str) -> list[dict[str, Any]]:
+    def uri(path: str) -> dict[str, Any]:
+        return {"$mid": 1, "fsPath": path, "external": "file://" + path, "path": path, "scheme": "file"}
+
+    term = tool_inv("run_in_terminal", "call_t1", "Running tests")
+    term["toolSpecificData"] = {"kind": "terminal", "language": "sh",
+                                "commandLine": {"original": "npm test -- --watch=false"},
+                                "terminalCommandOutput": {"text": "PASS 12 tests"}}
+    read = tool_inv("copilot_readFile", "call_r1", f"Reading [](file://{cwd}/src/a.ts#1-1), lines 1 to 40")
+    read["resultDetails"] = [uri(f"{cwd}/src/a.ts")]
+    replace = tool_inv("copilot_replaceString", "call_e1", "Editing b.ts")
+    replace["toolSpecificData"] = {"kind": "input", "rawInput": {"filePath": f"{cwd}/src/b.ts", "oldString": "a",
+                                                                   "newString": "b"}}
+    outside = tool_inv("copilot_readFile", "call_r2", "Reading [](file:///home/dev/.bashrc)")
+    legacy = tool_inv("run_in_terminal", "call_t2", "Running pytest")
+    legacy["toolSpecificData"] = {"kind": "terminal", "command": "python -m pytest -x", "language": "sh"}
+    return [
+        copilot_request("fix the failing test in a.ts", [
+            term, read, replace, outside,
+            {"kind": "textEditGroup", "uri": uri(f"{cwd}/src/c.ts"), "edits": [[]], "done": True},
+            md("Fixed a.ts, b.ts and c.ts."),
+        ], 5, "request_1"),
+        copilot_request("run the python tests too", [legacy, md("All green.")], 20, "request_2"),
+    ]
+
+
+def copilot_cli_actions_session(sid: str, cwd: str) -> list[dict[str, Any]]:
+    patch_args = json.dumps({"input": PATCH})
+    return [
+        cli_event("session.start", {"sessionId": sid, "context": {"cwd": cwd}}, 0, 1),
+        cli_event("user.message", {"content": "build and fix the docs"}, 1, 2),
+        cli_event("assistant.message", {"content": "", "toolRequests": [
+            {"toolCallId": "k1", "name": "bash", "arguments": {"command": f"cd {cwd} && make test"}},
+            {"toolCallId": "k2", "name": "view", "arguments": {"path": f"{cwd}/README.md"}},
+            {"toolCallId": "k3", "name": "edit", "arguments": {"path": "docs/index.md", "old_str": "a"}},
+            {"toolCallId": "k4", "name": "apply_patch", "arguments": patch_args}]}, 2, 3),
+        cli_event("tool.execution_start", {"toolCallId": "k1", "toolName": "bash",
+                                           "arguments": {"command": f"cd {cwd} && make test"}}, 2.1, 4),
+        cli_event("tool.execution_complete", {"toolCallId": "k1", "success": True, "result": {"content": "ok"}}, 2.2, 5),
+        cli_event("assistant.message", {"content": "Docs fixed.", "toolRequests": []}, 3, 6),
+    ]

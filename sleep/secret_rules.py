@@ -1,0 +1,150 @@
+"""The secret patterns :class:`sleep.redact.Redactor` applies itself (span-exact).
+
+Three groups, each with a cheap gate so that ordinary text costs almost nothing:
+
+- token rules: credentials with a distinctive prefix (``sk-ant-``, ``ghp_``,
+  ``AKIA``, ``hf_``, JWTs, ...), searched only inside long tokens
+  (:data:`CANDIDATE_RX`);
+- triggered rules: shapes that span or keep context (private key blocks,
+  credentials in URLs, Slack webhooks, AWS secret keys, bearer and
+  ``Authorization:`` headers), each run only when its trigger substring is present;
+- keyword assignments: ``password=``, ``secret:``, ``token=``, ``api_key:`` ...,
+  run only when :func:`keyword_hint` finds such an assignment.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+MARKER = "[REDACTED:{}]"
+
+
+def marker(kind: str) -> str:
+    return MARKER.format(kind)
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str
+    # Builds the replacement from the match; default replaces the whole match.
+    replace: Callable[[re.Match[str]], str] | None = None
+
+
+def _keep(prefix: str, kind: str, suffix: str | None = None) -> Callable[[re.Match[str]], str]:
+    return lambda m: m.group(prefix) + marker(kind) + (m.group(suffix) if suffix else "")
+
+
+# ----- token rules (inside long tokens) ------------------------------------------------------
+
+# At one position the first listed rule wins, so anthropic precedes openai.
+TOKEN_PATTERNS: list[tuple[str, str]] = [
+    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
+    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-|or-v1-)?[A-Za-z0-9_\-]{20,}"),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    ("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|agent)-[A-Za-z0-9_\-]{20,}"),
+    ("slack-token", r"\bxox[abposrce]-[A-Za-z0-9\-]{10,}"),
+    ("aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
+    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b"),
+    ("databricks-token", r"\bdapi[0-9a-f]{32}(?:-\d+)?\b"),
+    ("digitalocean-token", r"\bdo[opr]_v1_[0-9a-f]{64}\b"),
+    ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b"),
+    ("groq-key", r"\bgsk_[A-Za-z0-9]{48,}"),
+    # A JWT: base64url JSON header and payload (both start "ey"), signature optional.
+    ("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.ey[A-Za-z0-9_\-]{5,}(?:\.[A-Za-z0-9_\-]*)?"),
+]
+# Literals one of which every token rule's match holds: a cheap test before the
+# rules' alternation, which costs more than the scan for long tokens itself.
+TOKEN_PREFIX_RX = re.compile(
+    r"sk-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|agent)-|xox|A[KSBCGIRPN][A-Z0-9]{2}|A3T"
+    r"|AIza|k_live_|k_test_|hf_|npm_|dapi|_v1_|shp|gsk_|eyJ")
+TOKEN_RULE_BY_GROUP = {f"r{i}": Rule(kind) for i, (kind, _) in enumerate(TOKEN_PATTERNS)}
+TOKEN_RULES_RX = re.compile("|".join(f"(?P<r{i}>{p})" for i, (_, p) in enumerate(TOKEN_PATTERNS)))
+# Every token rule and the entropy check need 16+ characters of this class; finding
+# such runs first is what keeps redaction cheap on ordinary text.
+# The lookbehind makes a run's inner positions fail at once (without it, every
+# position of every shorter word is tried to 16 characters).
+CANDIDATE_RX = re.compile(r"(?<![A-Za-z0-9_\-.+/=])[A-Za-z0-9_\-.+/=]{16,}")
+
+# ----- triggered rules --------------------------------------------------------------------
+
+_PRIVATE_KEY_RX = re.compile(
+    r"-----BEGIN (?P<pk>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END (?P=pk)-----|\Z)")
+_URL_CREDENTIALS_RX = re.compile(r"(?P<url>://[^\s:/?#@\[\]\"'`]{0,256}:)[^\s/?#@\"'`]{1,256}(?P<at>@)")
+_SLACK_WEBHOOK_RX = re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+")
+_AWS_SECRET_RX = re.compile(r"(?i:(?P<aws>aws_?secret(?:_?access)?_?key[\"']?\s*[=:]?\s*[\"']?))[A-Za-z0-9/+=]{40}")
+_BEARER_RX = re.compile(r"(?P<bearer>\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9._~+/\-]{16,}=*")
+# "Authorization: Basic <b64>" / "Token <key>" / "Digest ...": only after the header name,
+# where the word cannot be prose.
+_AUTH_HEADER_RX = re.compile(
+    r"(?P<auth>\b[Aa]uthorization[\"']?\s*[:=]\s*[\"']?(?:Basic|Token|Digest|Bearer)\s+)[A-Za-z0-9+/=._~\-]{8,}")
+
+# (substring that must be present, whether to look for it in the lowercased text, rule, regex)
+TRIGGERED: list[tuple[str, bool, Rule, re.Pattern[str]]] = [
+    ("-----BEGIN", False, Rule("private-key"), _PRIVATE_KEY_RX),
+    ("://", False, Rule("url-credentials", _keep("url", "url-credentials", "at")), _URL_CREDENTIALS_RX),
+    ("hooks.slack.com", False, Rule("slack-webhook"), _SLACK_WEBHOOK_RX),
+    ("aws", True, Rule("aws-secret-key", _keep("aws", "aws-secret-key")), _AWS_SECRET_RX),
+    ("authorization", True, Rule("auth-header", _keep("auth", "auth-header")), _AUTH_HEADER_RX),
+    ("bearer", True, Rule("bearer-token", _keep("bearer", "bearer-token")), _BEARER_RX),
+]
+
+# ----- keyword assignments ----------------------------------------------------------------
+
+# Kinds of values that are placeholders, not secrets: `token=$TOKEN`, `password=<pw>`.
+_PLACEHOLDER_START = ("$", "<", "{", "%", "[REDACTED", "*", "(", "process.env", "os.environ")
+_PLACEHOLDER_WORDS = {"true", "false", "null", "none", "nil", "required", "optional",
+                      "string", "str", "undefined", "env", "secret", "password", "token"}
+_KEYWORD_KIND = [
+    (re.compile(r"passw(or)?d|pwd", re.I), "password"),
+    (re.compile(r"api[_\-]?key|apikey|access[_\-]?key", re.I), "api-key"),
+    (re.compile(r"private[_\-]?key", re.I), "private-key"),
+    (re.compile(r"secret", re.I), "secret"),
+    (re.compile(r"credential", re.I), "credentials"),
+    (re.compile(r"token", re.I), "token"),
+]
+_KEYWORDS = (r"(?:passw(?:or)?d|pwd|secret(?:[_\-]?key)?|token|api[_\-]?key|apikey|access[_\-]?key"
+             r"|private[_\-]?key|credentials?)")
+# A case-sensitive search on the lowercased text is ~10x faster than the
+# case-insensitive assignment regex, and rules it out for almost all text; each
+# keyword's own regex starts with its literal, which the engine finds fast.
+_HINT_TAIL = r"[\"']?\s*(?::=|=|:)"
+KEYWORD_HINTS = [(word, re.compile(word + rest + _HINT_TAIL)) for word, rest in (
+    ("passw", "(?:or)?d"), ("pwd", ""), ("secret", "(?:[_\\-]?key)?"), ("token", ""), ("api", "[_\\-]?key"),
+    ("access", "[_\\-]?key"), ("private", "[_\\-]?key"), ("credential", "s?"))]
+
+
+def keyword_hint(low: str) -> bool:
+    """True if the lowercased text may hold a ``keyword = value`` assignment."""
+    for word, rx in KEYWORD_HINTS:
+        if word in low and rx.search(low):
+            return True
+    return False
+# Matches from the keyword on (a prefix such as DB_ in DB_PASSWORD stays in the text);
+# the keyword must end the key: "max_tokens=100" is not a token assignment. A quoted
+# value runs to its closing quote (a password may hold '&' or ';').
+KEYWORD_RX = re.compile(
+    r"(?i)(?P<key>" + _KEYWORDS + r"[\"']?)(?P<sep>\s*(?::=|=|:)\s*)"
+    r"(?:(?P<q>[\"'])(?P<qval>[^\"'\n]{3,200})(?P=q)|(?P<val>[^\s\"'`,;&)\]}]{3,}))")
+_CREDENTIAL_CHAR_RX = re.compile(r"[0-9_\-+/=!@#%^&.]")
+
+
+def keyword_replacement(m: re.Match[str]) -> tuple[str, str] | None:
+    """(replacement, kind) for a keyword assignment, or None if its value is a placeholder
+    or prose."""
+    key, sep, quote = m.group("key"), m.group("sep"), m.group("q") or ""
+    value = m.group("qval") if quote else m.group("val")
+    low = value.lower().strip()
+    if value.startswith(_PLACEHOLDER_START) or low in _PLACEHOLDER_WORDS or "REDACTED" in value:
+        return None
+    if ":" in sep and not quote:
+        # "token: the thing" is prose; YAML "password: hunter2" is not. An unquoted
+        # value after ':' must look like a credential (long-ish, digit or symbol).
+        if len(value) < 6 or not _CREDENTIAL_CHAR_RX.search(value):
+            return None
+    kind = next((k for rx, k in _KEYWORD_KIND if rx.search(key)), "secret")
+    return f"{key}{sep}{quote}{marker(kind)}{quote}", kind
