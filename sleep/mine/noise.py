@@ -77,9 +77,13 @@ def person_lines(text: str) -> tuple[list[str], int]:
     """
     kept: list[str] = []
     pasted = 0
-    in_fence = in_diff = False
+    in_fence = in_diff = in_trace = False
     for line in text.splitlines():
         stripped = line.strip()
+        if in_trace and line[:1] in (" ", "\t") and stripped:
+            pasted += len(line) + 1  # the source line a Python traceback quotes
+            continue
+        in_trace = False
         if stripped.startswith("```") or stripped.startswith("~~~"):
             in_fence = not in_fence
             pasted += len(line) + 1
@@ -89,6 +93,7 @@ def person_lines(text: str) -> tuple[list[str], int]:
             continue
         if _PASTE_LINE.match(line):
             in_diff = in_diff or stripped.startswith(("diff --git", "@@ -", "--- a/", "+++ b/"))
+            in_trace = stripped.startswith(("Traceback", "File \""))
             pasted += len(line) + 1
             continue
         if in_diff and _DIFF_BODY.match(line):
@@ -113,7 +118,10 @@ def clean_prompt(text: str | None) -> tuple[str | None, str | None]:
         return None, "empty"
     if len(text) > 50 * MAX_TASK_CHARS:
         # Only the edges of a huge paste can hold the person's words; scan those.
-        text = text[: 4 * MAX_TASK_CHARS] + "\n" + text[-4 * MAX_TASK_CHARS:]
+        head, tail = text[: 4 * MAX_TASK_CHARS], text[-4 * MAX_TASK_CHARS:]
+        if "\n" in head:  # whole lines only, so no line is cut into a fake word
+            head, tail = head.rpartition("\n")[0], tail.partition("\n")[2]
+        text = head + "\n" + tail
     if _control_ratio(text[:20000]) > 0.1:
         return None, "binary"
     text = _strip_controls(text).strip()
@@ -128,8 +136,8 @@ def clean_prompt(text: str | None) -> tuple[str | None, str | None]:
             return None, "pasted_output"
         text = own
     words = _words(text)
-    if not words:
-        return None, "pasted_output" if pasted else "empty"
+    if not words:  # emoji or punctuation only
+        return None, "pasted_output" if pasted else "acknowledgement"
     if len(words) <= 4 and all(w in _ACK_WORDS for w in words):
         return None, "acknowledgement"
     if len(words) == 1:

@@ -90,11 +90,14 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
     if use:
         rules.append({"type": "contains", "value": use})
     if avoid:
-        ran = [s for s in shell if s.split()[:1] == [avoid]]
-        if ran:
-            rules.append({"type": "not_contains", "values": ran})
-        elif not use or avoid.casefold() not in use.casefold():
-            rules.append({"type": "not_contains", "value": avoid})
+        ran = [s for s in shell if s.split()[:1] == [avoid]] or [avoid]
+        plain = [c for c in ran if not (use and clashes(c, use))]
+        if plain:
+            rules.append({"type": "not_contains", "values": plain} if len(plain) > 1 or plain != [avoid]
+                         else {"type": "not_contains", "value": avoid})
+        if len(plain) < len(ran):  # "npm install" sits inside "pnpm install": forbid it as a word only
+            words = [c for c in ran if c not in plain]
+            rules.append({"type": "regex", "pattern": word_absent_pattern(words)})
         lines.append(f"Use {use} rather than {avoid}." if use else f"Do not use {avoid}.")
     elif use:
         lines.append(f"Use {use}.")
@@ -113,6 +116,22 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
     if not lines:
         lines.append(f"Respect this correction the person gave on an earlier answer: \"{text[:200]}\"")
     return rules, lines
+
+
+def clashes(forbidden: str, required: str) -> bool:
+    """Would an answer that uses ``required`` where ``forbidden`` names its program contain
+    ``forbidden``? ("npm install" inside "pnpm install": yes; "terraform apply" and "terraform": no.)"""
+    f, r = forbidden.casefold(), required.casefold()
+    if f in r or r in f and r != f.split()[0]:
+        return True
+    head = f.split()[0] if f.split() else f
+    return head != r and f in r + f[len(head):]
+
+
+def word_absent_pattern(phrases: list[str]) -> str:
+    """A regex that matches (at the start) only text without any of ``phrases`` as whole words."""
+    alts = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
+    return rf"^(?![\s\S]*(?<![\w.-])(?:{alts})(?![\w-]))"
 
 
 def _holds(rule: dict[str, Any], answer: str) -> bool:
@@ -155,7 +174,7 @@ def keep_rule(rule: dict[str, Any], kept: list[dict[str, Any]], ev: Evidence) ->
         if {rule["type"], other["type"]} == {"contains", "not_contains"}:
             o_values = [v.casefold() for v in (other.get("values") or [other.get("value", "")])]
             pos, neg = (values, o_values) if rule["type"] == "contains" else (o_values, values)
-            if any(n in p_ for p_ in pos for n in neg):
+            if any(clashes(n, p_) for p_ in pos for n in neg):
                 return "contradicts another rule"
     if rule["type"] == "not_contains" and any(len(v) > 80 for v in values):
         return "trivially satisfied"
@@ -173,7 +192,13 @@ def describe(rule: dict[str, Any]) -> str:
         values = rule.get("values") or [rule["value"]]
         return f"{kind} " + ", ".join(f'"{v}"' for v in values)
     if kind == "regex":
-        return "regex (file:line first)" if rule["pattern"] == FILE_LINE_PATTERN else "regex"
+        if rule["pattern"] == FILE_LINE_PATTERN:
+            return "regex (file:line first)"
+        m = re.match(r"\^\(\?!\[\\s\\S\]\*\(\?<!\[\\w\.-\]\)\(\?:(.*)\)\(\?!\[\\w-\]\)\)$", rule["pattern"])
+        if m:
+            words = [w.replace("\\s+", " ").replace("\\", "") for w in m.group(1).split("|")]
+            return "regex (not the word" + ("s " if len(words) > 1 else " ") + ", ".join(f'"{w}"' for w in words) + ")"
+        return "regex"
     if kind == "max_chars":
         return f"max_chars {rule['limit']}"
     return kind

@@ -319,7 +319,7 @@ FEEDBACK: list[tuple[str, int, list[Turn]]] = [
                                Turn("perfect, thanks", "noise:feedback", [], "Glad to help.")]),
     ("webshop/unit-tests", 2, [Turn("no, use pnpm instead of npm", "noise:feedback", ["pnpm test"],
                                     "Ran pnpm test: price.test.ts fails.")]),
-    ("billing/review-staged", 1, [Turn("give file:line first for each finding", "noise:feedback", [],
+    ("billing/review-staged", 1, [Turn("no, give file:line first for each finding", "noise:feedback", [],
                                        "billing/tax.py:41: rounding before summing.")]),
     ("webshop/upgrade-dep", 0, [Turn("don't touch the lockfile by hand, let pnpm write it", "noise:feedback",
                                      ["pnpm install"], "Reverted my lockfile edit; pnpm regenerated it.")]),
