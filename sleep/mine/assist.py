@@ -75,12 +75,13 @@ class Draft:
 
 @dataclass
 class Assistant:
-    """The optimizer role, budgeted. ``borderline``: a new group whose loosest member
-    scores below this against the medoid is shown to the model for confirmation."""
+    """The optimizer role, budgeted. New tasks whose members are not all worded alike are
+    shown to the model for confirmation, the least cohesive first (lowest score of a member
+    to the medoid), while the budget lasts; ``borderline`` caps which count (1.0: all)."""
 
     backend: Backend
     max_calls: int = 20
-    borderline: float = 0.55
+    borderline: float = 1.0
     confirm: bool = True
     refine_judges: bool = True
     calls: int = 0
@@ -102,8 +103,9 @@ class Assistant:
                       make: Callable[[list[PoolItem]], Draft | None]) -> list[Draft]:
         """New borderline drafts go to the model; a split replaces one draft by its parts."""
         out: list[Draft] = []
-        for d in drafts:
-            if not (self.confirm and d.is_new and d.loosest < self.borderline and len(d.items) >= 2):
+        for d in sorted(drafts, key=lambda d: (not d.is_new, d.loosest, d.record.id)):
+            distinct = len({" ".join(it.text.casefold().split()) for it in d.items})
+            if not (self.confirm and d.is_new and d.loosest <= self.borderline and distinct >= 2):
                 out.append(d)
                 continue
             shown = d.items[:MAX_PROMPTS_SHOWN]

@@ -180,8 +180,8 @@ def keep_rule(rule: dict[str, Any], kept: list[dict[str, Any]], ev: Evidence) ->
         return "trivially satisfied"
     if ev.accepted and not any(_holds(rule, a) for a in ev.accepted):
         return "fails every accepted answer"
-    if rule["type"] in ("regex", "json_valid", "max_chars") and ev.rejected and \
-            all(_holds(rule, r) for r in ev.rejected):
+    is_format = rule["type"] in ("json_valid", "max_chars") or rule.get("pattern") == FILE_LINE_PATTERN
+    if is_format and ev.rejected and all(_holds(rule, r) for r in ev.rejected):
         return "already true of the corrected answer"
     return None
 
