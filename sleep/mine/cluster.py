@@ -37,15 +37,15 @@ class ClusterParams:
     threshold: float = 0.40  # mean pair score two clusters need to merge
     veto: bool = True  # disjoint distinctive programs forbid a link
     veto_unless_text: float = 0.9  # ... unless the words are this close
-    product_budget: int = 8_000_000  # non-zeros per chunk of the candidate product
+    product_budget: int = 2_000_000  # non-zeros per chunk of the candidate product
     medoid_sample: int = 400  # members compared per side when checking a merge or a medoid
     refreshes: int = 3  # rounds of centroid proposals between large clusters
     centroid_k: int = 10
     centroid_sample: int = 24
-    reassign_sample: int = 60
     reassign_margin: float = 0.05
     contrast_min: int = 3  # prompts each side needs before consistent differences count
-    contrast_hi: float = 0.8  # "most members" of a side ...
+    contrast_hi: float = 0.8  # "most acting members" of a side ...
+    contrast_words: float = 0.6  # "most members" of a side, for words ...
     contrast_lo: float = 0.1  # ... and "almost none" of the other
 
 
@@ -202,39 +202,62 @@ def _exact_means(a: np.ndarray, b: np.ndarray, labels: np.ndarray, weight: np.nd
 
 
 class Contrast:
-    """Consistent differences between two clusters that mean two different tasks:
-    a content word most members of each side use and almost none of the other side
-    does ("index" vs "column"), or a program most members of one side ran and almost
-    none of the other ran (``git commit``), counted among members that ran any."""
+    """Consistent differences that make two clusters two tasks: what their turns *did*
+    differs (a program with its subcommand, a directory or a file-name word that most
+    acting members of one side show and almost none of the other's do) *and* what the
+    person *said* differs (a content word most members of one side use and almost
+    none of the other side does). Either alone is ordinary variation between
+    occurrences of one task; together, as for "summarise the review comments" (no
+    commands) vs "address the review comments" (edits and tests), they are not."""
 
     def __init__(self, f: Features, p: ClusterParams) -> None:
         self.terms = f.terms.tocsr()
-        self.progs = program_matrix(f.programs)
-        self.has_prog = (self.progs.getnnz(axis=1) > 0).astype(np.float64)
+        self.marks = f.marks.tocsr()
+        self.acting = f.acting.astype(np.float64)
         self.p = p
 
-    def _share(self, m: sp.csr_matrix, nodes: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, float]:
-        total = float(w.sum())
-        if total <= 0:
-            return np.zeros(m.shape[1]), 0.0
-        return np.asarray(m[nodes].T @ w).ravel() / total, total
+    def _shares(self, m: sp.csr_matrix, labels: np.ndarray, weight: np.ndarray, clusters: np.ndarray
+                ) -> tuple[sp.csr_matrix, np.ndarray]:
+        """Per cluster in ``clusters``: the weighted share of members using each column, and the weight."""
+        col = np.full(labels.size, -1, dtype=np.int64)
+        col[clusters] = np.arange(clusters.size)
+        rows = np.flatnonzero(col[labels] >= 0)
+        member = sp.csr_matrix((weight[rows], (col[labels[rows]], rows)), shape=(clusters.size, labels.size))
+        total = np.asarray(member.sum(axis=1)).ravel()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = sp.diags(np.where(total > 0, 1.0 / total, 0.0))
+        return (scale @ (member @ m)).tocsr(), total
 
-    def differ(self, na: np.ndarray, nb: np.ndarray, weight: np.ndarray) -> bool:
+    @staticmethod
+    def _one_sided(share: sp.csr_matrix, x: np.ndarray, y: np.ndarray, hi: float, lo: float) -> np.ndarray:
+        """For each k: some column at least ``hi`` of cluster x[k] uses and at most ``lo`` of y[k]."""
+        high = (share >= hi).astype(np.float32).tocsr()
+        some = (share > lo).astype(np.float32).tocsr()
+        n_high = np.asarray(high.sum(axis=1)).ravel()
+        return n_high[x] > rowwise_dot_pairs(high, some, x, y) + 0.5
+
+    def differ(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """A bool per pair of cluster labels (a[k], b[k])."""
         p = self.p
-        wa, wb = weight[na], weight[nb]
-        if wa.sum() < p.contrast_min or wb.sum() < p.contrast_min:
-            return False
-        fa, _ = self._share(self.terms, na, wa)
-        fb, _ = self._share(self.terms, nb, wb)
-        if ((fa >= p.contrast_hi) & (fb <= p.contrast_lo)).any() and \
-                ((fb >= p.contrast_hi) & (fa <= p.contrast_lo)).any():
-            return True
-        ga, ta = self._share(self.progs, na, wa * self.has_prog[na])
-        gb, tb = self._share(self.progs, nb, wb * self.has_prog[nb])
-        if ta < p.contrast_min or tb < p.contrast_min:
-            return False
-        return bool((((ga >= p.contrast_hi) & (gb <= p.contrast_lo)) |
-                     ((gb >= p.contrast_hi) & (ga <= p.contrast_lo))).any())
+        clusters = np.unique(np.concatenate([a, b]))
+        x, y = np.searchsorted(clusters, a), np.searchsorted(clusters, b)
+        terms, total = self._shares(self.terms, labels, weight, clusters)
+        marks, acting = self._shares(self.marks, labels, weight * self.acting[:labels.size] if
+                                     self.acting.size == labels.size else weight, clusters)
+        enough = (np.minimum(total[x], total[y]) >= p.contrast_min) & \
+                 (np.minimum(acting[x], acting[y]) >= p.contrast_min)
+        did = self._one_sided(marks, x, y, p.contrast_hi, p.contrast_lo) | \
+            self._one_sided(marks, y, x, p.contrast_hi, p.contrast_lo)
+        said = self._one_sided(terms, x, y, p.contrast_words, p.contrast_lo) | \
+            self._one_sided(terms, y, x, p.contrast_words, p.contrast_lo)
+        return enough & did & said
+
+
+def rowwise_dot_pairs(x: sp.csr_matrix, y: sp.csr_matrix, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """x[i[k]] . y[j[k]] for every k."""
+    if i.size == 0:
+        return np.zeros(0)
+    return np.asarray(x[i].multiply(y[j]).sum(axis=1)).ravel()
 
 
 class _Linkage:
@@ -300,10 +323,7 @@ class _Linkage:
             if self.contrast is not None:
                 big = np.flatnonzero(passed & (self.size[ma] >= p.contrast_min) & (self.size[mb] >= p.contrast_min))
                 if big.size:
-                    members = _Members(self.labels, 1 << 30)
-                    for k in big.tolist():
-                        if self.contrast.differ(members.of(int(ma[k])), members.of(int(mb[k])), self.weight):
-                            passed[k] = False
+                    passed[big] &= ~self.contrast.differ(ma[big], mb[big], self.labels, self.weight)
             self.blocked.update(mk[~passed].tolist())
             ma, mb = ma[passed], mb[passed]
             if ma.size == 0:
@@ -352,7 +372,7 @@ class _Linkage:
 
 
 def link(weight: np.ndarray, g: Graph, fixed: np.ndarray, p: ClusterParams,
-         score: Callable[[np.ndarray, np.ndarray], np.ndarray], text: sp.csr_matrix,
+         score: Callable[[np.ndarray, np.ndarray], np.ndarray], features: Features,
          contrast: Contrast | None = None) -> np.ndarray:
     """Average linkage over the candidate graph; returns a cluster label per node.
 
@@ -370,58 +390,105 @@ def link(weight: np.ndarray, g: Graph, fixed: np.ndarray, p: ClusterParams,
     state = _Linkage(weight, g, fixed, p, score, contrast)
     state.rounds()
     for _ in range(p.refreshes):
-        if not state.add_centroid_edges(text) or not state.rounds():
+        if not state.add_centroid_edges(features.text) or not state.rounds():
             break
-    return reassign(state.labels, g, weight, fixed, score, p)
+    labels = state.labels
+    if contrast is not None:
+        labels = split_contrasting(labels, features, weight, fixed, contrast, p)
+    return reassign(labels, g, weight, fixed, features, p)
 
 
-def reassign(labels: np.ndarray, g: Graph, weight: np.ndarray, fixed: np.ndarray,
-             score: Callable[[np.ndarray, np.ndarray], np.ndarray], p: ClusterParams) -> np.ndarray:
-    """Move a node to a neighbouring cluster it scores clearly better with (mean over that
-    cluster's members) than with its own: merges made early, before a node's true cluster
-    had formed, are undone. Members of existing tasks never move."""
+def split_contrasting(labels: np.ndarray, f: Features, weight: np.ndarray, fixed: np.ndarray,
+                      contrast: Contrast, p: ClusterParams) -> np.ndarray:
+    """Split a cluster in two when one telling action cuts it into sides that ``contrast``
+    calls different tasks (small pieces can merge before either side is big enough to
+    be compared; this undoes such a merge). Members that show no action go to the side
+    whose words they are closer to. Clusters holding an existing task are left alone."""
     labels = labels.copy()
     w = weight.astype(np.float64)
+    queue = [c for c in np.unique(labels).tolist()
+             if w[labels == c].sum() >= 2 * p.contrast_min and not (fixed[labels == c] >= 0).any()]
+    while queue:
+        c = queue.pop()
+        nodes = np.flatnonzero(labels == c)
+        acting = nodes[f.acting[nodes]]
+        if w[acting].sum() < 2 * p.contrast_min:
+            continue
+        share = np.asarray(f.marks[acting].T @ w[acting]).ravel() / w[acting].sum()
+        cols = np.flatnonzero((share >= 0.2) & (share <= 0.8))
+        for col in cols[np.argsort(np.abs(share[cols] - 0.5))][:5].tolist():
+            has = np.asarray(f.marks[nodes][:, col].todense()).ravel() > 0
+            side_a, side_b = nodes[has & f.acting[nodes]], nodes[~has & f.acting[nodes]]
+            quiet = nodes[~f.acting[nodes]]
+            if quiet.size:
+                ca = np.asarray(f.text[side_a].T @ w[side_a]).ravel()
+                cb = np.asarray(f.text[side_b].T @ w[side_b]).ravel()
+                to_a = f.text[quiet] @ (ca / max(w[side_a].sum(), 1e-9))
+                to_b = f.text[quiet] @ (cb / max(w[side_b].sum(), 1e-9))
+                side_a = np.concatenate([side_a, quiet[to_a > to_b]])
+                side_b = np.concatenate([side_b, quiet[to_a <= to_b]])
+            trial = labels.copy()
+            new = int(side_a[0])
+            trial[side_a] = new
+            trial[side_b] = int(side_b[0])
+            if contrast.differ(np.array([new]), np.array([int(side_b[0])]), trial, w)[0]:
+                labels = trial
+                queue += [new, int(side_b[0])]
+                break
+    return labels
+
+
+def reassign(labels: np.ndarray, g: Graph, weight: np.ndarray, fixed: np.ndarray, f: Features,
+             p: ClusterParams) -> np.ndarray:
+    """Move a node to a neighbouring cluster it scores clearly better with than with its
+    own, so that merges made before a node's true cluster had formed are undone. The
+    mean score to a cluster is taken against the cluster's mean text and action vectors
+    (the own cluster without the node itself). Members of existing tasks never move."""
+    labels = labels.copy()
+    w = weight.astype(np.float64)
+    n = labels.size
+    aw = p.action_weight
     for _ in range(2):
         a, b = labels[g.i], labels[g.j]
-        cross = a != b
+        cross = (a != b)
         node = np.concatenate([g.i[cross], g.j[cross]])
         other = np.concatenate([b[cross], a[cross]])
-        movable = fixed[node] < 0
-        node, other = node[movable], other[movable]
+        keep = fixed[node] < 0
+        node, other = node[keep], other[keep]
         if node.size == 0:
             break
-        key = np.unique(node * labels.size + other)
-        node, other = key // labels.size, key % labels.size
+        key = np.unique(node * n + other)
+        node, other = key // n, key % n
         own = labels[node]
-        members = _Members(labels, p.reassign_sample)
-        cand_i, cand_j, owner = [], [], []
-        for k, (x, c) in enumerate(zip(np.concatenate([node, np.unique(node)]).tolist(),
-                                       np.concatenate([other, labels[np.unique(node)]]).tolist())):
-            m = members.of(c)
-            m = m[m != x]
-            cand_i.append(np.full(m.size, x, dtype=np.int64))
-            cand_j.append(m)
-            owner.append(np.full(m.size, k, dtype=np.int64))
-        ci, cj, ow = np.concatenate(cand_i), np.concatenate(cand_j), np.concatenate(owner)
-        if ci.size == 0:
+        clusters = np.unique(np.concatenate([other, own]))
+        col = np.full(n, -1, dtype=np.int64)
+        col[clusters] = np.arange(clusters.size)
+        rows = np.flatnonzero(col[labels] >= 0)
+        member = sp.csr_matrix((w[rows], (col[labels[rows]], rows)), shape=(clusters.size, n))
+        size = np.asarray(member.sum(axis=1)).ravel()
+        text_sum, act_sum = (member @ f.text).tocsr(), (member @ f.actions).tocsr()
+
+        def mean_to(c: np.ndarray, exclude_self: bool) -> np.ndarray:
+            cc = col[c]
+            t = rowwise_dot_pairs(f.text, text_sum, node, cc)
+            act = rowwise_dot_pairs(f.actions, act_sum, node, cc)
+            s = size[cc].copy()
+            if exclude_self:
+                t = t - w[node] * np.asarray(f.text[node].multiply(f.text[node]).sum(axis=1)).ravel()
+                act = act - w[node] * np.asarray(f.actions[node].multiply(f.actions[node]).sum(axis=1)).ravel()
+                s = s - w[node]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                t, act = np.where(s > 0, t / s, 0.0), np.where(s > 0, act / s, 0.0)
+            return np.where(f.has_actions[node], (1 - aw) * t + aw * act, t)
+
+        to_other, to_own = mean_to(other, False), mean_to(own, True)
+        better = (to_other >= p.threshold) & (to_other > to_own + p.reassign_margin)
+        if not better.any():
             break
-        sc = score(ci, cj)
-        total = np.bincount(ow, weights=sc * w[cj], minlength=len(cand_i))
-        norm = np.bincount(ow, weights=w[cj], minlength=len(cand_i))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(norm > 0, total / norm, 0.0)
-        uniq = np.unique(node)
-        own_mean = dict(zip(uniq.tolist(), mean[node.size:].tolist()))
-        best: dict[int, tuple[float, int]] = {}
-        for x, c, m in zip(node.tolist(), other.tolist(), mean[:node.size].tolist()):
-            if m >= p.threshold and m > own_mean[x] + p.reassign_margin and m > best.get(x, (-1.0, -1))[0]:
-                best[x] = (m, c)
-        if not best:
-            break
-        for x, (_, c) in best.items():
-            labels[x] = c
-        del own
+        order = np.lexsort((-to_other[better], node[better]))
+        cand_node, cand_other = node[better][order], other[better][order]
+        first = np.r_[True, cand_node[1:] != cand_node[:-1]]
+        labels[cand_node[first]] = cand_other[first]
     return labels
 
 

@@ -70,7 +70,7 @@ SYNONYM_GROUPS = {
     "doc": ("doc", "document"),
 }
 # Same word, other spelling or stem: kept to what any English text needs.
-_LEMMA = {"failur": "fail", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
+_LEMMA = {"failur": "fail", "summari": "summar", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
           "dep": "depend", "regen": "regener", "cfg": "config", "conf": "config", "prs": "pr",
           "specs": "spec", "e2e": "e2e", "summariz": "summar"}
 
@@ -114,21 +114,36 @@ def _path_token(match: re.Match[str]) -> str:
     return f" xpath{ext if ext.isalnum() and len(ext) <= 6 else ''} "
 
 
-def words(text: str) -> list[str]:
+_RE_PREFIX = re.compile(r"\bre-(?=[a-z])", re.I)
+_PULL_REQUEST = re.compile(r"\bpull requests?\b", re.I)
+
+
+@lru_cache(maxsize=100_000)
+def words(text: str) -> tuple[str, ...]:
     """The lower-cased words of ``text`` with changing parts replaced by placeholders
-    (before stop words, typos and stems: see :func:`tokens`)."""
-    text = _URL.sub(" xurl ", text)
-    text = _END_TO_END.sub(" e2e ", text)
+    (before stop words, typos and stems: see :func:`tokens`). Each pattern runs only
+    when the text holds a character it needs: most prompts skip most of them."""
+    digits = any(c.isdigit() for c in text)
+    if "://" in text:
+        text = _URL.sub(" xurl ", text)
+    if "end" in text or "End" in text:
+        text = _END_TO_END.sub(" e2e ", text)
     text = text.replace("`", " ")
-    text = _PATH.sub(_path_token, text)
-    text = _REF.sub(" xref ", text)
-    text = _VERSION.sub(" xver ", text)
-    text = _SHA.sub(" xsha ", text)
-    text = _IDENT.sub(" xident ", text)
-    text = _NUMBER.sub(" xnum ", text)
-    text = re.sub(r"\bre-(?=[a-z])", "re", text, flags=re.I)
-    text = re.sub(r"\bpull requests?\b", " pr ", text, flags=re.I)
-    return [w for w in _WORDS.findall(text.casefold()) if len(w) > 1 or w == "e2e"]
+    if "/" in text or "." in text:
+        text = _PATH.sub(_path_token, text)
+    if digits:
+        text = _REF.sub(" xref ", text)
+        text = _VERSION.sub(" xver ", text)
+        text = _SHA.sub(" xsha ", text)
+    if "_" in text or not text.islower():
+        text = _IDENT.sub(" xident ", text)
+    if digits:
+        text = _NUMBER.sub(" xnum ", text)
+    if "-" in text:
+        text = _RE_PREFIX.sub("re", text)
+    if "ull" in text:
+        text = _PULL_REQUEST.sub(" pr ", text)
+    return tuple(w for w in _WORDS.findall(text.casefold()) if len(w) > 1 or w == "e2e")
 
 
 def typo_map(vocab: Counter[str], min_len: int = 5) -> dict[str, str]:
@@ -147,7 +162,7 @@ def typo_map(vocab: Counter[str], min_len: int = 5) -> dict[str, str]:
     return out
 
 
-def tokens(ws: list[str], typos: dict[str, str], bigrams: bool = True) -> list[str]:
+def tokens(ws: tuple[str, ...] | list[str], typos: dict[str, str], bigrams: bool = True) -> list[str]:
     """Content-word stems of ``ws`` (from :func:`words`) and, if asked, adjacent pairs."""
     stems = [_stem(typos.get(w, w)) for w in ws if w not in STOPWORDS]
     if bigrams and len(stems) > 1:
@@ -241,10 +256,12 @@ class Features:
     has_actions: np.ndarray  # bool per row
     programs: list[frozenset[str]]
     terms: sp.csr_matrix  # binary: which content words (unigram stems) a row uses
+    marks: sp.csr_matrix  # binary: telling actions (programs with subcommand, directories, file-name words)
+    acting: np.ndarray  # bool: the turn ran a shell command or touched a file
 
     def rows(self, idx: np.ndarray) -> "Features":
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
-                        [self.programs[i] for i in idx], self.terms[idx])
+                        [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx])
 
 
 def _identity(doc: list[str]) -> list[str]:
@@ -279,7 +296,12 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     action_docs = [a[0] for a in acts]
     amat = _tfidf(action_docs, min_df=params.min_df_actions)
     has = np.asarray(amat.getnnz(axis=1) > 0)
-    return Features(text, amat, has, [a[1] for a in acts], terms)
+    marks = _binary([[t for t in d if t.startswith(_TELLING)] for d in action_docs])
+    acting = np.array([bool(a[0] or a[1]) for a in actions], dtype=bool)
+    return Features(text, amat, has, [a[1] for a in acts], terms, marks, acting)
+
+
+_TELLING = ("sh:", "pm:", "dir:", "fw:")
 
 
 def _binary(docs: list[list[str]]) -> sp.csr_matrix:

@@ -46,7 +46,7 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
     def score(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return cl.score_pairs(nf, a, b, params, None, pm)
 
-    labels = cl.link(weight, g, fixed, params, score, nf.text, cl.Contrast(nf, params))
+    labels = cl.link(weight, g, fixed, params, score, nf, cl.Contrast(nf, params))
     by_label: dict[int, list[int]] = defaultdict(list)
     for row, node in enumerate(node_of.tolist()):
         by_label[int(labels[node])].append(row)

@@ -30,7 +30,6 @@ from sleep.mine.features import FeatureParams
 from sleep.mine.group import cluster_pool
 from sleep.mine.rules import Evidence, assemble, build_judge, summary
 from sleep.mine.select import PoolItem, excluded_counts, extract, pending_sessions
-from sleep.sessions import Session
 
 MINE_LOCK_FILE = "mine.lock"
 INTENT_CHARS = 90
@@ -91,11 +90,19 @@ def intent_of(text: str) -> str:
     return cut + "..."
 
 
+@dataclass(frozen=True)
+class SessionRef:
+    host: str
+    session_id: str
+    project_dir: str | None
+    harvested_at: str
+
+
 @dataclass
 class _Plan:
     """What a run will write for one project."""
 
-    sessions: list[tuple[Session, str, list[PoolItem]]]
+    sessions: list[tuple[SessionRef, list[PoolItem]]]
     drafts: list[Draft] = field(default_factory=list)
     updated: int = 0
     added: int = 0
@@ -114,21 +121,21 @@ def mine(opts: MineOptions | None = None) -> MineReport:
         with Index.open(index_path) as index:
             conn = index.conn
             report.sessions_excluded = dict(excluded_counts(conn, opts.project, opts.include_scripted))
-            pending = list(pending_sessions(conn, opts.project, opts.include_scripted))
-            if not pending:
+            dropped: Counter[str] = Counter()
+            by_project: dict[str, list[tuple[SessionRef, list[PoolItem]]]] = defaultdict(list)
+            for s, harvested_at in pending_sessions(conn, opts.project, opts.include_scripted):
+                items, d = extract(s)
+                dropped.update(d)
+                report.sessions_read += 1
+                report.prompts_seen += len(s.prompts)
+                report.candidates += len(items)
+                by_project[s.project_dir or ""].append(
+                    (SessionRef(s.host, s.session_id, s.project_dir, harvested_at), items))
+            if not report.sessions_read:
                 report.nothing_new = True
                 report.tasks_total = _count_tasks(conn, opts.project)
                 report.elapsed_s = round(time.perf_counter() - t0, 4)
                 return report
-            dropped: Counter[str] = Counter()
-            by_project: dict[str, list[tuple[Session, str, list[PoolItem]]]] = defaultdict(list)
-            for s, harvested_at in pending:
-                items, d = extract(s)
-                dropped.update(d)
-                report.prompts_seen += len(s.prompts)
-                report.candidates += len(items)
-                by_project[s.project_dir or ""].append((s, harvested_at, items))
-            report.sessions_read = len(pending)
             report.dropped = dict(sorted(dropped.items()))
             plans = [_plan(conn, project, entries, opts) for project, entries in sorted(by_project.items())]
             if opts.assistant is not None:
@@ -138,9 +145,9 @@ def mine(opts: MineOptions | None = None) -> MineReport:
             now = _now()
             with index.transaction():
                 for plan in plans:
-                    for s, harvested_at, items in plan.sessions:
-                        store.replace_session_prompts(conn, s.host, s.session_id, s.project_dir, harvested_at,
-                                                      items)
+                    for ref, items in plan.sessions:
+                        store.replace_session_prompts(conn, ref.host, ref.session_id, ref.project_dir,
+                                                      ref.harvested_at, items)
                     for d in plan.drafts:
                         store.save_task(conn, d.record, now)
                     report.tasks_new += sum(1 for d in plan.drafts if d.is_new)
@@ -163,14 +170,14 @@ def _count_tasks(conn: Any, project: str | None) -> int:
     return int(conn.execute(f"SELECT COUNT(*) FROM tasks WHERE {where}", args).fetchone()[0])
 
 
-def _plan(conn: Any, project: str, entries: list[tuple[Session, str, list[PoolItem]]],
+def _plan(conn: Any, project: str, entries: list[tuple[SessionRef, list[PoolItem]]],
           opts: MineOptions) -> _Plan:
     plan = _Plan(sessions=entries)
-    changed = {(s.host, s.session_id) for s, _, _ in entries}
+    changed = {(ref.host, ref.session_id) for ref, _ in entries}
     old = store.load_pool(conn, project)
     task_of = {it.key: it.task_id for it in old if it.task_id}
     pool = [it for it in old if (it.host, it.session_id) not in changed]
-    fresh = [it for _, _, items in entries for it in items]
+    fresh = [it for _, items in entries for it in items]
     for it in fresh:
         it.task_id = task_of.get(it.key)
     pool += fresh

@@ -54,18 +54,18 @@ _PASTE_LINE = re.compile(
 _DIFF_BODY = re.compile(r"^[+\- ]")
 
 
+# Control characters (but tab, newline, carriage return), surrogates, private use, U+FFFD.
+_JUNK = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ue000-\uf8ff\ufffd]")
+
+
 def _control_ratio(text: str) -> float:
-    bad = 0
-    for ch in text:
-        if ch in "\n\t\r":
-            continue
-        cat = unicodedata.category(ch)
-        if cat in ("Cc", "Cs", "Co", "Cn") or ch == "\ufffd":
-            bad += 1
-    return bad / max(1, len(text))
+    return len(_JUNK.findall(text)) / max(1, len(text))
 
 
 def _strip_controls(text: str) -> str:
+    text = _JUNK.sub("", text).replace("\r", "")
+    if text.isascii():
+        return text
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
 
 
@@ -129,7 +129,10 @@ def clean_prompt(text: str | None) -> tuple[str | None, str | None]:
         return None, "injected"
     if _SLASH.match(text) and "/" not in text.split(None, 1)[0][1:]:
         return None, "slash_command"
-    lines, pasted = person_lines(text)
+    if "\n" in text or len(text) > 200:
+        lines, pasted = person_lines(text)
+    else:  # one short line: the common case, checked with one match
+        lines, pasted = ([], len(text)) if _PASTE_LINE.match(text) else ([text], 0)
     own = "\n".join(lines).strip()
     if pasted:
         if len(_words(own)) < MIN_SENTENCE_WORDS:
