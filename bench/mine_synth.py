@@ -7,7 +7,10 @@ A *family* is one recurring task: paraphrase templates with slots (file, table,
 column, route, branch, version, package, issue number) that change from one
 occurrence to the next, and the shell commands and files its turns show. Families
 come in near-miss pairs whose templates share their skeleton but differ in the
-key words (and often, not always, in the commands). Each project draws a set of
+key words, as in the issue's examples ("run the unit tests and list the failures"
+vs "run the linter and list the failures"; an "add a column" vs a "drop a table"
+migration): a swapped object or verb with other commands, or two swapped words
+with the same commands. Each project draws a set of
 families; every member is the first prompt of its own session, reworded (polite
 or terse prefix and suffix, typos, now and then another language) and sometimes
 followed by noise or feedback turns. One-offs are composed from a large
@@ -81,9 +84,9 @@ FAMILIES: list[Family] = [
     F("p7a-index", "alembic revision", "migrations/versions/{h}_index_{c}.py",
       "write an alembic migration that adds an index on {t}.{c}", "add an index on {t}.{c} with a new alembic migration",
       "alembic migration: index on {t} {c}"),
-    F("p7b-column", "alembic revision", "migrations/versions/{h}_column_{c}.py;models/{t}.py",
-      "write an alembic migration that adds a column {c} to {t}", "add a column {c} to {t} with a new alembic migration",
-      "alembic migration: new column {c} on {t}"),
+    F("p7b-drop-table", "alembic revision", "migrations/versions/{h}_drop_{t}.py",
+      "write an alembic migration that drops the {t} table", "drop the {t} table with a new alembic migration",
+      "alembic migration: drop table {t}"),
     F("p8a-profile", "py-spy record", "",
       "profile the {route} endpoint and tell me where the time goes", "tell me where the time goes in {route}, profile it",
       "profile {route}, where does the time go?"),

@@ -34,7 +34,9 @@ class ClusterParams:
     k: int = 25  # neighbours per node kept as candidates
     min_text: float = 0.12  # text cosine below this is no candidate
     action_weight: float = 0.4  # share of the action cosine when both turns show actions
+    action_gate: float = 0.0  # below this text cosine, the action share counts proportionally less
     threshold: float = 0.40  # mean pair score two clusters need to merge
+    pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
     veto_unless_text: float = 0.9  # ... unless the words are this close
     product_budget: int = 2_000_000  # non-zeros per chunk of the candidate product
@@ -158,6 +160,8 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     both = f.has_actions[i] & f.has_actions[j]
     act = rowwise_dot(f.actions, i, j) if both.any() else np.zeros(i.size, dtype=np.float32)
     w = p.action_weight
+    if p.action_gate > 0:
+        act = act * np.minimum(1.0, text_sim / p.action_gate)
     score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
     if p.veto:
         pm = program_matrix(f.programs) if pm is None else pm

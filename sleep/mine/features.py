@@ -60,7 +60,7 @@ SYNONYM_GROUPS = {
     "fix": ("fix", "repair", "resolv", "correct"),
     "remov": ("remov", "delet", "drop", "uninstal", "kill"),
     "upgrad": ("upgrad", "updat", "bump"),
-    "add": ("add", "creat", "scaffold", "new"),
+    "add": ("add", "creat", "scaffold"),
     "fail": ("fail", "failur", "broke", "broken", "red"),
     "error": ("error", "problem", "violat"),
     "check": ("check", "verifi", "valid", "ensur", "confirm"),

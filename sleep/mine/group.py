@@ -24,6 +24,7 @@ class Group:
     rows: list[int]  # indices into the pool
     medoid: int  # a pool index
     loosest: float  # the lowest score of a member to the medoid (1.0 for one member)
+    cohesion: float  # the mean score of the other members to the medoid (1.0 for one member)
 
 
 def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterParams(),
@@ -55,10 +56,13 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
         nodes = np.unique(node_of[rows])
         med_node = cl.medoid(nf, nodes, weight[nodes], params)
         med_row = int(firsts[med_node])
-        loosest = 1.0
+        loosest = cohesion = 1.0
         if nodes.size > 1:
             others = nodes[nodes != med_node]
-            loosest = float(score(np.full(others.size, med_node), others).min())
-        groups.append(Group(sorted(rows), med_row, loosest))
+            to_medoid = score(np.full(others.size, med_node), others)
+            loosest = float(to_medoid.min())
+            w_self = weight[med_node] - 1
+            cohesion = float((to_medoid @ weight[others] + w_self) / (weight[others].sum() + w_self))
+        groups.append(Group(sorted(rows), med_row, loosest, cohesion))
     groups.sort(key=lambda gr: gr.rows[0])
     return groups, f

@@ -199,8 +199,9 @@ def _plan(conn: Any, project: str, entries: list[tuple[SessionRef, list[PoolItem
                 plan.drafts.append(draft(project, tid, members, medoid, g.loosest, existing.get(tid)))
                 plan.updated += 1
             continue
-        if len({(it.host, it.session_id) for it in items}) < opts.min_support:
-            continue
+        support = len({(it.host, it.session_id) for it in items})
+        if support < opts.min_support or (support <= 2 and g.cohesion < opts.params.pair_threshold):
+            continue  # two sessions alone must look clearly alike to count as recurring
         medoid = pool[g.medoid]
         tid = task_id_for(project, medoid.key)
         for it in items:
