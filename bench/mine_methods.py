@@ -63,28 +63,30 @@ def baseline(similarity: float):
     from sklearn.cluster import AgglomerativeClustering
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.pipeline import make_union
+    from sklearn.preprocessing import normalize
 
     def labels_of(items):
         if len(items) < 2:
             return np.zeros(len(items)), {}
         vec = make_union(TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True),
                          TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True))
-        x = vec.fit_transform([it.text.lower() for it in items]).toarray()
-        model = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
+        x = normalize(vec.fit_transform([it.text.lower() for it in items]))
+        distance = np.clip(1.0 - (x @ x.T).toarray(), 0.0, None)
+        model = AgglomerativeClustering(n_clusters=None, metric="precomputed", linkage="average",
                                         distance_threshold=1 - similarity)
-        return model.fit_predict(x), {}
+        return model.fit_predict(distance), {}
     return labels_of
 
 
 def ours(params: cl.ClusterParams, contrast: bool):
     def labels_of(items):
-        original = group.cl.Contrast
+        original = group.Contrast
         if not contrast:
-            group.cl.Contrast = lambda f, p: None  # type: ignore[assignment]
+            group.Contrast = lambda f, p: None  # type: ignore[assignment,misc]
         try:
             groups, _ = group.cluster_pool(items, params)
         finally:
-            group.cl.Contrast = original
+            group.Contrast = original
         out = np.zeros(len(items), dtype=np.int64)
         for n, g in enumerate(groups):
             out[g.rows] = n

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sleep.mine import cluster as cl
+from sleep.mine.contrast import Contrast
+from sleep.mine.linkage import link
 from sleep.mine.features import FeatureParams, Features, featurize
 from sleep.mine.select import PoolItem
 
@@ -47,7 +49,7 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
     def score(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return cl.score_pairs(nf, a, b, params, None, pm)
 
-    labels = cl.link(weight, g, fixed, params, score, nf, cl.Contrast(nf, params))
+    labels = link(weight, g, fixed, params, score, nf, Contrast(nf, params))
     by_label: dict[int, list[int]] = defaultdict(list)
     for row, node in enumerate(node_of.tolist()):
         by_label[int(labels[node])].append(row)

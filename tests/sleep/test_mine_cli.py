@@ -145,3 +145,21 @@ def test_a_bad_optimizer_exits_2(homes: Homes, capsys) -> None:
     store(session("a", turn(TASK)))
     assert main(["mine", "--all-projects", "--optimizer", "no-such-backend"]) == 2
     assert "cannot set up the optimizer" in capsys.readouterr().err
+
+
+def test_skillopt_replays_are_never_mined(homes: Homes) -> None:
+    replay_cwd = os.path.join(os.environ["SKILLOPT_REPLAY_ROOT"], "run-1")
+    for n in range(2):
+        sid = b.uid(f"replay-{n}")
+        b.write_jsonl(b.claude_session_path(homes.claude, replay_cwd, sid), [
+            b.claude_user(TASK, sid=sid, cwd=replay_cwd, t=n),
+            b.claude_assistant([b.text("3 tests fail.")], sid=sid, cwd=replay_cwd, msg_id=f"r{n}", t=n + 1)])
+    _claude(homes, b.uid("real-1"), TASK, 0)
+    _claude(homes, b.uid("real-2"), TASK, 86400)
+    harvest()
+    assert main(["mine", "--all-projects"]) == 0
+    from sleep.index import Index
+    from sleep.mine import store as mine_store
+    with Index.open() as index:
+        tasks = mine_store.load_tasks(index.conn, None)
+    assert [t.support for t in tasks] == [2] and tasks[0].project == CWD
