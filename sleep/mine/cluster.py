@@ -4,20 +4,19 @@
 2. Candidates: each node's ``k`` nearest nodes by text cosine (a chunked sparse
    product whose chunks are sized so memory stays bounded).
 3. Pair score: text cosine, blended with the action cosine when both turns show
-   actions. A pair whose turns both ran distinctive programs and share none
-   (``pytest`` vs ``ruff``) is a *cannot-link*, unless the words are nearly the same.
-4. Average linkage on the candidate graph, in rounds: clusters that are each
-   other's best neighbour merge when their mean pair score reaches the threshold
-   and no cannot-link joins them. Existing tasks start as clusters and never merge
-   with each other, so a task keeps its id and members as new prompts join it.
+   actions; 0 for a pair whose turns both ran distinctive programs and share none
+   (``pytest`` vs ``ruff``), unless the words are nearly the same.
+4. The medoid of a group: the member with the highest score to the others.
 
-Everything is vectorised with numpy/scipy; nothing is quadratic in the number of
-prompts except the (bounded) medoid search inside one cluster.
+The linkage over this graph is in sleep.mine.linkage, the look-alike check in
+sleep.mine.contrast. Everything is vectorised with numpy/scipy; nothing is
+quadratic in the number of prompts.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -152,12 +151,27 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
                 text_sim: np.ndarray | None = None, pm: sp.csr_matrix | None = None) -> np.ndarray:
     """The score of each pair (i[k], j[k]): the text cosine, blended with the action
     cosine when both turns show actions; 0 when both ran distinctive programs and
-    share none (different work), unless their words are nearly the same."""
+    share none (different work), unless their words are nearly the same.
+
+    The command side (commands, tools, skills) and the file side are compared only
+    where both turns recorded that side: a turn without files says nothing about
+    files, so it is neither like nor unlike one with files there."""
     if text_sim is None:
         text_sim = rowwise_dot(f.text, i, j)
-    both = f.has_actions[i] & f.has_actions[j]
-    act = rowwise_dot(f.actions, i, j) if both.any() else np.zeros(i.size, dtype=np.float32)
-    w = p.action_weight
+    sh = (f.shell_side.getnnz(axis=1) > 0)
+    fl = (f.file_side.getnnz(axis=1) > 0)
+    both_sh, both_fl = sh[i] & sh[j], fl[i] & fl[j]
+    both = both_sh | both_fl
+    act = np.zeros(i.size, dtype=np.float32)
+    if both.any():
+        cs = np.where(both_sh, rowwise_dot(f.shell_side, i, j), 0.0)
+        cf = np.where(both_fl, rowwise_dot(f.file_side, i, j), 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            act = np.where(both, (cs + cf) / (both_sh.astype(np.float32) + both_fl), 0.0).astype(np.float32)
+    # The actions weigh in fully when each side (commands, files) is present in both turns or
+    # in neither; half when one turn recorded a side the other did not (less was compared).
+    lopsided = (sh[i] != sh[j]) | (fl[i] != fl[j])
+    w = p.action_weight * np.where(lopsided, 0.5, 1.0)
     if p.action_gate > 0:
         act = act * np.minimum(1.0, text_sim / p.action_gate)
     score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
@@ -176,7 +190,8 @@ def rowwise_dot_pairs(x: sp.csr_matrix, y: sp.csr_matrix, i: np.ndarray, j: np.n
     return np.asarray(x[i].multiply(y[j]).sum(axis=1)).ravel()
 
 
-def medoid(f: Features, rows: np.ndarray, weight: np.ndarray, p: ClusterParams) -> int:
+def medoid(rows: np.ndarray, weight: np.ndarray, p: ClusterParams,
+           score: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> int:
     """The row of ``rows`` with the highest weighted total score to the others
     (``weight[k]``: prompts that ``rows[k]`` stands for; large clusters are compared
     with an even sample of their members)."""
@@ -185,9 +200,7 @@ def medoid(f: Features, rows: np.ndarray, weight: np.ndarray, p: ClusterParams) 
     pos = np.arange(rows.size)
     if rows.size > p.medoid_sample:
         pos = np.linspace(0, rows.size - 1, p.medoid_sample).astype(np.int64)
-    ref = rows[pos]
-    t = (f.text[rows] @ f.text[ref].T).toarray()
-    a = (f.actions[rows] @ f.actions[ref].T).toarray()
-    both = np.outer(f.has_actions[rows], f.has_actions[ref])
-    s = np.where(both, (1 - p.action_weight) * t + p.action_weight * a, t)
+    a = np.repeat(rows, pos.size)
+    b = np.tile(rows[pos], rows.size)
+    s = score(a, b).reshape(rows.size, pos.size)
     return int(rows[int(np.argmax(s @ weight[pos]))])

@@ -55,8 +55,7 @@ class Contrast:
         clusters = np.unique(np.concatenate([a, b]))
         x, y = np.searchsorted(clusters, a), np.searchsorted(clusters, b)
         terms, total = self._shares(self.terms, labels, weight, clusters)
-        marks, acting = self._shares(self.marks, labels, weight * self.acting[:labels.size] if
-                                     self.acting.size == labels.size else weight, clusters)
+        marks, acting = self._shares(self.marks, labels, weight * self.acting, clusters)
         enough = (np.minimum(total[x], total[y]) >= p.contrast_min) & \
                  (np.minimum(acting[x], acting[y]) >= p.contrast_min)
         did = self._one_sided(marks, x, y, p.contrast_hi, p.contrast_lo) | \
@@ -112,8 +111,13 @@ def split_contrasting(labels: np.ndarray, f: Features, weight: np.ndarray, fixed
             continue
         for col in _promising(f, nodes, acting, w, p):
             has = np.asarray(f.marks[nodes][:, col].todense()).ravel() > 0
-            side_a, side_b = nodes[has & f.acting[nodes]], nodes[~has & f.acting[nodes]]
-            quiet = nodes[~f.acting[nodes]]
+            # A turn that recorded no files says nothing about a file column (nor one
+            # without commands about a command column): it goes by its words.
+            known = f.has_files[nodes] if f.mark_is_file[col] else f.has_shell[nodes]
+            side_a, side_b = nodes[has & known], nodes[~has & known]
+            quiet = nodes[~known]
+            if w[side_a].sum() < p.contrast_min or w[side_b].sum() < p.contrast_min:
+                continue
             if quiet.size:
                 ca = np.asarray(f.text[side_a].T @ w[side_a]).ravel()
                 cb = np.asarray(f.text[side_b].T @ w[side_b]).ravel()

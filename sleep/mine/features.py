@@ -102,10 +102,7 @@ def _stem(word: str) -> str:
     word = _BRITISH.sub(r"iz\1", word)
     stem = _STEMMER.stemWord(word)
     stem = _LEMMA.get(stem, stem)
-    return _CANONICAL.get(stem, stem) if _SYNONYMS_ON else stem
-
-
-_SYNONYMS_ON = True
+    return _CANONICAL.get(stem, stem)
 
 
 def _path_token(match: re.Match[str]) -> str:
@@ -252,16 +249,23 @@ class Features:
     """Row-aligned matrices: ``text`` and ``actions`` are L2-normalised TF-IDF rows."""
 
     text: sp.csr_matrix
-    actions: sp.csr_matrix
+    actions: sp.csr_matrix  # everything the turn did, one vector (for centroids)
     has_actions: np.ndarray  # bool per row
     programs: list[frozenset[str]]
     terms: sp.csr_matrix  # binary: which content words (unigram stems) a row uses
     marks: sp.csr_matrix  # binary: telling actions (programs with subcommand, directories, file-name words)
     acting: np.ndarray  # bool: the turn ran a shell command or touched a file
+    mark_is_file: np.ndarray  # bool per marks column: it comes from a file (else from a command)
+    has_shell: np.ndarray  # bool per row
+    has_files: np.ndarray  # bool per row
+    shell_side: sp.csr_matrix  # commands and skills only (compared when both turns have them)
+    file_side: sp.csr_matrix  # files only
 
     def rows(self, idx: np.ndarray) -> "Features":
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
-                        [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx])
+                        [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
+                        self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
+                        self.file_side[idx])
 
 
 def _identity(doc: list[str]) -> list[str]:
@@ -296,16 +300,27 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     action_docs = [a[0] for a in acts]
     amat = _tfidf(action_docs, min_df=params.min_df_actions)
     has = np.asarray(amat.getnnz(axis=1) > 0)
-    marks = _binary([[t for t in d if t.startswith(_TELLING)] for d in action_docs])
-    acting = np.array([bool(a[0] or a[1]) for a in actions], dtype=bool)
-    return Features(text, amat, has, [a[1] for a in acts], terms, marks, acting)
+    names: dict[str, int] = {}
+    marks = _binary([[t for t in d if t.startswith(_TELLING)] for d in action_docs], names)
+    is_file = np.zeros(marks.shape[1], dtype=bool)
+    for name, col in names.items():
+        is_file[col] = name.startswith(("dir:", "fw:"))
+    has_shell = np.array([bool(a[0]) for a in actions], dtype=bool)
+    has_files = np.array([bool(a[1]) for a in actions], dtype=bool)
+    shell_side = _tfidf([[t for t in d if not t.startswith(_FILE_SIDE + ("tool:",))] for d in action_docs],
+                        min_df=params.min_df_actions)
+    file_side = _tfidf([[t for t in d if t.startswith(_FILE_SIDE)] for d in action_docs],
+                       min_df=params.min_df_actions)
+    return Features(text, amat, has, [a[1] for a in acts], terms, marks, has_shell | has_files, is_file,
+                    has_shell, has_files, shell_side, file_side)
 
 
 _TELLING = ("sh:", "pm:", "dir:", "fw:")
+_FILE_SIDE = ("ext:", "top:", "dir:", "fw:")
 
 
-def _binary(docs: list[list[str]]) -> sp.csr_matrix:
-    vocab: dict[str, int] = {}
+def _binary(docs: list[list[str]], vocab: dict[str, int] | None = None) -> sp.csr_matrix:
+    vocab = {} if vocab is None else vocab
     rows, cols = [], []
     for r, d in enumerate(docs):
         for t in set(d):

@@ -56,7 +56,7 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
     groups = []
     for rows in by_label.values():
         nodes = np.unique(node_of[rows])
-        med_node = cl.medoid(nf, nodes, weight[nodes], params)
+        med_node = cl.medoid(nodes, weight[nodes], params, score)
         med_row = int(firsts[med_node])
         loosest = cohesion = 1.0
         if nodes.size > 1:
