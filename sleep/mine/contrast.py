@@ -25,8 +25,11 @@ class Contrast:
 
     def __init__(self, f: Features, p: ClusterParams) -> None:
         self.terms = f.terms.tocsr()
-        self.marks = f.marks.tocsr()
-        self.acting = f.acting.astype(np.float64)
+        keep_files = sp.diags(f.mark_is_file.astype(np.float32))
+        keep_shell = sp.diags((~f.mark_is_file).astype(np.float32))
+        # Each kind of action is counted among the members that recorded that kind.
+        self.sides = [((f.marks @ keep_files).tocsr(), f.has_files.astype(np.float64)),
+                      ((f.marks @ keep_shell).tocsr(), f.has_shell.astype(np.float64))]
         self.p = p
 
     def _shares(self, m: sp.csr_matrix, labels: np.ndarray, weight: np.ndarray, clusters: np.ndarray
@@ -50,16 +53,19 @@ class Contrast:
         return n_high[x] > rowwise_dot_pairs(high, some, x, y) + 0.5
 
     def differ(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, weight: np.ndarray) -> np.ndarray:
-        """A bool per pair of cluster labels (a[k], b[k])."""
+        """A bool per pair of cluster labels (a[k], b[k]). A command is counted among the
+        members that recorded commands, a file among those that recorded files."""
         p = self.p
         clusters = np.unique(np.concatenate([a, b]))
         x, y = np.searchsorted(clusters, a), np.searchsorted(clusters, b)
         terms, total = self._shares(self.terms, labels, weight, clusters)
-        marks, acting = self._shares(self.marks, labels, weight * self.acting, clusters)
-        enough = (np.minimum(total[x], total[y]) >= p.contrast_min) & \
-                 (np.minimum(acting[x], acting[y]) >= p.contrast_min)
-        did = self._one_sided(marks, x, y, p.contrast_hi, p.contrast_lo) | \
-            self._one_sided(marks, y, x, p.contrast_hi, p.contrast_lo)
+        did = np.zeros(a.size, dtype=bool)
+        for marks_m, recorded in self.sides:
+            marks, n = self._shares(marks_m, labels, weight * recorded, clusters)
+            enough_here = np.minimum(n[x], n[y]) >= p.contrast_min
+            did |= enough_here & (self._one_sided(marks, x, y, p.contrast_hi, p.contrast_lo) |
+                                  self._one_sided(marks, y, x, p.contrast_hi, p.contrast_lo))
+        enough = np.minimum(total[x], total[y]) >= p.contrast_min
         said = self._one_sided(terms, x, y, p.contrast_words, p.contrast_lo) | \
             self._one_sided(terms, y, x, p.contrast_words, p.contrast_lo)
         return enough & did & said
