@@ -128,11 +128,32 @@ def candidates(x: sp.csr_matrix, k: int, min_sim: float, budget: int) -> tuple[n
     return lo[first], hi[first], v[first].astype(np.float32)
 
 
-def rowwise_dot(m: sp.csr_matrix, i: np.ndarray, j: np.ndarray, block: int = 200_000) -> np.ndarray:
+def rowwise_dot(m: sp.csr_matrix, i: np.ndarray, j: np.ndarray, block: int = 500_000) -> np.ndarray:
+    """m[i[k]] . m[j[k]] for every k, without building sub-matrices: each non-zero of row
+    i[k] is looked up in row j[k] by binary search over the matrix's sorted (row, column) keys."""
     out = np.zeros(i.size, dtype=np.float32)
+    if i.size == 0 or m.nnz == 0:
+        return out
+    if not m.has_sorted_indices:
+        m = m.sorted_indices()
+    ncols = np.int64(m.shape[1])
+    rows_of = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+    keys = rows_of * ncols + m.indices.astype(np.int64)
     for s in range(0, i.size, block):
-        a, b = m[i[s:s + block]], m[j[s:s + block]]
-        out[s:s + block] = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+        ii, jj = i[s:s + block].astype(np.int64), j[s:s + block].astype(np.int64)
+        starts, lens = m.indptr[ii], np.diff(m.indptr)[ii]
+        total = int(lens.sum())
+        if total == 0:
+            continue
+        owner = np.repeat(np.arange(ii.size, dtype=np.int64), lens)
+        offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        pos = np.repeat(starts, lens) + offsets
+        want = jj[owner] * ncols + m.indices[pos]
+        hit = np.searchsorted(keys, want)
+        hit = np.minimum(hit, keys.size - 1)
+        found = keys[hit] == want
+        prod = np.where(found, m.data[pos] * m.data[hit], 0.0)
+        out[s:s + block] = np.bincount(owner, weights=prod, minlength=ii.size)
     return out
 
 
@@ -184,10 +205,11 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
 
 
 def rowwise_dot_pairs(x: sp.csr_matrix, y: sp.csr_matrix, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """x[i[k]] . y[j[k]] for every k."""
+    """x[i[k]] . y[j[k]] for every k (two matrices with the same columns)."""
     if i.size == 0:
         return np.zeros(0)
-    return np.asarray(x[i].multiply(y[j]).sum(axis=1)).ravel()
+    stacked = sp.vstack([x, y]).tocsr()
+    return rowwise_dot(stacked, i, j + x.shape[0]).astype(np.float64)
 
 
 def medoid(rows: np.ndarray, weight: np.ndarray, p: ClusterParams,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from sleep.mine.cluster import ClusterParams, rowwise_dot_pairs
+from sleep.mine.cluster import ClusterParams
 from sleep.mine.features import Features
 
 
@@ -33,24 +33,21 @@ class Contrast:
         self.p = p
 
     def _shares(self, m: sp.csr_matrix, labels: np.ndarray, weight: np.ndarray, clusters: np.ndarray
-                ) -> tuple[sp.csr_matrix, np.ndarray]:
+                ) -> tuple[np.ndarray, np.ndarray]:
         """Per cluster in ``clusters``: the weighted share of members using each column, and the weight."""
         col = np.full(labels.size, -1, dtype=np.int64)
         col[clusters] = np.arange(clusters.size)
         rows = np.flatnonzero(col[labels] >= 0)
         member = sp.csr_matrix((weight[rows], (col[labels[rows]], rows)), shape=(clusters.size, labels.size))
         total = np.asarray(member.sum(axis=1)).ravel()
+        counts = (member @ m).toarray()  # few clusters at a time: dense is fine
         with np.errstate(divide="ignore", invalid="ignore"):
-            scale = sp.diags(np.where(total > 0, 1.0 / total, 0.0))
-        return (scale @ (member @ m)).tocsr(), total
+            return np.where(total[:, None] > 0, counts / total[:, None], 0.0), total
 
     @staticmethod
-    def _one_sided(share: sp.csr_matrix, x: np.ndarray, y: np.ndarray, hi: float, lo: float) -> np.ndarray:
+    def _one_sided(share: np.ndarray, x: np.ndarray, y: np.ndarray, hi: float, lo: float) -> np.ndarray:
         """For each k: some column at least ``hi`` of cluster x[k] uses and at most ``lo`` of y[k]."""
-        high = (share >= hi).astype(np.float32).tocsr()
-        some = (share > lo).astype(np.float32).tocsr()
-        n_high = np.asarray(high.sum(axis=1)).ravel()
-        return n_high[x] > rowwise_dot_pairs(high, some, x, y) + 0.5
+        return ((share[x] >= hi) & (share[y] <= lo)).any(axis=1)
 
     def differ(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, weight: np.ndarray) -> np.ndarray:
         """A bool per pair of cluster labels (a[k], b[k]). A command is counted among the

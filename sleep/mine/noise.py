@@ -59,11 +59,16 @@ _JUNK = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ue000-\uf8
 
 
 def _control_ratio(text: str) -> float:
+    if _JUNK.search(text) is None:
+        return 0.0
     return len(_JUNK.findall(text)) / max(1, len(text))
 
 
 def _strip_controls(text: str) -> str:
-    text = _JUNK.sub("", text).replace("\r", "")
+    if "\r" in text:
+        text = text.replace("\r", "")
+    if _JUNK.search(text) is not None:
+        text = _JUNK.sub("", text)
     if text.isascii():
         return text
     return "".join(ch for ch in text if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
