@@ -128,20 +128,25 @@ def candidates(x: sp.csr_matrix, k: int, min_sim: float, budget: int) -> tuple[n
     return lo[first], hi[first], v[first].astype(np.float32)
 
 
-def rowwise_dot(m: sp.csr_matrix, i: np.ndarray, j: np.ndarray, block: int = 500_000) -> np.ndarray:
+def rowwise_dot(m: sp.csr_matrix, i: np.ndarray, j: np.ndarray, block: int = 100_000) -> np.ndarray:
     """m[i[k]] . m[j[k]] for every k, without building sub-matrices: each non-zero of row
     i[k] is looked up in row j[k] by binary search over the matrix's sorted (row, column) keys."""
     out = np.zeros(i.size, dtype=np.float32)
     if i.size == 0 or m.nnz == 0:
         return out
-    if not m.has_sorted_indices:
-        m = m.sorted_indices()
+    cached = getattr(m, "_mine_keys", None)
+    if cached is None:
+        if not m.has_sorted_indices:
+            m.sort_indices()
+        row_len = np.diff(m.indptr)
+        rows_of = np.repeat(np.arange(m.shape[0], dtype=np.int64), row_len)
+        cached = (rows_of * np.int64(m.shape[1]) + m.indices.astype(np.int64), row_len)
+        m._mine_keys = cached  # the matrix is never modified after this point
+    keys, row_len = cached
     ncols = np.int64(m.shape[1])
-    rows_of = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
-    keys = rows_of * ncols + m.indices.astype(np.int64)
     for s in range(0, i.size, block):
         ii, jj = i[s:s + block].astype(np.int64), j[s:s + block].astype(np.int64)
-        starts, lens = m.indptr[ii], np.diff(m.indptr)[ii]
+        starts, lens = m.indptr[ii], row_len[ii]
         total = int(lens.sum())
         if total == 0:
             continue
@@ -179,8 +184,7 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     files, so it is neither like nor unlike one with files there."""
     if text_sim is None:
         text_sim = rowwise_dot(f.text, i, j)
-    sh = (f.shell_side.getnnz(axis=1) > 0)
-    fl = (f.file_side.getnnz(axis=1) > 0)
+    sh, fl = f.shell_recorded, f.files_recorded
     both_sh, both_fl = sh[i] & sh[j], fl[i] & fl[j]
     both = both_sh | both_fl
     act = np.zeros(i.size, dtype=np.float32)

@@ -261,6 +261,18 @@ class Features:
     shell_side: sp.csr_matrix  # commands and skills only (compared when both turns have them)
     file_side: sp.csr_matrix  # files only
 
+    @property
+    def shell_recorded(self) -> np.ndarray:
+        if not hasattr(self, "_shell_recorded"):
+            self._shell_recorded = np.asarray(self.shell_side.getnnz(axis=1) > 0)
+        return self._shell_recorded
+
+    @property
+    def files_recorded(self) -> np.ndarray:
+        if not hasattr(self, "_files_recorded"):
+            self._files_recorded = np.asarray(self.file_side.getnnz(axis=1) > 0)
+        return self._files_recorded
+
     def rows(self, idx: np.ndarray) -> "Features":
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
