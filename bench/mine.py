@@ -205,6 +205,7 @@ def _print(rows: list) -> None:
             print(f"growth {n1:,} -> {n2:,} prompts: {m2['run_s'] / max(m1['run_s'], 1e-9):.1f}x the time "
                   f"(target <= {15 * n2 / n1 / 10:.0f}x)")
     big = rows[-1]
+    print(f"load average now: {os.getloadavg()[0]:.1f} (2 cores)")
     print(f"targets at {big[1]:,} prompts: time {big[2]['run_s']:.1f} s, cpu {big[2]['cpu_s']:.1f} s (<= {TARGET_S:.0f}), "
           f"peak {big[2]['peak_rss_mb']:.0f} MB (<= {TARGET_MB:.0f}), recall >= 0.9, precision >= 0.9, "
           "no near-miss merge. Shared 2-core machine: timings are noisy.")

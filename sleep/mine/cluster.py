@@ -31,7 +31,6 @@ class ClusterParams:
     k: int = 25  # neighbours per node kept as candidates
     min_text: float = 0.12  # text cosine below this is no candidate
     action_weight: float = 0.4  # share of the action cosine when both turns show actions
-    action_gate: float = 0.0  # below this text cosine, the action share counts proportionally less
     threshold: float = 0.40  # mean pair score two clusters need to merge
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
@@ -197,8 +196,6 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     # in neither; half when one turn recorded a side the other did not (less was compared).
     lopsided = (sh[i] != sh[j]) | (fl[i] != fl[j])
     w = p.action_weight * np.where(lopsided, 0.5, 1.0)
-    if p.action_gate > 0:
-        act = act * np.minimum(1.0, text_sim / p.action_gate)
     score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
     if p.veto:
         pm = program_matrix(f.programs) if pm is None else pm
