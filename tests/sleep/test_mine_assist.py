@@ -8,7 +8,6 @@ import re
 from mine_testutil import run, session, store, turn
 
 from skillopt_core import BackendSpec, create_backend
-from skillopt_core.backends.scripted import Rule
 from sleep.index import Index
 from sleep.mine import store as mine_store
 from sleep.mine.assist import Assistant
@@ -18,12 +17,9 @@ MINOR = "bump the minor version, update the changelog and tag the release"
 
 
 def _backend(confirm=None, judge=None):
-    backend = create_backend(BackendSpec(name="scripted", model=None, options={}))
-    if confirm is not None:
-        backend.add_rule(Rule(stage="mine-confirm", response=confirm))
-    if judge is not None:
-        backend.add_rule(Rule(stage="mine-judge", response=judge))
-    return backend
+    rules = [{"stage": stage, "response": response}
+             for stage, response in (("mine-confirm", confirm), ("mine-judge", judge)) if response is not None]
+    return create_backend(BackendSpec(name="scripted", model=None, options={"scripted": {"rules": rules}}))
 
 
 def _split_by_word(request) -> str:

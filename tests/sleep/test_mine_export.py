@@ -33,10 +33,8 @@ def _judge_backend():
         answer = request.prompt_text.rsplit("## Response to grade", 1)[-1]
         ok = "pnpm" in answer or "planned" in answer.lower()
         return json.dumps({"score": 9 if ok else 2, "pass": ok, "feedback": "ok" if ok else "wrong tool"})
-    backend = create_backend(BackendSpec(name="scripted", model=None, options={}))
-    from skillopt_core.backends.scripted import Rule  # test double only
-    backend.add_rule(Rule(response=grade))
-    return backend
+    return create_backend(BackendSpec(name="scripted", model=None,
+                                      options={"scripted": {"rules": [{"response": grade}]}}))
 
 
 def test_the_export_loads_as_a_jsonl_tasks_env(homes, tmp_path) -> None:
