@@ -91,6 +91,63 @@ MIGRATIONS: list[Migration] = [
         ALTER TABLE sessions ADD COLUMN scripted INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX sessions_for_mining ON sessions (project_dir, is_subagent, scripted, started_at);
     """),
+    Migration(3, "mined recurring tasks, their member prompts, the miner's prompt pool and model cache", """
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            intent TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            context TEXT NOT NULL DEFAULT '',
+            judge BLOB NOT NULL,
+            judge_summary TEXT NOT NULL DEFAULT '',
+            support INTEGER NOT NULL,
+            hosts TEXT NOT NULL,
+            first_seen TEXT,
+            last_seen TEXT,
+            enabled INTEGER NOT NULL DEFAULT 1,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX tasks_by_project ON tasks (project, enabled);
+        CREATE TABLE task_members (
+            task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            prompt_index INTEGER NOT NULL,
+            PRIMARY KEY (host, session_id, prompt_index)
+        );
+        CREATE INDEX task_members_by_task ON task_members (task_id);
+        CREATE TABLE mine_prompts (
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            prompt_index INTEGER NOT NULL,
+            project TEXT NOT NULL,
+            at TEXT,
+            text TEXT NOT NULL,
+            data BLOB NOT NULL,
+            PRIMARY KEY (host, session_id, prompt_index)
+        );
+        CREATE INDEX mine_prompts_by_project ON mine_prompts (project);
+        CREATE TABLE mine_sessions (
+            host TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            project TEXT,
+            harvested_at TEXT NOT NULL,
+            PRIMARY KEY (host, session_id)
+        );
+        CREATE TABLE mine_runs (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            report BLOB NOT NULL
+        );
+        CREATE TABLE mine_model_cache (
+            key TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            value BLOB NOT NULL,
+            created_at TEXT NOT NULL
+        );
+    """),
     Migration(4, "proposals: staged skill improvements (branch, commit, report, decision)", """
         CREATE TABLE proposals (
             id TEXT PRIMARY KEY,

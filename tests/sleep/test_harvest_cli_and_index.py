@@ -95,7 +95,7 @@ def test_index_is_wal_with_versioned_schema(homes: Homes) -> None:
 
 
 def test_a_later_migration_extends_the_schema_once(homes: Homes) -> None:
-    extra = Migration(MIGRATIONS[-1].version + 1, "mined tasks", "CREATE TABLE tasks (id TEXT PRIMARY KEY)")
+    extra = Migration(MIGRATIONS[-1].version + 1, "a later table", "CREATE TABLE later_things (id TEXT PRIMARY KEY)")
     with Index.open() as idx:
         assert idx.migrate(MIGRATIONS + [extra]) == [extra.version]
         assert idx.migrate(MIGRATIONS + [extra]) == []

@@ -1,0 +1,227 @@
+"""``skillopt-sleep mine`` and ``skillopt-sleep tasks [disable|enable|export]``.
+
+Registered with sleep.cli's ``@command``. Heavy modules (scikit-learn, scipy)
+load inside the handlers, so other subcommands stay quick to start. User errors
+(no index, a project without sessions, an unknown task id, a bad option) print
+one line saying what to do and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from sleep import paths
+from sleep.cli import command
+
+
+class UserError(Exception):
+    """A mistake the person can fix; the message says how (exit 2)."""
+
+
+def _scope_args(p: argparse.ArgumentParser, verb: str) -> None:
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", metavar="PATH",
+                       help=f"{verb} the sessions of PATH and below (default: the current directory)")
+    scope.add_argument("--all-projects", action="store_true", help=f"{verb} every project")
+
+
+def _project(args: argparse.Namespace) -> str | None:
+    if getattr(args, "all_projects", False):
+        return None
+    return os.path.normpath(os.path.abspath(os.path.expanduser(args.project or os.getcwd())))
+
+
+def _fail(message: str) -> int:
+    print(f"skillopt-sleep: {message}", file=sys.stderr)
+    return 2
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# ----- mine ------------------------------------------------------------------------------
+
+def _mine_args(p: argparse.ArgumentParser) -> None:
+    _scope_args(p, "mine")
+    p.add_argument("--min-support", type=_positive, default=2, metavar="N",
+                   help="distinct sessions a task must be seen in (default 2)")
+    p.add_argument("--include-scripted", action="store_true",
+                   help="also mine your own automation (claude -p / SDK and codex exec sessions)")
+    p.add_argument("--optimizer", metavar="BACKEND[:MODEL]",
+                   help="let this model confirm borderline tasks and refine judges (e.g. claude-code, "
+                        "openai:gpt-4.1-mini); without it the deterministic path alone is used")
+    p.add_argument("--config", metavar="FILE",
+                   help="a skillopt config whose model section names the optimizer role")
+    p.add_argument("--max-model-calls", type=_positive, default=20, metavar="N",
+                   help="at most N optimizer calls per run (default 20)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="if another mining run holds the index, wait up to SECONDS")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _assistant(args: argparse.Namespace) -> Any:
+    if not args.optimizer and not args.config:
+        return None
+    from skillopt_core import BackendError, BackendSpec, ConfigError, create_backend, load_settings
+
+    from sleep.mine.assist import Assistant
+
+    try:
+        options: dict[str, Any] = {}
+        name, model = None, None
+        if args.config:
+            settings = load_settings(args.config)
+            options = settings.model.model_dump()
+            name, model = settings.model.backend_for("optimizer"), settings.model.model_for("optimizer")
+        if args.optimizer:
+            name, _, given = args.optimizer.partition(":")
+            model = given or model
+        backend = create_backend(BackendSpec(name=name or "auto", model=model, role="optimizer", options=options))
+    except (BackendError, ConfigError, OSError, ValueError) as exc:
+        raise UserError(f"cannot set up the optimizer: {exc}") from None
+    return Assistant(backend, max_calls=args.max_model_calls)
+
+
+def _check_sessions(project: str | None) -> None:
+    from sleep.index import Index
+    from sleep.mine.select import scope_clause
+
+    if not paths.index_path().exists():
+        raise UserError(f"no index yet at {paths.index_path()}; run `skillopt-sleep harvest` first.")
+    with Index.open() as index:
+        total = index.session_count()
+        where, params = scope_clause(project)
+        here = index.conn.execute(f"SELECT COUNT(*) FROM sessions WHERE {where}", params).fetchone()[0]
+    if total == 0:
+        raise UserError("the index holds no sessions; run `skillopt-sleep harvest` first.")
+    if here == 0:
+        raise UserError(f"no harvested sessions for {project} ({total:,} in other projects); run "
+                        "`skillopt-sleep harvest` there, or use --project PATH / --all-projects.")
+
+
+@command("mine", "find the tasks you repeat across sessions and store them as replayable, judged tasks",
+         _mine_args)
+def cmd_mine(args: argparse.Namespace) -> int:
+    project = _project(args)
+    try:
+        _check_sessions(project)
+        assistant = _assistant(args)
+    except UserError as exc:
+        return _fail(str(exc))
+    from sleep.mine.miner import MineOptions, mine
+
+    report = mine(MineOptions(project=project, min_support=args.min_support,
+                              include_scripted=args.include_scripted, assistant=assistant, wait=args.wait))
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return 0
+    print(format_mine_report(report))
+    return 0
+
+
+def format_mine_report(r: Any) -> str:
+    """The human summary of a mining run (counts only, never prompt text)."""
+    if r.nothing_new:
+        return (f"Mine ({r.scope}): nothing new since the last run; {r.tasks_total:,} tasks "
+                f"({r.elapsed_s:.2f} s). See `skillopt-sleep tasks`.")
+    lines = [f"Mine ({r.scope}): {r.sessions_read:,} sessions read, {r.prompts_seen:,} prompts, "
+             f"{r.candidates:,} task candidates, {r.elapsed_s:.2f} s",
+             f"  tasks: {r.tasks_new:,} new, {r.tasks_updated:,} updated, {r.tasks_total:,} in scope; "
+             f"{r.members_added:,} prompts joined a task"]
+    dropped = ", ".join(f"{k} {v:,}" for k, v in sorted(r.dropped.items())) or "nothing"
+    lines.append(f"  dropped prompts: {dropped}")
+    excluded = ", ".join(f"{k} {v:,}" for k, v in sorted(r.sessions_excluded.items())) or "none"
+    lines.append(f"  sessions left out: {excluded}")
+    if r.model:
+        m = r.model
+        lines.append(f"  optimizer {m['backend']}: {m['calls']} calls (budget {m['budget']}), "
+                     f"{m['cache_hits']} cached, {m['splits']} groups split, {m['dropped_rules']} rules dropped, "
+                     f"{m['rejected_replies']} replies rejected")
+        lines += [f"    error: {e}" for e in m.get("errors", [])]
+    return "\n".join(lines)
+
+
+# ----- tasks -----------------------------------------------------------------------------
+
+def _tasks_args(p: argparse.ArgumentParser) -> None:
+    _scope_args(p, "show tasks of")
+    p.add_argument("--json", action="store_true", help="print the tasks as a JSON list")
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    for name, text in (("disable", "never replay this task"), ("enable", "replay this task again")):
+        a = sub.add_parser(name, help=text, description=text)
+        a.add_argument("task_id", metavar="TASK_ID")
+    e = sub.add_parser("export", help="write enabled tasks as a jsonl_tasks file for skillopt",
+                       description="write the enabled tasks of one project as a jsonl_tasks file")
+    e.add_argument("--out", required=True, metavar="FILE", help="where to write the JSONL file")
+    e.add_argument("--project", dest="export_project", metavar="PATH",
+                   help="the project directory (default: the current directory)")
+
+
+@command("tasks", "show the recurring tasks found by `mine`; disable / enable one; export them", _tasks_args)
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from sleep.index import Index
+    from sleep.mine import store
+
+    action = getattr(args, "action", None)
+    if action == "export":
+        from sleep.mine.export import export_tasks_jsonl
+
+        where = args.export_project or args.project or os.getcwd()
+        project = os.path.normpath(os.path.abspath(os.path.expanduser(where)))
+        try:
+            result = export_tasks_jsonl(project, args.out)
+        except OSError as exc:
+            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+        print(f"Wrote {result.tasks} tasks of {project} to {result.path}"
+              + (f" ({result.skipped_disabled} disabled left out)" if result.skipped_disabled else ""))
+        return 0
+    if not paths.index_path().exists():
+        if action:
+            return _fail(f"no task {args.task_id!r}: there is no index yet; run `skillopt-sleep harvest` "
+                         "and `skillopt-sleep mine` first.")
+        print("[]" if args.json else "No tasks yet: run `skillopt-sleep harvest`, then `skillopt-sleep mine`.")
+        return 0
+    with Index.open() as index:
+        if action in ("disable", "enable"):
+            with index.transaction():
+                found = store.set_enabled(index.conn, args.task_id, action == "enable")
+            if not found:
+                return _fail(f"no task {args.task_id!r}; `skillopt-sleep tasks --all-projects` lists the ids.")
+            print(f"Task {args.task_id} {action}d.")
+            return 0
+        tasks = store.load_tasks(index.conn, _project(args))
+    if args.json:
+        print(json.dumps([t.to_dict() for t in tasks], indent=2, ensure_ascii=False))
+        return 0
+    if not tasks:
+        print("No tasks found" + (f" for {_project(args)}" if _project(args) else "")
+              + ": run `skillopt-sleep mine` (tasks need the same work in at least 2 sessions).")
+        return 0
+    print(format_tasks(tasks))
+    return 0
+
+
+def format_tasks(tasks: list[Any]) -> str:
+    lines: list[str] = []
+    project = None
+    for t in tasks:
+        if t.project != project:
+            project = t.project
+            lines.append(f"{project}")
+        seen = f"{(t.first_seen or '?')[:10]} .. {(t.last_seen or '?')[:10]}"
+        state = "enabled" if t.enabled else "DISABLED"
+        lines.append(f"  {t.id}  {state:<8}  support {t.support:<3}  {','.join(t.hosts)}  {seen}")
+        lines.append(f"      {t.intent}")
+        lines.append(f"      judge: {t.judge_summary}")
+    return "\n".join(lines)

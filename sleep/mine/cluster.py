@@ -1,0 +1,229 @@
+"""Grouping one project's prompts into tasks: nodes, candidate pairs and their scores.
+
+1. Identical prompts (same words and same actions) collapse into one weighted node.
+2. Candidates: each node's ``k`` nearest nodes by text cosine (a chunked sparse
+   product whose chunks are sized so memory stays bounded).
+3. Pair score: text cosine, blended with the action cosine when both turns show
+   actions; 0 for a pair whose turns both ran distinctive programs and share none
+   (``pytest`` vs ``ruff``), unless the words are nearly the same.
+4. The medoid of a group: the member with the highest score to the others.
+
+The linkage over this graph is in sleep.mine.linkage, the look-alike check in
+sleep.mine.contrast. Everything is vectorised with numpy/scipy; nothing is
+quadratic in the number of prompts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from sleep.mine.features import Features
+
+
+@dataclass(frozen=True)
+class ClusterParams:
+    """Knobs of the method (defaults chosen from the measurements in docs/sleep-mine.md)."""
+
+    k: int = 25  # neighbours per node kept as candidates
+    min_text: float = 0.12  # text cosine below this is no candidate
+    action_weight: float = 0.4  # share of the action cosine when both turns show actions
+    threshold: float = 0.40  # mean pair score two clusters need to merge
+    pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
+    veto: bool = True  # disjoint distinctive programs forbid a link
+    veto_unless_text: float = 0.9  # ... unless the words are this close
+    product_budget: int = 2_000_000  # non-zeros per chunk of the candidate product
+    medoid_sample: int = 400  # members compared per side when checking a merge or a medoid
+    refreshes: int = 3  # rounds of centroid proposals between large clusters
+    centroid_k: int = 10
+    centroid_sample: int = 24
+    reassign_margin: float = 0.05
+    contrast_min: int = 3  # prompts each side needs before consistent differences count
+    contrast_hi: float = 0.8  # "most acting members" of a side ...
+    contrast_words: float = 0.6  # "most members" of a side, for words ...
+    contrast_lo: float = 0.1  # ... and "almost none" of the other
+
+
+@dataclass
+class Graph:
+    """Candidate pairs between nodes (i < j) with their scores."""
+
+    i: np.ndarray
+    j: np.ndarray
+    score: np.ndarray
+
+
+def collapse(f: Features, extra: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows with identical features (and equal ``extra`` strings) share a node:
+    (node of each row, first row of each node)."""
+    keys: dict[bytes, int] = {}
+    node_of = np.empty(f.text.shape[0], dtype=np.int64)
+    firsts: list[int] = []
+    t, a = f.text, f.actions
+    for r in range(t.shape[0]):
+        key = b"|".join((t.indices[t.indptr[r]:t.indptr[r + 1]].tobytes(),
+                         t.data[t.indptr[r]:t.indptr[r + 1]].tobytes(),
+                         a.indices[a.indptr[r]:a.indptr[r + 1]].tobytes(),
+                         a.data[a.indptr[r]:a.indptr[r + 1]].tobytes(),
+                         "\x1f".join(sorted(f.programs[r])).encode(),
+                         (extra[r] if extra else "").encode()))
+        node = keys.get(key)
+        if node is None:
+            node = keys[key] = len(firsts)
+            firsts.append(r)
+        node_of[r] = node
+    return node_of, np.asarray(firsts, dtype=np.int64)
+
+
+def _chunks(x: sp.csr_matrix, budget: int) -> list[tuple[int, int]]:
+    """Row ranges whose product with ``x.T`` holds at most about ``budget`` non-zeros."""
+    df = np.asarray((x != 0).sum(axis=0)).ravel()
+    cost = np.asarray((x != 0) @ df).ravel() if x.nnz else np.zeros(x.shape[0])
+    out, start, acc = [], 0, 0.0
+    for r, c in enumerate(cost):
+        if r > start and acc + c > budget:
+            out.append((start, r))
+            start, acc = r, 0.0
+        acc += c
+    out.append((start, x.shape[0]))
+    return out
+
+
+def candidates(x: sp.csr_matrix, k: int, min_sim: float, budget: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's ``k`` most similar other rows (cosine >= ``min_sim``), as unique pairs i < j."""
+    n = x.shape[0]
+    if n < 2 or x.nnz == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    xt = x.T.tocsr()
+    parts_i, parts_j, parts_v = [], [], []
+    for lo, hi in _chunks(x, budget):
+        prod = (x[lo:hi] @ xt).tocoo()
+        rows = prod.row.astype(np.int64) + lo
+        cols = prod.col.astype(np.int64)
+        vals = prod.data
+        keep = (rows != cols) & (vals >= min_sim)
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+        order = np.lexsort((cols, -vals, rows))
+        rows, cols, vals = rows[order], cols[order], vals[order]
+        if rows.size:
+            starts = np.r_[0, np.flatnonzero(np.diff(rows)) + 1]
+            counts = np.diff(np.r_[starts, rows.size])
+            rank = np.arange(rows.size) - np.repeat(starts, counts)
+            top = rank < k
+            parts_i.append(rows[top])
+            parts_j.append(cols[top])
+            parts_v.append(vals[top])
+    if not parts_i:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0, dtype=np.float32)
+    i, j, v = np.concatenate(parts_i), np.concatenate(parts_j), np.concatenate(parts_v)
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    key = lo * n + hi
+    _, first = np.unique(key, return_index=True)
+    return lo[first], hi[first], v[first].astype(np.float32)
+
+
+def rowwise_dot(m: sp.csr_matrix, i: np.ndarray, j: np.ndarray, block: int = 100_000) -> np.ndarray:
+    """m[i[k]] . m[j[k]] for every k, without building sub-matrices: each non-zero of row
+    i[k] is looked up in row j[k] by binary search over the matrix's sorted (row, column) keys."""
+    out = np.zeros(i.size, dtype=np.float32)
+    if i.size == 0 or m.nnz == 0:
+        return out
+    cached = getattr(m, "_mine_keys", None)
+    if cached is None:
+        if not m.has_sorted_indices:
+            m.sort_indices()
+        row_len = np.diff(m.indptr)
+        rows_of = np.repeat(np.arange(m.shape[0], dtype=np.int64), row_len)
+        cached = (rows_of * np.int64(m.shape[1]) + m.indices.astype(np.int64), row_len)
+        m._mine_keys = cached  # the matrix is never modified after this point
+    keys, row_len = cached
+    ncols = np.int64(m.shape[1])
+    for s in range(0, i.size, block):
+        ii, jj = i[s:s + block].astype(np.int64), j[s:s + block].astype(np.int64)
+        starts, lens = m.indptr[ii], row_len[ii]
+        total = int(lens.sum())
+        if total == 0:
+            continue
+        owner = np.repeat(np.arange(ii.size, dtype=np.int64), lens)
+        offsets = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        pos = np.repeat(starts, lens) + offsets
+        want = jj[owner] * ncols + m.indices[pos]
+        hit = np.searchsorted(keys, want)
+        hit = np.minimum(hit, keys.size - 1)
+        found = keys[hit] == want
+        prod = np.where(found, m.data[pos] * m.data[hit], 0.0)
+        out[s:s + block] = np.bincount(owner, weights=prod, minlength=ii.size)
+    return out
+
+
+def program_matrix(programs: list[frozenset[str]]) -> sp.csr_matrix:
+    names: dict[str, int] = {}
+    rows, cols = [], []
+    for r, progs in enumerate(programs):
+        for p in progs:
+            rows.append(r)
+            cols.append(names.setdefault(p, len(names)))
+    data = np.ones(len(rows), dtype=np.float32)
+    return sp.csr_matrix((data, (rows, cols)), shape=(len(programs), max(1, len(names))))
+
+
+def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
+                text_sim: np.ndarray | None = None, pm: sp.csr_matrix | None = None) -> np.ndarray:
+    """The score of each pair (i[k], j[k]): the text cosine, blended with the action
+    cosine when both turns show actions; 0 when both ran distinctive programs and
+    share none (different work), unless their words are nearly the same.
+
+    The command side (commands, tools, skills) and the file side are compared only
+    where both turns recorded that side: a turn without files says nothing about
+    files, so it is neither like nor unlike one with files there."""
+    if text_sim is None:
+        text_sim = rowwise_dot(f.text, i, j)
+    sh, fl = f.shell_recorded, f.files_recorded
+    both_sh, both_fl = sh[i] & sh[j], fl[i] & fl[j]
+    both = both_sh | both_fl
+    act = np.zeros(i.size, dtype=np.float32)
+    if both.any():
+        cs = np.where(both_sh, rowwise_dot(f.shell_side, i, j), 0.0)
+        cf = np.where(both_fl, rowwise_dot(f.file_side, i, j), 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            act = np.where(both, (cs + cf) / (both_sh.astype(np.float32) + both_fl), 0.0).astype(np.float32)
+    # The actions weigh in fully when each side (commands, files) is present in both turns or
+    # in neither; half when one turn recorded a side the other did not (less was compared).
+    lopsided = (sh[i] != sh[j]) | (fl[i] != fl[j])
+    w = p.action_weight * np.where(lopsided, 0.5, 1.0)
+    score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
+    if p.veto:
+        pm = program_matrix(f.programs) if pm is None else pm
+        has_prog = pm.getnnz(axis=1) > 0
+        shared = rowwise_dot(pm, i, j) > 0
+        score[has_prog[i] & has_prog[j] & ~shared & (text_sim < p.veto_unless_text)] = 0.0
+    return score
+
+
+def rowwise_dot_pairs(x: sp.csr_matrix, y: sp.csr_matrix, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """x[i[k]] . y[j[k]] for every k (two matrices with the same columns)."""
+    if i.size == 0:
+        return np.zeros(0)
+    stacked = sp.vstack([x, y]).tocsr()
+    return rowwise_dot(stacked, i, j + x.shape[0]).astype(np.float64)
+
+
+def medoid(rows: np.ndarray, weight: np.ndarray, p: ClusterParams,
+           score: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> int:
+    """The row of ``rows`` with the highest weighted total score to the others
+    (``weight[k]``: prompts that ``rows[k]`` stands for; large clusters are compared
+    with an even sample of their members)."""
+    if rows.size == 1:
+        return int(rows[0])
+    pos = np.arange(rows.size)
+    if rows.size > p.medoid_sample:
+        pos = np.linspace(0, rows.size - 1, p.medoid_sample).astype(np.int64)
+    a = np.repeat(rows, pos.size)
+    b = np.tile(rows[pos], rows.size)
+    s = score(a, b).reshape(rows.size, pos.size)
+    return int(rows[int(np.argmax(s @ weight[pos]))])

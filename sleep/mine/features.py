@@ -1,0 +1,354 @@
+"""What the miner compares: the words of a prompt and what the agent did for it.
+
+Text: lower-cased words, with the parts that change from one occurrence of a
+task to the next (file paths, identifiers, numbers, versions, issue numbers,
+hashes, URLs) replaced by typed placeholders, politeness and function words
+dropped, typos mapped to a word the project uses elsewhere (rapidfuzz, optimal
+string alignment distance), English Snowball stems, plus adjacent-word pairs.
+Weighted by scikit-learn TF-IDF per project; a word typed only once in the
+project carries no similarity and is left out, so it does not dilute the rest.
+
+Actions: the shell programs the agent ran (``pytest``, ``ruff check``;
+``python -m``, ``uv run``, ``npx`` and the like unwrapped), the directories
+and kinds of files it touched, the tools it used and the skills it invoked,
+also TF-IDF weighted, so a command that every turn runs says little.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import snowballstemmer
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+# Looking around (reading, listing, searching, status) says little about the task.
+EXPLORE = frozenset("""
+ls cat cd pwd echo grep rg ag find fd head tail sed awk wc which where type tree less more stat file true
+sleep env export printf set test [ xargs sort uniq cut tr jq open code vim nano
+""".split())
+EXPLORE_GIT = frozenset({"status", "diff", "log", "show", "branch", "rev-parse", "remote", "fetch", "blame"})
+PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_WRAPPERS = frozenset({("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run"),
+                       ("rye", "run"), ("bundle", "exec"), ("pnpm", "exec"), ("pnpm", "dlx"), ("npm", "exec"),
+                       ("yarn", "dlx")})
+_RUNNERS = frozenset({"npx", "bunx", "pnpx"})
+_SUB = re.compile(r"^[a-z][a-z0-9:_-]*$")
+
+STOPWORDS = frozenset("""
+a an the and or but if then than so to of in on at by for from with without into onto over about as is are
+was were be been being am do does did done doing have has had having i me my mine we us our you your yours it
+its this that these those there here what which who whom whose when where how can could would should will
+shall may might must just also again now please pls plz kindly hey hi hello thanks thank thx ty cheers ok
+okay quick quickly some any all every each both few more most other such only own same too very really
+actually basically maybe perhaps still yet let lets let's want need needs wanna gonna like one bit little
+i'm i'd i'll you're it's that's what's don't can't won't isn't aren't didn't doesn't up out off via
+""".split())
+# Words a person uses interchangeably when asking a coding agent for something (stems).
+# Deliberately few: a synonym that joins two different tasks costs more than one missed.
+SYNONYM_GROUPS = {
+    "show": ("list", "show", "tell", "give", "display"),
+    "run": ("run", "execut", "launch"),
+    "fix": ("fix", "repair", "resolv", "correct"),
+    "remov": ("remov", "delet", "drop", "uninstal", "kill"),
+    "upgrad": ("upgrad", "updat", "bump"),
+    "add": ("add", "creat", "scaffold"),
+    "fail": ("fail", "failur", "broke", "broken", "red"),
+    "error": ("error", "problem", "violat"),
+    "check": ("check", "verifi", "valid", "ensur", "confirm"),
+    "summar": ("summar", "recap"),
+    "test": ("test", "spec"),
+    "benchmark": ("benchmark", "bench"),
+    "doc": ("doc", "document"),
+}
+# Same word, other spelling or stem: kept to what any English text needs.
+_LEMMA = {"failur": "fail", "summari": "summar", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
+          "dep": "depend", "regen": "regener", "cfg": "config", "conf": "config", "prs": "pr",
+          "specs": "spec", "e2e": "e2e", "summariz": "summar"}
+
+_URL = re.compile(r"\b(?:https?|ssh|git)://\S+")
+_END_TO_END = re.compile(r"\bend[\s-]to[\s-]end\b", re.I)
+_EXT = r"(?:py|pyi|ts|tsx|js|jsx|mjs|rs|go|rb|java|kt|swift|c|h|cc|cpp|hpp|cs|md|rst|txt|json|ya?ml|toml|" \
+       r"tf|tfvars|hcl|sql|sh|css|scss|html|vue|svelte|lock|cfg|ini|xml|proto|graphql|ipynb|csv|env)"
+_PATH = re.compile(r"(?<![\w@])(?:[~.]{0,2}/)?(?:[\w@.+-]+/)+[\w@.+-]*|\b[\w.-]+\." + _EXT + r"\b", re.I)
+_VERSION = re.compile(r"\bv?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?\b", re.I)
+_REF = re.compile(r"(?:#\d+\b|\b[A-Z]{2,10}-\d+\b)")
+_SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\w*\b")
+_IDENT = re.compile(r"\b(?:[A-Za-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b")
+_WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_BRITISH = re.compile(r"(?<=\w\w\w)is(e|ed|es|ing|ation|ations)$")
+
+_STEMMER = snowballstemmer.stemmer("english")
+_PLACEHOLDER_STEMS = frozenset({"xurl", "xref", "xver", "xsha", "xident", "xnum", "xpath"} |
+                               {"xpath" + e for e in ("py", "ts", "tsx", "js", "rs", "go", "md", "json", "yaml",
+                                                      "yml", "toml", "tf", "sql", "sh", "txt", "lock", "proto")})
+
+
+_CANONICAL = {stem: head for head, stems in SYNONYM_GROUPS.items() for stem in stems}
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    word = _BRITISH.sub(r"iz\1", word)
+    stem = _STEMMER.stemWord(word)
+    stem = _LEMMA.get(stem, stem)
+    return _CANONICAL.get(stem, stem)
+
+
+def _path_token(match: re.Match[str]) -> str:
+    path = match.group(0).rstrip("/.")
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    return f" xpath{ext if ext.isalnum() and len(ext) <= 6 else ''} "
+
+
+_RE_PREFIX = re.compile(r"\bre-(?=[a-z])", re.I)
+_PULL_REQUEST = re.compile(r"\bpull requests?\b", re.I)
+
+
+@lru_cache(maxsize=100_000)
+def words(text: str) -> tuple[str, ...]:
+    """The lower-cased words of ``text`` with changing parts replaced by placeholders
+    (before stop words, typos and stems: see :func:`tokens`). Each pattern runs only
+    when the text holds a character it needs: most prompts skip most of them."""
+    digits = any(c.isdigit() for c in text)
+    if "://" in text:
+        text = _URL.sub(" xurl ", text)
+    if "end" in text or "End" in text:
+        text = _END_TO_END.sub(" e2e ", text)
+    text = text.replace("`", " ")
+    if "/" in text or "." in text:
+        text = _PATH.sub(_path_token, text)
+    if digits:
+        text = _REF.sub(" xref ", text)
+        text = _VERSION.sub(" xver ", text)
+        text = _SHA.sub(" xsha ", text)
+    if "_" in text or not text.islower():
+        text = _IDENT.sub(" xident ", text)
+    if digits:
+        text = _NUMBER.sub(" xnum ", text)
+    if "-" in text:
+        text = _RE_PREFIX.sub("re", text)
+    if "ull" in text:
+        text = _PULL_REQUEST.sub(" pr ", text)
+    return tuple(w for w in _WORDS.findall(text.casefold()) if len(w) > 1 or w == "e2e")
+
+
+def typo_map(vocab: Counter[str], min_len: int = 5) -> dict[str, str]:
+    """Map words used once to a word used more often within one edit (two for long words)."""
+    frequent = [w for w, c in vocab.items() if c >= 2 and len(w) >= min_len - 1 and w not in STOPWORDS]
+    if not frequent:
+        return {}
+    out: dict[str, str] = {}
+    for w, c in vocab.items():
+        if c != 1 or len(w) < min_len or w in STOPWORDS or w.startswith("x"):
+            continue
+        limit = 1 if len(w) < 8 else 2
+        hit = process.extractOne(w, frequent, scorer=OSA.distance, score_cutoff=limit)
+        if hit is not None and hit[0] != w:
+            out[w] = hit[0]
+    return out
+
+
+def tokens(ws: tuple[str, ...] | list[str], typos: dict[str, str], bigrams: bool = True) -> list[str]:
+    """Content-word stems of ``ws`` (from :func:`words`) and, if asked, adjacent pairs."""
+    stems = [_stem(typos.get(w, w)) for w in ws if w not in STOPWORDS]
+    if bigrams and len(stems) > 1:
+        return stems + [f"{a}_{b}" for a, b in zip(stems, stems[1:])]
+    return stems
+
+
+def program(signature: str) -> tuple[str, str | None] | None:
+    """``(program, subcommand)`` of a shell signature, wrappers unwrapped; None if empty."""
+    parts = [p for p in signature.strip().split() if p]
+    while parts and ("=" in parts[0] and not parts[0].startswith("-") or parts[0] in ("sudo", "time", "nohup", "env", "exec")):
+        parts = parts[1:]
+    for _ in range(3):
+        if len(parts) >= 3 and os.path.basename(parts[0]).startswith("python") and parts[1] == "-m":
+            parts = parts[2:]
+        elif len(parts) >= 2 and os.path.basename(parts[0]) in _RUNNERS:
+            parts = parts[1:]
+        elif len(parts) >= 3 and (os.path.basename(parts[0]), parts[1]) in _WRAPPERS:
+            parts = parts[2:]
+        else:
+            break
+    if not parts:
+        return None
+    prog = os.path.basename(parts[0]).lower().removesuffix(".exe")
+    if not prog:
+        return None
+    sub = parts[1].lower() if len(parts) > 1 and _SUB.match(parts[1].lower()) else None
+    if prog in PACKAGE_MANAGERS and sub == "run" and len(parts) > 2 and _SUB.match(parts[2].lower()):
+        sub = parts[2].lower()
+    return prog, sub
+
+
+def action_tokens(shell: list[str], files: list[str], tools: dict[str, int] | list[str],
+                  skills: dict[str, int] | list[str]) -> tuple[list[str], frozenset[str]]:
+    """Action tokens of one task turn, and its distinctive programs (for telling tasks apart).
+
+    A package manager's scripts count as one program (``npm test`` and ``pnpm test`` are
+    the same work); looking-around commands are tokens but never distinctive.
+    """
+    out: list[str] = []
+    distinctive: set[str] = set()
+    for sig in shell:
+        parsed = program(sig)
+        if parsed is None:
+            continue
+        prog, sub = parsed
+        explore = prog in EXPLORE or (prog == "git" and (sub in EXPLORE_GIT or sub is None))
+        if prog in PACKAGE_MANAGERS:
+            out += ["pm", f"pm:{sub}" if sub else "pm"]
+            if not explore:
+                distinctive.add("pm")
+            continue
+        prefix = "look:" if explore else "sh:"
+        out.append(prefix + prog)
+        if sub:
+            out.append(f"{prefix}{prog} {sub}")
+        if not explore:
+            distinctive.add(f"{prog} {sub}" if prog == "git" else prog)
+    for path in files:
+        norm = path.replace("\\", "/").strip("/")
+        head, _, name = norm.rpartition("/")
+        ext = os.path.splitext(name)[1].lower().lstrip(".")
+        if ext:
+            out.append(f"ext:{ext}")
+        if head:
+            out.append(f"top:{head.split('/')[0]}")
+            out.append(f"dir:{head}")
+        stem_name = os.path.splitext(name)[0]
+        out += [f"fw:{_stem(w)}" for w in _WORDS.findall(_CAMEL.sub(" ", stem_name).casefold().replace("_", " "))
+                if len(w) > 2 and w not in STOPWORDS]
+    out += [f"tool:{t}" for t in tools]
+    out += [f"skill:{s}" for s in skills]
+    return out, frozenset(distinctive)
+
+
+@dataclass(frozen=True)
+class FeatureParams:
+    bigrams: bool = True
+    min_df_text: int = 1
+    min_df_actions: int = 2
+    agent_nouns: bool = True  # "linter" -> "lint" when the project also says "lint"
+    placeholders: bool = False  # keep "a path / a name was here" tokens in the text vector
+
+
+@dataclass
+class Features:
+    """Row-aligned matrices: ``text`` and ``actions`` are L2-normalised TF-IDF rows."""
+
+    text: sp.csr_matrix
+    actions: sp.csr_matrix  # everything the turn did, one vector (for centroids)
+    has_actions: np.ndarray  # bool per row
+    programs: list[frozenset[str]]
+    terms: sp.csr_matrix  # binary: which content words (unigram stems) a row uses
+    marks: sp.csr_matrix  # binary: telling actions (programs with subcommand, directories, file-name words)
+    acting: np.ndarray  # bool: the turn ran a shell command or touched a file
+    mark_is_file: np.ndarray  # bool per marks column: it comes from a file (else from a command)
+    has_shell: np.ndarray  # bool per row
+    has_files: np.ndarray  # bool per row
+    shell_side: sp.csr_matrix  # commands and skills only (compared when both turns have them)
+    file_side: sp.csr_matrix  # files only
+
+    @property
+    def shell_recorded(self) -> np.ndarray:
+        if not hasattr(self, "_shell_recorded"):
+            self._shell_recorded = np.asarray(self.shell_side.getnnz(axis=1) > 0)
+        return self._shell_recorded
+
+    @property
+    def files_recorded(self) -> np.ndarray:
+        if not hasattr(self, "_files_recorded"):
+            self._files_recorded = np.asarray(self.file_side.getnnz(axis=1) > 0)
+        return self._files_recorded
+
+    def rows(self, idx: np.ndarray) -> "Features":
+        return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
+                        [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
+                        self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
+                        self.file_side[idx])
+
+
+def _identity(doc: list[str]) -> list[str]:
+    return doc
+
+
+def agent_noun_map(stems: set[str]) -> dict[str, str]:
+    """``linter`` -> ``lint``, ``checker`` -> ``check`` when the shorter stem is also used."""
+    return {s: s[:-2] for s in stems if s.endswith("er") and len(s) >= 6 and s[:-2] in stems}
+
+
+def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, Any]],
+              params: FeatureParams = FeatureParams()) -> Features:
+    """Build the features of one project's prompts (``actions``: shell, files, tools, skills)."""
+    all_words = [words(t) for t in texts]
+    vocab: Counter[str] = Counter()
+    for ws in all_words:
+        vocab.update(set(ws))
+    typos = typo_map(vocab)
+    docs = [tokens(ws, typos, bigrams=False) for ws in all_words]
+    if not params.placeholders:
+        docs = [[t for t in d if not t.startswith("x") or t not in _PLACEHOLDER_STEMS] for d in docs]
+    if params.agent_nouns:
+        nouns = agent_noun_map({t for d in docs for t in d})
+        if nouns:
+            docs = [[nouns.get(t, t) for t in d] for d in docs]
+    terms = _binary(docs)
+    if params.bigrams:
+        docs = [d + [f"{a}_{b}" for a, b in zip(d, d[1:])] for d in docs]
+    text = _tfidf(docs, min_df=params.min_df_text)
+    acts = [action_tokens(*a) for a in actions]
+    action_docs = [a[0] for a in acts]
+    amat = _tfidf(action_docs, min_df=params.min_df_actions)
+    has = np.asarray(amat.getnnz(axis=1) > 0)
+    names: dict[str, int] = {}
+    marks = _binary([[t for t in d if t.startswith(_TELLING)] for d in action_docs], names)
+    is_file = np.zeros(marks.shape[1], dtype=bool)
+    for name, col in names.items():
+        is_file[col] = name.startswith(("dir:", "fw:"))
+    has_shell = np.array([bool(a[0]) for a in actions], dtype=bool)
+    has_files = np.array([bool(a[1]) for a in actions], dtype=bool)
+    shell_side = _tfidf([[t for t in d if not t.startswith(_FILE_SIDE + ("tool:",))] for d in action_docs],
+                        min_df=params.min_df_actions)
+    file_side = _tfidf([[t for t in d if t.startswith(_FILE_SIDE)] for d in action_docs],
+                       min_df=params.min_df_actions)
+    return Features(text, amat, has, [a[1] for a in acts], terms, marks, has_shell | has_files, is_file,
+                    has_shell, has_files, shell_side, file_side)
+
+
+_TELLING = ("sh:", "pm:", "dir:", "fw:")
+_FILE_SIDE = ("ext:", "top:", "dir:", "fw:")
+
+
+def _binary(docs: list[list[str]], vocab: dict[str, int] | None = None) -> sp.csr_matrix:
+    vocab = {} if vocab is None else vocab
+    rows, cols = [], []
+    for r, d in enumerate(docs):
+        for t in set(d):
+            rows.append(r)
+            cols.append(vocab.setdefault(t, len(vocab)))
+    return sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)),
+                         shape=(len(docs), max(1, len(vocab))))
+
+
+def _tfidf(docs: list[list[str]], min_df: int) -> sp.csr_matrix:
+    n = len(docs)
+    if n == 0 or not any(docs):
+        return sp.csr_matrix((n, 1), dtype=np.float32)
+    vec = TfidfVectorizer(analyzer=_identity, min_df=min(min_df, n), sublinear_tf=True, norm="l2",
+                          dtype=np.float32)
+    try:
+        return vec.fit_transform(docs).tocsr()
+    except ValueError:  # nothing left after min_df
+        return sp.csr_matrix((n, 1), dtype=np.float32)

@@ -1,0 +1,250 @@
+"""A task's judge, from the person's own feedback in its member sessions.
+
+:func:`build_judge` returns a judge spec in ``skillopt_core`` terms: a rubric
+(the intent, the person's requirements, answers they accepted) plus rule
+checks read from explicit corrections:
+
+- "no, use pnpm not npm": ``contains pnpm``; ``not_contains`` the commands
+  starting with ``npm`` that the corrected turn ran (``npm install``), or
+  ``npm`` itself when that cannot clash with ``pnpm``;
+- "never run terraform apply": ``not_contains terraform apply``;
+- "give file:line first": a ``regex`` for a ``path:line`` reference at the
+  start of a line; "reply in JSON": ``json_valid``; "under 500 characters":
+  ``max_chars``;
+- anything else the person insisted on ("don't touch the lockfile") becomes a
+  rubric line.
+
+A rule is kept only if it is valid, not trivially satisfied and not
+impossible: it must not contradict another rule, must not fail every answer
+the person accepted, and a format rule must not already hold for the answer
+the person corrected. Pure functions; no model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillopt_core import JudgeError, validate_judge_spec
+
+MAX_RULES = 6
+MAX_RUBRIC_LINES = 8
+_GENERIC = frozenset("""a an the it this that these those them one another other same different something
+anything everything else instead again here there what which way approach version thing stuff please me you
+my your our its it's and or but so then now just only also more less""".split())
+_TOKEN = r"[`'\"]?([A-Za-z0-9][\w.@/+:-]*)[`'\"]?"
+_USE = re.compile(r"\buse\s+" + _TOKEN + r"(?:\s*,?\s+(?:instead\s+of|not|rather\s+than|over)\s+" + _TOKEN + r")?",
+                  re.I)
+_X_NOT_Y = re.compile(_TOKEN + r"\s*,?\s+not\s+" + _TOKEN, re.I)
+_NEVER_RUN = re.compile(r"\b(?:don'?t|do\s+not|never|stop)\s+(?:run|running|use|using|call|calling|execute)\s+"
+                        r"((?:[`'\"]?[\w.@/:-]+[`'\"]?)(?:\s+[\w.@/:-]+){0,2})", re.I)
+_FILE_LINE = re.compile(r"\bfile\s*:\s*line\b|\bfile\s+and\s+line\b|\bpath:line\b", re.I)
+_JSON = re.compile(r"\b(?:in|as|with|return|reply\s+with|output|only)\s+(?:valid\s+|plain\s+)?json\b", re.I)
+_LIMIT = re.compile(r"\b(?:under|below|within|at\s+most|max(?:imum)?|no\s+more\s+than)\s+(\d{2,5})\s*"
+                    r"(characters|chars|words)\b", re.I)
+FILE_LINE_PATTERN = r"(?m)^\s*(?:[-*>]|\d+[.)])?\s*`?[\w./\\-]+\.\w+:\d+"
+
+
+@dataclass
+class Evidence:
+    """What member sessions tell about a task (see sleep.mine.select)."""
+
+    corrections: list[dict[str, Any]] = field(default_factory=list)  # {text, shell, answer}
+    approvals: list[str] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+
+    @classmethod
+    def merge(cls, items: list[dict[str, Any]]) -> "Evidence":
+        e = cls()
+        for d in items:
+            e.corrections += d.get("corrections", [])
+            e.approvals += d.get("approvals", [])
+            e.accepted += [a for a in d.get("accepted", []) if a]
+            e.rejected += [r for r in d.get("rejected", []) if r]
+        return e
+
+
+def _term(word: str | None) -> str | None:
+    if not word:
+        return None
+    w = word.strip("`'\".,;:!?)(").strip()
+    if len(w) < 2 or w.casefold() in _GENERIC or len(w) > 40:
+        return None
+    return w
+
+
+def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    text = " ".join(str(correction.get("text") or "").split())
+    shell = [str(s) for s in correction.get("shell") or []]
+    rules: list[dict[str, Any]] = []
+    lines: list[str] = []
+    m = _USE.search(text)
+    use, avoid = (_term(m.group(1)), _term(m.group(2))) if m else (None, None)
+    if m is None or avoid is None:
+        m2 = _X_NOT_Y.search(text)
+        if m2 and _term(m2.group(1)) and _term(m2.group(2)):
+            use, avoid = use or _term(m2.group(1)), _term(m2.group(2))
+    if use:
+        rules.append({"type": "contains", "value": use})
+    if avoid:
+        ran = [s for s in shell if s.split()[:1] == [avoid]] or [avoid]
+        plain = [c for c in ran if not (use and clashes(c, use))]
+        if plain:
+            rules.append({"type": "not_contains", "values": plain} if len(plain) > 1 or plain != [avoid]
+                         else {"type": "not_contains", "value": avoid})
+        if len(plain) < len(ran):  # "npm install" sits inside "pnpm install": forbid it as a word only
+            words = [c for c in ran if c not in plain]
+            rules.append({"type": "regex", "pattern": word_absent_pattern(words)})
+        lines.append(f"Use {use} rather than {avoid}." if use else f"Do not use {avoid}.")
+    elif use:
+        lines.append(f"Use {use}.")
+    for cmd in _NEVER_RUN.findall(text):
+        cmd = cmd.strip("`'\" ").rstrip(".,;")
+        if _term(cmd.split()[0]) and len(cmd.split()) >= 1:
+            rules.append({"type": "not_contains", "value": cmd})
+    if _FILE_LINE.search(text):
+        rules.append({"type": "regex", "pattern": FILE_LINE_PATTERN})
+    if _JSON.search(text):
+        rules.append({"type": "json_valid"})
+    lim = _LIMIT.search(text)
+    if lim:
+        n = int(lim.group(1))
+        rules.append({"type": "max_chars", "limit": n if lim.group(2).startswith("c") else n * 8})
+    if not lines:
+        lines.append(f"Respect this correction the person gave on an earlier answer: \"{text[:200]}\"")
+    return rules, lines
+
+
+def clashes(forbidden: str, required: str) -> bool:
+    """Would an answer that uses ``required`` where ``forbidden`` names its program contain
+    ``forbidden``? ("npm install" inside "pnpm install": yes; "terraform apply" and "terraform": no.)"""
+    f, r = forbidden.casefold(), required.casefold()
+    if f in r or r in f and r != f.split()[0]:
+        return True
+    head = f.split()[0] if f.split() else f
+    return head != r and f in r + f[len(head):]
+
+
+def word_absent_pattern(phrases: list[str]) -> str:
+    """A regex that matches (at the start) only text without any of ``phrases`` as whole words."""
+    alts = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
+    return rf"^(?![\s\S]*(?<![\w.-])(?:{alts})(?![\w-]))"
+
+
+def _holds(rule: dict[str, Any], answer: str) -> bool:
+    kind = rule["type"]
+    low = answer.casefold()
+    if kind == "contains":
+        return rule["value"].casefold() in low
+    if kind == "not_contains":
+        values = rule.get("values") or [rule["value"]]
+        return not any(v.casefold() in low for v in values)
+    if kind == "regex":
+        return re.search(rule["pattern"], answer) is not None
+    if kind == "max_chars":
+        return len(answer) <= rule["limit"]
+    if kind == "json_valid":
+        try:
+            json.loads(answer.strip())
+        except ValueError:
+            return False
+        return True
+    return True
+
+
+def keep_rule(rule: dict[str, Any], kept: list[dict[str, Any]], ev: Evidence) -> str | None:
+    """None if ``rule`` may join ``kept``; otherwise why not (invalid, duplicate,
+    contradicts a kept rule, fails every accepted answer, already true of a corrected one)."""
+    try:
+        validate_judge_spec(rule)
+    except JudgeError as exc:
+        return f"invalid: {exc}"
+    if rule in kept:
+        return "duplicate"
+    values = [v.casefold() for v in (rule.get("values") or [rule.get("value", "")]) if v]
+    for other in kept:
+        if other["type"] == rule["type"] and rule["type"] in ("contains", "not_contains"):
+            o_values = {v.casefold() for v in (other.get("values") or [other.get("value", "")])}
+            if set(values) <= o_values:
+                return "duplicate"
+    for other in kept:
+        if {rule["type"], other["type"]} == {"contains", "not_contains"}:
+            o_values = [v.casefold() for v in (other.get("values") or [other.get("value", "")])]
+            pos, neg = (values, o_values) if rule["type"] == "contains" else (o_values, values)
+            if any(clashes(n, p_) for p_ in pos for n in neg):
+                return "contradicts another rule"
+    if rule["type"] == "not_contains" and any(len(v) > 80 for v in values):
+        return "trivially satisfied"
+    if ev.accepted and not any(_holds(rule, a) for a in ev.accepted):
+        return "fails every accepted answer"
+    is_format = rule["type"] in ("json_valid", "max_chars") or rule.get("pattern") == FILE_LINE_PATTERN
+    if is_format and ev.rejected and all(_holds(rule, r) for r in ev.rejected):
+        return "already true of the corrected answer"
+    return None
+
+
+def describe(rule: dict[str, Any]) -> str:
+    kind = rule["type"]
+    if kind in ("contains", "not_contains"):
+        values = rule.get("values") or [rule["value"]]
+        return f"{kind} " + ", ".join(f'"{v}"' for v in values)
+    if kind == "regex":
+        if rule["pattern"] == FILE_LINE_PATTERN:
+            return "regex (file:line first)"
+        m = re.match(r"\^\(\?!\[\\s\\S\]\*\(\?<!\[\\w\.-\]\)\(\?:(.*)\)\(\?!\[\\w-\]\)\)$", rule["pattern"])
+        if m:
+            words = [w.replace("\\s+", " ").replace("\\", "") for w in m.group(1).split("|")]
+            return "regex (not the word" + ("s " if len(words) > 1 else " ") + ", ".join(f'"{w}"' for w in words) + ")"
+        return "regex"
+    if kind == "max_chars":
+        return f"max_chars {rule['limit']}"
+    return kind
+
+
+def summary(spec: list[dict[str, Any]]) -> str:
+    """One line: ``rubric + 2 rules: contains "pnpm", not_contains "npm install"``."""
+    rules = [r for r in spec if r["type"] != "rubric"]
+    head = "rubric" if any(r["type"] == "rubric" for r in spec) else "rules only"
+    if not rules:
+        return head
+    noun = "rule" if len(rules) == 1 else "rules"
+    return f"{head} + {len(rules)} {noun}: " + ", ".join(describe(r) for r in rules)
+
+
+def _quote(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def build_judge(intent: str, prompt: str, ev: Evidence) -> tuple[list[dict[str, Any]], list[str]]:
+    """The judge spec (a rubric first, then the kept rules) and the rubric's requirement lines."""
+    rules: list[dict[str, Any]] = []
+    lines: list[str] = []
+    for c in ev.corrections:
+        found, said = _rules_from(c)
+        for rule in found:
+            if len(rules) < MAX_RULES and keep_rule(rule, rules, ev) is None:
+                rules.append(rule)
+        lines += [x for x in said if x not in lines]
+    return assemble(intent, prompt, ev, lines[:MAX_RUBRIC_LINES], rules), lines[:MAX_RUBRIC_LINES]
+
+
+def assemble(intent: str, prompt: str, ev: Evidence, lines: list[str], rules: list[dict[str, Any]]
+             ) -> list[dict[str, Any]]:
+    parts = [f"The person repeatedly asks for this task; one of their requests was: \"{_quote(prompt, 600)}\"",
+             f"Intent: {intent}",
+             "A good response does what was asked, completely and correctly, for this project, "
+             "and says plainly what it did and what it found."]
+    if lines:
+        parts.append("Requirements the person stated when correcting earlier answers:")
+        parts += [f"- {x}" for x in lines]
+    if ev.accepted:
+        parts.append("Answers the person accepted looked like:")
+        parts += [f"- \"{_quote(a)}\"" for a in ev.accepted[:2]]
+    parts.append("Score 10 when the task is done and every requirement holds; score low when a requirement "
+                 "is ignored or the answer does something else.")
+    rubric = {"type": "rubric", "rubric": "\n".join(parts)}
+    return [rubric, *rules]
