@@ -74,6 +74,8 @@ def breakdown(calls: list[tuple[float, float, str]], start: float, end: float, w
         k = len(inflight)
         by_flight[min(k, workers + 1)] += dt
         share = dt * (1 - k / workers)
+        if k == workers:
+            continue  # exactly at the bound: no excess
         if k == 0:
             excess["engine (no call in flight)"] += share
         else:
