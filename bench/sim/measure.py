@@ -60,7 +60,8 @@ class SimRun:
 
 
 def sim_overrides(spec: WorldSpec, root: Path, run_id: str) -> list[str]:
-    """The settings that point a run at the simulated world ``spec``."""
+    """The settings that point a run at the simulated world ``spec`` (registered here)."""
+    register_world(spec)
     return [
         "env.name=sim", f"env.options.world={json.dumps(spec.to_dict())}", "env.split_ratio=[1,2,3]",
         "model.backend=sim", f"model.target={spec.key}", f"model.optimizer={spec.key}",
@@ -79,13 +80,36 @@ class _ValCalls:
             self.calls += event.n_items - event.cached
 
 
+class _Patience:
+    """Stops a run after ``patience`` step gates in a row rejected (a stopping
+    rule the engine does not have; emulated here with ``TrainingRun.cancel``)."""
+
+    def __init__(self, patience: int) -> None:
+        self.patience, self.streak, self.run = patience, 0, None
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.GateDecided) and event.action in ("accept", "reject", "no_change"):
+            self.streak = self.streak + 1 if event.action != "accept" else 0
+            if self.streak >= self.patience and self.run is not None:
+                self.run.cancel()
+
+
 async def run_sim(spec: WorldSpec, settings: Sequence[str], root: Path, run_id: str) -> SimRun:
     """Train on the world of ``spec`` with ``settings`` (``section.key=value``
-    overrides of the defaults) and score the run against the truth."""
+    overrides of the defaults) and score the run against the truth.
+
+    The pseudo-setting ``bench.patience=K`` stops the run (cancels it; the best
+    skill stands) after K step gates in a row that did not accept."""
     world = register_world(spec)
     counter = _ValCalls()
+    patience = [int(x.split("=", 1)[1]) for x in settings if x.startswith("bench.patience=")]
+    settings = [x for x in settings if not x.startswith("bench.")]
+    stopper = _Patience(patience[-1]) if patience else None
     started = time.perf_counter()
-    run = prepare_training(None, overrides=[*sim_overrides(spec, root, run_id), *settings], subscribers=[counter])
+    run = prepare_training(None, overrides=[*sim_overrides(spec, root, run_id), *settings],
+                           subscribers=[counter] + ([stopper] if stopper else []))
+    if stopper:
+        stopper.run = run
     summary = await run.run()
     wall = time.perf_counter() - started
     path = Path(summary.run_dir)
