@@ -1,0 +1,53 @@
+"""The simulated world as an ordinary env (registered as ``sim``).
+
+``env.options.world`` is a :class:`WorldSpec` as a mapping. Each item becomes
+a task whose prompt names the item (``[sim item 17]``) and whose judge looks
+for the item's pass token, which the simulated target writes only when its
+rollout passes. The judge's token is never shown to the optimizer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillopt_core.envs import PromptEnv, register_env
+from skillopt_core.tasks.task import Task
+
+from bench.sim.world import WorldSpec, register_world
+
+SEED_SKILL = """\
+---
+name: sim-tasks
+description: Guidance for the simulated tasks.
+---
+
+# Solving the task
+
+- Read the whole task before answering.
+- Answer exactly what is asked.
+"""
+
+
+def pass_token(index: int) -> str:
+    return f"solved-{index:04d}"
+
+
+@register_env("sim")
+class SimEnv(PromptEnv):
+    name = "sim"
+    seed_skill = SEED_SKILL
+    OPTIONS = {"world": "the WorldSpec of the simulated world, as a mapping (default: WorldSpec())"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        raw = self.options.get("world") or {}
+        if not isinstance(raw, dict):
+            raise ValueError(f"env.options.world must be a mapping of WorldSpec fields, got {raw!r}.")
+        self.world = register_world(WorldSpec.from_dict(raw))
+
+    def read_tasks(self) -> list[Task]:
+        return [
+            Task(id=item.id, prompt=f"[sim item {item.index}] A {item.category} task. Give the answer.",
+                 judge={"type": "contains", "value": pass_token(item.index)}, tags=(item.category,))
+            for item in self.world.items
+        ]

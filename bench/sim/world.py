@@ -1,0 +1,269 @@
+"""A simulated world whose truth is known exactly.
+
+A world has hidden *rules* (sentences a skill may state) and *items* (tasks).
+Each item belongs to a category and has a base difficulty (a logit). A rule
+belongs to a category too (or is general) and has an effect on that category's
+items (on every item, for a general rule):
+helpful rules raise the logit, harmful ones lower it, neutral ones do nothing.
+Every rule can be written in a few paraphrases; a skill *states* a rule when
+its text contains any of them (case and whitespace ignored), wherever that is
+(body or protected block). Stating a rule twice counts once.
+
+The probability that the simulated target passes item ``i`` under a skill is
+
+    p_i = sigmoid(base_i + sum of the effects of the stated rules of i's category)
+
+and the *true quality* of a skill on a set of items is the mean of their
+``p_i``: an exact number, no sampling. One rollout passes iff
+``Phi(z) < p_i`` with ``z = sqrt(rho) * a + sqrt(1 - rho) * b``, where ``a`` is
+a standard normal drawn from the request's seed alone (shared by every skill
+evaluated on that item and sample, as a real model's answers to similar
+prompts are correlated) and ``b`` one drawn from the seed and the exact prompt
+(any change of wording perturbs the answer). ``z`` is standard normal, so the
+pass probability of one rollout is exactly ``p_i``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+from dataclasses import asdict, dataclass, field
+from statistics import NormalDist
+from typing import Iterable, Literal, Mapping, Sequence
+
+Kind = Literal["helpful", "neutral", "harmful"]
+_NORMAL = NormalDist()
+
+CATEGORIES = ("dates", "units", "parsing", "tables", "lists", "errors", "paths", "names", "math", "quotes")
+_OBJECTS = (
+    "the exact wording of the question", "the expected output format", "every edge case named in the task",
+    "the units of each number", "the order of the fields", "the sign of each value", "the boundaries of each range",
+    "the time zone of each date", "the separators between items", "the casing of identifiers",
+    "the indentation of the output", "the final line of the answer", "each quoted string verbatim",
+    "the header row", "trailing whitespace", "the leading zeros", "the decimal precision",
+    "the empty input case", "the duplicate entries", "the error message text",
+)
+_HELP_VERBS = ("check", "restate", "preserve", "verify", "copy")
+_NEUTRAL_TEXTS = (
+    "Keep a friendly, professional tone.", "Use British spelling where it is natural.",
+    "Greet nobody; go straight to the point.", "Prefer short sentences.",
+    "Mention no personal opinions.", "Write numbers below ten as digits.",
+    "Avoid exclamation marks.", "Use the active voice.", "Do not use emoji.",
+    "Address the reader as 'you'.", "Prefer plain words over jargon.", "Use one blank line between paragraphs.",
+)
+_HARM_VERBS = ("ignore", "guess", "drop", "rewrite", "round off")
+GENERAL = "general"
+
+
+@dataclass(frozen=True)
+class OptimizerMix:
+    """How the simulated optimizer behaves (rates are per proposed edit)."""
+
+    helpful: float = 0.35
+    neutral: float = 0.25
+    harmful: float = 0.25
+    malformed: float = 0.15
+    invalid_reply: float = 0.05   # a whole reply that is not JSON (the engine retries once)
+    paraphrase: float = 0.3       # a proposed rule uses another wording of it (a near-duplicate)
+    harmful_delete: float = 0.3   # a harmful edit deletes or rewrites a stated helpful rule, when there is one
+    merge_recall: float = 0.8     # the merge call recognises two wordings of one rule
+    rank_insight: float = 0.5     # how strongly the ranking call knows an edit's true effect (0 = none)
+    max_edits: int = 3            # edits per reflection reply (1..max_edits)
+
+    def __post_init__(self) -> None:
+        total = self.helpful + self.neutral + self.harmful + self.malformed
+        if not math.isclose(total, 1.0, abs_tol=1e-9):
+            raise ValueError(f"optimizer mix rates must sum to 1 (helpful+neutral+harmful+malformed), got {total:.3f}")
+
+
+@dataclass(frozen=True)
+class WorldSpec:
+    """Everything that defines a world; two equal specs build the same world."""
+
+    seed: int = 0
+    n_items: int = 600
+    n_categories: int = 6
+    helpful_per_category: int = 2
+    harmful_per_category: int = 2
+    n_neutral: int = 8
+    general_helpful: int = 2         # rules that act on every item, whatever its category
+    general_harmful: int = 2
+    general_effect: tuple[float, float] = (0.15, 0.5)
+    base_mean: float = -0.5          # mean item logit (sigmoid(-0.5) = 0.38)
+    base_sd: float = 1.0
+    helpful_effect: tuple[float, float] = (0.4, 1.2)    # logit raise on the rule's category
+    harmful_effect: tuple[float, float] = (0.2, 1.0)    # logit drop on the rule's category
+    rho: float = 0.85                # latent correlation of two skills' answers on one item and sample
+    optimizer: OptimizerMix = field(default_factory=OptimizerMix)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> "WorldSpec":
+        data = dict(data)
+        mix = OptimizerMix(**dict(data.pop("optimizer", {}) or {}))
+        for key in ("helpful_effect", "harmful_effect", "general_effect"):
+            if key in data:
+                data[key] = tuple(data[key])
+        return cls(**data, optimizer=mix)
+
+    @property
+    def key(self) -> str:
+        """A short stable name of this spec (the ``model`` name of the sim backend)."""
+        text = json.dumps(self.to_dict(), sort_keys=True)
+        return "sim-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    kind: Kind
+    category: str | None      # None for neutral rules, GENERAL for rules acting on every item
+    effect: float             # logit change on the category's items (0 for neutral)
+    texts: tuple[str, ...]    # paraphrases; texts[0] is the usual wording
+
+
+@dataclass(frozen=True)
+class Item:
+    index: int
+    category: str
+    base: float
+
+    @property
+    def id(self) -> str:
+        return f"s{self.index:04d}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _uniform(*parts: object) -> float:
+    """A uniform in (0, 1) that is a pure function of ``parts``."""
+    digest = hashlib.sha256(":".join(str(p) for p in parts).encode()).digest()
+    return (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+ITEM_RE = re.compile(r"\[sim item (\d+)\]")
+
+
+class World:
+    def __init__(self, spec: WorldSpec) -> None:
+        if not 1 <= spec.n_categories <= len(CATEGORIES):
+            raise ValueError(f"n_categories must be within 1..{len(CATEGORIES)}, got {spec.n_categories}")
+        if spec.n_neutral > len(_NEUTRAL_TEXTS):
+            raise ValueError(f"n_neutral must be at most {len(_NEUTRAL_TEXTS)}, got {spec.n_neutral}")
+        self.spec = spec
+        rng = random.Random(f"world:{spec.seed}")
+        self.categories = CATEGORIES[: spec.n_categories]
+        rules: list[Rule] = []
+        objects = list(_OBJECTS)
+        for cat in self.categories:
+            for kind, count in (("helpful", spec.helpful_per_category), ("harmful", spec.harmful_per_category)):
+                for _ in range(count):
+                    low, high = spec.helpful_effect if kind == "helpful" else spec.harmful_effect
+                    size = rng.uniform(low, high)
+                    while True:  # every wording names one rule only
+                        objects = objects or list(_OBJECTS)
+                        obj = objects.pop(rng.randrange(len(objects)))
+                        verb = rng.choice(_HELP_VERBS if kind == "helpful" else _HARM_VERBS)
+                        texts = (f"In {cat} tasks, {verb} {obj}.", f"{verb.capitalize()} {obj} whenever a task is about {cat}.")
+                        if not any(t in r.texts for r in rules for t in texts):
+                            break
+                    rules.append(Rule(f"{kind[:4]}-{cat}-{len(rules)}", kind, cat, size if kind == "helpful" else -size, texts))
+        for kind, count in (("helpful", spec.general_helpful), ("harmful", spec.general_harmful)):
+            for _ in range(count):
+                size = rng.uniform(*spec.general_effect)
+                while True:
+                    obj = rng.choice(_OBJECTS)
+                    verb = rng.choice(_HELP_VERBS if kind == "helpful" else _HARM_VERBS)
+                    texts = (f"Always {verb} {obj}.", f"{verb.capitalize()} {obj} in every task.")
+                    if not any(t in r.texts for r in rules for t in texts):
+                        break
+                rules.append(Rule(f"{kind[:4]}-{GENERAL}-{len(rules)}", kind, GENERAL,
+                                  size if kind == "helpful" else -size, texts))
+        for n, text in enumerate(rng.sample(_NEUTRAL_TEXTS, spec.n_neutral)):
+            rules.append(Rule(f"neut-{n}", "neutral", None, 0.0, (text, "Always: " + text[0].lower() + text[1:])))
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.by_id = {r.id: r for r in self.rules}
+        self._by_text = {_norm(t): r for r in self.rules for t in r.texts}
+        self.items: tuple[Item, ...] = tuple(
+            Item(i, self.categories[i % len(self.categories)], rng.gauss(spec.base_mean, spec.base_sd))
+            for i in range(spec.n_items)
+        )
+
+    # --- the truth ---------------------------------------------------------
+
+    def stated(self, skill_text: str) -> frozenset[str]:
+        """Ids of the rules ``skill_text`` states (in any of their wordings)."""
+        text = _norm(skill_text)
+        return frozenset(r.id for r in self.rules if any(_norm(t) in text for t in r.texts))
+
+    def rule_of(self, text: str) -> Rule | None:
+        """The rule a sentence is a wording of (exact, case and spacing ignored)."""
+        return self._by_text.get(_norm(text))
+
+    def pass_probability(self, item: Item, stated: Iterable[str]) -> float:
+        logit = item.base + sum(self.by_id[r].effect for r in stated if self.by_id[r].category in (item.category, GENERAL))
+        return _sigmoid(logit)
+
+    def true_quality(self, skill_text: str, items: Sequence[Item] | None = None) -> float:
+        """The exact expected pass rate of ``skill_text`` on ``items`` (default: all)."""
+        items = self.items if items is None else items
+        if not items:
+            raise ValueError("true_quality needs at least one item")
+        stated = self.stated(skill_text)
+        return math.fsum(self.pass_probability(it, stated) for it in items) / len(items)
+
+    def items_by_id(self, ids: Iterable[str]) -> list[Item]:
+        return [self.items[int(i[1:])] for i in ids]
+
+    # --- one simulated rollout ---------------------------------------------
+
+    def passes(self, item: Item, skill_text: str, seed: int | None, prompt: str) -> bool:
+        p = self.pass_probability(item, self.stated(skill_text))
+        a = _NORMAL.inv_cdf(_uniform("common", self.spec.seed, item.index, seed))
+        b = _NORMAL.inv_cdf(_uniform("own", self.spec.seed, item.index, seed, hashlib.sha256(prompt.encode()).hexdigest()))
+        z = math.sqrt(self.spec.rho) * a + math.sqrt(1.0 - self.spec.rho) * b
+        return _NORMAL.cdf(z) < p
+
+    def item_in(self, text: str) -> Item | None:
+        match = ITEM_RE.search(text)
+        if not match:
+            return None
+        index = int(match.group(1))
+        return self.items[index] if 0 <= index < len(self.items) else None
+
+
+_WORLDS: dict[str, World] = {}
+_LOCK = threading.Lock()
+
+
+def register_world(spec: WorldSpec) -> World:
+    """Build (once per process) and register the world of ``spec``; the sim
+    backend finds it by ``spec.key``, its model name."""
+    with _LOCK:
+        world = _WORLDS.get(spec.key)
+        if world is None:
+            world = _WORLDS[spec.key] = World(spec)
+        return world
+
+
+def world_named(key: str) -> World:
+    with _LOCK:
+        world = _WORLDS.get(key)
+    if world is None:
+        raise KeyError(
+            f"no simulated world {key!r} in this process; register it first with "
+            "bench.sim.register_world(spec) and use spec.key as the sim backend's model"
+        )
+    return world

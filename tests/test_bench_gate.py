@@ -1,0 +1,65 @@
+"""bench/gate.py and the run replay it rests on, in a configuration small
+enough for the test suite (the figures themselves are the benchmark's job)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import gate  # noqa: E402
+from bench.sim import WorldSpec  # noqa: E402
+from bench.sim.measure import run_sim  # noqa: E402
+
+TINY = ("train.num_epochs=2", "train.steps_per_epoch=2", "train.batch_size=16", "evaluation.val_limit=10")
+
+
+def test_every_gate_decision_of_a_run_is_replayed_with_its_truth(tmp_path):
+    run = asyncio.run(run_sim(WorldSpec(seed=2, n_items=200), TINY, tmp_path, "r"))
+    history = json.loads((tmp_path / "sim" / "r" / "history.json").read_text())
+    step_decisions = [h for h in history if h["action"] in ("accept", "reject")]
+    slow = [p for p in (tmp_path / "sim" / "r" / "slow_update").glob("*/comparison.json")
+            if "gate" in json.loads(p.read_text())]
+    assert len(run.decisions) == len(step_decisions) + len(slow)
+    assert [d.accepted for d in run.decisions if d.where.startswith("step")] == \
+           [h["action"] == "accept" for h in step_decisions]
+    assert all(0 < d.evaluated <= 10 for d in run.decisions)
+
+
+def test_early_stopping_changes_no_decision_and_evaluates_fewer_items(tmp_path):
+    full = asyncio.run(run_sim(WorldSpec(seed=5, n_items=200), (*TINY, "evaluation.early_stop=false"), tmp_path, "f"))
+    early = asyncio.run(run_sim(WorldSpec(seed=5, n_items=200), (*TINY, "evaluation.early_stop=true"), tmp_path, "e"))
+    assert [(d.where, d.accepted) for d in early.decisions] == [(d.where, d.accepted) for d in full.decisions]
+    assert sum(d.evaluated for d in early.decisions) <= sum(d.evaluated for d in full.decisions)
+    assert early.lift == full.lift
+
+
+def test_the_study_prints_json_rows_with_the_issue_keys(tmp_path, capsys):
+    code = gate.main(["--json", "--seeds", "1", "--val-sizes", "10", "--jobs", "1", "--out", str(tmp_path),
+                      "--set", "train.num_epochs=1", "--set", "train.steps_per_epoch=1", "--set", "train.batch_size=16"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {(r["config"], r["policy"], r["early_stop"]) for r in rows} == {
+        *(("default", p, e) for p in gate.POLICIES for e in (True, False)), ("paper", "mean", False)}
+    for row in rows:
+        for key in ("config", "policy", "early_stop", "val_size", "lift", "false_accept_rate",
+                    "false_reject_rate", "val_rollouts_per_decision", "calls"):
+            assert key in row
+        assert row["val_size"] == 10 and row["calls"] > 0
+    assert (tmp_path / "gate.csv").is_file() and (tmp_path / "gate.png").stat().st_size > 0
+
+
+def test_a_variant_is_a_configuration_of_its_own():
+    configs = gate.configurations(["strict:evaluation.gate_policy=paired,evaluation.early_stop=false"])
+    assert configs[-1] == gate.Config("strict", "paired", False,
+                                      ("evaluation.gate_policy=paired", "evaluation.early_stop=false"))
+
+
+def test_patience_stops_the_run_after_that_many_steps_without_an_accept(tmp_path):
+    run = asyncio.run(run_sim(WorldSpec(seed=2, n_items=200), (*TINY, "bench.patience=1"), tmp_path, "p"))
+    history = json.loads((tmp_path / "sim" / "p" / "history.json").read_text())
+    first_miss = next((n for n, h in enumerate(history) if h["action"] != "accept"), None)
+    assert first_miss is not None and len(history) == first_miss + 1 and run.status == "cancelled"
