@@ -106,7 +106,7 @@ def _open(table: str, index_path: Path | None, missing: str) -> tuple[sqlite3.Co
 
 
 def _json(value: Any) -> Any:
-    if value is None or isinstance(value, (int, float)):
+    if value is None or isinstance(value, (int, float, dict, list)):
         return value
     try:
         return json.loads(value)

@@ -22,6 +22,7 @@ new bytes are read on the next visit). Rows are cached by file size and mtime.
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import os
@@ -224,7 +225,7 @@ def _epoch_of(at: str | None) -> float | None:
     if not at:
         return None
     try:
-        return time.mktime(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone
+        return float(calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S")))
     except ValueError:
         return None
 
