@@ -154,7 +154,7 @@ def _legend() -> str:
         '<g class="mark accept"><circle cx="246" cy="0" r="4.5"/></g><text x="256" y="4">accepted candidate</text>',
         '<g class="mark reject"><path d="M386 -4L394 4M386 4L394 -4"/></g><text x="400" y="4">rejected candidate</text>',
         '<g class="mark reject partial"><path d="M526 -4L534 4M526 4L534 -4"/></g>'
-        '<text x="540" y="4">rejected early (score on the items evaluated)</text>',
+        '<text x="540" y="4">rejected early (partial score)</text>',
         '</g>',
     ]
     return "".join(parts)
