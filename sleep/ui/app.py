@@ -117,6 +117,8 @@ def make_templates() -> jinja2.Environment:
                              autoescape=jinja2.select_autoescape(["html"], default=True),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(score=score, count=count, seconds=seconds, when=when, signed=signed)
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)  # compile now, not on the first visitor's request
     return env
 
 

@@ -8,13 +8,14 @@ being written (or an old layout) renders instead of failing.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sleep.ui.runs import RunRef, RunRow, first_event, read_events
+import orjson
+
+from sleep.ui.runs import RunRef, RunRow, first_event, last_event
 
 STAGES = ("rollout", "reflect", "aggregate", "select_update", "gate")
 MAX_TEXT = 2_000_000  # larger skill or config files are cut (and the page says so)
@@ -124,8 +125,8 @@ def _load_json(path: Path, problems: list[str], default: Any) -> Any:
     if not path.is_file():
         return default
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        return orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
         problems.append(f"{path.name}: {exc}")
         return default
 
@@ -181,19 +182,33 @@ def load_run(ref: RunRef, row: RunRow) -> RunPage:
 
 
 def _head_events(events: Path) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
-    """The first run_started event, the run's warnings and the last event (one pass, at most 4 MiB)."""
+    """The first event (run_started), the run's warnings and the last event.
+
+    Only those lines are parsed (warnings are found by their bytes first), and
+    only the last 4 MiB are searched for warnings: a long run's page stays fast.
+    """
     try:
         size = events.stat().st_size
     except OSError:
         return {}, [], None
-    start = max(0, size - (4 << 20))
-    items, _ = read_events(events, start)
-    if start:
-        head = first_event(events) or {}
-    else:
-        head = next((e for e in items if e.get("event") == "run_started"), {})
-    notices = [str(e.get("text")) for e in items if e.get("event") == "notice" and e.get("level") == "warning"]
-    return head, notices[-20:], (items[-1] if items else None)
+    head = first_event(events) or {}
+    last = last_event(events, size)
+    notices: list[str] = []
+    try:
+        with open(events, "rb") as fh:
+            fh.seek(max(0, size - (4 << 20)))
+            data = fh.read()
+    except OSError:
+        return head, notices, last
+    for line in data.splitlines():
+        if b'"notice"' in line and b'"warning"' in line:
+            try:
+                e = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(e, dict) and e.get("event") == "notice" and e.get("level") == "warning":
+                notices.append(str(e.get("text")))
+    return head, notices[-20:], last
 
 
 def load_step(ref: RunRef, step: int) -> StepPage | None:

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 OUTPUTS_DEPTH = 3
 DATA_DEPTH = 5
 MAX_SCANNED_DIRS = 20_000
@@ -52,7 +54,7 @@ def plain_name(name: str) -> bool:
 
 
 def is_run_dir(path: Path) -> bool:
-    return (path / "config.yaml").is_file() and any((path / m).is_file() for m in _RUN_MARKERS)
+    return _is_run_dir(str(path))
 
 
 def _inside(path: Path, base: Path) -> bool:
@@ -170,8 +172,8 @@ def read_events(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]
     out = []
     for line in data[: end + 1].splitlines():
         try:
-            item = json.loads(line)
-        except ValueError:
+            item = orjson.loads(line)
+        except orjson.JSONDecodeError:
             continue
         if isinstance(item, dict):
             out.append(item)
@@ -189,19 +191,24 @@ def first_event(path: Path) -> dict[str, Any] | None:
 
 
 def last_event(path: Path, size: int) -> dict[str, Any] | None:
-    """The last complete line of ``events.jsonl`` (reads at most the last 64 KiB)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(max(0, size - 65536))
-            tail = fh.read()
-    except OSError:
-        return None
-    for line in reversed(tail.rstrip(b"\n").split(b"\n")):
+    """The last complete line of ``events.jsonl`` (reads the last 4 KiB, or up to 1 MiB for a long line)."""
+    for span in (4096, 1 << 20):
         try:
-            item = json.loads(line)
-        except ValueError:
-            continue
-        return item if isinstance(item, dict) else None
+            with open(path, "rb") as fh:
+                fh.seek(max(0, size - span))
+                tail = fh.read(span)
+        except OSError:
+            return None
+        lines = tail.rstrip(b"\n").split(b"\n")
+        if len(lines) < 2 and size > span:
+            continue  # the last line is longer than the span: read more
+        for line in reversed(lines):
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            return item if isinstance(item, dict) else None
+        return None
     return None
 
 
@@ -303,16 +310,17 @@ class RunCatalog:
                 if not base.is_dir():
                     continue
                 real_base = base.resolve()
-                for run in _walk(base, depth, budget, skipped):
-                    real = run.resolve()
-                    if not _inside(real, real_base) or real.parent.parent == real or real in refs:
+                for found, via_link in _walk(str(real_base), depth, budget, skipped):
+                    # Walking from the resolved base, only a symlink on the way can lead outside it.
+                    run = Path(os.path.realpath(found) if via_link else found)
+                    if not _inside(run, real_base) or run.parent.parent == run or run in refs:
+                        continue
+                    if not (plain_name(run.parent.name) and plain_name(run.name)):
+                        skipped.append(f"{found} (its folder names are not plain names)")
                         continue
                     root = Root.make(run.parent.parent, real_base, origin)
-                    if not (plain_name(run.parent.name) and plain_name(run.name)):
-                        skipped.append(f"{run} (its folder names are not plain names)")
-                        continue
-                    roots.setdefault(root.id, root)
-                    refs[real] = RunRef(roots[root.id], run.parent.name, run.name)
+                    root = roots.setdefault(root.id, root)
+                    refs[run] = RunRef(root, run.parent.name, run.name)
             if budget[0] <= 0:
                 skipped.append(f"stopped looking after {MAX_SCANNED_DIRS} folders; pass narrower --outputs")
             self._refs, self._roots, self.skipped = list(refs.values()), roots, skipped
@@ -372,14 +380,20 @@ class RunCatalog:
         return row
 
 
-def _walk(base: Path, depth: int, budget: list[int], skipped: list[str]):
-    """Run directories at most ``depth`` levels below ``base`` (not descending into runs)."""
-    stack = [(base, 0)]
+def _is_run_dir(path: str) -> bool:
+    isfile = os.path.isfile
+    return isfile(path + "/config.yaml") and any(isfile(f"{path}/{m}") for m in _RUN_MARKERS)
+
+
+def _walk(base: str, depth: int, budget: list[int], skipped: list[str]):
+    """(run directory, reached through a symlink) at most ``depth`` levels below ``base``
+    (hidden folders and ``*.git`` skipped; never descending into a run)."""
+    stack = [(base, 0, False)]
     while stack and budget[0] > 0:
-        folder, level = stack.pop()
+        folder, level, via_link = stack.pop()
         budget[0] -= 1
-        if is_run_dir(folder):
-            yield folder
+        if _is_run_dir(folder):
+            yield folder, via_link
             continue
         if level >= depth:
             continue
@@ -393,6 +407,6 @@ def _walk(base: Path, depth: int, budget: list[int], skipped: list[str]):
                 continue
             try:
                 if entry.is_dir():
-                    stack.append((Path(entry.path), level + 1))
+                    stack.append((entry.path, level + 1, via_link or entry.is_symlink()))
             except OSError:
                 continue

@@ -151,9 +151,12 @@ def _steady_copy(run: Path, dest: Path) -> Path:
 
 
 def _wait(driver, condition, timeout: float = 30, what: str = ""):
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition, what)
+    # A live update replaces parts of the page between finding an element and reading it.
+    return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(condition, what)
 
 
 def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> None:
