@@ -67,7 +67,12 @@ class Policy:
         return name is not None and (is_loopback(name) or name in self.extra_hosts)
 
     def csrf_ok(self, value: str | None) -> bool:
-        return bool(value) and hmac.compare_digest(str(value), self.csrf)
+        return bool(value) and same_secret(str(value), self.csrf)
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Constant-time comparison that also accepts non-ASCII input (compared as UTF-8 bytes)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"), expected.encode("utf-8"))
 
 
 def _hostname(host_header: str) -> str | None:
@@ -142,7 +147,7 @@ class Guard:
         if p.token:
             query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
             given = query.get("token")
-            if given is not None and hmac.compare_digest(given, p.token):
+            if given is not None and same_secret(given, p.token):
                 rest = urlencode([(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"))
                                   if k != "token"])
                 target = scope.get("path", "/") + (f"?{rest}" if rest else "")
@@ -155,7 +160,7 @@ class Guard:
             except Exception:  # a malformed cookie header is simply no token
                 pass
             sent = cookie.get(TOKEN_COOKIE)
-            if sent is None or not hmac.compare_digest(sent.value, p.token):
+            if sent is None or not same_secret(sent.value, p.token):
                 return _page(401, "Access token needed", (
                     "This dashboard is reachable from other computers, so it needs its access token. "
                     "Open the full address (with ?token=...) that `skillopt-sleep ui` printed when it started."))

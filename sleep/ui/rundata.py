@@ -15,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from sleep.ui.runs import RunRef, RunRow, first_event, last_event
+from sleep.ui.runrow import RunRow, first_event, last_event
+from sleep.ui.runs import RunRef
 
 STAGES = ("rollout", "reflect", "aggregate", "select_update", "gate")
 MAX_TEXT = 2_000_000  # larger skill or config files are cut (and the page says so)

@@ -14,34 +14,28 @@ plain (no ``/``, no leading dot), the root must be one found by the scan, and
 the real path (symlinks resolved) must stay inside the folder it was found
 under, or the run is "not found".
 
-The list reads ``summary.json`` and the first and last lines of
-``events.jsonl`` only (never ``history.json``); a run without a final
-``run_end`` event is running, and its events are folded incrementally (only
-new bytes are read on the next visit). Rows are cached by file size and mtime.
+:meth:`RunCatalog.rows` builds the list with :mod:`sleep.ui.runrow`
+(summaries and event heads and tails only), caching finished runs' rows by
+file size and mtime.
 """
 
 from __future__ import annotations
 
-import calendar
 import hashlib
-import json
 import os
 import re
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-import orjson
+from sleep.ui.runrow import RunRow, EventFold, file_sig, build_row
 
 OUTPUTS_DEPTH = 3
 DATA_DEPTH = 5
 MAX_SCANNED_DIRS = 20_000
-STALL_SECONDS = 3600  # a run silent this long without a run_end is shown as interrupted
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._@+=-]{0,199}$")
 _RUN_MARKERS = ("events.jsonl", "summary.json", "state.json")
-STATUS_LABELS = {"budget_exhausted": "budget stop"}
 
 
 class RunNotFound(LookupError):
@@ -95,187 +89,6 @@ class RunRef:
         return f"/runs/{self.root.id}/{self.env}/{self.run_id}"
 
 
-@dataclass(frozen=True)
-class RunRow:
-    """One line of the runs list (from the summary and the events' first and last lines)."""
-
-    ref: RunRef
-    env: str
-    status: str  # running | interrupted | completed | budget_exhausted | cancelled | failed | unknown
-    started_at: str | None = None
-    last_event_at: str | None = None
-    steps_done: int | None = None
-    total_steps: int | None = None
-    initial_val: float | None = None
-    best_val: float | None = None
-    initial_test: float | None = None
-    best_test: float | None = None
-    accepted: int | None = None
-    rejected: int | None = None
-    calls: int | None = None
-    tokens: int | None = None
-    error: str = ""
-
-    @property
-    def status_label(self) -> str:
-        return STATUS_LABELS.get(self.status, self.status)
-
-    @property
-    def live(self) -> bool:
-        return self.status == "running"
-
-
-@dataclass
-class _Fold:
-    """What the events of a running run say so far (read incrementally)."""
-
-    offset: int = 0
-    started_at: str | None = None
-    env: str | None = None
-    total_steps: int | None = None
-    step: int = 0
-    initial_val: float | None = None
-    best_val: float | None = None
-    last: dict[str, Any] = field(default_factory=dict)
-
-    def add(self, e: dict[str, Any]) -> None:
-        kind = e.get("event")
-        if kind == "run_started":
-            self.started_at = self.started_at or e.get("at")
-            self.env = e.get("env") or self.env
-            self.total_steps = e.get("total_steps", self.total_steps)
-            self.step = max(self.step, int(e.get("resumed_at_step") or 0))
-        elif kind == "rollout_done" and e.get("label") == "val baseline":
-            self.initial_val = self.best_val = e.get("score")
-        elif kind == "best_changed":
-            self.best_val = e.get("val")
-        elif kind == "gate_decided":
-            self.step = max(self.step, int(e.get("step") or 0))
-        self.last = e
-
-
-def read_events(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-    """The whole JSON lines of ``events.jsonl`` from ``offset``, and the offset after the last one.
-
-    A line still being written (no newline yet) is left for the next read; a
-    line that is not JSON is skipped (the run's own log has no such lines).
-    """
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read()
-    except OSError:
-        return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    out = []
-    for line in data[: end + 1].splitlines():
-        try:
-            item = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(item, dict):
-            out.append(item)
-    return out, offset + end + 1
-
-
-def first_event(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as fh:
-            line = fh.readline(1 << 20)
-        item = json.loads(line)
-        return item if isinstance(item, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def last_event(path: Path, size: int) -> dict[str, Any] | None:
-    """The last complete line of ``events.jsonl`` (reads the last 4 KiB, or up to 1 MiB for a long line)."""
-    for span in (4096, 1 << 20):
-        try:
-            with open(path, "rb") as fh:
-                fh.seek(max(0, size - span))
-                tail = fh.read(span)
-        except OSError:
-            return None
-        lines = tail.rstrip(b"\n").split(b"\n")
-        if len(lines) < 2 and size > span:
-            continue  # the last line is longer than the span: read more
-        for line in reversed(lines):
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
-            return item if isinstance(item, dict) else None
-        return None
-    return None
-
-
-def _json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _sig(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
-def _epoch_of(at: str | None) -> float | None:
-    if not at:
-        return None
-    try:
-        return float(calendar.timegm(time.strptime(at[:19], "%Y-%m-%dT%H:%M:%S")))
-    except ValueError:
-        return None
-
-
-def build_row(ref: RunRef, fold: _Fold | None = None, now: float | None = None) -> tuple[RunRow, _Fold | None]:
-    """The list row of one run; ``fold`` carries a running run's events between visits."""
-    path = ref.path
-    summary = _json(path / "summary.json")
-    events = path / "events.jsonl"
-    sig = _sig(events)
-    head = first_event(events) if sig else None
-    tail = last_event(events, sig[1]) if sig else None
-    row = RunRow(ref, env=(head or {}).get("env") or ref.env, status="unknown",
-                 started_at=(head or {}).get("at"), last_event_at=(tail or {}).get("at"),
-                 total_steps=(head or {}).get("total_steps"))
-    if summary:
-        usage = summary.get("usage") or {}
-        row = replace(row, status=summary.get("status") or "unknown", steps_done=summary.get("steps_done"),
-                      total_steps=summary.get("total_steps", row.total_steps),
-                      initial_val=summary.get("initial_val"), best_val=summary.get("best_val"),
-                      initial_test=summary.get("initial_test"), best_test=summary.get("best_test"),
-                      accepted=summary.get("accepted"), rejected=summary.get("rejected"),
-                      calls=usage.get("calls"),
-                      tokens=(usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0) if usage else None,
-                      error=summary.get("error") or "")
-    if tail is None or tail.get("event") == "run_end":
-        if tail is not None:
-            row = replace(row, status=tail.get("status") or row.status)
-        return row, None
-    # No run_end after the last start: the run is going (or its process died).
-    fold = fold if fold is not None and fold.offset <= (sig[1] if sig else 0) else _Fold()
-    new, fold.offset = read_events(events, fold.offset)
-    for e in new:
-        fold.add(e)
-    silent = (now or time.time()) - (_epoch_of(fold.last.get("at")) or 0)
-    status = "running" if silent < STALL_SECONDS else "interrupted"
-    row = replace(row, status=status, steps_done=fold.step, total_steps=fold.total_steps or row.total_steps,
-                  initial_val=fold.initial_val if fold.initial_val is not None else row.initial_val,
-                  best_val=fold.best_val if fold.best_val is not None else row.best_val,
-                  last_event_at=fold.last.get("at") or row.last_event_at)
-    return row, fold
-
-
 class RunCatalog:
     """The run directories below the configured folders, and safe lookups by URL parts."""
 
@@ -284,10 +97,11 @@ class RunCatalog:
         self.data_dir = Path(os.path.abspath(data_dir)) if data_dir else None
         self.rescan_seconds = rescan_seconds
         self._lock = threading.Lock()
+        self._rows_lock = threading.Lock()
         self._scanned_at = -1e18
         self._refs: list[RunRef] = []
         self._roots: dict[str, Root] = {}
-        self._rows: dict[Path, tuple[tuple, RunRow, _Fold | None]] = {}
+        self._rows: dict[Path, tuple[tuple, RunRow, EventFold | None]] = {}
         self.skipped: list[str] = []  # folders the scan could not read, said on the runs page
 
     def bases(self) -> list[tuple[Path, str, int]]:
@@ -333,7 +147,8 @@ class RunCatalog:
             raise RunNotFound(f"{root_id}/{env}/{run_id} is not a run address")
         root = self._roots.get(root_id)
         if root is None or not is_run_dir(root.path / env / run_id):
-            self.scan(force=True)
+            # A run created since the last scan; unknown addresses rescan at most once a second.
+            self.scan(force=time.monotonic() - self._scanned_at > 1.0)
             root = self._roots.get(root_id)
         if root is None:
             raise RunNotFound(f"no folder with id {root_id} holds runs")
@@ -360,24 +175,25 @@ class RunCatalog:
 
     def rows(self, now: float | None = None) -> list[RunRow]:
         """Every run, newest first (running ones first of all)."""
+        refs = self.scan()
         out = []
-        for ref in self.scan():
-            path = ref.path
-            key = (_sig(path / "summary.json"), _sig(path / "events.jsonl"))
-            cached = self._rows.get(path)
-            if cached and cached[0] == key and (cached[2] is None):
-                out.append(cached[1] if cached[1].ref == ref else replace(cached[1], ref=ref))
-                continue
-            row, fold = build_row(ref, cached[2] if cached else None, now)
-            self._rows[path] = (key, row, fold)
-            out.append(row)
+        with self._rows_lock:
+            for ref in refs:
+                path = ref.path
+                key = (file_sig(path / "summary.json"), file_sig(path / "events.jsonl"))
+                cached = self._rows.get(path)
+                if cached and cached[0] == key and cached[2] is None:
+                    out.append(cached[1] if cached[1].ref == ref else replace(cached[1], ref=ref))
+                    continue
+                row, fold = build_row(ref, cached[2] if cached else None, now)
+                self._rows[path] = (key, row, fold)
+                out.append(row)
         out.sort(key=lambda r: (r.live, r.started_at or "", r.ref.url), reverse=True)
         return out
 
     def row(self, ref: RunRef) -> RunRow:
-        cached = self._rows.get(ref.path)
-        row, fold = build_row(ref, cached[2] if cached else None)
-        return row
+        """One run's list row, read now (a run page wants the latest status)."""
+        return build_row(ref)[0]
 
 
 def _is_run_dir(path: str) -> bool:

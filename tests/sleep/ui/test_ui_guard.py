@@ -32,6 +32,7 @@ def test_a_token_policy_needs_the_token_then_keeps_it_in_a_cookie(tmp_path: Path
     denied = c.get("/runs")
     assert denied.status_code == 401 and "access token" in denied.text
     assert c.get("/runs?token=wrong").status_code == 401
+    assert c.get("/runs?token=s3cr%C3%A9t").status_code == 401  # non-ASCII is simply wrong, not an error
     first = c.get("/runs?token=s3cret&x=1")
     assert first.status_code == 303 and first.headers["location"] == "/runs?x=1"
     cookie = first.headers["set-cookie"]

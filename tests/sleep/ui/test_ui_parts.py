@@ -12,7 +12,8 @@ from ui_testutil import sse_messages
 
 from sleep.ui.live import follow
 from sleep.ui.rundata import StepRow
-from sleep.ui.runs import STALL_SECONDS, RunCatalog, plain_name
+from sleep.ui.runrow import STALL_SECONDS
+from sleep.ui.runs import RunCatalog, plain_name
 from sleep.ui.svgplot import curve_svg
 from sleep.ui.textdiff import parse_unified, side_by_side
 
