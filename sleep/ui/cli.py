@@ -96,8 +96,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
     print(f"  runs from: {searched}; data directory {paths.data_dir()}")
     print("  Ctrl-C stops it.")
     sys.stdout.flush()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
-    uvicorn.Server(config).run(sockets=[sock])
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            timeout_graceful_shutdown=2)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn stops gracefully, then re-raises the signal
+        pass
+    print("SkillOpt dashboard stopped.")
     return 0
 
 

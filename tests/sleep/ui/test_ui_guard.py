@@ -4,6 +4,7 @@ and what ``skillopt-sleep ui`` binds and prints."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_the_ui_command_serves_on_loopback_and_refuses_a_taken_port(tmp_path: Path) -> None:
+def test_the_ui_command_serves_on_loopback_refuses_a_taken_port_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     port = _free_port()
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "sleep.cli", "ui", "--port", str(port), "--outputs", str(tmp_path)],
@@ -103,6 +104,10 @@ def test_the_ui_command_serves_on_loopback_and_refuses_a_taken_port(tmp_path: Pa
         taken = subprocess.run([sys.executable, "-m", "sleep.cli", "ui", "--port", str(port)],
                                capture_output=True, text=True, env=env, timeout=60)
         assert taken.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in taken.stderr
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: a clean stop, no traceback
+        out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "SkillOpt dashboard stopped." in out and "Traceback" not in err
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=20)
