@@ -21,6 +21,7 @@ from sleep.ui.svgplot import curve_svg
 from sleep.ui.textdiff import side_by_side
 
 PARTS = "_run_parts.html"
+TABLE_STEPS = 100  # the step table shows the latest steps; ?steps=all shows every one (the curve always does)
 
 
 def _ref(request: Request) -> RunRef:
@@ -78,7 +79,11 @@ def _curve(page: rundata.RunPage) -> str:
 async def run_page(request: Request) -> Response:
     ref = _ref(request)
     page = await run_in_threadpool(_page, ref, ui(request))
-    return render(request, "run.html", page=page, curve=_curve(page), run=page.row)
+    return render(request, "run.html", page=page, curve=_curve(page), run=page.row, limit=_limit(request))
+
+
+def _limit(request: Request) -> int | None:
+    return None if request.query_params.get("steps") == "all" else TABLE_STEPS
 
 
 async def run_fragments(request: Request) -> Response:
@@ -88,7 +93,8 @@ async def run_fragments(request: Request) -> Response:
     page = await run_in_threadpool(_page, ref, u)
     macros = u.templates.get_template(PARTS).module
     return JSONResponse({
-        "header": str(macros.header(page)), "curve": _curve(page), "steps": str(macros.step_rows(page)),
+        "header": str(macros.header(page)), "curve": _curve(page),
+        "steps": str(macros.step_rows(page, _limit(request))),
         "epochs": str(macros.epochs(page)), "live": page.row.live, "offset": page.events_offset,
     })
 

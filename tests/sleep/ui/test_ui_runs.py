@@ -175,3 +175,16 @@ def test_a_run_without_run_end_is_running_and_its_page_follows_events(fresh_run:
     url = run_links(listing)[0]
     html = c.get(url).text
     assert 'data-live="1"' in html and f'data-events="{url}/events?from={events.stat().st_size}"' in html
+
+
+def test_a_long_run_shows_its_latest_steps_in_the_table_and_all_of_them_on_request(fresh_run: Path) -> None:
+    record = _history(fresh_run)[1]
+    (fresh_run / "history.json").write_text(json.dumps([{**record, "step": n} for n in range(1, 151)]))
+    c = client([fresh_run.parents[1]])
+    url = run_links(c.get("/runs").text)[0]
+    html = c.get(url).text
+    rows = re.findall(r'<tr id="step-(\d+)"', html)
+    assert rows == [str(n) for n in range(51, 151)]
+    assert "50 earlier steps not shown" in html and f'href="{url}?steps=all"' in html
+    assert len(re.findall(r'class="mark [^"]*" data-step=', html)) == 150  # the curve has every step
+    assert len(re.findall(r'<tr id="step-', c.get(f"{url}?steps=all").text)) == 150
