@@ -23,6 +23,7 @@ _PUBLIC: dict[str, str] = {
     # tasks, judges and data
     "Task": ".tasks.task", "Score": ".tasks.task", "Judge": ".tasks.task",
     "build_judge": ".tasks.judges", "validate_judge_spec": ".tasks.judges", "JudgeError": ".tasks.judges",
+    "register_judge": ".tasks.judges", "judge_types": ".tasks.judges", "JudgeType": ".tasks.judges",
     "Dataset": ".tasks.data", "split_tasks": ".tasks.data",
     # envs and backends
     "create_env": ".envs", "register_env": ".envs", "available_envs": ".envs",

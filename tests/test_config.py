@@ -97,11 +97,12 @@ def test_missing_file_is_a_clear_error(tmp_path):
 
 
 def test_default_yaml_lists_every_key():
-    """configs/_base_/default.yaml documents every key the settings accept."""
+    """The packaged skillopt_core/configs/_base_/default.yaml documents every key the settings accept."""
     import yaml
 
-    from skillopt_core.run.config import Settings
+    from skillopt_core.run.config import DEFAULT_BASE, Settings
 
-    data = yaml.safe_load((REPO / "configs" / "_base_" / "default.yaml").read_text())
+    assert DEFAULT_BASE == REPO / "skillopt_core" / "configs" / "_base_" / "default.yaml"
+    data = yaml.safe_load(DEFAULT_BASE.read_text())
     for section, field in Settings.model_fields.items():
         assert set(data[section]) == set(field.annotation.model_fields), section

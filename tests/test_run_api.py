@@ -210,3 +210,8 @@ async def test_workdir_reaches_every_target_request(tmp_path):
 def _write(path: Path, tasks: list[Task]) -> Path:
     path.write_text("".join(json.dumps({"id": t.id, "prompt": t.prompt, "judge": t.judge}) + "\n" for t in tasks))
     return path
+
+
+def test_overrides_apply_on_top_of_given_settings(tmp_path):
+    run = prepare_training(settings_for(tmp_path), overrides=["train.num_epochs=2"], backends=backends(make_backend()))
+    assert run.settings.train.num_epochs == 2 and run.settings.env.name == "jsonl_tasks"

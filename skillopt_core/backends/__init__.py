@@ -3,6 +3,8 @@
 A factory is ``factory(spec: BackendSpec) -> Backend``. Register with
 ``@register_backend("name")`` in the backend's module and add the module to
 the built-in module map of ``_BACKENDS`` so it is imported lazily (heavy SDKs load only when used).
+A third-party package registers through the ``skillopt.backends`` entry-point
+group instead (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ _BACKENDS: LazyRegistry[Factory] = LazyRegistry(
     },
     _normalise,
     BackendConfigError,
+    group="skillopt.backends",
+    register_hint="register_backend",
 )
 register_backend = _BACKENDS.register
 available_backends = _BACKENDS.names

@@ -12,7 +12,7 @@ from rich.console import Console
 
 from skillopt_core.backends import BackendError
 from skillopt_core.run.budget import BudgetExceeded
-from skillopt_core.run.config import ConfigError, load_settings
+from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.cli.console import ConsoleRenderer
 from skillopt_core.run.api import evaluate, prepare_training, resume_settings
 from skillopt_core.skill.document import SkillParseError
@@ -31,15 +31,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="override one config key (repeatable), e.g. --set train.num_epochs=2")
         p.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress goes to stderr)")
 
+    config_help = f"YAML config file, or the name of a packaged config: {', '.join(packaged_configs())}"
     train = sub.add_parser("train", help="train a skill")
-    train.add_argument("--config", help="YAML config (see configs/)")
+    train.add_argument("--config", help=config_help)
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run after its last finished step")
     train.add_argument("--force", action="store_true",
                        help="with --resume: accept settings or tasks that changed the experiment since the run started")
     common(train)
 
     ev = sub.add_parser("eval", help="evaluate a skill on the test (or val) split")
-    ev.add_argument("--config", help="YAML config (see configs/)")
+    ev.add_argument("--config", help=config_help)
     ev.add_argument("--skill", help="skill file to evaluate (default: the env's seed skill or skill.init)")
     ev.add_argument("--split", choices=["test", "val", "train"], default="test")
     common(ev)

@@ -3,7 +3,8 @@
 Register with ``@register_env("name")`` on a :class:`PromptEnv` subclass (or
 any class taking ``(inputs: EnvInputs, judge_backend)``) and add its module to
 the built-in module map of ``_ENVS`` so it is imported only when used. See ``_template/`` for
-a complete, copyable example.
+a complete, copyable example. A third-party package registers through the
+``skillopt.envs`` entry-point group instead (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ _ENVS: LazyRegistry[Any] = LazyRegistry(
         "_template": "skillopt_core.envs._template",
     },
     _normalise,
+    group="skillopt.envs",
+    register_hint="register_env",
 )
 available_envs = _ENVS.names
 _lookup = _ENVS.get

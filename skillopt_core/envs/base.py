@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from skillopt_core.backends import Backend, CompletionRequest, Message
-from skillopt_core.tasks.judges import build_judge
+from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
 from skillopt_core.tasks.task import Judge, Score, Task
 from skillopt_core.tasks.text_metrics import extract_final_answer
 
@@ -113,8 +113,20 @@ class PromptEnv:
         raise NotImplementedError(f"{type(self).__name__} must implement read_tasks()")
 
     def load_tasks(self) -> list[Task]:
+        """Every task from :meth:`read_tasks` (up to ``limit``) whose judge spec
+        can be built; the others are skipped and counted in ``load_problems``,
+        so a bad spec or a broken judge plugin is reported once, at load time,
+        instead of scoring every answer 0."""
         self.load_problems = []
-        tasks = self.read_tasks()
+        tasks = []
+        for task in self.read_tasks():
+            if task.judge is not None:
+                try:
+                    validate_judge_spec(task.judge)
+                except JudgeError as exc:
+                    self.load_problems.append(f"task {task.id}: bad judge spec: {exc}")
+                    continue
+            tasks.append(task)
         if self.inputs.limit is not None:
             tasks = tasks[: self.inputs.limit]
         if self.load_problems:

@@ -37,7 +37,7 @@ from skillopt_core.backends import Backend
 from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import UsageLedger
-from skillopt_core.run.config import ConfigError, Settings, load_settings, parse_override, validate_settings
+from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
 from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
 from skillopt_core.run.state import RunSummary
@@ -93,18 +93,8 @@ def resume_settings(run_path: str | Path, overrides: Sequence[str] = ()) -> Sett
 def _with_overrides(settings: Settings, overrides: Sequence[str]) -> Settings:
     if not overrides:
         return settings
-    data = settings.to_dict()
-    origin = {}
-    for item in overrides:
-        parts, value = parse_override(item)
-        node = data
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[parts[-1]] = value
-        origin[tuple(parts)] = f"--set {item}"
+    data, origin = settings.to_dict(), {}
+    apply_overrides(data, overrides, origin)
     return validate_settings(data, origin)
 
 

@@ -1,8 +1,12 @@
 """Run configuration: YAML files with ``_base_`` inheritance, typed validation
 and ``--set section.key=value`` overrides.
 
-Unknown or misspelled keys are errors that name the file, the key and the
-nearest valid key; nothing falls back silently to a default.
+A config is named by a path or, when no such file exists, by the name of a
+config shipped inside the package (``searchqa/default``; see
+:func:`packaged_configs`). ``_base_`` entries resolve the same way, relative
+to the file that names them, so a config written anywhere can inherit
+``_base_/default``. Unknown or misspelled keys are errors that name the file,
+the key and the nearest valid key; nothing falls back silently to a default.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-DEFAULT_BASE = Path(__file__).resolve().parents[2] / "configs" / "_base_" / "default.yaml"
+# Shipped as package data, so a wheel or pipx install can load its configs.
+PACKAGED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+DEFAULT_BASE = PACKAGED_CONFIGS / "_base_" / "default.yaml"
+_SUFFIXES = (".yaml", ".yml")
 
 
 class ConfigError(ValueError):
@@ -187,6 +194,63 @@ def _paths(data: dict[str, Any], prefix: tuple) -> list[tuple]:
     return found
 
 
+# --- finding a config: a path, or the name of a packaged one ---------------
+
+
+def packaged_configs() -> list[str]:
+    """Names of the configs shipped in the package, e.g. ``searchqa/local``."""
+    return sorted(
+        p.relative_to(PACKAGED_CONFIGS).with_suffix("").as_posix()
+        for p in PACKAGED_CONFIGS.rglob("*")
+        if p.suffix in _SUFFIXES and p.is_file()
+    )
+
+
+def _as_name(ref: str) -> str | None:
+    """``ref`` as a packaged-config name (``searchqa/local``), or None if it
+    cannot be one (absolute, or climbing out with ``..``)."""
+    text = ref.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    for suffix in _SUFFIXES:
+        if text.endswith(suffix):
+            text = text[: -len(suffix)]
+            break
+    parts = text.split("/")
+    if not text or Path(ref).is_absolute() or any(part in ("", ".", "..") for part in parts):
+        return None
+    return text
+
+
+def resolve_config(ref: str | Path, relative_to: Path | None = None, where: str | None = None) -> Path:
+    """The config file ``ref`` names: an existing file (relative to
+    ``relative_to``, default the working directory), else the packaged config
+    of that name (``searchqa/default``; ``.yaml`` optional). Otherwise a
+    :class:`ConfigError` that lists the packaged names and the nearest one;
+    ``where`` says who named it (default ``Config '<ref>'``)."""
+    ref_text = str(ref)
+    candidate = Path(ref_text).expanduser()
+    if relative_to is not None and not candidate.is_absolute():
+        candidate = relative_to / candidate
+    if candidate.is_file():
+        return candidate
+    name = _as_name(ref_text)
+    if name is not None:
+        for suffix in _SUFFIXES:
+            packaged = PACKAGED_CONFIGS / f"{name}{suffix}"
+            if packaged.is_file():
+                return packaged
+    known = packaged_configs()
+    near = difflib.get_close_matches(name, known, n=1, cutoff=0.5) if name else []
+    hint = f" Did you mean '{near[0]}'?" if near else ""
+    file_part = "a directory, not a file," if candidate.is_dir() else "no file"
+    raise ConfigError(
+        f"{where or f'Config {ref_text!r}'}: not found ({file_part} at {candidate.absolute()}, and no packaged "
+        f"config of that name).{hint} Packaged configs: {', '.join(known)}. "
+        "Give a path to a YAML file or one of these names."
+    )
+
+
 def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     path = path.resolve()
     if path in seen:
@@ -197,7 +261,9 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
     merged: dict[str, Any] = {}
     if bases:
         for base in [bases] if isinstance(bases, str) else list(bases):
-            base_path = (path.parent / base) if not Path(base).is_absolute() else Path(base)
+            if not isinstance(base, str):
+                raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got {base!r}.")
+            base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
             merged = _merge(merged, _load_chain(base_path, origin, seen + (path,)), origin, str(base_path))
     return _merge(merged, data, origin, str(path))
 
@@ -217,16 +283,25 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return parts, value
 
 
-def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Settings:
-    """Load a config file (with its ``_base_`` chain) and apply ``--set`` overrides.
-
-    With no path, only the shipped defaults apply.
-    """
+def load_config_data(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+                     ) -> tuple[dict[str, Any], dict[tuple, str], str]:
+    """The merged mapping of a config's ``_base_`` chain with ``--set``
+    overrides applied, before validation: ``(data, origin, source)`` where
+    ``origin`` maps each key path to the file or flag that set it. Layers that
+    add sections of their own (e.g. SkillOpt-Sleep's ``sleep:``) take theirs
+    out and validate the rest with :func:`validate_settings`."""
     origin: dict[tuple, str] = {}
     if path is None:
         data = _load_chain(DEFAULT_BASE, origin)
     else:
-        data = _load_chain(Path(path), origin)
+        path = resolve_config(path)
+        data = _load_chain(path, origin)
+    apply_overrides(data, overrides, origin)
+    return data, origin, str(path or DEFAULT_BASE)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...], origin: dict[tuple, str]) -> None:
+    """Set each ``section.key=value`` of ``overrides`` in ``data`` (in place), noting its origin."""
     for item in overrides:
         parts, value = parse_override(item)
         node = data
@@ -238,7 +313,17 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[s
             node = child
         node[parts[-1]] = value
         origin[tuple(parts)] = f"--set {item}"
-    return validate_settings(data, origin, default_source=str(path or DEFAULT_BASE))
+
+
+def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Settings:
+    """Load a config (with its ``_base_`` chain) and apply ``--set`` overrides.
+
+    ``path`` is a YAML file or, when no such file exists, the name of a
+    packaged config (:func:`resolve_config`). With no path, only the shipped
+    defaults apply.
+    """
+    data, origin, source = load_config_data(path, overrides)
+    return validate_settings(data, origin, default_source=source)
 
 
 def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = None, default_source: str = "<config>") -> Settings:

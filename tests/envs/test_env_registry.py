@@ -110,3 +110,17 @@ def test_jsonl_tasks_seed_skill_option_reads_file(tmp_path):
 def test_jsonl_tasks_missing_seed_skill_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="seed_skill"):
         create_env("jsonl_tasks", {"data_path": "x.jsonl", "options": {"seed_skill": str(tmp_path / "no.md")}})
+
+
+def test_tasks_with_a_judge_spec_that_cannot_be_built_are_skipped_and_counted():
+    from skillopt_core.envs.base import PromptEnv
+    from skillopt_core.tasks.task import Task
+
+    class Env(PromptEnv):
+        def read_tasks(self):
+            return [Task("ok", "p", judge={"type": "contains", "value": "x"}),
+                    Task("bad", "p", judge={"type": "no_such_judge"})]
+
+    env = Env()
+    assert [t.id for t in env.load_tasks()] == ["ok"]
+    assert len(env.load_problems) == 1 and "task bad" in env.load_problems[0] and "no_such_judge" in env.load_problems[0]
