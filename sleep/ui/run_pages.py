@@ -1,0 +1,185 @@
+"""Routes of the runs: the overview, the list, a run, its steps, skills, diffs, epochs and live events.
+
+Every run route starts with :func:`_ref`, which maps the URL's three names to
+a run directory through the catalog (404 otherwise); step and epoch numbers
+are integers. Nothing else in a URL becomes part of a path.
+"""
+
+from __future__ import annotations
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from sleep.ui import live, rundata
+from sleep.ui.app import render, ui
+from sleep.ui.data import last_night
+from sleep.ui.runs import RunNotFound, RunRef
+from sleep.ui.svgplot import curve_svg
+from sleep.ui.textdiff import side_by_side
+
+PARTS = "_run_parts.html"
+TABLE_STEPS = 100  # the step table shows the latest steps; ?steps=all shows every one (the curve always does)
+
+
+def _ref(request: Request) -> RunRef:
+    p = request.path_params
+    try:
+        return ui(request).catalog.resolve(p["root"], p["env"], p["run"])
+    except RunNotFound as exc:
+        raise HTTPException(404, f"No run at this address: {exc}. It may have been deleted or moved.") from None
+
+
+def _int(request: Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise HTTPException(400, f"{name}={raw!r} is not a step number") from None
+
+
+# ----- overview and list ---------------------------------------------------------------------
+
+async def home(request: Request) -> Response:
+    u = ui(request)
+    rows = await run_in_threadpool(u.catalog.rows)
+    from sleep.ui.review_pages import pending_proposals
+
+    pending, problem = await run_in_threadpool(pending_proposals, u)
+    night = await run_in_threadpool(last_night, u.index_path)
+    return render(request, "home.html", running=[r for r in rows if r.live], recent=rows[:8], total=len(rows),
+                  pending=pending, proposals_problem=problem, night=night,
+                  night_ref=u.catalog.ref_for_path(night.run_dir) if night else None)
+
+
+async def runs_list(request: Request) -> Response:
+    u = ui(request)
+    rows = await run_in_threadpool(u.catalog.rows)
+    return render(request, "runs.html", rows=rows, bases=u.catalog.bases(), skipped=u.catalog.skipped)
+
+
+# ----- one run -------------------------------------------------------------------------------
+
+def _page(ref: RunRef, u) -> rundata.RunPage:
+    return rundata.load_run(ref, u.catalog.row(ref))
+
+
+def _curve(page: rundata.RunPage) -> str:
+    epochs = []
+    for e in page.epochs:
+        after = max((s.step for s in page.steps if s.epoch == e.epoch), default=0)
+        epochs.append((after, f"E{e.epoch}: slow update {e.slow_action.replace('_', ' ')}"))
+    return curve_svg(page.initial_val, page.steps, page.row.total_steps, epochs, f"{page.ref.url}/steps")
+
+
+async def run_page(request: Request) -> Response:
+    ref = _ref(request)
+    page = await run_in_threadpool(_page, ref, ui(request))
+    return render(request, "run.html", page=page, curve=_curve(page), run=page.row, limit=_limit(request))
+
+
+def _limit(request: Request) -> int | None:
+    return None if request.query_params.get("steps") == "all" else TABLE_STEPS
+
+
+async def run_fragments(request: Request) -> Response:
+    """The parts of the run page a live update replaces, rendered by the same macros."""
+    ref = _ref(request)
+    u = ui(request)
+    page = await run_in_threadpool(_page, ref, u)
+    macros = u.templates.get_template(PARTS).module
+    return JSONResponse({
+        "header": str(macros.header(page)), "curve": _curve(page),
+        "steps": str(macros.step_rows(page, _limit(request))),
+        "epochs": str(macros.epochs(page)), "live": page.row.live, "offset": page.events_offset,
+    })
+
+
+async def run_events(request: Request) -> Response:
+    ref = _ref(request)
+    u = ui(request)
+    offset = live.parse_offset(request.headers.get("last-event-id"), request.query_params.get("from"))
+    stream = live.follow(ref.path / "events.jsonl", offset, poll=u.poll, max_seconds=u.stream_seconds)
+    return StreamingResponse(stream, media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+async def step_page(request: Request) -> Response:
+    ref = _ref(request)
+    n = request.path_params["n"]
+    step = await run_in_threadpool(rundata.load_step, ref, n)
+    if step is None:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no step {n} (yet).")
+    before = await run_in_threadpool(rundata.skill_text, ref, n - 1)
+    candidate = await run_in_threadpool(rundata.candidate_text, ref, n)
+    diff = side_by_side(before or "", candidate) if candidate is not None and before is not None else None
+    return render(request, "step.html", ref=ref, n=n, step=step, diff=diff,
+                  run=await run_in_threadpool(ui(request).catalog.row, ref))
+
+
+async def skill_page(request: Request) -> Response:
+    ref = _ref(request)
+    n = request.path_params["n"]
+    text = await run_in_threadpool(rundata.skill_text, ref, n)
+    if text is None:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skill for step {n} (yet).")
+    if request.query_params.get("raw"):
+        return PlainTextResponse(text)
+    return render(request, "skill.html", ref=ref, title=f"Skill after step {n}" if n else "Initial skill",
+                  text=text, n=n, steps=rundata.numbered(ref.path / "skills", "step_", ".md"))
+
+
+async def best_skill(request: Request) -> Response:
+    ref = _ref(request)
+    text = await run_in_threadpool(rundata.read_text, ref.path / "best_skill.md")
+    if text is None:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no best_skill.md yet.")
+    if request.query_params.get("raw"):
+        return PlainTextResponse(text)
+    return render(request, "skill.html", ref=ref, title="Best skill", text=text, n=None,
+                  steps=rundata.numbered(ref.path / "skills", "step_", ".md"))
+
+
+async def diff_page(request: Request) -> Response:
+    ref = _ref(request)
+    steps = await run_in_threadpool(rundata.numbered, ref.path / "skills", "step_", ".md")
+    if not steps:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skills yet.")
+    a = _int(request, "a", steps[0])
+    b = _int(request, "b", steps[-1])
+    full = request.query_params.get("context") == "all"
+    texts = [await run_in_threadpool(rundata.skill_text, ref, n) for n in (a, b)]
+    for n, text in zip((a, b), texts):
+        if text is None:
+            raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skill for step {n}; "
+                                     f"steps with a skill: {steps[0]}–{steps[-1]}.")
+    diff = side_by_side(texts[0], texts[1], None if full else 3)
+    return render(request, "diff.html", ref=ref, a=a, b=b, steps=steps, diff=diff, full=full)
+
+
+async def epoch_page(request: Request) -> Response:
+    ref = _ref(request)
+    n = request.path_params["n"]
+    info = await run_in_threadpool(rundata.epoch_info, ref, n)
+    if info is None:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no record of epoch {n} (yet).")
+    return render(request, "epoch.html", ref=ref, epoch=info)
+
+
+_RUN = "/runs/{root}/{env}/{run}"
+routes = [
+    Route("/", home),
+    Route("/runs", runs_list),
+    Route(_RUN, run_page),
+    Route(_RUN + "/fragments", run_fragments),
+    Route(_RUN + "/events", run_events),
+    Route(_RUN + "/steps/{n:int}", step_page),
+    Route(_RUN + "/skills/{n:int}", skill_page),
+    Route(_RUN + "/best", best_skill),
+    Route(_RUN + "/diff", diff_page),
+    Route(_RUN + "/epochs/{n:int}", epoch_page),
+]

@@ -1,0 +1,108 @@
+"""Nights and mined tasks: the read interface (sleep/ui/data.py) and its pages, against the
+tables as the miner (migration 3) and the nightly cycle are expected to write them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from ui_testutil import client
+
+from sleep.index import Index
+from sleep.ui.data import list_nights, list_tasks
+
+TASKS_SQL = """CREATE TABLE tasks (id TEXT PRIMARY KEY, project TEXT NOT NULL, intent TEXT NOT NULL,
+    prompt TEXT NOT NULL, context TEXT NOT NULL DEFAULT '', judge BLOB NOT NULL, judge_summary TEXT NOT NULL DEFAULT '',
+    support INTEGER NOT NULL, hosts TEXT NOT NULL, first_seen TEXT, last_seen TEXT, enabled INTEGER NOT NULL DEFAULT 1,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL)"""
+CYCLES_SQL = """CREATE TABLE cycles (id TEXT PRIMARY KEY, project TEXT, started_at TEXT, finished_at TEXT, stage TEXT,
+    outcome TEXT, reason TEXT, n_train INTEGER, n_val INTEGER, baseline_val REAL, candidate_val REAL, usage TEXT,
+    run_dir TEXT, proposal_id TEXT)"""
+
+
+def _index(homes) -> Path:
+    with Index.open():
+        pass
+    return homes.index
+
+
+def _add_tasks(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute(TASKS_SQL)
+        rows = [("t-lint", "/p/app", "run the linter and list the failures", "please lint", "{}",
+                 'rubric + 1 rule: contains "ruff"', 4, '["claude-code", "codex"]', "2026-11-01T09:00:00Z",
+                 "2026-11-28T10:00:00Z", 1),
+                ("t-tests", "/p/app", "run the unit tests", "run tests", "{}", "rubric", 7, '["codex"]', None, None, 0)]
+        db.executemany("INSERT INTO tasks (id, project, intent, prompt, judge, judge_summary, support, hosts,"
+                       " first_seen, last_seen, enabled, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,'x','x')",
+                       rows)
+
+
+def test_no_index_gives_empty_listings_that_say_what_to_run(homes) -> None:
+    for listing in (list_nights(), list_tasks()):
+        assert listing.rows == [] and not listing.available and "skillopt-sleep harvest" in listing.note
+    assert not homes.index.exists()  # reading never creates the index
+
+
+def test_an_index_without_the_tables_says_they_do_not_exist_yet(homes) -> None:
+    _index(homes)
+    nights, tasks = list_nights(), list_tasks()
+    assert not nights.available and "no `cycles` table" in nights.note
+    assert not tasks.available and "no `tasks` table" in tasks.note
+
+
+def test_mined_tasks_are_read_most_supported_first(homes) -> None:
+    _add_tasks(_index(homes))
+    listing = list_tasks()
+    assert [t.id for t in listing.rows] == ["t-tests", "t-lint"]
+    lint = listing.rows[1]
+    assert (lint.support, lint.hosts, lint.enabled) == (4, ("claude-code", "codex"), True)
+    assert listing.rows[0].enabled is False
+    assert [t.id for t in list_tasks(project="/elsewhere").rows] == []
+
+
+def test_tasks_page_shows_support_hosts_judge_and_disabled_tasks(homes, tmp_path: Path) -> None:
+    _add_tasks(_index(homes))
+    html = client([tmp_path]).get("/tasks").text
+    assert "run the linter and list the failures" in html and "claude-code, codex" in html
+    assert "rubric + 1 rule: contains &#34;ruff&#34;" in html and '<tr class="disabled">' in html
+
+
+def test_nights_are_read_newest_first_with_usage_and_links_to_run_and_proposal(homes, toy_run: Path,
+                                                                               tmp_path: Path) -> None:
+    path = _index(homes)
+    with sqlite3.connect(path) as db:
+        db.execute(CYCLES_SQL)
+        db.execute("INSERT INTO cycles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   ("c-1", "/p/app", "2026-11-29T02:00:00Z", "2026-11-29T02:20:00Z", "stage", "staged", "",
+                    6, 3, 0.5, 0.75, json.dumps({"calls": 40, "input_tokens": 9000, "output_tokens": 1000,
+                                                 "cost_usd": 0.12}), str(toy_run), "abcd1234"))
+        db.execute("INSERT INTO cycles (id, project, started_at, stage, outcome, reason) VALUES (?,?,?,?,?,?)",
+                   ("c-2", "/p/app", "2026-11-30T02:00:00Z", "dataset", "nothing_staged", "2 tasks < min_tasks 4"))
+    nights = list_nights().rows
+    assert [n.id for n in nights] == ["c-2", "c-1"]
+    staged = nights[1]
+    assert (staged.n_tasks, staged.calls, staged.tokens, staged.cost_usd) == (9, 40, 10000, 0.12)
+    html = client([toy_run.parents[1]]).get("/nights").text
+    assert "2 tasks &lt; min_tasks 4" in html and 'href="/proposals/abcd1234"' in html
+    assert ">run</a>" in html and "$0.12" in html
+
+
+def test_nights_written_with_json_columns_are_understood(homes) -> None:
+    path = _index(homes)
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE cycles (id TEXT, project TEXT, started_at TEXT, tasks TEXT, scores TEXT, report TEXT)")
+        db.execute("INSERT INTO cycles VALUES (?,?,?,?,?,?)", (
+            "c-9", "/p", "2026-11-30T02:00:00Z", json.dumps({"train": ["a", "b"], "val": ["c"]}),
+            json.dumps({"baseline": 0.4, "candidate": 0.6}),
+            json.dumps({"outcome": "staged", "usage": {"model_calls": 12, "tokens": 3000}})))
+    night = list_nights().rows[0]
+    assert (night.n_train, night.n_val, night.baseline_val, night.candidate_val) == (2, 1, 0.4, 0.6)
+    assert (night.outcome, night.calls, night.tokens) == ("staged", 12, 3000)
+
+
+def test_nights_page_explains_the_empty_state(homes, tmp_path: Path) -> None:
+    _index(homes)
+    html = client([tmp_path]).get("/nights").text
+    assert 'id="nights-note"' in html and "skillopt-sleep run" in html
