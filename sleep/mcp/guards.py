@@ -5,12 +5,16 @@ against the directory it started in, never by changing directory)."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Callable
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
 
 OVERRIDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+=[^\r\n]*$")
 CONFIG_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
@@ -103,3 +107,11 @@ def project(config: ServerConfig, text: str | None, *, required: bool = True) ->
     if not path.is_dir():
         raise ToolError(f"project {text!r} is not a folder (relative paths are read from {config.cwd}).")
     return Path(os.path.realpath(path))
+
+
+def tool(app: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a tool whose description is its docstring without the source indentation."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        app.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+        return fn
+    return register

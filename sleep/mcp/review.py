@@ -21,8 +21,8 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from sleep.mcp import runs as rd
 from sleep.mcp import guards
+from sleep.mcp import runs as rd
 from sleep.mcp.guards import ServerConfig
 from sleep.mcp.models import DecisionResult, ProposalDetail, ProposalList, ProposalSummary
 
@@ -75,7 +75,7 @@ async def proposal_summaries(config: ServerConfig, scope: Path | None, *,
 
 
 def register(app: MCPServer, config: ServerConfig) -> None:
-    @app.tool(annotations=READ_ONLY)
+    @guards.tool(app, READ_ONLY)
     async def list_proposals(project: Annotated[str | None, Field(
                                  description="only proposals for this repository")] = None,
                              include_decided: bool = False) -> ProposalList:
@@ -86,7 +86,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         pending = sum(1 for p in items if p.state == "pending")
         return ProposalList(proposals=items, message=f"{len(items)} proposals, {pending} pending review.")
 
-    @app.tool(annotations=READ_ONLY)
+    @guards.tool(app, READ_ONLY)
     async def show_proposal(proposal: ProposalRef) -> ProposalDetail:
         """A proposal's report (scores before and after, tasks, edits and why) and the diff of its
         staged commit."""
@@ -97,7 +97,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         return ProposalDetail(proposal=summary(view.proposal), report_text=report_text(view.proposal),
                               diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict())
 
-    @app.tool(annotations=DESTRUCTIVE)
+    @guards.tool(app, DESTRUCTIVE)
     async def adopt_proposal(proposal: ProposalRef,
                              commit: Annotated[bool, Field(description="also commit the skill file on the "
                                                                        "current branch")] = False,
@@ -126,7 +126,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                               commit=d.commit, branch_deleted=p.branch if d.branch_deleted else None,
                               messages=list(d.messages), changed=changed)
 
-    @app.tool(annotations=DESTRUCTIVE)
+    @guards.tool(app, DESTRUCTIVE)
     async def reject_proposal(proposal: ProposalRef,
                               reason: Annotated[str | None, Field(max_length=2000,
                                                                   description="why (kept with the record)")] = None,

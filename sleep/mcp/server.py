@@ -74,8 +74,14 @@ def serve(config: ServerConfig, *, http: bool = False, port: int = 8765) -> None
     log_file = configure_logging()
     app = build_server(config)
     if http:
+        import anyio
+        import uvicorn
+
         log.warning("SkillOpt MCP server on http://127.0.0.1:%d/mcp (log: %s)", port, log_file)
-        app.run("streamable-http", host="127.0.0.1", port=port)
+        # log_config=None: uvicorn's loggers go to ours (stderr and the file), not to stdout.
+        web = uvicorn.Config(app.streamable_http_app(host="127.0.0.1"), host="127.0.0.1", port=port,
+                             log_config=None, log_level="warning")
+        anyio.run(uvicorn.Server(web).serve)
     else:
         log.info("SkillOpt MCP server on stdio (log: %s)", log_file)
         app.run("stdio")

@@ -52,7 +52,7 @@ def _run_cli(args: list[str], cwd: Path, timeout: float) -> subprocess.Completed
 
 
 def register(app: MCPServer, config: ServerConfig) -> None:
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                           open_world_hint=False))
     async def sleep_harvest(project: Annotated[str | None, Field(
                                 description="only sessions in this folder (default: every project)")] = None,
@@ -79,7 +79,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
             "scope", "files_seen", "files_read", "sessions_new", "sessions_updated", "secrets_redacted",
             "skipped", "index_path", "elapsed_s")})
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                           open_world_hint=True))
     async def sleep_run(ctx: Context, project: ProjectArg = None,
                         dry_run: Annotated[bool, Field(description="plan the night without model calls "
@@ -104,7 +104,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
             job = await follow(job.spec.job_id, wait_seconds, reporter(ctx))
         return job_info(job)
 
-    @app.tool(annotations=READ_ONLY)
+    @guards.tool(app, READ_ONLY)
     async def sleep_status(project: ProjectArg = None) -> SleepStatus:
         """Last night, the next scheduled night, proposals waiting for review and running jobs
         (every configured project when none is named)."""
@@ -115,7 +115,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         status.running_jobs = [job_info(j, detail=False) for j in jobs.list_jobs() if j.active]
         return status
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                           open_world_hint=False))
     async def schedule_sleep(project: ProjectArg = None,
                              at: Annotated[str, Field(pattern=r"^\d{2}:\d{2}$",
@@ -125,7 +125,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         Not available in this version: returns an error and changes nothing."""
         raise ToolError(NO_SCHEDULER)
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                           open_world_hint=False))
     async def unschedule_sleep(project: ProjectArg = None) -> ScheduleResult:
         """Remove a project's nightly schedule. Not available in this version: returns an error

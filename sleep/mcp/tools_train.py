@@ -84,7 +84,7 @@ async def _started(job: jobs.JobRecord, wait_seconds: float, ctx: Context) -> Jo
 
 
 def register(app: MCPServer, config: ServerConfig) -> None:
-    @app.tool(annotations=STARTS_MODEL_WORK)
+    @guards.tool(app, STARTS_MODEL_WORK)
     async def train_skill(ctx: Context, config_path: ConfigArg | None = None, overrides: Overrides = [],
                           resume: RunRef | None = None, wait_seconds: Wait = 0) -> JobInfo:
         """Train a skill with `skillopt train` as a background job and return its job id.
@@ -122,7 +122,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                          run_dir=str(run_dir))
         return await _started(job, wait_seconds, ctx)
 
-    @app.tool(annotations=STARTS_MODEL_WORK)
+    @guards.tool(app, STARTS_MODEL_WORK)
     async def evaluate_skill(ctx: Context, config_path: ConfigArg,
                              skill_path: Annotated[str | None, Field(
                                  description="the skill file to score (default: the config's seed skill)")] = None,
@@ -146,7 +146,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                          run_dir=str(root / settings.env.name / f"eval-{run_id}"))
         return await _started(job, wait_seconds, ctx)
 
-    @app.tool(annotations=READ_ONLY)
+    @guards.tool(app, READ_ONLY)
     async def job_status(ctx: Context, job_id: JobId | None = None, wait_seconds: Wait = 0) -> JobList:
         """The state of a job (step, latest scores, recent events, run directory, result), or of
         every job when no id is given. With wait_seconds, waits for the job to end and sends
@@ -163,7 +163,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
             job = await follow(job_id, wait_seconds, reporter(ctx))
         return JobList(jobs=[job_info(job)])
 
-    @app.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                           open_world_hint=False))
     async def cancel_job(job_id: JobId) -> JobInfo:
         """Stop a running job cleanly (SIGINT, like Ctrl-C). A training run stops at its next
@@ -182,7 +182,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
             await anyio.sleep(0.05)
         return job_info(job)
 
-    @app.tool(annotations=READ_ONLY)
+    @guards.tool(app, READ_ONLY)
     async def list_runs(env: Annotated[str | None, Field(description="only runs of this env")] = None,
                         limit: Annotated[int, Field(ge=1, le=500)] = 50) -> RunList:
         """Training and evaluation runs in the output folders, newest first."""
@@ -193,7 +193,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         infos.sort(key=lambda i: (i.started_at or "", i.run_id), reverse=True)
         return RunList(runs=infos[:limit], roots=[str(r) for r in found], truncated=len(infos) > limit)
 
-    @app.tool(annotations=READ_ONLY)
+    @guards.tool(app, READ_ONLY)
     async def get_run(run: RunRef) -> RunDetail:
         """One run: its summary, per-step history, best skill text and recent events."""
         ref = _resolve(config, run)
