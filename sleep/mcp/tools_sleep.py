@@ -89,12 +89,12 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         job: harvest, mine, replay the recurring tasks through the trainer, gate, and stage the
         improvements as proposal branches (your working tree is never touched)."""
         folder = guards.project(config, project)
-        if not command_available("run"):
-            raise ToolError("the nightly cycle (`skillopt-sleep run`) is not available in this version; "
-                            "nothing was started.")
         for job in jobs.list_jobs():
             if job.active and job.spec.kind == "sleep_run" and job.spec.project == str(folder):
                 raise ToolError(f"a night for {folder} is already running as job {job.spec.job_id}.")
+        if not command_available("run"):
+            raise ToolError("the nightly cycle (`skillopt-sleep run`) is not available in this version; "
+                            "nothing was started.")
         argv = [*SLEEP, "run", "--project", str(folder), "--json", *(["--dry-run"] if dry_run else [])]
         job = jobs.start("sleep_run", argv, cwd=folder, project=str(folder),
                          label=("dry run " if dry_run else "night ") + folder.name)
