@@ -41,6 +41,7 @@ RunRef = Annotated[str, Field(min_length=1, max_length=4096,
                               description="a run id, env/run_id, or the run directory from list_runs")]
 
 SKILLOPT = [sys.executable, "-m", "skillopt_core.cli.main"]
+LISTED_JOBS = 50  # job_status without an id: the newest ones (and every running one)
 
 
 def roots(config: ServerConfig) -> list[Path]:
@@ -156,8 +157,10 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                 raise ToolError("wait_seconds needs a job_id.")
             records = jobs.list_jobs()
             active = sum(1 for j in records if j.active)
-            return JobList(jobs=[job_info(j, detail=False) for j in records],
-                           message=f"{len(records)} jobs, {active} running.")
+            shown = [j for i, j in enumerate(records) if i < LISTED_JOBS or j.active]
+            more = f" (the newest {len(shown)} shown)" if len(shown) < len(records) else ""
+            return JobList(jobs=[job_info(j, detail=False) for j in shown],
+                           message=f"{len(records)} jobs, {active} running{more}.")
         job = await _lookup(job_id)
         if wait_seconds > 0 and job.active:
             job = await follow(job_id, wait_seconds, reporter(ctx))
@@ -174,7 +177,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
             info = job_info(job)
             info.next = f"job {job_id} had already ended ({job.state}); nothing was changed. " + info.next
             return info
-        jobs.cancel(job_id)
+        await anyio.to_thread.run_sync(jobs.cancel, job_id)
         for _ in range(40):  # a clean stop usually takes well under 2 s; report it when it did
             job = jobs.read(job_id)
             if not job.active:
