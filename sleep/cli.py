@@ -33,6 +33,7 @@ def command(name: str, help: str, configure: Callable[[argparse.ArgumentParser],
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import sleep.mcp.cli  # noqa: F401  (registers mcp)
     import sleep.proposals.cli  # noqa: F401  (registers propose, review, show, adopt, reject)
     import sleep.mine.cli  # noqa: F401  (registers `mine` and `tasks`)
     import sleep.ui.cli  # noqa: F401  (registers ui)

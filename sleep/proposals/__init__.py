@@ -12,17 +12,32 @@ The library the nightly cycle, the MCP server, the dashboard and the CLI share::
 
 Errors are :class:`ProposalError` subclasses whose messages say what to do.
 See docs/sleep-proposals.md.
+
+The names load on first use (``git`` comes with them), so importing the
+package, or its light modules (errors, model, render), costs no GitPython:
+``skillopt-sleep mcp`` and every other subcommand start without it.
 """
 
-from sleep.proposals.decide import Decision, adopt, reject
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
+
 from sleep.proposals.errors import (BranchMissing, CandidateSecretError, GitFailed, IndexBusy,
                                     LiveFileChanged, NotARepositoryError, NothingToPropose,
                                     ProposalDecided, ProposalError, RunDirError, SkillPathError,
                                     UnknownProposal)
-from sleep.proposals.fromrun import report_from_run
 from sleep.proposals.model import STATES, EditRecord, Proposal, ProposalReport, RunScores
-from sleep.proposals.review import ProposalView, get, list_proposals, show
-from sleep.proposals.stage import stage
+
+# public name -> the module (in this package) that defines it; loaded on first use
+_LAZY = {
+    "Decision": "decide", "adopt": "decide", "reject": "decide",
+    "report_from_run": "fromrun",
+    "ProposalView": "review", "get": "review", "list_proposals": "review", "show": "review",
+    "stage": "stage",
+}
 
 __all__ = [
     "BranchMissing", "CandidateSecretError", "Decision", "EditRecord", "GitFailed", "IndexBusy",
@@ -31,3 +46,29 @@ __all__ = [
     "SkillPathError", "UnknownProposal", "adopt", "get", "list_proposals", "reject", "report_from_run",
     "show", "stage",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sleep.proposals' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"sleep.proposals.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """``sleep.proposals.stage`` is the function: importing the submodule of the same name
+    (which the import system would bind here) must not replace it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -16,11 +16,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sleep.cli import command
-from sleep.proposals import decide, review
 from sleep.proposals.errors import ProposalError
-from sleep.proposals.fromrun import report_from_run
 from sleep.proposals.render import report_text, review_lines
-from sleep.proposals.stage import stage
 
 USER_ERROR = 2
 
@@ -68,6 +65,9 @@ def _date(text: str) -> date:
          _propose_args)
 @_user_errors
 def cmd_propose(args: argparse.Namespace) -> int:
+    from sleep.proposals.fromrun import report_from_run
+    from sleep.proposals.stage import stage  # GitPython loads with the commands that use it
+
     live = Path(args.skill).expanduser()
     live_text = _read(live, "--skill") if live.is_file() else None
     if args.candidate:
@@ -117,6 +117,8 @@ def _review_args(p: argparse.ArgumentParser) -> None:
 @command("review", "list pending proposals, one line each (stale ones say why)", _review_args)
 @_user_errors
 def cmd_review(args: argparse.Namespace) -> int:
+    from sleep.proposals import review
+
     proposals = review.list_proposals(include_decided=args.all, project=args.project)
     if args.json:
         _print_json([p.to_dict() for p in proposals])
@@ -138,6 +140,8 @@ def _show_args(p: argparse.ArgumentParser) -> None:
 @command("show", "a proposal's report and diff", _show_args)
 @_user_errors
 def cmd_show(args: argparse.Namespace) -> int:
+    from sleep.proposals import review
+
     color = args.color == "always" or (args.color == "auto" and not args.json and sys.stdout.isatty())
     view = review.show(args.proposal, color=color)
     if args.json:
@@ -164,6 +168,8 @@ def _adopt_args(p: argparse.ArgumentParser) -> None:
 @command("adopt", "make a proposal's candidate the live skill file", _adopt_args)
 @_user_errors
 def cmd_adopt(args: argparse.Namespace) -> int:
+    from sleep.proposals import decide
+
     d = decide.adopt(args.proposal, commit=args.commit, delete_branch=args.delete_branch)
     return _print_decision(args, d, f"Adopted {d.proposal.id}: {d.proposal.skill_path} now has the candidate.")
 
@@ -177,11 +183,13 @@ def _reject_args(p: argparse.ArgumentParser) -> None:
 @command("reject", "delete a proposal's branch; keep the record and the reason", _reject_args)
 @_user_errors
 def cmd_reject(args: argparse.Namespace) -> int:
+    from sleep.proposals import decide
+
     d = decide.reject(args.proposal, reason=args.reason)
     return _print_decision(args, d, f"Rejected {d.proposal.id} ({d.proposal.skill_name}, {d.proposal.night}).")
 
 
-def _print_decision(args: argparse.Namespace, d: decide.Decision, headline: str) -> int:
+def _print_decision(args: argparse.Namespace, d: Any, headline: str) -> int:
     if args.json:
         _print_json({"proposal": d.proposal.to_dict(), "wrote_file": d.wrote_file, "commit": d.commit,
                      "branch_deleted": d.branch_deleted, "messages": d.messages})

@@ -1,0 +1,129 @@
+"""Following a job while a tool call waits: MCP progress notifications from the
+run's ``events.jsonl`` (the engine's typed events), until the job ends or the
+wait is over. The job itself never depends on the wait: a client that goes
+away only ends the wait.
+
+Progress is ``steps finished (+ a fraction for events inside a step)`` out of
+``total_steps``; it strictly increases, as the protocol asks. A job without a
+run directory (a night) reports elapsed seconds and the last line it wrote to
+stderr.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+import anyio
+
+from sleep.mcp import jobs
+from sleep.mcp.jobview import event_line
+from sleep.mcp.runs import parse_lines
+
+POLL_S = 0.25
+HEARTBEAT_S = 10.0
+
+Report = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+class Progress:
+    """Turns events into (progress, total, message), progress strictly increasing."""
+
+    def __init__(self) -> None:
+        self.total: float | None = None
+        self.last = 0.0
+        self.done_steps = 0
+        self.in_step = 0
+
+    def update(self, e: dict[str, Any]) -> tuple[float, float | None, str]:
+        kind = e.get("event")
+        if e.get("total_steps"):
+            self.total = float(e["total_steps"])
+        if kind == "step_started":
+            self.done_steps, self.in_step = max(self.done_steps, int(e.get("step", 1)) - 1), 0
+        elif kind == "gate_decided":
+            self.done_steps, self.in_step = max(self.done_steps, int(e.get("step", 0))), 0
+        elif kind == "run_end":
+            self.done_steps = int(e.get("steps_done") or self.done_steps)
+        else:
+            self.in_step += 1
+        value = self.done_steps + min(0.9, self.in_step * 0.1)
+        if kind == "run_end" and self.total:
+            value = max(value, self.total)
+        return self._bump(value), self.total, event_line(e)
+
+    def tick(self) -> float:
+        return self._bump(self.last)
+
+    def _bump(self, value: float) -> float:
+        self.last = value if value > self.last else self.last + 0.001
+        return round(self.last, 3)
+
+
+class _Tail:
+    """New complete lines of a growing file, from where the last read stopped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def read(self) -> list[dict[str, Any]]:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError:
+            return []
+        self.offset += len(data)
+        data = self.partial + data
+        lines = data.split(b"\n")
+        self.partial = lines.pop()  # an unfinished last line waits for the next read
+        return parse_lines(lines)
+
+
+async def follow(job_id: str, wait_seconds: float, report: Report) -> jobs.JobRecord:
+    """Report progress of ``job_id`` until it ends or ``wait_seconds`` pass; return its record."""
+    job = jobs.read(job_id)
+    deadline = time.monotonic() + max(0.0, wait_seconds)
+    progress = Progress()
+    tail = _Tail(Path(job.spec.run_dir) / "events.jsonl") if job.spec.run_dir else None
+    started = time.monotonic()
+    last_sent = started
+    while True:
+        job = jobs.read(job_id)
+        sent = await _send_new(tail, progress, report)
+        now = time.monotonic()
+        if not job.active:
+            await _send_new(tail, progress, report)  # events written just before the end
+            await report(progress.tick() if progress.total is None else max(progress.tick(), progress.total),
+                         progress.total, f"job {job_id} {job.state}")
+            return job
+        if now >= deadline:
+            return job
+        if sent:
+            last_sent = now
+        elif now - last_sent >= HEARTBEAT_S or (tail is None and now - last_sent >= 2.0):
+            await report(progress.tick(), progress.total, _heartbeat(job, now - started))
+            last_sent = now
+        await anyio.sleep(min(POLL_S, max(0.0, deadline - now)))
+
+
+async def _send_new(tail: _Tail | None, progress: Progress, report: Report) -> bool:
+    """One notification for the events since the last poll (the newest event's line)."""
+    events = tail.read() if tail is not None else []
+    if not events:
+        return False
+    for e in events:
+        update = progress.update(e)
+    await report(*update)
+    return True
+
+
+def _heartbeat(job: jobs.JobRecord, elapsed: float) -> str:
+    if job.spec.run_dir is None:
+        lines = [ln for ln in job.stderr_tail(500).splitlines() if ln.strip()]
+        if lines:
+            return f"{job.state} for {elapsed:.0f}s: {lines[-1][:200]}"
+    return f"{job.state} for {elapsed:.0f}s"

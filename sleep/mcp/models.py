@@ -1,0 +1,183 @@
+"""Typed results of the MCP tools (each becomes the tool's ``outputSchema``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+JobKind = Literal["train", "evaluate", "sleep_run"]
+JobState = Literal["starting", "running", "cancelling", "completed", "budget_exhausted", "cancelled",
+                   "failed", "error", "busy", "lost"]
+
+
+class TrainSummary(BaseModel):
+    """The end of a training run, as ``skillopt train --json`` prints it."""
+
+    status: str
+    steps_done: int
+    total_steps: int
+    initial_val: float | None = None
+    best_val: float | None = None
+    initial_test: float | None = None
+    best_test: float | None = None
+    accepted: int = 0
+    rejected: int = 0
+    best_source: str = ""
+    best_reason: str = ""
+    error: str = ""
+    failed_items: int = 0
+    usage: dict[str, int | float] = Field(default_factory=dict)
+
+
+class EvalScores(BaseModel):
+    """Scores of one skill on one split (``skillopt eval --json``)."""
+
+    split: str
+    skill: str
+    n_items: int
+    hard: float = Field(description="mean pass/fail score, 0..1")
+    soft: float = Field(description="mean partial-credit score, 0..1")
+    failed_items: int = 0
+    skill_hash: str = ""
+
+
+class JobInfo(BaseModel):
+    """One background job: a training run, an evaluation or a night."""
+
+    job_id: str
+    kind: JobKind
+    state: JobState
+    label: str = ""
+    created_at: str
+    ended_at: str | None = None
+    exit_code: int | None = None
+    command: list[str] = Field(description="the command the job runs (the same CLI a person would type)")
+    cwd: str
+    run_id: str | None = None
+    run_dir: str | None = Field(None, description="the run directory it writes (train / evaluate)")
+    project: str | None = None
+    step: int | None = Field(None, description="training steps finished")
+    total_steps: int | None = None
+    best_val: float | None = None
+    last_score: str | None = Field(None, description="the latest rollout score, e.g. 'gate candidate 0.75'")
+    recent_events: list[str] = Field(default_factory=list, description="the last events, one line each")
+    train_summary: TrainSummary | None = None
+    eval_scores: EvalScores | None = None
+    night: dict[str, Any] | None = Field(None, description="the night record printed by `skillopt-sleep run --json`")
+    error: str | None = Field(None, description="why it failed (the end of its stderr)")
+    next: str = Field("", description="what to do next")
+
+
+class JobList(BaseModel):
+    jobs: list[JobInfo]
+    message: str = ""
+
+
+class RunInfo(BaseModel):
+    """One run directory."""
+
+    run_id: str
+    env: str
+    kind: Literal["train", "evaluate"]
+    run_dir: str
+    status: str = Field(description="completed, budget_exhausted, cancelled, failed, running or incomplete")
+    started_at: str | None = None
+    steps_done: int | None = None
+    total_steps: int | None = None
+    initial_val: float | None = None
+    best_val: float | None = None
+    initial_test: float | None = None
+    best_test: float | None = None
+    split: str | None = None
+    hard: float | None = None
+    soft: float | None = None
+    job_id: str | None = None
+
+
+class RunList(BaseModel):
+    runs: list[RunInfo]
+    roots: list[str] = Field(description="the output folders searched")
+    truncated: bool = False
+
+
+class RunDetail(BaseModel):
+    run: RunInfo
+    summary: dict[str, Any] | None = Field(None, description="summary.json")
+    history: list[dict[str, Any]] = Field(default_factory=list, description="history.json: one record per step")
+    best_skill: str | None = Field(None, description="the text of best_skill.md")
+    recent_events: list[str] = Field(default_factory=list)
+
+
+class ProposalSummary(BaseModel):
+    """One staged proposal (a git branch with one commit changing one skill file)."""
+
+    id: str
+    state: Literal["pending", "stale", "adopted", "rejected"]
+    stale_reason: str | None = None
+    skill_name: str
+    skill_path: str
+    project: str | None = None
+    branch: str
+    night: str
+    created_at: str
+    baseline_val: float | None = None
+    candidate_val: float | None = None
+    n_edits: int = 0
+    decided_at: str | None = None
+    reason: str | None = None
+
+
+class ProposalList(BaseModel):
+    proposals: list[ProposalSummary]
+    message: str = ""
+
+
+class ProposalDetail(BaseModel):
+    proposal: ProposalSummary
+    report_text: str = Field(description="the report as `skillopt-sleep show` prints it")
+    diff: str = Field(description="the staged commit's diff of the skill file")
+    branch_tip: str | None = Field(None, description="where the branch points now (null: deleted)")
+    report: dict[str, Any] = Field(default_factory=dict, description="the full report (scores, edits, deltas)")
+
+
+class DecisionResult(BaseModel):
+    """What adopt or reject changed, exactly."""
+
+    proposal: ProposalSummary
+    action: Literal["adopted", "rejected"]
+    wrote_file: str | None = Field(None, description="the live skill file that now has the candidate's text")
+    commit: str | None = Field(None, description="the commit made (adopt with commit=true)")
+    branch_deleted: str | None = Field(None, description="the branch deleted, if any")
+    messages: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(description="every change made, one sentence each")
+
+
+class HarvestResult(BaseModel):
+    """What one harvest read into the index (counts only, never transcript text)."""
+
+    scope: str
+    files_seen: int
+    files_read: int
+    sessions_new: int
+    sessions_updated: int
+    secrets_redacted: int
+    skipped: dict[str, int] = Field(default_factory=dict)
+    index_path: str
+    elapsed_s: float
+    report: dict[str, Any] = Field(default_factory=dict, description="the full `harvest --json` report")
+
+
+class SleepStatus(BaseModel):
+    last_night: dict[str, Any] | None = Field(None, description="the latest night record")
+    last_night_note: str = ""
+    next_night: str | None = None
+    schedule_note: str = ""
+    pending_proposals: list[ProposalSummary] = Field(default_factory=list)
+    running_jobs: list[JobInfo] = Field(default_factory=list)
+
+
+class ScheduleResult(BaseModel):
+    scheduled: bool
+    next_night: str | None = None
+    message: str = ""

@@ -1,0 +1,202 @@
+"""The morning review over MCP: ``list_proposals``, ``show_proposal``,
+``adopt_proposal``, ``reject_proposal``, the resources
+``skillopt://proposals/{id}``, ``skillopt://runs/{run_id}/history`` and
+``skillopt://runs/{run_id}/best_skill``, and the ``morning-review`` prompt.
+
+The tools call :mod:`sleep.proposals` (the library the CLI calls; GitPython
+loads on the first call, not at start-up) in a worker thread. A
+:class:`ProposalError` becomes a tool error with the library's message, which
+says what to do next; the destructive tools list exactly what they changed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from sleep.mcp import guards
+from sleep.mcp import runs as rd
+from sleep.mcp.guards import ServerConfig
+from sleep.mcp.models import DecisionResult, ProposalDetail, ProposalList, ProposalSummary
+
+PROPOSAL_REF = r"^([0-9a-f]{4,8}|skillopt/[a-z0-9._-]{1,64}/\d{4}-\d{2}-\d{2}(-\d+)?)$"
+ProposalRef = Annotated[str, Field(pattern=PROPOSAL_REF,
+                                   description="a proposal id (8 hex digits, or a unique prefix of 4+) "
+                                               "or its branch skillopt/<skill>/<YYYY-MM-DD>")]
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                              open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                            open_world_hint=False)
+
+
+def summary(p: Any) -> ProposalSummary:
+    return ProposalSummary(id=p.id, state=p.state, stale_reason=p.stale_reason, skill_name=p.skill_name,
+                           skill_path=p.skill_path, project=p.project, branch=p.branch, night=p.night,
+                           created_at=p.created_at, baseline_val=p.baseline_val, candidate_val=p.candidate_val,
+                           n_edits=p.n_edits, decided_at=p.decided_at, reason=p.reason)
+
+
+async def _call(fn, *args, **kwargs):
+    """Run a proposal-library call in a worker thread; its typed errors become tool errors."""
+    from sleep.proposals import ProposalError
+
+    def run():
+        return fn(*args, **kwargs)
+
+    try:
+        return await anyio.to_thread.run_sync(run)
+    except ProposalError as exc:
+        raise ToolError(str(exc)) from None
+    except OSError as exc:
+        where = f" {exc.filename}" if exc.filename else ""
+        raise ToolError(f"{where}: {exc.strerror or exc}; nothing was changed.".lstrip()) from None
+
+
+async def proposal_summaries(config: ServerConfig, scope: Path | None, *,
+                             include_decided: bool) -> list[ProposalSummary]:
+    """Proposals of ``scope``, else of the configured projects, else of every project."""
+    from sleep import paths
+    from sleep.proposals import list_proposals
+
+    if not paths.index_path().exists():
+        return []
+    wanted: list[Path | None] = [scope] if scope is not None else (list(config.projects) or [None])
+    found = []
+    for where in wanted:
+        found += await _call(list_proposals, include_decided=include_decided, project=where)
+    return [summary(p) for p in found]
+
+
+def register(app: MCPServer, config: ServerConfig) -> None:
+    @guards.tool(app, READ_ONLY)
+    async def list_proposals(project: Annotated[str | None, Field(
+                                 description="only proposals for this repository")] = None,
+                             include_decided: bool = False) -> ProposalList:
+        """Proposals waiting for review (pending, and stale ones with the reason), oldest first;
+        with include_decided, adopted and rejected ones too."""
+        scope = guards.project(config, project, required=False) if project else None
+        items = await proposal_summaries(config, scope, include_decided=include_decided)
+        pending = sum(1 for p in items if p.state == "pending")
+        return ProposalList(proposals=items, message=f"{len(items)} proposals, {pending} pending review.")
+
+    @guards.tool(app, READ_ONLY)
+    async def show_proposal(proposal: ProposalRef) -> ProposalDetail:
+        """A proposal's report (scores before and after, tasks, edits and why) and the diff of its
+        staged commit."""
+        from sleep.proposals import show
+        from sleep.proposals.render import report_text
+
+        view = await _call(show, proposal)
+        return ProposalDetail(proposal=summary(view.proposal), report_text=report_text(view.proposal),
+                              diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict())
+
+    @guards.tool(app, DESTRUCTIVE)
+    async def adopt_proposal(proposal: ProposalRef,
+                             commit: Annotated[bool, Field(description="also commit the skill file on the "
+                                                                       "current branch")] = False,
+                             delete_branch: Annotated[bool, Field(description="delete the proposal's branch "
+                                                                              "afterwards")] = False,
+                             ) -> DecisionResult:
+        """Adopt a proposal: write its candidate into the live skill file (refused if that file
+        changed since the night). Ask the person before calling this. Returns every change made."""
+        from sleep.proposals import adopt
+
+        d = await _call(adopt, proposal, commit=commit, delete_branch=delete_branch)
+        p = d.proposal
+        changed = []
+        if d.wrote_file:
+            changed.append(f"wrote the candidate's text to {p.skill_path}")
+        else:
+            changed.append(f"{p.skill_path} already had the candidate's text; the file was not written")
+        if d.commit and p.store == "project":
+            changed.append(f"committed {p.tree_path} as {d.commit[:12]} on the current branch of {p.repo}")
+        elif d.commit:
+            changed.append(f"recorded the adopted text in SkillOpt's skills repository {p.repo} ({d.commit[:12]})")
+        if d.branch_deleted:
+            changed.append(f"deleted the branch {p.branch} in {p.repo}")
+        changed.append(f"recorded proposal {p.id} as adopted in the index")
+        return DecisionResult(proposal=summary(p), action="adopted", wrote_file=p.skill_path if d.wrote_file else None,
+                              commit=d.commit, branch_deleted=p.branch if d.branch_deleted else None,
+                              messages=list(d.messages), changed=changed)
+
+    @guards.tool(app, DESTRUCTIVE)
+    async def reject_proposal(proposal: ProposalRef,
+                              reason: Annotated[str | None, Field(max_length=2000,
+                                                                  description="why (kept with the record)")] = None,
+                              ) -> DecisionResult:
+        """Reject a proposal: delete its branch (unless it moved since staging) and keep the record,
+        report and reason. The live skill file is not touched. Ask the person before calling this."""
+        from sleep.proposals import reject
+
+        d = await _call(reject, proposal, reason=reason)
+        p = d.proposal
+        changed = [f"deleted the branch {p.branch} in {p.repo}"] if d.branch_deleted else []
+        changed.append(f"recorded proposal {p.id} as rejected in the index"
+                       + (f" (reason: {reason})" if reason else ""))
+        return DecisionResult(proposal=summary(p), action="rejected", commit=None,
+                              branch_deleted=p.branch if d.branch_deleted else None,
+                              messages=list(d.messages), changed=changed)
+
+    @app.resource("skillopt://proposals/{proposal_id}", mime_type="application/json",
+                  description="a proposal with its report and diff")
+    async def proposal_resource(proposal_id: str) -> str:
+        import re
+
+        from sleep.proposals import ProposalError, show
+
+        if not re.match(PROPOSAL_REF, proposal_id):
+            raise ResourceNotFoundError(f"{proposal_id!r} is not a proposal id")
+        try:
+            view = await anyio.to_thread.run_sync(lambda: show(proposal_id))
+        except ProposalError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        return json.dumps({**view.proposal.to_dict(), "diff": view.diff, "branch_tip": view.branch_tip}, indent=2)
+
+    @app.resource("skillopt://runs/{run_id}/history", mime_type="application/json",
+                  description="a training run's history.json (one record per step)")
+    async def run_history(run_id: str) -> str:
+        text = rd.read_text(_run(config, run_id), "history.json")
+        if text is None:
+            raise ResourceNotFoundError(f"run {run_id} has no history.json yet")
+        return text
+
+    @app.resource("skillopt://runs/{run_id}/best_skill", mime_type="text/markdown",
+                  description="a training run's best skill so far (best_skill.md)")
+    async def run_best_skill(run_id: str) -> str:
+        text = rd.read_text(_run(config, run_id), "best_skill.md")
+        if text is None:
+            raise ResourceNotFoundError(f"run {run_id} has no best_skill.md yet")
+        return text
+
+    @app.prompt(name="morning-review", description="walk through last night's proposals and decide each one")
+    def morning_review(project: str | None = None) -> str:
+        where = f" for the project {project}" if project else ""
+        return (
+            f"Let's review the skill improvements SkillOpt-Sleep staged overnight{where}.\n\n"
+            "1. Call list_proposals" + (f" with project={project!r}" if project else "") + " and tell me how "
+            "many are pending; mention stale ones with their reason (they cannot be adopted as staged).\n"
+            "2. For each pending proposal, oldest first, call show_proposal and summarise in a few lines: "
+            "the skill and project, the val score before → after, which recurring tasks improved or got "
+            "worse, and each edit with its rationale. Show the diff if it is short.\n"
+            "3. Then ask me whether to adopt, reject (and why) or skip it. Do not adopt or reject "
+            "anything until I have answered for that proposal.\n"
+            "4. On my answer call adopt_proposal or reject_proposal and repeat exactly what it changed "
+            "(the `changed` list).\n"
+            "5. At the end, list what was adopted, rejected and skipped.")
+
+
+def _run(config: ServerConfig, run_id: str) -> rd.RunRef:
+    from sleep.mcp.tools_train import roots
+
+    try:
+        return rd.resolve(run_id, roots(config))
+    except rd.RunError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+

@@ -1,0 +1,193 @@
+"""Reading run directories (``<root>/<env>/<run_id>/``) for the MCP tools.
+
+Only the run directory's files are read (``summary.json``, ``history.json``,
+``best_skill.md``, ``events.jsonl``, ``state.json``); the engine is never
+imported. A run is named by its id (``20261130-173752``), by ``env/run_id``, or
+by its path; every form must land inside one of the known output roots, and
+files are read only when their real path stays inside the run directory, so no
+name or symlink reaches anything else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+TAIL_BYTES = 64 * 1024
+
+
+class RunError(Exception):
+    """A run reference that is malformed, unknown, ambiguous or outside the known roots."""
+
+
+@dataclass(frozen=True)
+class RunRef:
+    run_id: str
+    env: str
+    path: Path  # real path, inside ``root``
+    root: Path
+
+    @property
+    def kind(self) -> str:
+        return "evaluate" if self.run_id.startswith("eval-") else "train"
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / "config.yaml").is_file() and any(
+        (path / name).is_file() for name in ("events.jsonl", "state.json", "summary.json"))
+
+
+def iter_runs(roots: Iterable[Path]) -> Iterator[RunRef]:
+    """Every run directory under the roots (``root/<env>/<run_id>``), each once."""
+    seen: set[Path] = set()
+    for root in roots:
+        real_root = _real(root)
+        if real_root is None or not real_root.is_dir():
+            continue
+        for env_dir in _children(real_root):
+            for run_dir in _children(env_dir):
+                real = _real(run_dir)
+                if real is None or real in seen or not _inside(real, real_root) or not is_run_dir(real):
+                    continue
+                seen.add(real)
+                yield RunRef(run_dir.name, env_dir.name, real, real_root)
+
+
+def resolve(ref: str, roots: list[Path]) -> RunRef:
+    """The run named by ``ref`` (id, ``env/id`` or a path) inside one of ``roots``."""
+    ref = (ref or "").strip()
+    if not ref:
+        raise RunError("no run given; list_runs shows the run ids.")
+    if os.path.isabs(ref):
+        return _by_path(Path(ref), roots)
+    parts = ref.split("/")
+    if len(parts) > 2:
+        raise RunError(f"{ref!r} is neither a run id, env/run_id nor an absolute path; list_runs shows the runs.")
+    for i, part in enumerate(parts):
+        _check_id(part, "run id" if i == len(parts) - 1 else "env name")
+    if len(parts) == 2:
+        matches = [r for r in iter_runs(roots) if (r.env, r.run_id) == (parts[0], parts[1])]
+    else:
+        matches = [r for r in iter_runs(roots) if r.run_id == ref]
+    if not matches:
+        raise RunError(f"no run {ref!r} under {_names(roots)}; list_runs shows the runs "
+                       "(start the server with --outputs DIR to add an output folder).")
+    if len(matches) > 1:
+        names = ", ".join(f"{m.env}/{m.run_id}" for m in matches[:5])
+        raise RunError(f"{ref!r} names {len(matches)} runs ({names}); pass env/run_id.")
+    return matches[0]
+
+
+def _by_path(path: Path, roots: list[Path]) -> RunRef:
+    real = _real(path)
+    if real is None or not real.is_dir():
+        raise RunError(f"{path} is not a folder; list_runs shows the runs.")
+    for root in roots:
+        real_root = _real(root)
+        if real_root is not None and _inside(real, real_root) and real.parent.parent == real_root:
+            if not is_run_dir(real):
+                raise RunError(f"{path} is not a run directory (no config.yaml and events.jsonl).")
+            return RunRef(real.name, real.parent.name, real, real_root)
+    raise RunError(f"{path} is outside the known output folders ({_names(roots)}); "
+                   "runs are read only there (start the server with --outputs DIR to add one).")
+
+
+def _check_id(value: str, what: str) -> None:
+    if not RUN_ID.match(value) or ".." in value:
+        raise RunError(f"{value!r} is not a valid {what} (letters, digits, '.', '_' and '-'; no '..').")
+
+
+def read_json(run: RunRef, name: str) -> Any:
+    text = read_text(run, name)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def read_text(run: RunRef, name: str) -> str | None:
+    """A file of the run, or None when missing or when its real path leaves the run directory."""
+    path = run.path / name
+    real = _real(path)
+    if real is None or not real.is_file() or not _inside(real, run.path):
+        return None
+    try:
+        return real.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def tail_events(events_path: Path, limit: int = 200) -> list[dict[str, Any]]:
+    """The last ``limit`` events of an ``events.jsonl`` (read from its last 64 KiB)."""
+    try:
+        with open(events_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - TAIL_BYTES))
+            data = fh.read()
+    except OSError:
+        return []
+    lines = data.split(b"\n")
+    if size > TAIL_BYTES:
+        lines = lines[1:]  # the first line was cut
+    return parse_lines(lines)[-limit:]
+
+
+def first_event(events_path: Path) -> dict[str, Any] | None:
+    try:
+        with open(events_path, "rb") as fh:
+            line = fh.readline(TAIL_BYTES)
+    except OSError:
+        return None
+    parsed = parse_lines([line])
+    return parsed[0] if parsed else None
+
+
+def parse_lines(lines: Iterable[bytes]) -> list[dict[str, Any]]:
+    out = []
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue  # a line being written right now
+        if isinstance(item, dict) and "event" in item:
+            out.append(item)
+    return out
+
+
+def events_path(run: RunRef) -> Path | None:
+    path = run.path / "events.jsonl"
+    real = _real(path)
+    return real if real is not None and _inside(real, run.path) else None
+
+
+def _children(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _real(path: Path) -> Path | None:
+    try:
+        return Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _names(roots: list[Path]) -> str:
+    return ", ".join(str(r) for r in roots) or "no output folder"

@@ -1,0 +1,265 @@
+"""Training and evaluation tools: ``train_skill``, ``evaluate_skill``,
+``job_status``, ``cancel_job``, ``list_runs``, ``get_run``.
+
+Training and evaluation run as jobs (``skillopt train`` / ``skillopt eval``
+in their own processes, see :mod:`sleep.mcp.jobs`). The config and overrides
+are checked here first (loading the settings costs no model call), so a typo
+is a tool error naming the key, not a job that fails later.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from sleep.mcp import guards, jobs
+from sleep.mcp import runs as rd
+from sleep.mcp.follow import follow
+from sleep.mcp.guards import ServerConfig
+from sleep.mcp.jobview import event_line, job_info
+from sleep.mcp.models import JobInfo, JobList, RunDetail, RunInfo, RunList
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+STARTS_MODEL_WORK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                    open_world_hint=True)
+
+ConfigArg = Annotated[str, Field(description="a config YAML file (relative to the server's start directory) "
+                                             "or a packaged config name such as 'searchqa/local'")]
+Overrides = Annotated[list[str], Field(description="`--set` style overrides, e.g. ['train.num_epochs=1']")]
+Wait = Annotated[float, Field(ge=0, le=guards.MAX_WAIT_S,
+                              description="seconds to wait for the job, with progress notifications "
+                                          "(0: return at once; the job goes on either way)")]
+JobId = Annotated[str, Field(pattern=jobs.JOB_ID.pattern, description="a job id from train_skill or job_status")]
+RunRef = Annotated[str, Field(min_length=1, max_length=4096,
+                              description="a run id, env/run_id, or the run directory from list_runs")]
+
+SKILLOPT = [sys.executable, "-m", "skillopt_core.cli.main"]
+LISTED_JOBS = 50  # job_status without an id: the newest ones (and every running one)
+
+
+def roots(config: ServerConfig) -> list[Path]:
+    """The output folders runs are read from: the configured ones and those of jobs started here."""
+    found = list(config.outputs)
+    for job in jobs.list_jobs():
+        if job.spec.run_dir:
+            root = Path(job.spec.run_dir).parent.parent
+            if root not in found:
+                found.append(root)
+    return found
+
+
+def _settings(config_path: str, overrides: list[str]):
+    from skillopt_core import ConfigError, load_settings
+
+    try:
+        return load_settings(config_path, overrides)
+    except (ConfigError, FileNotFoundError, ValueError) as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _active_on(run_dir: Path) -> jobs.JobRecord | None:
+    for job in jobs.list_jobs():
+        if job.active and job.spec.run_dir and Path(job.spec.run_dir) == run_dir:
+            return job
+    return None
+
+
+def reporter(ctx: Context):
+    """Progress notifications to the caller of the current tool call (none if it asked for none)."""
+    async def send(progress: float, total: float | None, message: str | None) -> None:
+        await ctx.report_progress(progress, total, message)
+    return send
+
+
+async def _started(job: jobs.JobRecord, wait_seconds: float, ctx: Context) -> JobInfo:
+    if wait_seconds > 0:
+        job = await follow(job.spec.job_id, wait_seconds, reporter(ctx))
+    return job_info(job)
+
+
+def register(app: MCPServer, config: ServerConfig) -> None:
+    @guards.tool(app, STARTS_MODEL_WORK)
+    async def train_skill(ctx: Context, config_path: ConfigArg | None = None, overrides: Overrides = [],
+                          resume: RunRef | None = None, wait_seconds: Wait = 0) -> JobInfo:
+        """Train a skill with `skillopt train` as a background job and return its job id.
+
+        Give config_path (a config file or packaged name) to start a new run, or resume (a run id or
+        directory) to continue a stopped run after its last finished step. The job runs in its own
+        process and survives this server and the client; follow it with job_status and stop it with
+        cancel_job. Models are called as the config says (possibly remote APIs)."""
+        extra = guards.overrides(overrides)
+        if (config_path is None) == (resume is None):
+            raise ToolError("give exactly one of config_path (a new run) or resume (a stopped run).")
+        if resume is not None:
+            run = _resolve(config, resume)
+            busy = _active_on(run.path)
+            if busy:
+                raise ToolError(f"run {run.run_id} is already running as job {busy.spec.job_id}.")
+            if not (run.path / "state.json").is_file():
+                raise ToolError(f"run {run.run_id} has no finished step to resume from (no state.json).")
+            argv = [*SKILLOPT, "train", "--resume", str(run.path), *_sets(extra), "--json"]
+            job = jobs.start("train", argv, cwd=config.cwd, label=f"resume {run.env}/{run.run_id}",
+                             run_dir=str(run.path), resumed=True)
+            return await _started(job, wait_seconds, ctx)
+        cfg = guards.config_arg(config, config_path or "")
+        settings = await anyio.to_thread.run_sync(_settings, cfg, extra)
+        run_id = settings.output.run_id or jobs.new_job_id()
+        root = guards.in_cwd(config, str(settings.output.root))
+        run_dir = root / settings.env.name / run_id
+        if (run_dir / "state.json").exists():
+            raise ToolError(f"{run_dir} already holds a run: resume it with train_skill(resume='{run_dir}') "
+                            "or choose another output.run_id.")
+        if _active_on(run_dir):
+            raise ToolError(f"a job is already writing {run_dir}; choose another output.run_id.")
+        argv = [*SKILLOPT, "train", "--config", cfg, *_sets(extra), *_sets(_pinned(extra, root, run_id)), "--json"]
+        job = jobs.start("train", argv, cwd=config.cwd, label=f"train {settings.env.name} ({cfg})",
+                         run_dir=str(run_dir))
+        return await _started(job, wait_seconds, ctx)
+
+    @guards.tool(app, STARTS_MODEL_WORK)
+    async def evaluate_skill(ctx: Context, config_path: ConfigArg,
+                             skill_path: Annotated[str | None, Field(
+                                 description="the skill file to score (default: the config's seed skill)")] = None,
+                             split: Literal["test", "val", "train"] = "test", overrides: Overrides = [],
+                             wait_seconds: Wait = 60) -> JobInfo:
+        """Score one skill on one split with `skillopt eval` and return the scores.
+
+        Runs as a job; if it is not done within wait_seconds the job id is returned and job_status
+        gives the scores later. Writes an eval-<id> run directory; never changes the skill."""
+        extra = guards.overrides(overrides)
+        cfg = guards.config_arg(config, config_path)
+        skill = guards.existing_file(config, skill_path, "skill_path") if skill_path else None
+        settings = await anyio.to_thread.run_sync(_settings, cfg, extra)
+        run_id = jobs.new_job_id()
+        root = guards.in_cwd(config, str(settings.output.root))
+        argv = [*SKILLOPT, "eval", "--config", cfg, "--split", split, *_sets(extra),
+                *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
+        if skill is not None:
+            argv[4:4] = ["--skill", str(skill)]
+        job = jobs.start("evaluate", argv, cwd=config.cwd, label=f"eval {split} ({skill or 'seed skill'})",
+                         run_dir=str(root / settings.env.name / f"eval-{run_id}"))
+        return await _started(job, wait_seconds, ctx)
+
+    @guards.tool(app, READ_ONLY)
+    async def job_status(ctx: Context, job_id: JobId | None = None, wait_seconds: Wait = 0) -> JobList:
+        """The state of a job (step, latest scores, recent events, run directory, result), or of
+        every job when no id is given. With wait_seconds, waits for the job to end and sends
+        progress notifications from its events meanwhile."""
+        if job_id is None:
+            if wait_seconds:
+                raise ToolError("wait_seconds needs a job_id.")
+            records = jobs.list_jobs()
+            active = sum(1 for j in records if j.active)
+            shown = [j for i, j in enumerate(records) if i < LISTED_JOBS or j.active]
+            more = f" (the newest {len(shown)} shown)" if len(shown) < len(records) else ""
+            return JobList(jobs=[job_info(j, detail=False) for j in shown],
+                           message=f"{len(records)} jobs, {active} running{more}.")
+        job = await _lookup(job_id)
+        if wait_seconds > 0 and job.active:
+            job = await follow(job_id, wait_seconds, reporter(ctx))
+        return JobList(jobs=[job_info(job)])
+
+    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                          open_world_hint=False))
+    async def cancel_job(job_id: JobId) -> JobInfo:
+        """Stop a running job cleanly (SIGINT, like Ctrl-C). A training run stops at its next
+        checkpoint and stays resumable with train_skill(resume=...). Cancelling an ended job
+        changes nothing."""
+        job = await _lookup(job_id)
+        if not job.active:
+            info = job_info(job)
+            info.next = f"job {job_id} had already ended ({job.state}); nothing was changed. " + info.next
+            return info
+        await anyio.to_thread.run_sync(jobs.cancel, job_id)
+        for _ in range(40):  # a clean stop usually takes well under 2 s; report it when it did
+            job = jobs.read(job_id)
+            if not job.active:
+                break
+            await anyio.sleep(0.05)
+        return job_info(job)
+
+    @guards.tool(app, READ_ONLY)
+    async def list_runs(env: Annotated[str | None, Field(description="only runs of this env")] = None,
+                        limit: Annotated[int, Field(ge=1, le=500)] = 50) -> RunList:
+        """Training and evaluation runs in the output folders, newest first."""
+        found = roots(config)
+        refs = await anyio.to_thread.run_sync(lambda: [r for r in rd.iter_runs(found) if env in (None, r.env)])
+        active = {Path(j.spec.run_dir): j.spec.job_id for j in jobs.list_jobs() if j.active and j.spec.run_dir}
+        infos = [run_info(r, active.get(r.path)) for r in refs]
+        infos.sort(key=lambda i: (i.started_at or "", i.run_id), reverse=True)
+        return RunList(runs=infos[:limit], roots=[str(r) for r in found], truncated=len(infos) > limit)
+
+    @guards.tool(app, READ_ONLY)
+    async def get_run(run: RunRef) -> RunDetail:
+        """One run: its summary, per-step history, best skill text and recent events."""
+        ref = _resolve(config, run)
+        active = _active_on(ref.path)
+        history = rd.read_json(ref, "history.json")
+        path = rd.events_path(ref)
+        events = rd.tail_events(path, 12) if path else []
+        return RunDetail(run=run_info(ref, active.spec.job_id if active else None),
+                         summary=_dict(rd.read_json(ref, "summary.json")),
+                         history=history if isinstance(history, list) else [],
+                         best_skill=rd.read_text(ref, "best_skill.md"),
+                         recent_events=[event_line(e) for e in events])
+
+
+async def _lookup(job_id: str) -> jobs.JobRecord:
+    try:
+        return jobs.read(job_id)
+    except jobs.JobError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _resolve(config: ServerConfig, ref: str) -> rd.RunRef:
+    try:
+        return rd.resolve(ref, roots(config))
+    except rd.RunError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _pinned(extra: list[str], root: Path, run_id: str) -> list[str]:
+    """The output root and run id, made explicit so the job's run directory is known up front."""
+    given = {v.split("=", 1)[0] for v in extra}
+    pinned = [] if "output.root" in given else [f"output.root={root}"]
+    return pinned + ([] if "output.run_id" in given else [f"output.run_id={run_id}"])
+
+
+def _sets(values: list[str]) -> list[str]:
+    return [arg for v in values for arg in ("--set", v)]
+
+
+def _dict(value: object) -> dict | None:
+    return value if isinstance(value, dict) else None
+
+
+def run_info(ref: rd.RunRef, job_id: str | None = None) -> RunInfo:
+    summary = _dict(rd.read_json(ref, "summary.json")) or {}
+    path = rd.events_path(ref)
+    first = rd.first_event(path) if path else None
+    info = RunInfo(run_id=ref.run_id, env=ref.env, kind=ref.kind, run_dir=str(ref.path), status="incomplete",
+                   started_at=(first or {}).get("at"), job_id=job_id)
+    if ref.kind == "evaluate":
+        info.status = "completed" if "hard" in summary else ("running" if job_id else "incomplete")
+        info.split, info.hard, info.soft = summary.get("split"), summary.get("hard"), summary.get("soft")
+        return info
+    for key in ("steps_done", "total_steps", "initial_val", "best_val", "initial_test", "best_test"):
+        setattr(info, key, summary.get(key))
+    if job_id:
+        info.status = "running"
+    elif summary.get("status"):
+        info.status = summary["status"]
+    else:
+        last = rd.tail_events(path, 1) if path else []
+        if last and last[-1].get("event") == "run_end":
+            info.status = last[-1].get("status") or "incomplete"
+    if info.total_steps is None and first:
+        info.total_steps = first.get("total_steps")
+    return info

@@ -1,0 +1,110 @@
+"""The sleep tools through the real server over stdio: harvest on fixture
+transcripts, status, and the night (``sleep_run``), whose tests run once
+``skillopt-sleep run`` exists and check the clear refusal until then."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sleep_builders as b
+from mcp_testutil import call, call_error, connect, fake_copilot_env, normalise, scripted_config, stop_jobs
+from proposal_testutil import CANDIDATE, SKILL, make_repo, report
+from sleep_testutil import Homes
+
+from sleep.mcp.tools_sleep import command_available
+
+HAS_RUN = command_available("run")
+NEEDS_RUN = pytest.mark.skipif(not HAS_RUN, reason="`skillopt-sleep run` (the nightly cycle, issue 8) is not on "
+                                                   "this branch yet; sleep_run refuses clearly meanwhile")
+
+
+@pytest.fixture(autouse=True)
+def _no_stray_jobs(homes: Homes):
+    yield
+    stop_jobs(homes.skillopt)
+
+
+async def test_sleep_harvest_reads_new_transcripts_once(tmp_path: Path, homes: Homes) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    b.write_jsonl(b.claude_session_path(homes.claude, str(project), "s1"), b.claude_basic_session("s1", str(project)))
+    async with connect(cwd=tmp_path) as client:
+        first = await call(client, "sleep_harvest")
+        again = await call(client, "sleep_harvest", {"project": str(project), "source": "claude-code"})
+    assert normalise({k: v for k, v in first.items() if k not in ("report", "elapsed_s")}, homes.skillopt.parent) == {
+        "scope": "all projects", "files_seen": 1, "files_read": 1, "sessions_new": 1, "sessions_updated": 0,
+        "secrets_redacted": 0, "skipped": {}, "index_path": "<tmp>/skillopt-home/sleep.sqlite3"}
+    assert first["report"]["sources"]["claude-code"]["sessions_new"] == 1
+    assert (again["files_read"], again["sessions_new"], again["scope"]) == (0, 0, f"project {project}")
+
+
+async def test_sleep_harvest_refuses_a_malformed_age(tmp_path: Path) -> None:
+    async with connect(cwd=tmp_path) as client:
+        message = await call_error(client, "sleep_harvest", {"since": "yesterday"})
+    assert "since" in message and "String should match pattern" in message
+
+
+async def test_sleep_status_with_nothing_yet(tmp_path: Path) -> None:
+    async with connect(cwd=tmp_path) as client:
+        status = await call(client, "sleep_status")
+    note = ("no night has run yet." if command_available("history") else
+            "night records are not available in this version (no `skillopt-sleep history`).")
+    assert status == {"last_night": None, "last_night_note": note, "next_night": None,
+                      "schedule_note": "no night is scheduled: the scheduler is not available in this version.",
+                      "pending_proposals": [], "running_jobs": []}
+
+
+async def test_sleep_status_shows_pending_proposals_and_running_jobs(tmp_path: Path) -> None:
+    from sleep.proposals import stage
+
+    repo = make_repo(tmp_path / "app")
+    proposal = stage(repo / SKILL, CANDIDATE, report())
+    scripted_config(tmp_path, steps=2, slow=True, run_id="s1")
+    async with connect(cwd=tmp_path, env=fake_copilot_env(tmp_path, delay=0.5)) as client:
+        job = await call(client, "train_skill", {"config_path": "config.yaml"})
+        status = await call(client, "sleep_status", {"project": str(repo)})
+        await call(client, "cancel_job", {"job_id": job["job_id"]})
+    assert [p["id"] for p in status["pending_proposals"]] == [proposal.id]
+    assert [(j["job_id"], j["kind"]) for j in status["running_jobs"]] == [(job["job_id"], "train")]
+
+
+@pytest.mark.skipif(HAS_RUN, reason="`skillopt-sleep run` exists: the night's own tests apply")
+async def test_sleep_run_says_the_cycle_is_not_available_and_starts_nothing(tmp_path: Path, homes: Homes) -> None:
+    async with connect(cwd=tmp_path) as client:
+        message = await call_error(client, "sleep_run", {"project": str(tmp_path)})
+        jobs = await call(client, "job_status")
+    assert message == ("Error executing tool sleep_run: the nightly cycle (`skillopt-sleep run`) is not available "
+                       "in this version; nothing was started.")
+    assert jobs["jobs"] == []
+
+
+@NEEDS_RUN
+async def test_sleep_run_dry_run_is_a_job_that_reports_the_night(tmp_path: Path, homes: Homes) -> None:
+    repo = make_repo(tmp_path / "app")
+    b.write_jsonl(b.claude_session_path(homes.claude, str(repo), "s1"), b.claude_basic_session("s1", str(repo)))
+    async with connect(cwd=tmp_path) as client:
+        job = await call(client, "sleep_run", {"project": str(repo), "dry_run": True, "wait_seconds": 600})
+    assert (job["kind"], job["state"], job["project"]) == ("sleep_run", "completed", str(repo))
+    assert job["command"] == ["skillopt-sleep", "run", "--project", str(repo), "--json", "--dry-run"]
+    assert isinstance(job["night"], dict)
+
+
+async def test_a_second_night_for_the_same_project_is_refused_while_one_runs(tmp_path: Path, homes: Homes) -> None:
+    from sleep.lock import FileLock
+    from sleep.mcp import jobs
+
+    repo = make_repo(tmp_path / "app")
+    folder = homes.skillopt / "jobs" / "20260101-000000-abcdef"
+    folder.mkdir(parents=True)
+    jobs._write_json(folder / "job.json", {
+        "job_id": folder.name, "kind": "sleep_run", "argv": ["skillopt-sleep", "run"], "cwd": str(repo),
+        "created_at": "2026-01-01T00:00:00.000Z", "project": str(repo.resolve())})
+    runner = FileLock(folder / "runner.lock", what="job runner").acquire()  # this test plays the running night
+    try:
+        async with connect(cwd=tmp_path) as client:
+            message = await call_error(client, "sleep_run", {"project": str(repo)})
+    finally:
+        runner.release()
+    assert message == (f"Error executing tool sleep_run: a night for {repo.resolve()} is already running "
+                       f"as job {folder.name}.")
