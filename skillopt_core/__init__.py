@@ -36,6 +36,7 @@ _PUBLIC: dict[str, str] = {
     "GateSettings": ".evaluation.gate", "GateDecision": ".evaluation.gate", "decide": ".evaluation.gate",
     # the run
     "Settings": ".run.config", "ConfigError": ".run.config", "load_settings": ".run.config",
+    "ConsoleRenderer": ".cli.console",
     "RunSummary": ".run.state", "TrainingRun": ".run.api", "prepare_training": ".run.api",
     "train": ".run.api", "evaluate": ".run.api",
 }

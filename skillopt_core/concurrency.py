@@ -24,9 +24,14 @@ async def gather_or_cancel(awaitables: Iterable[Awaitable[T]]) -> list[T]:
 
 
 async def cancel_all(tasks: Iterable[asyncio.Future]) -> None:
-    """Cancel ``tasks`` and wait until every one has finished."""
+    """Cancel ``tasks`` and wait until every one has finished; the errors of
+    those that failed are retrieved here (the caller raised the first one)."""
+    tasks = list(tasks)
     pending = [t for t in tasks if not t.done()]
     for task in pending:
         task.cancel()
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
+    for task in tasks:
+        if not task.cancelled():
+            task.exception()  # marks it retrieved: no "exception was never retrieved" at exit

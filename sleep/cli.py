@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     import sleep.proposals.cli  # noqa: F401  (registers propose, review, show, adopt, reject)
     import sleep.mine.cli  # noqa: F401  (registers `mine` and `tasks`)
     import sleep.ui.cli  # noqa: F401  (registers ui)
+    import sleep.cycle.cli  # noqa: F401  (registers run, history, demo)
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")

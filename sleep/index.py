@@ -180,6 +180,30 @@ MIGRATIONS: list[Migration] = [
         CREATE INDEX proposals_by_state ON proposals (state, created_at);
         CREATE INDEX proposals_by_skill ON proposals (skill_path, created_at);
     """),
+    Migration(5, "cycles: one record per night (stage reached, outcome, tasks, scores, usage, run, proposal)", """
+        CREATE TABLE cycles (
+            id TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            stage TEXT NOT NULL,
+            outcome TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            dry_run INTEGER NOT NULL DEFAULT 0,
+            skill_path TEXT,
+            n_train INTEGER,
+            n_val INTEGER,
+            baseline_val REAL,
+            candidate_val REAL,
+            usage TEXT,
+            run_dir TEXT,
+            proposal_id TEXT,
+            fingerprint TEXT,
+            pid INTEGER,
+            report BLOB
+        );
+        CREATE INDEX cycles_by_project ON cycles (project, started_at);
+    """),
 ]
 
 

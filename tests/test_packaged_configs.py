@@ -23,7 +23,19 @@ TOP = REPO / "configs"
 
 
 def top_level_configs() -> list[str]:
-    return sorted(p.relative_to(TOP).with_suffix("").as_posix() for p in TOP.rglob("*.yaml"))
+    """The core's pointers (configs/sleep/ points into the sleep package, tested below)."""
+    return sorted(p.relative_to(TOP).with_suffix("").as_posix() for p in TOP.rglob("*.yaml")
+                  if p.relative_to(TOP).parts[0] != "sleep")
+
+
+def test_the_sleep_config_pointer_holds_nothing_but_the_packaged_path():
+    from sleep.cycle.config import DEFAULT_CONFIG, load_night_config
+
+    data = yaml.safe_load((TOP / "sleep" / "default.yaml").read_text(encoding="utf-8"))
+    assert data == {"_base_": "../../sleep/configs/default.yaml"}
+    assert (TOP / "sleep" / "default.yaml").parent.joinpath(data["_base_"]).resolve() == DEFAULT_CONFIG
+    via_pointer, packaged = load_night_config(TOP / "sleep" / "default.yaml"), load_night_config()
+    assert (via_pointer.core, via_pointer.sleep) == (packaged.core, packaged.sleep)
 
 
 # --------------------------------------------------------------------------- the top-level configs/ stay pointers

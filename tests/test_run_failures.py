@@ -142,3 +142,20 @@ async def test_a_failed_call_records_the_usage_the_backend_reports(tmp_path):
     except RequestFailed:
         pass
     assert ledger.totals() == {"calls": 1, "input_tokens": 120, "output_tokens": 7, "cost_usd": 0.0}
+
+
+async def test_every_failed_sibling_call_is_retrieved_when_a_run_stops(tmp_path, caplog):
+    import gc
+    import logging
+
+    def down(request):
+        raise BackendError("HTTP 401: invalid API key")
+
+    backend = make_backend()
+    backend.rules[-1] = Rule(stage="rollout", response=down)
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        summary = await train(settings_for(tmp_path, "train.workers=4"), backends=backends(backend))
+        gc.collect()
+        await asyncio.sleep(0)
+    assert summary.status == "failed"
+    assert "never retrieved" not in caplog.text

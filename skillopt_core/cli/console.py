@@ -109,7 +109,8 @@ class ConsoleRenderer:
         elif isinstance(event, ev.RunStopped):
             self._stop_progress()
             title = {"budget_exhausted": "Budget stop", "cancelled": "Cancelled", "failed": "Failed"}.get(event.status, event.status)
-            p(f"[Step {event.step}] {title}: {event.message}", style="red" if event.status == "failed" else "yellow")
+            where = f"[Step {event.step}]" if event.step else "[Run]"
+            p(f"{where} {title}: {event.message}", style="red" if event.status == "failed" else "yellow")
         elif isinstance(event, ev.RunEnd):
             self._stop_progress()
             best = "n/a" if event.best_val is None else f"{event.best_val:.3f}"

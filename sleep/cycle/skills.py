@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import yaml
+
 from sleep import paths
 from sleep.sessions import Session
 
@@ -38,12 +40,15 @@ class SkillChoice:
     def seed_text(self) -> str:
         """The text training starts from: the file, or a minimal managed skill."""
         if self.path.is_file():
-            return self.path.read_text(encoding="utf-8")
+            # Bytes as they are (newline=""): adopting a proposal compares their sha256.
+            with open(self.path, encoding="utf-8", newline="") as fh:
+                return fh.read()
         return managed_skill_text(self.name)
 
 
 def managed_skill_text(name: str = MANAGED_NAME) -> str:
-    return (f"---\nname: {name}\ndescription: {MANAGED_DESCRIPTION}\n---\n\n"
+    front = yaml.safe_dump({"name": name, "description": MANAGED_DESCRIPTION}, sort_keys=False, width=1000)
+    return (f"---\n{front}---\n\n"
             "# Lessons from your recurring tasks\n\n"
             "- Follow the conventions this project already uses.\n")
 

@@ -1,0 +1,105 @@
+"""The backends a night uses, and the evidence log of what they were sent.
+
+Replays (the target role) use the agent CLI of the host the tasks came from
+when it is installed and logged in (cheap offline checks, nothing is sent),
+else the configured backend; the optimizer and judge roles use the configured
+backends. Every call is appended to the night's ``evidence.jsonl`` (request
+and reply, already redacted text) in the data directory, never in the project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from skillopt_core import Backend, BackendSpec, CompletionRequest, Settings, create_backend
+from sleep import paths
+
+CLI_BACKENDS = {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot"}
+HOST_FAMILY = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot", "copilot-cli": "copilot"}
+
+
+def cli_ready(family: str) -> tuple[bool, str]:
+    """Is the host's CLI installed and (by its files) logged in?"""
+    if family == "claude-code":
+        from skillopt_core.backends.auto import claude_login
+
+        return claude_login()
+    exe = "codex" if family == "codex" else "copilot"
+    if shutil.which(exe) is None:
+        return False, f"`{exe}` is not on PATH"
+    if family == "codex":
+        auth = paths.codex_home() / "auth.json"
+        if auth.is_file() or os.environ.get("OPENAI_API_KEY"):
+            return True, f"`codex` is on PATH and {auth.name if auth.is_file() else 'OPENAI_API_KEY'} is set"
+        return False, f"`codex` is on PATH but not logged in (no {auth})"
+    config = paths.copilot_cli_home() / "config.json"
+    if config.is_file() or os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN"):
+        return True, "`copilot` is on PATH with a login"
+    return False, f"`copilot` is on PATH but not logged in (no {config})"
+
+
+def target_backend(hosts: Counter[str], setting: str, settings: Settings) -> tuple[str, str]:
+    """(backend name, why) for replays."""
+    if setting != "host":
+        return setting, f"sleep.target_backend is {setting}"
+    families = Counter()
+    for host, n in hosts.items():
+        families[HOST_FAMILY.get(host, host)] += n
+    for family, _ in families.most_common():
+        ok, why = cli_ready(family)
+        if ok:
+            return CLI_BACKENDS[family], f"the tasks come from {family}, and {why}"
+    configured = settings.model.backend_for("target")
+    return configured, f"no host CLI is ready ({'; '.join(cli_ready(f)[1] for f in families) or 'no host'}); " \
+                       f"model backend {configured}"
+
+
+class RecordingBackend:
+    """Forwards to ``inner`` and appends each request and reply to a JSONL file."""
+
+    def __init__(self, inner: Backend, log: Path) -> None:
+        self.inner = inner
+        self.log = log
+        self.name = inner.name
+        self.model = inner.model
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    async def complete(self, request: CompletionRequest):
+        record: dict[str, Any] = {"at": time.time(), "role": request.role, "stage": request.stage,
+                                  "system": request.system, "messages": [[m.role, m.content] for m in request.messages]}
+        try:
+            completion = await self.inner.complete(request)
+        except Exception as exc:
+            record["error"] = f"{type(exc).__name__}: {exc}"
+            self._write(record)
+            raise
+        record["reply"] = completion.text
+        self._write(record)
+        return completion
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with self.log.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def build_night_backends(settings: Settings, log: Path) -> dict[str, Backend]:
+    """One recorded backend per role, sharing instances as the core does."""
+    options = settings.model.model_dump()
+    built: dict[tuple, Backend] = {}
+    out: dict[str, Backend] = {}
+    for role in ("target", "optimizer", "judge"):
+        key = (settings.model.backend_for(role), settings.model.model_for(role))
+        if key not in built:
+            built[key] = RecordingBackend(create_backend(BackendSpec(name=key[0], model=key[1], role=role,
+                                                                     options=options)), log)
+        out[role] = built[key]
+    return out

@@ -1,0 +1,116 @@
+"""``skillopt-sleep run``, ``history`` and ``demo``.
+
+Exit codes of ``run``: 0 the night finished (whatever it decided: staged,
+no improvement, too few tasks, idle, dry run), 1 the night failed (recorded
+with its error), 2 bad input, 3 another night of the project is running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from sleep.cli import command
+from sleep.lock import LockBusy
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--project", type=Path, default=None, help="the project's folder (default: the current directory)")
+    p.add_argument("--dry-run", action="store_true", help="everything except staging the proposal")
+    p.add_argument("--skill", type=Path, help="the skill file to evolve (default: chosen from the sessions)")
+    p.add_argument("--backend", help="one backend for every role (e.g. local, claude-code, scripted)")
+    p.add_argument("--config", type=Path, help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override one setting, e.g. --set sleep.min_tasks=2 or --set budget.max_calls=100")
+    p.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a running night of the project")
+    p.add_argument("--json", action="store_true", help="print the night's record as JSON (progress goes to stderr)")
+
+
+@command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
+def cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from skillopt_core import ConfigError, ConsoleRenderer
+    from sleep.cycle.night import NightError, NightOptions, run_night
+
+    console = Console(stderr=args.json, highlight=False, soft_wrap=True)
+    opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
+                        backend=args.backend, config=args.config, overrides=list(args.overrides), wait=args.wait)
+    try:
+        night = run_night(opts, say=lambda text: console.print(text, markup=False),
+                          subscribers=[ConsoleRenderer(console)])
+    except (NightError, ConfigError) as exc:
+        print(f"skillopt-sleep: {exc}", file=sys.stderr)
+        return 2
+    except LockBusy as exc:
+        print(f"skillopt-sleep: {exc}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("skillopt-sleep: the night was interrupted and recorded as such; nothing was staged.", file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(night.to_dict(), indent=2, default=str))
+    else:
+        console.print(summary_text(night), markup=False)
+    return 1 if night.outcome == "failed" else 0
+
+
+def summary_text(night) -> str:
+    """The night's closing summary."""
+    lines = [f"Night {night.id}: {night.outcome} — {night.reason}"]
+    if night.tasks:
+        lines.append(f"  tasks: {len(night.tasks.get('train', []))} train / {len(night.tasks.get('val', []))} val "
+                     f"of {night.tasks.get('total')}")
+    if night.scores:
+        b, c = night.scores.get("baseline"), night.scores.get("candidate")
+        lines.append(f"  val: {_f(b)} → {_f(c)} (gate {night.scores.get('policy')})")
+    corrections = night.corrections or {}
+    if corrections.get("offered"):
+        lines.append(f"  your corrections: {len(corrections['offered'])} offered, {len(corrections['accepted'])} kept "
+                     f"by the gate, {len(corrections['rejected'])} rejected")
+    if night.proposal:
+        lines.append(f"  proposal {night.proposal['id']}: branch {night.proposal['branch']} "
+                     f"(`skillopt-sleep show {night.proposal['id']}`)")
+    u = night.usage or {}
+    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, wall {night.wall_s:.1f} s")
+    return "\n".join(lines)
+
+
+def _f(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _history_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--project", type=Path, help="only this project's nights")
+    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--json", action="store_true", help="print the nights as a JSON list")
+
+
+@command("history", "past nights: when, tasks, decision, proposal, cost", _history_args)
+def cmd_history(args: argparse.Namespace) -> int:
+    from sleep import paths
+    from sleep.cycle import store
+    from sleep.index import Index
+
+    if not paths.index_path().exists():
+        nights = []
+    else:
+        with Index.open() as index:
+            project = str(args.project.expanduser().resolve()) if args.project else None
+            nights = store.nights(index, project, limit=max(1, args.limit))
+    if args.json:
+        print(json.dumps([n.to_dict() for n in nights], indent=2, default=str))
+        return 0
+    if not nights:
+        print("No nights yet. Run one with `skillopt-sleep run` in a project folder.")
+        return 0
+    for n in nights:
+        tasks = f"{len(n.tasks.get('train', []))}/{len(n.tasks.get('val', []))}" if n.tasks else "-"
+        scores = f"{_f(n.scores.get('baseline'))}→{_f(n.scores.get('candidate'))}" if n.scores else "-"
+        proposal = n.proposal["id"] if n.proposal else "-"
+        u = n.usage or {}
+        print(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
+              f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} {n.project}")
+    return 0

@@ -1,0 +1,294 @@
+"""One night for one project: harvest → mine → tasks → replay through the core
+trainer → gate → proposal branch, recorded in the index.
+
+There is no second optimisation loop here: the night hands its tasks, the
+chosen skill and the person's corrections to the core's in-process API
+(:func:`skillopt_core.prepare_training`) and reads its run directory. The run
+directory and the evidence of every model call live in the data directory,
+never in the project. One night per project at a time (a lock); a night that
+dies leaves a ``running`` record that the next night marks ``interrupted``,
+and no partial branch (staging is atomic).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import secrets
+import time
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from skillopt_core import Task, events, prepare_training
+from sleep import paths
+from sleep.cycle import store
+from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, target_backend
+from sleep.cycle.checkout import replay_checkout
+from sleep.cycle.config import NightConfig, load_night_config
+from sleep.cycle.corrections import correction_edits
+from sleep.cycle.skills import SkillChoice, choose_skill
+from sleep.cycle.store import NightRecord
+from sleep.index import Index, _now
+from sleep.lock import FileLock
+
+Say = Callable[[str], None]
+
+
+class NightError(RuntimeError):
+    """Bad input for a night (the message says what to do); nothing was recorded."""
+
+
+@dataclass
+class NightOptions:
+    project: Path
+    dry_run: bool = False
+    skill: Path | None = None
+    backend: str | None = None  # every role
+    config: Path | None = None
+    overrides: list[str] = field(default_factory=list)
+    wait: float = 0.0
+
+
+def night_lock(project: Path) -> FileLock:
+    digest = hashlib.sha256(str(project).encode()).hexdigest()[:16]
+    return FileLock(paths.data_dir() / "locks" / f"night-{digest}.lock", what=f"night for {project}")
+
+
+def new_night_id() -> str:
+    return datetime.now(timezone.utc).strftime("n%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events.Subscriber] = ()) -> NightRecord:
+    """Run one night (see the module docstring). Raises :class:`NightError` for
+    bad input and :class:`sleep.lock.LockBusy` when a night of the project runs."""
+    project = opts.project.expanduser().resolve()
+    if not project.is_dir():
+        raise NightError(f"{project} is not a directory; pass --project with the folder you work in.")
+    overrides = list(opts.overrides) + ([f"model.backend={opts.backend}"] if opts.backend else [])
+    config = load_night_config(opts.config, overrides)
+    if opts.skill is not None and not opts.skill.expanduser().resolve().is_relative_to(project) \
+            and not opts.skill.expanduser().is_file():
+        raise NightError(f"--skill {opts.skill}: no such file (a skill outside the project must exist).")
+    lock = night_lock(project).acquire(opts.wait)
+    try:
+        with Index.open() as index:
+            if store.mark_interrupted(index, str(project)):
+                say("[Night] an earlier night of this project was interrupted; it is recorded as such")
+            night = NightRecord(new_night_id(), str(project), _now(), dry_run=opts.dry_run)
+            store.save(index, night)
+        started = time.perf_counter()
+        try:
+            _stages(night, project, config, opts, say, list(subscribers))
+        except Exception as exc:
+            night.outcome, night.reason = "failed", f"{type(exc).__name__}: {exc}"
+            say(f"[Night] failed during the {night.stage} stage: {exc}")
+        except BaseException:  # Ctrl-C, SystemExit: record the stop, then let it through
+            night.outcome, night.reason = "interrupted", f"stopped during the {night.stage} stage; nothing was staged"
+            _finish(night, started)
+            raise
+        _finish(night, started)
+        return night
+    finally:
+        lock.release()
+
+
+def _finish(night: NightRecord, started: float) -> None:
+    night.finished_at = _now()
+    night.wall_s = round(time.perf_counter() - started, 3)
+    with Index.open() as index:
+        store.save(index, night)
+
+
+def _stage(night: NightRecord, name: str) -> None:
+    night.stage = name
+    with Index.open() as index:
+        store.save(index, night)
+
+
+def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightOptions, say: Say,
+            subscribers: list[events.Subscriber]) -> None:
+    from sleep.harvest import HarvestOptions, harvest
+    from sleep.mine import MineOptions, mine
+
+    _stage(night, "harvest")
+    report = harvest(HarvestOptions(project=str(project), wait=max(opts.wait, 60.0)))
+    night.harvest = {"sessions_new": report.sessions_new, "sessions_updated": report.sessions_updated}
+    say(f"[Harvest] {report.sessions_new} new and {report.sessions_updated} updated sessions")
+
+    _stage(night, "mine")
+    mined = mine(MineOptions(project=str(project), min_support=config.sleep.min_support, wait=max(opts.wait, 60.0)))
+    night.mine = {"tasks_new": mined.tasks_new, "tasks_updated": mined.tasks_updated, "tasks_total": mined.tasks_total}
+    say(f"[Mine] {mined.tasks_total} recurring tasks ({mined.tasks_new} new, {mined.tasks_updated} updated)")
+
+    _stage(night, "tasks")
+    tasks, evidence, choice = _pick(project, config, opts)
+    night.skill = {"path": str(choice.path), "name": choice.name, "host": choice.host, "managed": choice.managed,
+                   "why": choice.why}
+    say(f"[Tasks] {len(tasks)} enabled tasks for skill {choice.name} ({choice.why}): {choice.path}")
+    if len(tasks) < config.sleep.min_tasks:
+        night.outcome = "too_few_tasks"
+        night.reason = (f"{len(tasks)} usable recurring task(s), fewer than sleep.min_tasks={config.sleep.min_tasks}; "
+                        "nothing was trained or staged. Work with your agents a few more days, or lower "
+                        "sleep.min_tasks / sleep.min_support.")
+        say(f"[Night] {night.reason}")
+        return
+    seed_text = choice.seed_text()
+    edits = correction_edits(evidence, config.sleep.max_corrections) if config.sleep.use_corrections else []
+    night.fingerprint = _fingerprint(tasks, seed_text, config, edits)
+    with Index.open() as index:
+        last = store.last_completed(index, str(project))
+    if config.sleep.skip_idle and last is not None and last.fingerprint == night.fingerprint:
+        night.outcome = "idle"
+        night.reason = f"nothing changed since night {last.id} (same tasks, judges, corrections and skill); 0 model calls"
+        say(f"[Night] idle: {night.reason}")
+        return
+
+    _stage(night, "replay")
+    summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers)
+    night.run_dir = str(run_dir)
+    night.usage = _usage(summary.usage)
+    history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
+    night.corrections = _correction_outcomes(edits, history)
+    splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
+    night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks)}
+    night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
+                    "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
+    if summary.status in ("failed", "cancelled"):
+        night.outcome = "failed"
+        night.reason = f"the replay {summary.status}: {summary.error}; nothing was staged"
+        say(f"[Night] {night.reason}")
+        return
+
+    _stage(night, "gate")
+    improved = summary.best_val is not None and summary.initial_val is not None and summary.best_val > summary.initial_val + 1e-9
+    budget_note = " (the night's budget ran out; the best skill was fully evaluated before)" \
+        if summary.status == "budget_exhausted" else ""
+    if not improved:
+        night.outcome = "no_improvement"
+        night.reason = (f"no candidate beat the skill on val ({_score(summary.initial_val)} → best "
+                        f"{_score(summary.best_val)}, gate {config.core.evaluation.gate_policy}){budget_note}; "
+                        "nothing was staged")
+        say(f"[Gate] {night.reason}")
+        return
+    say(f"[Gate] val {_score(summary.initial_val)} → {_score(summary.best_val)} ({summary.best_source}){budget_note}")
+    if night.dry_run:
+        night.outcome = "would_stage"
+        night.reason = "dry run: the improvement was not staged"
+        say(f"[Proposal] {night.reason}")
+        return
+
+    _stage(night, "stage")
+    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project)
+    night.outcome = "staged"
+    night.reason = f"staged as branch {night.proposal['branch']}"
+    say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
+        f"review with `skillopt-sleep show {night.proposal['id']}`")
+
+
+def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[Task], list[dict], SkillChoice]:
+    """The enabled tasks of the project for the chosen skill, their member evidence, and the skill."""
+    from sleep.mine.store import load_pool, load_tasks
+
+    with Index.open() as index:
+        records = load_tasks(index.conn, str(project), enabled_only=True)
+        pools = {p: load_pool(index.conn, p) for p in {r.project for r in records}}
+        sessions = index.sessions(project=str(project), include_subagents=False)
+    choice = choose_skill(project, sessions, opts.skill)
+    members: dict[str, list] = {}
+    for pool in pools.values():
+        for item in pool:
+            if item.task_id:
+                members.setdefault(item.task_id, []).append(item)
+    chosen = []
+    for record in records:
+        used = {s for item in members.get(record.id, []) for s in item.skills}
+        if used and choice.name not in used and not choice.managed:
+            continue  # this task's sessions used another skill
+        chosen.append(record)
+    chosen = sorted(chosen, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
+    tasks = [Task(id=r.id, prompt=r.prompt, context=r.context, judge=r.judge,
+                  tags=("skillopt-sleep", *[f"host:{h}" for h in r.hosts]),
+                  metadata={"intent": r.intent, "support": r.support}) for r in chosen]
+    evidence = [item.evidence for r in chosen for item in members.get(r.id, [])]
+    return tasks, evidence, choice
+
+
+def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: list) -> str:
+    payload = {
+        "tasks": [[t.id, t.prompt, t.judge, t.metadata.get("support")] for t in tasks],
+        "skill": hashlib.sha256(seed_text.encode("utf-8")).hexdigest(),
+        "config": [config.core.to_dict(), config.sleep.model_dump()],
+        "edits": [e.to_dict() for e in edits],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+
+
+def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[Task], seed_text: str, edits: list,
+           say: Say, subscribers: list[events.Subscriber]):
+    hosts = Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
+    target, why = target_backend(hosts, config.sleep.target_backend, config.core)
+    say(f"[Replay] target backend {target} ({why})")
+    root = paths.data_dir() / "nights"
+    core = config.core.model_copy(deep=True)
+    core.model = core.model.model_copy(update={"target_backend": target})
+    core.output = core.output.model_copy(update={"root": str(root), "run_id": night.id})
+    run_dir = root / "jsonl_tasks" / night.id
+    with ExitStack() as stack:
+        workdir = None
+        if config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values():
+            workdir = stack.enter_context(replay_checkout(project))
+            say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
+        backends = build_night_backends(core, run_dir / "evidence.jsonl")
+        run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
+                               workdir=workdir, subscribers=subscribers)
+        if edits:
+            say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
+        summary = asyncio.run(run.run())
+    return summary, Path(run.run_dir)
+
+
+def _usage(totals: dict[str, Any]) -> dict[str, Any]:
+    return {"model_calls": totals.get("calls", 0), "input_tokens": totals.get("input_tokens", 0),
+            "output_tokens": totals.get("output_tokens", 0),
+            "tokens": totals.get("input_tokens", 0) + totals.get("output_tokens", 0),
+            "cost_usd": round(totals.get("cost_usd", 0.0), 6)}
+
+
+def _correction_outcomes(edits: list, history: list[dict]) -> dict[str, Any]:
+    """Which correction edits the gate kept, and which it rejected (recorded with the night)."""
+    offered = [e.content for e in edits]
+    accepted, rejected = set(), set()
+    for record in history:
+        for edit in record.get("selected_edits", []):
+            if "correction" not in str(edit.get("origin", "")):
+                continue
+            (accepted if str(record.get("action", "")).startswith("accept") else rejected).add(edit.get("content"))
+    return {"offered": offered, "accepted": sorted(accepted), "rejected": sorted(rejected - accepted),
+            "not_selected": sorted(set(offered) - accepted - rejected)}
+
+
+def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: Path, tasks: list[Task],
+             project: Path) -> dict[str, Any]:
+    from sleep.proposals import stage
+    from sleep.proposals.fromrun import report_from_run
+
+    text, report = report_from_run(run_dir, seed_text)
+    report.cycle_id = night.id
+    report.source = "cycle"
+    report.task_intents = {t.id: str(t.metadata.get("intent", "")) for t in tasks}
+    rejected = night.corrections.get("rejected") or []
+    if rejected:
+        report.notes = [*report.notes, "Corrections the gate rejected this night: " + "; ".join(rejected)]
+    proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
+                     project=project if choice.path.is_relative_to(project) else None)
+    where = "the project's repository" if proposal.store == "repo" else "SkillOpt's skills repository"
+    return {"id": proposal.id, "branch": proposal.branch, "where": where, "skill_path": str(choice.path)}
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

@@ -1,0 +1,94 @@
+"""Nights in the index (``cycles``, migration 5).
+
+A night's row is written when it starts (outcome ``running``, with its pid)
+and rewritten at each stage and at the end, each in its own short
+transaction. A night killed mid-way leaves ``running`` behind; the next night
+of the project (holding the project's lock, so the killed one cannot still be
+alive) marks it ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import orjson
+
+from sleep.index import Index, _now
+
+OUTCOMES = ("running", "staged", "would_stage", "no_improvement", "too_few_tasks", "idle", "failed", "interrupted")
+
+
+@dataclass
+class NightRecord:
+    id: str
+    project: str
+    started_at: str
+    stage: str = "start"
+    outcome: str = "running"
+    reason: str = ""
+    dry_run: bool = False
+    finished_at: str | None = None
+    skill: dict[str, Any] = field(default_factory=dict)
+    tasks: dict[str, Any] = field(default_factory=dict)
+    scores: dict[str, Any] = field(default_factory=dict)
+    corrections: dict[str, Any] = field(default_factory=dict)
+    proposal: dict[str, Any] | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    harvest: dict[str, Any] = field(default_factory=dict)
+    mine: dict[str, Any] = field(default_factory=dict)
+    run_dir: str | None = None
+    wall_s: float = 0.0
+    fingerprint: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def save(index: Index, night: NightRecord) -> None:
+    """Insert or update the night's row (one transaction)."""
+    with index.transaction():
+        index.conn.execute(
+            "INSERT OR REPLACE INTO cycles (id, project, started_at, finished_at, stage, outcome, reason, dry_run,"
+            " skill_path, n_train, n_val, baseline_val, candidate_val, usage, run_dir, proposal_id, fingerprint,"
+            " pid, report) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (night.id, night.project, night.started_at, night.finished_at, night.stage, night.outcome, night.reason,
+             int(night.dry_run), night.skill.get("path"), len(night.tasks.get("train", [])) or None,
+             len(night.tasks.get("val", [])) or None, night.scores.get("baseline"), night.scores.get("candidate"),
+             json.dumps(night.usage), night.run_dir, (night.proposal or {}).get("id"), night.fingerprint,
+             os.getpid() if night.outcome == "running" else None, orjson.dumps(night.to_dict())))
+
+
+def mark_interrupted(index: Index, project: str) -> int:
+    """Nights of ``project`` still marked running (their process died); call with the project's lock held."""
+    with index.transaction():
+        rows = index.conn.execute("SELECT id, report FROM cycles WHERE project = ? AND outcome = 'running'",
+                                  (project,)).fetchall()
+        for night_id, report in rows:
+            data = orjson.loads(report)
+            data.update(outcome="interrupted", finished_at=data.get("finished_at") or _now(),
+                        reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
+                               "nothing was staged")
+            index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"
+                               " report = ? WHERE id = ?",
+                               (data["reason"], data["finished_at"], orjson.dumps(data), night_id))
+    return len(rows)
+
+
+def nights(index: Index, project: str | None = None, limit: int = 50) -> list[NightRecord]:
+    """Nights, newest first (of ``project`` when given)."""
+    sql = "SELECT report FROM cycles" + (" WHERE project = ?" if project else "") + " ORDER BY started_at DESC LIMIT ?"
+    args: tuple = (project, limit) if project else (limit,)
+    known = set(NightRecord.__dataclass_fields__)
+    return [NightRecord(**{k: v for k, v in orjson.loads(r[0]).items() if k in known})
+            for r in index.conn.execute(sql, args)]
+
+
+def last_completed(index: Index, project: str) -> NightRecord | None:
+    """The newest night of ``project`` that trained or found nothing to do (not failed or interrupted)."""
+    for night in nights(index, project, limit=20):
+        if night.outcome in ("staged", "would_stage", "no_improvement", "idle") and not night.dry_run:
+            return night
+    return None
