@@ -5,19 +5,15 @@ through a read-only SQLite connection (it never creates or migrates the index).
 A missing index, a missing table or an unreadable row gives an empty
 :class:`Listing` whose ``note`` tells the person why and what to run.
 
-Assumed tables (columns are looked up by name; absent ones read as unknown):
+Tables read:
 
 - ``tasks`` (the miner, index migration 3): ``id``, ``project``, ``intent``,
   ``prompt``, ``support``, ``hosts`` (JSON list), ``first_seen``,
   ``last_seen``, ``judge_summary``, ``enabled``.
-- ``cycles`` (the nightly cycle): ``id``, ``project``, ``started_at``,
-  ``finished_at``, ``stage`` (stage reached), ``outcome``, ``reason``,
-  ``n_train``, ``n_val``, ``baseline_val``, ``candidate_val``, ``usage`` (JSON:
-  ``calls`` or ``model_calls``, ``input_tokens``, ``output_tokens`` or
-  ``tokens``, ``cost_usd``), ``run_dir``, ``proposal_id``. Also understood:
-  ``tasks`` (JSON list of ids, or ``{"train": [...], "val": [...]}``),
-  ``scores`` (JSON ``{"baseline": x, "candidate": y}``) and a ``report`` JSON
-  holding any of these keys.
+- ``cycles`` (the nightly cycle, migration 5, :mod:`sleep.cycle.store`): the
+  columns ``id``, ``project``, ``started_at``, ``finished_at``, ``stage``,
+  ``outcome``, ``reason``, ``run_dir``, ``proposal_id``, and the night's
+  whole record in ``report`` (tasks, scores, usage, proposal).
 """
 
 from __future__ import annotations
@@ -122,39 +118,22 @@ def _num(value: Any, kind: type) -> Any:
 
 
 def _night(row: dict[str, Any]) -> Night:
+    """A ``cycles`` row as written by :mod:`sleep.cycle.store` (the night's record is its ``report``)."""
     report = _json(row.get("report"))
     report = report if isinstance(report, dict) else {}
-
-    def get(key: str) -> Any:
-        return row[key] if row.get(key) is not None else report.get(key)
-
-    usage = _json(get("usage"))
-    usage = usage if isinstance(usage, dict) else {}
-    scores = _json(get("scores"))
-    scores = scores if isinstance(scores, dict) else {}
-    tasks = _json(get("tasks"))
-    n_train, n_val = _num(get("n_train"), int), _num(get("n_val"), int)
-    if isinstance(tasks, dict):
-        n_train = n_train if n_train is not None else len(tasks.get("train") or [])
-        n_val = n_val if n_val is not None else len(tasks.get("val") or [])
-    elif isinstance(tasks, list) and n_train is None and n_val is None:
-        n_train = len(tasks)
-    tokens = usage.get("tokens")
-    if tokens is None and ("input_tokens" in usage or "output_tokens" in usage):
-        tokens = (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
-    baseline = get("baseline_val")
-    candidate = get("candidate_val")
+    usage = report.get("usage") if isinstance(report.get("usage"), dict) else {}
+    tasks = report.get("tasks") if isinstance(report.get("tasks"), dict) else {}
+    scores = report.get("scores") if isinstance(report.get("scores"), dict) else {}
+    proposal = report.get("proposal") if isinstance(report.get("proposal"), dict) else {}
     return Night(
-        id=str(row.get("id") or row.get("rowid") or "?"), project=get("project"),
-        started_at=get("started_at"), finished_at=get("finished_at"), stage=get("stage"),
-        outcome=get("outcome"), reason=str(get("reason") or get("error") or ""),
-        n_train=n_train, n_val=n_val,
-        baseline_val=_num(baseline if baseline is not None else scores.get("baseline"), float),
-        candidate_val=_num(candidate if candidate is not None else scores.get("candidate"), float),
-        calls=_num(usage.get("calls", usage.get("model_calls", get("model_calls"))), int),
-        tokens=_num(tokens if tokens is not None else get("tokens"), int),
-        cost_usd=_num(usage.get("cost_usd", get("cost_usd")), float),
-        run_dir=get("run_dir"), proposal_id=get("proposal_id"))
+        id=str(row.get("id") or "?"), project=row.get("project"), started_at=row.get("started_at"),
+        finished_at=row.get("finished_at"), stage=row.get("stage"), outcome=row.get("outcome"),
+        reason=str(row.get("reason") or ""),
+        n_train=len(tasks.get("train") or []) if tasks else None, n_val=len(tasks.get("val") or []) if tasks else None,
+        baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),
+        calls=_num(usage.get("model_calls"), int), tokens=_num(usage.get("tokens"), int),
+        cost_usd=_num(usage.get("cost_usd"), float), run_dir=row.get("run_dir"),
+        proposal_id=proposal.get("id") or row.get("proposal_id"))
 
 
 def list_nights(*, project: str | None = None, limit: int = 200, index_path: Path | None = None) -> Listing[Night]:

@@ -6,8 +6,6 @@ CLIs' (claude -p --output-format json, codex exec --json, copilot -p
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -18,7 +16,6 @@ from cli_fakes import CLIS, COMMANDS, SKILL, alive, fake_env, make, only_record,
 from skillopt_core.backends import CompletionRequest, Message
 from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
 from skillopt_core.backends.structured import complete_json
-from skillopt_core.replay import REPLAY_MARKER, is_replay_path, is_replay_prompt
 
 PROJECT = Path.cwd()
 

@@ -3,7 +3,6 @@ tables as the miner (migration 3) and the nightly cycle are expected to write th
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 
@@ -12,9 +11,6 @@ from ui_testutil import client
 from sleep.index import Index
 from sleep.ui.data import list_nights, list_tasks
 
-CYCLES_SQL = """CREATE TABLE cycles (id TEXT PRIMARY KEY, project TEXT, started_at TEXT, finished_at TEXT, stage TEXT,
-    outcome TEXT, reason TEXT, n_train INTEGER, n_val INTEGER, baseline_val REAL, candidate_val REAL, usage TEXT,
-    run_dir TEXT, proposal_id TEXT)"""
 
 
 def _index(homes) -> Path:
@@ -65,35 +61,26 @@ def test_tasks_page_shows_support_hosts_judge_and_disabled_tasks(homes, tmp_path
 
 def test_nights_are_read_newest_first_with_usage_and_links_to_run_and_proposal(homes, toy_run: Path,
                                                                                tmp_path: Path) -> None:
-    path = _index(homes)
-    with sqlite3.connect(path) as db:
-        db.execute(CYCLES_SQL)
-        db.execute("INSERT INTO cycles VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                   ("c-1", "/p/app", "2026-11-29T02:00:00Z", "2026-11-29T02:20:00Z", "stage", "staged", "",
-                    6, 3, 0.5, 0.75, json.dumps({"calls": 40, "input_tokens": 9000, "output_tokens": 1000,
-                                                 "cost_usd": 0.12}), str(toy_run), "abcd1234"))
-        db.execute("INSERT INTO cycles (id, project, started_at, stage, outcome, reason) VALUES (?,?,?,?,?,?)",
-                   ("c-2", "/p/app", "2026-11-30T02:00:00Z", "dataset", "nothing_staged", "2 tasks < min_tasks 4"))
+    from sleep.cycle.store import NightRecord, save
+
+    _index(homes)
+    staged = NightRecord("c-1", "/p/app", "2026-11-29T02:00:00Z", stage="stage", outcome="staged",
+                         finished_at="2026-11-29T02:20:00Z", tasks={"train": list("abcdef"), "val": list("ghi")},
+                         scores={"baseline": 0.5, "candidate": 0.75}, run_dir=str(toy_run),
+                         usage={"model_calls": 40, "input_tokens": 9000, "output_tokens": 1000, "tokens": 10000,
+                                "cost_usd": 0.12}, proposal={"id": "abcd1234", "branch": "skillopt/x/2026-11-29"})
+    few = NightRecord("c-2", "/p/app", "2026-11-30T02:00:00Z", stage="tasks", outcome="too_few_tasks",
+                      reason="2 tasks < min_tasks 4")
+    with Index.open() as index:
+        save(index, staged)
+        save(index, few)
     nights = list_nights().rows
     assert [n.id for n in nights] == ["c-2", "c-1"]
-    staged = nights[1]
-    assert (staged.n_tasks, staged.calls, staged.tokens, staged.cost_usd) == (9, 40, 10000, 0.12)
+    assert (nights[1].n_tasks, nights[1].calls, nights[1].tokens, nights[1].cost_usd) == (9, 40, 10000, 0.12)
     html = client([toy_run.parents[1]]).get("/nights").text
     assert "2 tasks &lt; min_tasks 4" in html and 'href="/proposals/abcd1234"' in html
     assert ">run</a>" in html and "$0.12" in html
 
-
-def test_nights_written_with_json_columns_are_understood(homes) -> None:
-    path = _index(homes)
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE cycles (id TEXT, project TEXT, started_at TEXT, tasks TEXT, scores TEXT, report TEXT)")
-        db.execute("INSERT INTO cycles VALUES (?,?,?,?,?,?)", (
-            "c-9", "/p", "2026-11-30T02:00:00Z", json.dumps({"train": ["a", "b"], "val": ["c"]}),
-            json.dumps({"baseline": 0.4, "candidate": 0.6}),
-            json.dumps({"outcome": "staged", "usage": {"model_calls": 12, "tokens": 3000}})))
-    night = list_nights().rows[0]
-    assert (night.n_train, night.n_val, night.baseline_val, night.candidate_val) == (2, 1, 0.4, 0.6)
-    assert (night.outcome, night.calls, night.tokens) == ("staged", 12, 3000)
 
 
 def test_nights_page_explains_the_empty_state(homes, tmp_path: Path) -> None:
