@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import random
 
 from skillopt_core.backends import BackendSpec, Completion, CompletionRequest, RequestFailed, Usage, register_backend
