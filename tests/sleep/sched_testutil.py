@@ -165,7 +165,8 @@ def fake_tools(tmp_path: Path, monkeypatch, *, night: bool = True, cron: bool = 
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir(exist_ok=True)
     f = Fakes(bin=bin_dir, crontab=tmp_path / "crontab.txt", tool_log=tmp_path / "tools.log",
-              night_log=tmp_path / "nights.jsonl", units=tmp_path / "units", agents=tmp_path / "LaunchAgents",
+              night_log=tmp_path / "nights.jsonl", units=tmp_path / "config" / "systemd" / "user",
+              agents=tmp_path / "Library" / "LaunchAgents",
               launchd_state=tmp_path / "launchd.json")
     if night:
         fake_night(bin_dir / "skillopt-sleep", f.night_log)
@@ -182,6 +183,10 @@ def fake_tools(tmp_path: Path, monkeypatch, *, night: bool = True, cron: bool = 
         if found and not (sys_bin / tool).exists():
             (sys_bin / tool).symlink_to(found)
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(Path(sys.executable).parent), str(sys_bin)]))
+    # The private homes live under long temporary paths; carried into every entry they would
+    # pass cron's 1000-byte line limit. HOME stays private, so the hosts' defaults are too.
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "SKILLOPT_REPLAY_ROOT", "SKILLOPT_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("FAKE_CRONTAB_FILE", str(f.crontab))
     monkeypatch.setenv("FAKE_TOOL_LOG", str(f.tool_log))
     monkeypatch.setenv("FAKE_NIGHT_LOG", str(f.night_log))
