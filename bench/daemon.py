@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> dict:
                 raise RuntimeError(f"the daemon exited: {proc.stderr.read() if proc.stderr else ''}")
             time.sleep(0.1)
         result["watcher_start_s"] = round(time.perf_counter() - t0, 2)
-        time.sleep(5)  # settle
+        time.sleep(args.settle)
         c0, w0 = cpu_s(proc.pid), time.perf_counter()
         time.sleep(args.idle)
         c1, w1 = cpu_s(proc.pid), time.perf_counter()
@@ -207,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--projects", type=int, default=3)
     ap.add_argument("--idle", type=float, default=60.0)
     ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--settle", type=float, default=5.0, help="seconds between the watcher starting and measuring")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
