@@ -159,3 +159,16 @@ async def test_every_failed_sibling_call_is_retrieved_when_a_run_stops(tmp_path,
         await asyncio.sleep(0)
     assert summary.status == "failed"
     assert "never retrieved" not in caplog.text
+
+
+async def test_a_plot_that_cannot_be_drawn_does_not_fail_a_finished_run(tmp_path, monkeypatch):
+    import skillopt_core.run.plot as plot
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no fonts")
+
+    monkeypatch.setattr(plot, "plot_history", broken)
+    seen = []
+    summary = await train(settings_for(tmp_path), backends=backends(make_backend()), subscribers=[seen.append])
+    assert summary.status == "completed"
+    assert any(e.kind == "notice" and "history.png was not written" in e.text for e in seen)

@@ -243,9 +243,12 @@ class Trainer:
         )
         atomic_write_json(self.run_dir.summary_path, summary.to_dict())
         if self.s.output.plot:
-            from skillopt_core.run.plot import plot_history
+            try:
+                from skillopt_core.run.plot import plot_history
 
-            plot_history(history, self.run_dir.plot_path, state.initial_val)
+                plot_history(history, self.run_dir.plot_path, state.initial_val)
+            except Exception as exc:  # a picture must not fail a finished run
+                self._emit(ev.Notice("warning", f"history.png was not written: {type(exc).__name__}: {exc}"))
         self._emit(ev.RunEnd(str(self.run_dir.path), status, state.best_val, initial_test, best_test,
                              state.global_step, state.best_source, error))
         return summary

@@ -114,3 +114,18 @@ def cmd_history(args: argparse.Namespace) -> int:
         print(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
               f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} {n.project}")
     return 0
+
+
+def _demo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--keep", type=Path, metavar="DIR", help="keep the scratch project, home and data in DIR")
+    p.add_argument("--backend", default="local", help="backend for every role (default: the embedded local model)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override a night setting")
+
+
+@command("demo", "a whole night offline on example sessions, in a scratch directory, ending in the morning review",
+         _demo_args)
+def cmd_demo(args: argparse.Namespace) -> int:
+    from sleep.cycle.demo import run_demo
+
+    return run_demo(args.keep, args.backend, list(args.overrides))

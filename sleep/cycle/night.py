@@ -278,12 +278,10 @@ def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: P
     from sleep.proposals.fromrun import report_from_run
 
     text, report = report_from_run(run_dir, seed_text)
-    report.cycle_id = night.id
-    report.source = "cycle"
-    report.task_intents = {t.id: str(t.metadata.get("intent", "")) for t in tasks}
     rejected = night.corrections.get("rejected") or []
-    if rejected:
-        report.notes = [*report.notes, "Corrections the gate rejected this night: " + "; ".join(rejected)]
+    notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
+    report = report.with_(cycle_id=night.id, source="cycle", notes=notes,
+                          task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks})
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
                      project=project if choice.path.is_relative_to(project) else None)
     where = "the project's repository" if proposal.store == "repo" else "SkillOpt's skills repository"

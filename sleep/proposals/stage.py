@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import time
 from contextlib import contextmanager
 from datetime import date
@@ -83,6 +84,7 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
                   candidate: bytes, candidate_text: str, report: ProposalReport, night: date,
                   index: Index) -> Proposal:
     repo, parts = loc.repo, tuple(loc.tree_path.split("/"))
+    sweep_orphans(repo, index)
     when = f"{int(time.time())} +0000"
     parent = _skills_repo_base(loc, live, when) if loc.store == "skills-repo" else g.resolve(repo, "HEAD")
     assert parent is not None  # locate() sends repositories without commits to the skills repo
@@ -126,6 +128,27 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
         _undo_note(repo, notes_before)
         raise
     return proposal
+
+
+_PROPOSAL_TRAILER = re.compile(r"^SkillOpt-Proposal: ([0-9a-f]{8})$", re.M)
+
+
+def sweep_orphans(repo: git.Repo, index: Index) -> list[str]:
+    """Delete ``skillopt/*`` branches whose proposal never reached the index (a
+    staging killed between creating the branch and recording it); returns them.
+    Only branches whose tip is a SkillOpt-Sleep commit with a proposal trailer
+    are considered, and only while the repository's staging lock is held."""
+    listing = g.run(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/skillopt/")
+    removed = []
+    for line in str(listing).splitlines():
+        ref, _, sha = line.partition(" ")
+        message = str(g.run(repo, "log", "-1", "--format=%an%n%B", sha))
+        found = _PROPOSAL_TRAILER.search(message)
+        if not message.startswith("SkillOpt-Sleep\n") or found is None or store.id_taken(index, found.group(1)):
+            continue
+        if g.delete_ref(repo, ref, sha):
+            removed.append(ref[len("refs/heads/"):])
+    return removed
 
 
 def _undo_note(repo: git.Repo, notes_before: str | None) -> None:

@@ -1,0 +1,133 @@
+"""``skillopt-sleep demo``: a whole night, offline, in a scratch directory.
+
+The team's example sessions (``sleep/demo_transcripts``, also reachable as
+``examples/transcripts``) are written into a scratch home for a scratch git
+repository with a starting skill; then the real commands run there, as a
+person would run them: ``skillopt-sleep run`` (harvest, mine, replay with the
+embedded local model, gate, proposal) and the morning review (``review`` and
+``show``). Nothing outside the scratch directory is touched, and it is
+removed at the end unless ``--keep DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo_transcripts"
+HOST_DIRS = {"claude": ".claude", "codex": ".codex", "vscode": ".config/Code"}
+
+STARTING_SKILL = """---
+name: ledger-dev
+description: How to work on tiny-ledger (TypeScript, vitest). Use it for tests, commits and changelog entries.
+---
+
+# Working on tiny-ledger
+
+- Source is in src/, tests next to it as *.test.ts.
+- Keep answers short and say what you ran.
+"""
+
+PROJECT_FILES = {
+    "package.json": '{\n  "name": "tiny-ledger",\n  "version": "0.4.0",\n  "packageManager": "pnpm@9.12.0",\n'
+                    '  "scripts": {"test": "vitest run", "lint": "eslint src"}\n}\n',
+    "src/money.ts": "export function formatAmount(cents: number): string {\n  return (cents / 100).toFixed(2);\n}\n",
+    "src/parse.ts": "export function parseAmount(text: string): number {\n  return Number(text.replace(',', '.'));\n}\n",
+    "CHANGELOG.md": "# Changelog\n\n## Unreleased\n\n## 0.4.0\n- Monthly totals\n",
+    ".claude/skills/ledger-dev/SKILL.md": STARTING_SKILL,
+}
+
+
+def install_transcripts(home: Path, project: Path) -> int:
+    """Write the demo sessions into ``home`` (its ~/.claude, ~/.codex, ~/.config/Code) for ``project``."""
+    slug = re.sub(r"[^A-Za-z0-9]", "-", str(project))
+    written = 0
+    for source in sorted(TRANSCRIPTS.rglob("*")):
+        if not source.is_file() or source.name == "README.md":
+            continue
+        top, *rest = source.relative_to(TRANSCRIPTS).parts
+        target = home / HOST_DIRS[top] / Path(*[slug if part == "__SLUG__" else part for part in rest])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = source.read_text(encoding="utf-8")
+        target.write_text(text.replace("__PROJECT__", str(project).replace("\\", "\\\\")), encoding="utf-8")
+        written += 1
+    return written
+
+
+def make_project(folder: Path) -> Path:
+    """A small git repository with a starting skill, committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in PROJECT_FILES.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    git = ["git", "-C", str(folder), "-c", "user.name=Demo", "-c", "user.email=demo@example.invalid"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "tiny-ledger 0.4.0"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    return folder
+
+
+def scratch_env(root: Path) -> dict[str, str]:
+    """The environment of every command the demo runs: homes inside ``root``."""
+    env = dict(os.environ)
+    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "APPDATA", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        env.pop(key, None)
+    env.update(HOME=str(root / "home"), USERPROFILE=str(root / "home"), SKILLOPT_HOME=str(root / "skillopt"),
+               SKILLOPT_REPLAY_ROOT=str(root / "replays" / "skillopt-replay"), GIT_CONFIG_NOSYSTEM="1",
+               GIT_CONFIG_GLOBAL=str(root / "home" / ".gitconfig"))
+    return env
+
+
+def run_demo(keep: Path | None = None, backend: str = "local", overrides: list[str] | None = None) -> int:
+    root = Path(keep).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="skillopt-demo-"))
+    try:
+        return _demo(root, backend, list(overrides or []))
+    finally:
+        if keep is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _demo(root: Path, backend: str, overrides: list[str]) -> int:
+    root.mkdir(parents=True, exist_ok=True)
+    project = make_project(root / "tiny-ledger")
+    env = scratch_env(root)
+    count = install_transcripts(Path(env["HOME"]), project)
+    _say(f"SkillOpt-Sleep demo in {root}\n"
+         f"  a project: {project} (git, with the starting skill .claude/skills/ledger-dev/SKILL.md)\n"
+         f"  {count} session files of two weeks with Claude Code, Codex and Copilot Chat, written by the team\n"
+         f"  the night runs with backend '{backend}'\n")
+    if backend == "local":
+        _say("The embedded SmolLM2-135M is a weak model: it barely follows instructions, and as the judge of the\n"
+             "rubric it is noisy. The night below is real end to end; expect the gate to reject most candidates.\n")
+        overrides = ["model.n_ctx=4096", "model.target_max_tokens=96", "model.optimizer_max_tokens=384"] + overrides
+    cli = [sys.executable, "-m", "sleep.cli"]
+    night = [*cli, "run", "--project", str(project), "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"),
+             "--backend", backend, *[a for o in overrides for a in ("--set", o)]]
+    _say("$ skillopt-sleep run " + " ".join(night[len(cli) + 1:]))
+    code = subprocess.run(night, env=env, cwd=root).returncode
+    if code not in (0, 1):
+        return code
+    _say("\n$ skillopt-sleep review")
+    subprocess.run([*cli, "review"], env=env, cwd=root)
+    listed = subprocess.run([*cli, "review", "--json"], env=env, cwd=root, capture_output=True, text=True).stdout
+    ids = re.findall(r'"id":\s*"([0-9a-f]{8})"', listed)
+    if ids:
+        _say(f"\n$ skillopt-sleep show {ids[0]}")
+        subprocess.run([*cli, "show", ids[0], "--color", "never"], env=env, cwd=root)
+    else:
+        _say("\nNothing was staged: the night's summary above says why (the gate kept the starting skill).\n"
+             "With a capable model the same night can improve the skill, for example:\n"
+             "  skillopt-sleep run --backend claude-code       # a logged-in Claude Code\n"
+             "  skillopt-sleep run --set model.backend=openai --set model.base_url=http://127.0.0.1:8080/v1\n")
+    _say("\n$ skillopt-sleep history")
+    subprocess.run([*cli, "history"], env=env, cwd=root)
+    return 0 if code == 0 else 1
