@@ -146,7 +146,9 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         schedule_sleep installed, nothing else."""
         from sleep.scheduler import api
 
-        folder = None if all else guards.project(config, project, required=False)
+        folder = None
+        if not all:  # a project whose folder is gone can still be unscheduled
+            folder = guards.in_cwd(config, project) if project else guards.project(config, None, required=False)
         if folder is None and not all:
             raise ToolError("name the project (its folder) in the call, or pass all=true.")
         try:

@@ -91,6 +91,8 @@ def plan(project: str | os.PathLike | None = None, at: str = DEFAULT_AT, mode: s
         notes += rendered.notes
     elif not notes:
         notes.append(DAEMON_NOTE)
+    if jitter_s and mode != "daemon":
+        notes.append(f"--jitter applies to the daemon only; the {mode} entry runs at exactly {at}")
     return Plan(schedule=s, rendered=rendered, next_run=next_run(at).isoformat(timespec="minutes"), notes=notes)
 
 

@@ -226,3 +226,18 @@ def test_unschedule_of_nothing_changes_nothing(fakes: Fakes, project: Path) -> N
     out = api.unschedule(project)
     assert out.changes == [] and out.notes == [f"nothing was scheduled for {project}; nothing changed"]
     assert fakes.crontab.read_text() == OTHER_LINES
+
+
+def test_jitter_is_the_daemons_only_and_says_so(fakes: Fakes, project: Path) -> None:
+    p = api.plan(project, "03:17", "cron", jitter_s=60)
+    assert p.schedule.jitter_s == 0
+    assert "--jitter applies to the daemon only; the cron entry runs at exactly 03:17" in p.notes
+    assert api.plan(project, "03:17", "daemon", jitter_s=60).schedule.jitter_s == 60
+
+
+def test_a_project_whose_folder_is_gone_can_be_unscheduled(fakes: Fakes, project: Path) -> None:
+    fakes.crontab.write_text(OTHER_LINES)
+    api.schedule(project, "03:17", "cron")
+    project.rmdir()
+    out = api.unschedule(project)
+    assert out.removed == [str(project)] and fakes.crontab.read_text() == OTHER_LINES
