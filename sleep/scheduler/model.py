@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -187,8 +187,6 @@ def next_run(at: str, now: datetime | None = None) -> datetime:
 
 def previous_run(at: str, now: datetime | None = None) -> datetime:
     """The latest local time ``at`` at or before ``now``."""
-    from datetime import timedelta
-
     trigger = cron_trigger(at)
     now = now or datetime.now(trigger.timezone)
     nxt = trigger.get_next_fire_time(None, now - timedelta(days=1, hours=2))

@@ -73,7 +73,7 @@ def test_print_shows_the_entry_and_changes_nothing(fakes: Fakes, project: Path, 
     assert code == 0
     assert out.startswith(f"Would schedule {project}: nightly at 02:30 (cron). Nothing was changed.\n"
                           "--- crontab (between the skillopt-sleep markers) ---\n")
-    assert f"30 2 * * * " in out and f"'--project' '{project}'" in out
+    assert "30 2 * * * " in out and f"'--project' '{project}'" in out
     assert not fakes.crontab.exists() and not paths.index_path().exists()
 
 
