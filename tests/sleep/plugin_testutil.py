@@ -41,7 +41,7 @@ def bash(script: Path, *args: str, env: dict[str, str], cwd: Path, stdin: str = 
 def plain_env(home: Path, **extra: str) -> dict[str, str]:
     """A minimal environment: the test's HOME, the system PATH, nothing from the developer's shell."""
     env = {"HOME": str(home), "PATH": SYSTEM_PATH, "LANG": "C.UTF-8"}
-    for name in ("SKILLOPT_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME"):
+    for name in ("SKILLOPT_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "PYTHONPATH"):
         if name in os.environ:
             env[name] = os.environ[name]
     env.update(extra)
