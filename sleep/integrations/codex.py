@@ -132,7 +132,7 @@ def install(command: str, skill_source: Path, codex_home: Path | None = None,
         codex = shutil.which("codex", path=absolute_path_entries()) if use_codex_cli else None
         how, note = "a TOML edit", ""
         if codex:
-            codex_home.mkdir(parents=True, exist_ok=True)  # `codex mcp add` wants its home to exist
+            config.make_parents()  # `codex mcp add` wants its home to exist
             failed = _codex_add(codex, codex_home, command)
             after = (config.read() or b"").decode("utf-8")
             if failed is None and is_registered(after, config.path, command):

@@ -112,13 +112,17 @@ class ManagedFile:
         }
         self._save()
 
-    def write(self, data: bytes, new_mode: int = 0o644) -> None:
-        """Write the file (after :meth:`begin`), creating missing folders and noting them."""
+    def make_parents(self) -> None:
+        """Create the file's missing folders (after :meth:`begin`), noting them for uninstall."""
         assert self.record is not None, "begin() first"
         created = self._make_parents()
         if created:
             self.record["created_dirs"] = [*self.record["created_dirs"], *created]
             self._save()
+
+    def write(self, data: bytes, new_mode: int = 0o644) -> None:
+        """Write the file (after :meth:`begin`), creating missing folders and noting them."""
+        self.make_parents()
         mode = (self.target.stat().st_mode & 0o7777) if self.target.exists() else new_mode
         atomic_write(self.target, data, mode)
 

@@ -111,6 +111,10 @@ def test_codex_home_is_honoured(tmp_path: Path, homes: Homes, codex_on_path: boo
     assert "skillopt" in tomllib.loads((elsewhere / "config.toml").read_text())["mcp_servers"]
     assert not (homes.codex / "config.toml").exists()
     assert codex_servers({**env_with(True), "CODEX_HOME": str(elsewhere)}, tmp_path)["skillopt"]
+    assert bash(CODEX_INSTALL, "--uninstall", env=env, cwd=tmp_path).returncode == 0
+    assert not (elsewhere / "config.toml").exists()
+    # the install made the folder; uninstall removes it unless Codex keeps something else there
+    assert not elsewhere.exists() or any(elsewhere.iterdir())
 
 
 def test_a_broken_config_toml_is_refused_and_nothing_changes(tmp_path: Path, homes: Homes) -> None:
