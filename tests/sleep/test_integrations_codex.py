@@ -122,3 +122,19 @@ def test_uninstall_without_a_record_leaves_a_skill_that_is_not_ours(tmp_path: Pa
 
     assert codex.uninstall(skill)[1].action == "unchanged"
     assert codex.skill_path().read_text() == "someone else's\n"
+
+
+def test_a_codex_whose_mcp_add_fails_falls_back_to_the_toml_edit(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    old_codex = tmp_path / "old" / "codex"  # a Codex too old for `codex mcp add`
+    old_codex.parent.mkdir()
+    old_codex.write_text("#!/bin/sh\necho \"error: unrecognized subcommand 'mcp'\" >&2\nexit 2\n")
+    old_codex.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old_codex.parent}:/usr/bin:/bin")
+    exe, skill = _exe(tmp_path), _skill(tmp_path)
+
+    [config_outcome, _] = codex.install(exe, skill)
+
+    assert "by a TOML edit; `codex mcp add` did not register it (error: unrecognized subcommand" in \
+        config_outcome.detail
+    assert server_entry(codex.config_path().read_text(), codex.config_path()) == {"command": exe, "args": ["mcp"]}

@@ -152,7 +152,9 @@ def test_marketplace_add_and_install_from_the_clone_list_the_plugin_with_its_par
     [plugin] = json.loads(listed.stdout)
     assert (plugin["id"], plugin["enabled"], plugin["scope"]) == ("skillopt-sleep@skillopt", True, "user")
     details = run([claude, "plugin", "details", "skillopt-sleep@skillopt"], tmp_path).stdout
-    assert re.search(r"Skills \(2\)\s+skillopt-sleep, skillopt-sleep-guide", details), details
+    [skills] = [line for line in details.splitlines() if "Skills (" in line]
+    assert "Skills (2)" in skills and set(re.findall(r"[a-z-]+", skills.split(")", 1)[1])) == {
+        "skillopt-sleep", "skillopt-sleep-guide"}, details
     assert re.search(r"Hooks \(1\)\s+SessionEnd", details) and re.search(r"MCP servers \(1\)\s+skillopt", details)
 
 
