@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "sleep"))
 
 import sleep_builders as b  # noqa: E402  (the tests' format builders, written from FORMATS.md)
+from corpus_realistic import files_by_host  # noqa: E402  (bench/ is on sys.path when run)
 
 HOST_SHARE = {"claude-code": 0.45, "codex": 0.30, "copilot-vscode": 0.15, "copilot-cli": 0.10}
 MEAN_FILE_BYTES = 250_000
@@ -193,14 +194,3 @@ def generate(home: Path, total_bytes: int, seed: int = 7, huge_line: bool = True
             f.write(b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t",'
                     b'"content":"' + b"log line \\n" * (5 << 20) + b'"}]},"timestamp":"2025-03-01T09:00:00.000Z"}\n')
     return files_by_host(home)
-
-
-def files_by_host(home: Path) -> dict[str, list[Path]]:
-    return {
-        "claude-code": sorted((home / ".claude" / "projects").rglob("*.jsonl")),
-        "codex": sorted((home / ".codex" / "sessions").rglob("*.jsonl")),
-        "copilot": sorted((home / ".config").rglob("chatSessions/*.json*"))
-        + sorted((home / ".copilot").rglob("*.jsonl")),
-    }
-
-

@@ -178,3 +178,21 @@ def test_edit_schema_requires_content_for_add_and_target_for_replace():
     for bad in ({"op": "add", "rationale": "r"}, {"op": "replace", "content": "x"}, {"op": "delete"}):
         with _pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({"edits": [bad]}, EDITS_SCHEMA)
+
+
+async def test_no_merge_call_when_no_two_edits_are_alike():
+    backend = ScriptedBackend()
+    edits = [Edit(op="add", content="Answer with the file and line first."),
+             Edit(op="add", content="Use pnpm to run the tests."),
+             Edit(op="delete", target="Be verbose.")]
+    out = await aggregate(backend, edits, use_model=True)
+    assert len(out.patches) == 3 and not out.used_model and backend.history == []
+
+
+def test_similar_means_same_op_and_same_target_or_mostly_the_same_words():
+    from skillopt_core.optim.aggregate import similar
+
+    assert similar(Edit(op="add", content="Use pnpm to run tests."), Edit(op="add", content="Run tests with pnpm."))
+    assert similar(Edit(op="replace", target="x y", content="a"), Edit(op="replace", target="x  y", content="b"))
+    assert not similar(Edit(op="add", content="Use pnpm."), Edit(op="delete", target="Use pnpm."))
+    assert not similar(Edit(op="add", content="Use pnpm to run tests."), Edit(op="add", content="Cite file:line first."))

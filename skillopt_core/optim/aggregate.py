@@ -1,8 +1,9 @@
 """Aggregate: merge the edits proposed across minibatches.
 
 Identical edits (same normalised key) merge without a model call; their
-support adds up. Similar edits may then be merged by the optimizer, under
-rules that keep it honest:
+support adds up. When some edits are similar (:func:`similar`), the optimizer
+may merge them, under rules that keep it honest (with no similar pair there
+is no merge call):
 
 - every merged edit names the proposals it merges (``sources``, 1-based) and
   each proposal can be merged once; an edit naming no valid source was
@@ -81,10 +82,30 @@ class AggregateOutcome:
     dropped: list[str] = field(default_factory=list)  # merged edits refused, with why
 
 
+SIMILAR_WORDS = 0.5  # word-set Jaccard at which two edits may say the same thing
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".,;:!?`'\"()").lower() for w in text.split()} - {""}
+
+
+def similar(a: Edit, b: Edit) -> bool:
+    """Could ``a`` and ``b`` be one edit worded twice? Same op, and the same
+    target (replace / delete) or largely the same words (add)."""
+    if a.op != b.op:
+        return False
+    if a.op != "add" and " ".join(a.target.split()) == " ".join(b.target.split()):
+        return True
+    wa, wb = _words(a.content or a.target), _words(b.content or b.target)
+    return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= SIMILAR_WORDS
+
+
 async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: bool, max_tokens: int = 1024) -> AggregateOutcome:
     patches = merge_identical(edits)
     if not use_model or optimizer is None or len(patches) < 2:
         return AggregateOutcome(patches, used_model=False)
+    if not any(similar(a.edit, b.edit) for i, a in enumerate(patches) for b in patches[i + 1:]):
+        return AggregateOutcome(patches, used_model=False)  # nothing to merge: save the call
     listing = "\n".join(f"{i + 1}. {json.dumps(p.edit.to_dict(), ensure_ascii=False)}" for i, p in enumerate(patches))
     request = CompletionRequest.single(
         f"Proposed edits:\n{listing}\n\nMerge similar edits. Reply with {{\"edits\": [...]}}.",

@@ -16,7 +16,7 @@ import sys
 from mcp.server.mcpserver import MCPServer
 
 from sleep import paths
-from sleep.mcp import review, tools_sleep, tools_train
+from sleep.mcp import review, tools_sleep, tools_tasks, tools_train
 from sleep.mcp.guards import ServerConfig
 
 INSTRUCTIONS = """\
@@ -41,6 +41,7 @@ def build_server(config: ServerConfig) -> MCPServer:
     tools_train.register(app, config)
     tools_sleep.register(app, config)
     review.register(app, config)
+    tools_tasks.register(app, config)
     return app
 
 

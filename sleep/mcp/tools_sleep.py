@@ -38,14 +38,6 @@ Wait = Annotated[float, Field(ge=0, le=guards.MAX_WAIT_S,
                               description="seconds to wait for the night, with progress notifications")]
 
 
-def command_available(name: str) -> bool:
-    """Whether this install's ``skillopt-sleep`` has the subcommand ``name``."""
-    from sleep import cli
-
-    cli.build_parser()  # imports the modules that register subcommands
-    return any(entry[0] == name for entry in cli._COMMANDS)
-
-
 def _run_cli(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
     return subprocess.run([*SLEEP, *args], cwd=str(cwd), stdin=subprocess.DEVNULL, capture_output=True,
                           text=True, timeout=timeout)
@@ -82,8 +74,8 @@ def register(app: MCPServer, config: ServerConfig) -> None:
     @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                           open_world_hint=True))
     async def sleep_run(ctx: Context, project: ProjectArg = None,
-                        dry_run: Annotated[bool, Field(description="plan the night without model calls "
-                                                                   "or proposals")] = False,
+                        dry_run: Annotated[bool, Field(description="the whole night except staging the "
+                                                                   "proposal")] = False,
                         wait_seconds: Wait = 0) -> JobInfo:
         """Run one night for a project now (`skillopt-sleep run --project P --json`) as a background
         job: harvest, mine, replay the recurring tasks through the trainer, gate, and stage the
@@ -92,9 +84,6 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         for job in jobs.list_jobs():
             if job.active and job.spec.kind == "sleep_run" and job.spec.project == str(folder):
                 raise ToolError(f"a night for {folder} is already running as job {job.spec.job_id}.")
-        if not command_available("run"):
-            raise ToolError("the nightly cycle (`skillopt-sleep run`) is not available in this version; "
-                            "nothing was started.")
         argv = [*SLEEP, "run", "--project", str(folder), "--json", *(["--dry-run"] if dry_run else [])]
         job = jobs.start("sleep_run", argv, cwd=folder, project=str(folder),
                          label=("dry run " if dry_run else "night ") + folder.name)
@@ -134,31 +123,19 @@ def register(app: MCPServer, config: ServerConfig) -> None:
 
 
 def _last_night(config: ServerConfig, scope: Path | None) -> tuple[dict[str, Any] | None, str]:
-    if not command_available("history"):
-        return None, "night records are not available in this version (no `skillopt-sleep history`)."
-    args = ["history", "--json"]
-    if scope is not None:
-        args += ["--project", str(scope)]
-    try:
-        proc = _run_cli(args, config.cwd, 60.0)
-    except subprocess.TimeoutExpired:
-        return None, "`skillopt-sleep history` did not answer within 60 s."
-    if proc.returncode != 0:
-        return None, f"`skillopt-sleep history` failed: {_last_lines(proc.stderr)}"
-    try:
-        data = json.loads(proc.stdout or "null")
-    except ValueError:
-        return None, "`skillopt-sleep history --json` printed something that is not JSON."
-    nights = data if isinstance(data, list) else (data.get("nights") or data.get("cycles") or []) \
-        if isinstance(data, dict) else []
-    nights = [n for n in nights if isinstance(n, dict)]
-    if config.projects and scope is None:
-        wanted = {str(p) for p in config.projects}
-        nights = [n for n in nights if str(n.get("project") or n.get("project_dir") or "") in wanted] or nights
-    if not nights:
+    """The newest night record of the project (or of the configured projects, else of any)."""
+    from sleep import paths
+    from sleep.cycle import store
+    from sleep.index import Index
+
+    if not paths.index_path().exists():
         return None, "no night has run yet."
-    latest = max(nights, key=lambda n: str(n.get("started_at") or n.get("night") or n.get("at") or ""))
-    return latest, ""
+    projects: list[str | None] = [str(scope)] if scope else ([str(p) for p in config.projects] or [None])
+    with Index.open() as index:
+        found = [n for project in projects for n in store.nights(index, project, limit=1)]
+    if not found:
+        return None, "no night has run yet."
+    return max(found, key=lambda n: n.started_at).to_dict(), ""
 
 
 def _last_lines(text: str, n: int = 6) -> str:

@@ -21,7 +21,7 @@ from mcp_testutil import connect, server_env
 SNAPSHOT = Path(__file__).parent / "snapshots" / "mcp_tools_list.json"
 TOOLS = {"train_skill", "evaluate_skill", "job_status", "cancel_job", "list_runs", "get_run", "sleep_harvest",
          "sleep_run", "sleep_status", "list_proposals", "show_proposal", "adopt_proposal", "reject_proposal",
-         "schedule_sleep", "unschedule_sleep"}
+         "schedule_sleep", "unschedule_sleep", "list_tasks", "set_task_enabled"}
 
 
 def wire_exchange(cwd: Path, *requests: dict) -> list[dict]:
@@ -73,7 +73,8 @@ def test_every_tool_has_typed_schemas_and_all_four_annotations() -> None:
     destructive = {t["name"] for t in tools if t["annotations"]["destructiveHint"]}
     read_only = {t["name"] for t in tools if t["annotations"]["readOnlyHint"]}
     assert destructive == {"adopt_proposal", "reject_proposal", "unschedule_sleep"}
-    assert read_only == {"job_status", "list_runs", "get_run", "sleep_status", "list_proposals", "show_proposal"}
+    assert read_only == {"job_status", "list_runs", "get_run", "sleep_status", "list_proposals", "show_proposal",
+                         "list_tasks"}
 
 
 async def test_resources_and_the_prompt_are_listed(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The sleep tools through the real server over stdio: harvest on fixture
-transcripts, status, and the night (``sleep_run``), whose tests run once
-``skillopt-sleep run`` exists and check the clear refusal until then."""
+transcripts, status, the mined tasks, and the night (``sleep_run``) through
+to the morning review."""
 
 from __future__ import annotations
 
@@ -12,11 +12,6 @@ from mcp_testutil import call, call_error, connect, fake_copilot_env, normalise,
 from proposal_testutil import CANDIDATE, SKILL, make_repo, report
 from sleep_testutil import Homes
 
-from sleep.mcp.tools_sleep import command_available
-
-HAS_RUN = command_available("run")
-NEEDS_RUN = pytest.mark.skipif(not HAS_RUN, reason="`skillopt-sleep run` (the nightly cycle, issue 8) is not on "
-                                                   "this branch yet; sleep_run refuses clearly meanwhile")
 
 
 @pytest.fixture(autouse=True)
@@ -48,9 +43,7 @@ async def test_sleep_harvest_refuses_a_malformed_age(tmp_path: Path) -> None:
 async def test_sleep_status_with_nothing_yet(tmp_path: Path) -> None:
     async with connect(cwd=tmp_path) as client:
         status = await call(client, "sleep_status")
-    note = ("no night has run yet." if command_available("history") else
-            "night records are not available in this version (no `skillopt-sleep history`).")
-    assert status == {"last_night": None, "last_night_note": note, "next_night": None,
+    assert status == {"last_night": None, "last_night_note": "no night has run yet.", "next_night": None,
                       "schedule_note": "no night is scheduled: the scheduler is not available in this version.",
                       "pending_proposals": [], "running_jobs": []}
 
@@ -69,17 +62,6 @@ async def test_sleep_status_shows_pending_proposals_and_running_jobs(tmp_path: P
     assert [(j["job_id"], j["kind"]) for j in status["running_jobs"]] == [(job["job_id"], "train")]
 
 
-@pytest.mark.skipif(HAS_RUN, reason="`skillopt-sleep run` exists: the night's own tests apply")
-async def test_sleep_run_says_the_cycle_is_not_available_and_starts_nothing(tmp_path: Path, homes: Homes) -> None:
-    async with connect(cwd=tmp_path) as client:
-        message = await call_error(client, "sleep_run", {"project": str(tmp_path)})
-        jobs = await call(client, "job_status")
-    assert message == ("Error executing tool sleep_run: the nightly cycle (`skillopt-sleep run`) is not available "
-                       "in this version; nothing was started.")
-    assert jobs["jobs"] == []
-
-
-@NEEDS_RUN
 async def test_sleep_run_dry_run_is_a_job_that_reports_the_night(tmp_path: Path, homes: Homes) -> None:
     repo = make_repo(tmp_path / "app")
     b.write_jsonl(b.claude_session_path(homes.claude, str(repo), "s1"), b.claude_basic_session("s1", str(repo)))
@@ -87,7 +69,7 @@ async def test_sleep_run_dry_run_is_a_job_that_reports_the_night(tmp_path: Path,
         job = await call(client, "sleep_run", {"project": str(repo), "dry_run": True, "wait_seconds": 600})
     assert (job["kind"], job["state"], job["project"]) == ("sleep_run", "completed", str(repo))
     assert job["command"] == ["skillopt-sleep", "run", "--project", str(repo), "--json", "--dry-run"]
-    assert isinstance(job["night"], dict)
+    assert job["night"]["outcome"] == "too_few_tasks" and job["night"]["dry_run"] is True
 
 
 async def test_a_second_night_for_the_same_project_is_refused_while_one_runs(tmp_path: Path, homes: Homes) -> None:
@@ -108,3 +90,49 @@ async def test_a_second_night_for_the_same_project_is_refused_while_one_runs(tmp
         runner.release()
     assert message == (f"Error executing tool sleep_run: a night for {repo.resolve()} is already running "
                        f"as job {folder.name}.")
+
+
+async def test_mined_tasks_are_listed_and_can_be_disabled(tmp_path: Path, homes: Homes) -> None:
+    from sleep.cycle.demo import install_transcripts, make_project
+    from sleep.harvest import HarvestOptions, harvest
+    from sleep.mine import MineOptions, mine
+
+    project = make_project(tmp_path / "tiny-ledger")
+    install_transcripts(homes.home, project)
+    harvest(HarvestOptions(project=str(project)))
+    mine(MineOptions(project=str(project)))
+    async with connect(cwd=tmp_path) as client:
+        listed = await call(client, "list_tasks", {"project": str(project)})
+        first = listed["tasks"][0]
+        changed = await call(client, "set_task_enabled", {"task_id": first["id"], "enabled": False})
+        again = await call(client, "set_task_enabled", {"task_id": first["id"], "enabled": False})
+        after = await call(client, "list_tasks", {"project": str(project)})
+        unknown = await call_error(client, "set_task_enabled", {"task_id": "t00000000000", "enabled": False})
+    assert len(listed["tasks"]) == 3 and all(t["enabled"] for t in listed["tasks"])
+    assert changed["changed"] and "disabled" in changed["changed"][0] and again["changed"] == []
+    assert [t["enabled"] for t in after["tasks"] if t["id"] == first["id"]] == [False]
+    assert "no task 't00000000000'" in unknown
+
+
+async def test_a_night_through_the_tools_ends_in_an_adopted_proposal(tmp_path: Path, homes: Homes) -> None:
+    import yaml
+    from test_cycle_night import rules
+
+    from sleep.cycle.demo import install_transcripts, make_project
+
+    project = make_project(tmp_path / "tiny-ledger")
+    install_transcripts(homes.home, project)
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(rules()))
+    homes.skillopt.mkdir(parents=True, exist_ok=True)
+    (homes.skillopt / "sleep.yaml").write_text(yaml.safe_dump({"model": {
+        "backend": "scripted", "scripted": str(tmp_path / "rules.yaml")}}))
+    skill = project / ".claude/skills/skillopt-learned/SKILL.md"  # the sessions invoked no skill: a managed one
+    async with connect(cwd=tmp_path) as client:
+        job = await call(client, "sleep_run", {"project": str(project), "wait_seconds": 600})
+        listed = await call(client, "list_proposals")
+        status = await call(client, "sleep_status", {"project": str(project)})
+        adopted = await call(client, "adopt_proposal", {"proposal": listed["proposals"][0]["id"]})
+    assert job["state"] == "completed" and job["night"]["outcome"] == "staged"
+    assert len(listed["proposals"]) == 1 and adopted["changed"]
+    assert status["last_night"]["outcome"] == "staged" and status["last_night"]["id"] == job["night"]["id"]
+    assert "Use pnpm not npm in this repo." in skill.read_text()
