@@ -51,3 +51,22 @@ def plain_env(home: Path, **extra: str) -> dict[str, str]:
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file below ``folder`` with its bytes (to show that nothing changed)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def cli_has(name: str) -> bool:
+    """Whether this install's ``skillopt-sleep`` has the subcommand ``name``."""
+    from sleep.cli import build_parser
+
+    [subparsers] = [a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction"]
+    return name in subparsers.choices
+
+
+def toml_loads(text: str) -> dict:
+    """Parse TOML with the standard library (3.11+), or tomlkit on 3.10."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomlkit
+
+        return tomlkit.parse(text).unwrap()
+    return tomllib.loads(text)

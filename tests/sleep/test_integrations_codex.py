@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+from plugin_testutil import toml_loads
 
 from sleep.integrations import codex
 from sleep.integrations.codex import CodexConfigError, server_entry, with_server, without_server
@@ -20,7 +20,7 @@ MINE = ('# my settings\nmodel = "o3"   # inline comment\n\n[profiles.fast]\nmode
 def test_the_entry_is_added_and_everything_else_kept_as_written() -> None:
     out = with_server(MINE, WHERE, EXE)
     assert out.startswith(MINE)  # comments, spacing and order untouched
-    assert tomllib.loads(out)["mcp_servers"] == {"other": {"command": "x"},
+    assert toml_loads(out)["mcp_servers"] == {"other": {"command": "x"},
                                                  "skillopt": {"command": EXE, "args": ["mcp"]}}
 
 
@@ -32,9 +32,9 @@ def test_the_entry_is_added_and_everything_else_kept_as_written() -> None:
 ], ids=["empty", "dotted-keys", "inline-table", "explicit-super-table"])
 def test_the_entry_is_added_to_each_way_of_writing_mcp_servers(text: str) -> None:
     out = with_server(text, WHERE, EXE)
-    assert tomllib.loads(out)["mcp_servers"]["skillopt"] == {"command": EXE, "args": ["mcp"]}
-    assert {k: v for k, v in tomllib.loads(out).get("mcp_servers", {}).items() if k != "skillopt"} == \
-        tomllib.loads(text).get("mcp_servers", {})
+    assert toml_loads(out)["mcp_servers"]["skillopt"] == {"command": EXE, "args": ["mcp"]}
+    assert {k: v for k, v in toml_loads(out).get("mcp_servers", {}).items() if k != "skillopt"} == \
+        toml_loads(text).get("mcp_servers", {})
 
 
 def test_an_existing_entry_gets_the_command_and_keeps_its_other_settings() -> None:

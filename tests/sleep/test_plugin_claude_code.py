@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
 from npm_clients import QUIET, client_env, npm_tool, run
-from plugin_testutil import CLAUDE_PLUGIN, PLUGINS, REPO, SHIM, SYSTEM_PATH
+from plugin_testutil import CLAUDE_PLUGIN, PLUGINS, REPO, SHIM, SYSTEM_PATH, cli_has, toml_loads
 from sleep_testutil import Homes
 
-from sleep.mcp.tools_sleep import command_available
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -103,7 +101,7 @@ def test_every_command_the_plugins_run_exists_with_its_flags() -> None:
 def test_the_scheduler_commands_the_plugins_run_exist_with_their_flags() -> None:
     mentions = [m for m in _cli_mentions() if m[1] in SCHEDULER]
     assert {m[1] for m in mentions} == SCHEDULER
-    missing = sorted(s for s in SCHEDULER if not command_available(s))
+    missing = sorted(s for s in SCHEDULER if not cli_has(s))
     if missing:
         pytest.skip(f"`skillopt-sleep {'`, `'.join(missing)}` not in this install yet (the scheduler, issue 10)")
     _check_mentions(mentions)
@@ -122,7 +120,7 @@ def test_the_mcp_server_and_the_hook_start_through_the_launcher() -> None:
 def test_the_manifests_agree_on_name_and_version() -> None:
     plugin = json.loads((CLAUDE_PLUGIN / ".claude-plugin" / "plugin.json").read_text())
     market = json.loads((CLAUDE_PLUGIN / ".claude-plugin" / "marketplace.json").read_text())
-    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    version = toml_loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     [entry] = market["plugins"]
     assert (market["name"], entry["name"], entry["source"]) == ("skillopt", plugin["name"], "./")
     assert plugin["name"] == "skillopt-sleep" and entry["version"] == plugin["version"] == version

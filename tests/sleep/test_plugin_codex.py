@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from npm_clients import QUIET, client_env, npm_tool, run
-from plugin_testutil import CODEX_INSTALL, CODEX_SKILL, SYSTEM_PATH, bash, tree
+from plugin_testutil import CODEX_INSTALL, CODEX_SKILL, SYSTEM_PATH, bash, toml_loads, tree
 from sleep_testutil import Homes
 
 pytestmark = pytest.mark.timeout(300)
@@ -82,7 +81,7 @@ def test_without_codex_on_path_config_toml_is_edited_and_codex_reads_it(tmp_path
     assert out.returncode == 0, out.stderr
     assert "created ([mcp_servers.skillopt] runs" in out.stdout and "by a TOML edit" in out.stdout
     config = homes.codex / "config.toml"
-    assert tomllib.loads(config.read_text()) == {"mcp_servers": {"skillopt": {"command": EXE, "args": ["mcp"]}}}
+    assert toml_loads(config.read_text()) == {"mcp_servers": {"skillopt": {"command": EXE, "args": ["mcp"]}}}
     assert codex_servers(env_with(codex_on_path=True), tmp_path)["skillopt"]["transport"]["command"] == EXE
 
     assert bash(CODEX_INSTALL, "--uninstall", env=env, cwd=tmp_path).returncode == 0
@@ -108,7 +107,7 @@ def test_codex_home_is_honoured(tmp_path: Path, homes: Homes, codex_on_path: boo
     elsewhere = tmp_path / "codex-home"
     env = {**env_with(codex_on_path), "CODEX_HOME": str(elsewhere)}
     assert bash(CODEX_INSTALL, env=env, cwd=tmp_path).returncode == 0
-    assert "skillopt" in tomllib.loads((elsewhere / "config.toml").read_text())["mcp_servers"]
+    assert "skillopt" in toml_loads((elsewhere / "config.toml").read_text())["mcp_servers"]
     assert not (homes.codex / "config.toml").exists()
     assert codex_servers({**env_with(True), "CODEX_HOME": str(elsewhere)}, tmp_path)["skillopt"]
     assert bash(CODEX_INSTALL, "--uninstall", env=env, cwd=tmp_path).returncode == 0
@@ -129,7 +128,7 @@ def test_a_broken_config_toml_is_refused_and_nothing_changes(tmp_path: Path, hom
 
 async def test_the_registered_server_answers_when_started_as_codex_starts_it(tmp_path: Path, homes: Homes) -> None:
     assert bash(CODEX_INSTALL, env=env_with(codex_on_path=False), cwd=tmp_path).returncode == 0
-    entry = tomllib.loads((homes.codex / "config.toml").read_text())["mcp_servers"]["skillopt"]
+    entry = toml_loads((homes.codex / "config.toml").read_text())["mcp_servers"]["skillopt"]
     params = StdioServerParameters(command=entry["command"], args=entry["args"], env=client_env(), cwd=str(tmp_path))
     async with Client(params, mode="legacy") as client:
         tools = {t.name for t in (await client.list_tools()).tools}

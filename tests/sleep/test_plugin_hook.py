@@ -16,10 +16,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from plugin_testutil import CLAUDE_PLUGIN, SHIM, SYSTEM_PATH, plain_env
+from plugin_testutil import CLAUDE_PLUGIN, SHIM, SYSTEM_PATH, cli_has, plain_env
 from sleep_testutil import Homes
 
-from sleep.mcp.tools_sleep import command_available
 
 VENV_BIN = str(Path(sys.executable).parent)
 FAST_S = 1.0
@@ -32,13 +31,13 @@ def hook_command() -> str:
 
 def run_hook(command: str, stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
     started = time.monotonic()
-    done = subprocess.run(["/bin/sh", "-c", command], input=stdin, env={**env, "CLAUDE_PLUGIN_ROOT": str(CLAUDE_PLUGIN)},
-                          cwd=cwd, capture_output=True, timeout=30)
+    done = subprocess.run(["/bin/sh", "-c", command], input=stdin, cwd=cwd, capture_output=True, timeout=30,
+                          env={**env, "CLAUDE_PLUGIN_ROOT": str(CLAUDE_PLUGIN)})
     return done, time.monotonic() - started
 
 
 def needs_the_hook() -> None:
-    if not command_available("hook"):
+    if not cli_has("hook"):
         pytest.skip("`skillopt-sleep hook session-end` is not in this install yet (the scheduler, issue 10)")
 
 
