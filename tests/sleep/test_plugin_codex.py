@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from npm_clients import QUIET, client_env, npm_tool, run
@@ -135,3 +136,23 @@ async def test_the_registered_server_answers_when_started_as_codex_starts_it(tmp
         prompts = {p.name for p in (await client.list_prompts()).prompts}
     assert {"list_proposals", "show_proposal", "adopt_proposal", "reject_proposal", "sleep_status"} <= tools
     assert "morning-review" in prompts
+
+
+def test_codex_shows_the_installed_skill_to_its_model_and_not_after_uninstall(tmp_path: Path, homes: Homes) -> None:
+    # `codex debug prompt-input` renders what the model would see (no login, no network).
+    env = env_with(codex_on_path=True)
+    project = tmp_path / "project"
+    project.mkdir()
+    description = yaml.safe_load(CODEX_SKILL.read_text().split("---")[1])["description"]
+
+    def model_sees() -> str:
+        out = run([npm_tool("codex"), "debug", "prompt-input"], project, env=env)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.dumps(json.loads(out.stdout))
+
+    assert bash(CODEX_INSTALL, env=env, cwd=tmp_path).returncode == 0
+    seen = model_sees()
+    assert json.dumps(f"- skillopt-sleep: {description} (file: ")[1:-1] in seen
+    assert "/skillopt-sleep/SKILL.md)" in seen  # the skill's file, under the skills root Codex names
+    assert bash(CODEX_INSTALL, "--uninstall", env=env, cwd=tmp_path).returncode == 0
+    assert "skillopt-sleep: " not in model_sees()
