@@ -47,17 +47,19 @@ def cmd_integrate(args: argparse.Namespace) -> int:
                 print("skillopt-sleep integrate codex: --skill FILE is required (the clone's "
                       "plugins/codex/skills/skillopt-sleep/SKILL.md)", file=sys.stderr)
                 return 2
+            home = args.codex_home.expanduser() if args.codex_home else None
             if args.uninstall:
-                outcomes = codex.uninstall(args.skill, args.codex_home)
+                outcomes = codex.uninstall(args.skill, home)
             else:
-                outcomes = codex.install(resolve(args.command), args.skill, args.codex_home,
-                                         use_codex_cli=not args.no_codex_cli)
+                outcomes = codex.install(resolve(args.command), args.skill, home, use_codex_cli=not args.no_codex_cli)
         else:
             targets = _copilot_targets(args)
             if args.uninstall:
                 outcomes = [copilot.uninstall(t) for t in targets]
             else:
                 exe = resolve(args.command)
+                for target in targets:  # refuse before touching any file, so a refusal changes nothing
+                    copilot.check(target)
                 outcomes = [copilot.install(t, exe) for t in targets]
     except (CommandError, codex.CodexConfigError, copilot.CopilotConfigError, _NoTarget) as exc:
         print(f"skillopt-sleep integrate {args.host}: {exc}", file=sys.stderr)

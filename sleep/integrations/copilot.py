@@ -116,6 +116,14 @@ def without_server(text: str, target: Target) -> str:
     return _dump(data, text) if data else ""
 
 
+def check(target: Target) -> None:
+    """Raise :class:`CopilotConfigError` if the target's file cannot be edited safely."""
+    try:
+        _load(target.path.read_text(encoding="utf-8"), target)
+    except FileNotFoundError:
+        pass
+
+
 def install(target: Target, command: str) -> Outcome:
     managed = ManagedFile(target.path, target.owner)
     before = managed.read()

@@ -111,3 +111,12 @@ def test_a_vscode_mcp_json_with_comments_is_refused_and_left_alone(tmp_path: Pat
     assert out.returncode == 2
     assert "not plain JSON" in out.stderr and '"skillopt": {"type": "stdio"' in out.stderr
     assert (homes.vscode_user / "mcp.json").read_text() == jsonc
+
+
+def test_a_refused_file_means_no_host_is_touched(tmp_path: Path, homes: Homes) -> None:
+    homes.vscode_user.mkdir(parents=True)  # VS Code comes first, and is fine
+    homes.copilot_cli.mkdir(parents=True)
+    (homes.copilot_cli / "mcp-config.json").write_text('{"mcpServers": {},}\n')  # trailing comma: refused
+    out = bash(COPILOT_INSTALL, env=env(), cwd=tmp_path)
+    assert out.returncode == 2 and "mcp-config.json is not plain JSON" in out.stderr
+    assert not (homes.vscode_user / "mcp.json").exists()
