@@ -12,11 +12,12 @@ find_skillopt_sleep() {
   local dir candidate
   local -a dirs=()
   if [[ -n "${SKILLOPT_SLEEP_BIN:-}" ]]; then
-    if [[ "$SKILLOPT_SLEEP_BIN" == /* && -f "$SKILLOPT_SLEEP_BIN" && -x "$SKILLOPT_SLEEP_BIN" ]]; then
+    if [[ "$SKILLOPT_SLEEP_BIN" == /* && -f "$SKILLOPT_SLEEP_BIN" && -x "$SKILLOPT_SLEEP_BIN" ]] \
+       && ! LC_ALL=C grep -q -F SKILLOPT_SLEEP_SHIM "$SKILLOPT_SLEEP_BIN" 2>/dev/null; then
       printf '%s\n' "$SKILLOPT_SLEEP_BIN"
       return 0
     fi
-    printf 'skillopt-sleep: SKILLOPT_SLEEP_BIN=%s is not the absolute path of an executable file\n' \
+    printf 'skillopt-sleep: SKILLOPT_SLEEP_BIN=%s is not the absolute path of an installed skillopt-sleep\n' \
       "$SKILLOPT_SLEEP_BIN" >&2
     return 1
   fi

@@ -25,14 +25,15 @@ def test_the_launcher_runs_skillopt_sleep_bin_with_the_same_arguments_and_stdin(
     assert log.read_text() == 'custom hook session-end\n{"session_id": "s1"}\n'
 
 
-@pytest.mark.parametrize("value", ["bin/skillopt-sleep", "/nonexistent/skillopt-sleep"])
+@pytest.mark.parametrize("value", ["bin/skillopt-sleep", "/nonexistent/skillopt-sleep", str(SHIM)],
+                         ids=["relative", "missing", "the-launcher-itself"])
 def test_a_bad_skillopt_sleep_bin_is_an_error_not_a_fallback(tmp_path: Path, homes: Homes, value: str) -> None:
     log = tmp_path / "ran.log"
     on_path = fake_skillopt_sleep(tmp_path / "tools", log)
     env = plain_env(homes.home, SKILLOPT_SLEEP_BIN=value, PATH=f"{on_path.parent}:{SYSTEM_PATH}")
     out = bash(SHIM, "review", env=env, cwd=tmp_path)
     assert out.returncode == 127
-    assert f"SKILLOPT_SLEEP_BIN={value} is not the absolute path of an executable file" in out.stderr
+    assert f"SKILLOPT_SLEEP_BIN={value} is not the absolute path of an installed skillopt-sleep" in out.stderr
     assert not log.exists()
 
 
