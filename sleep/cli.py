@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     import sleep.mine.cli  # noqa: F401  (registers `mine` and `tasks`)
     import sleep.ui.cli  # noqa: F401  (registers ui)
     import sleep.cycle.cli  # noqa: F401  (registers run, history, demo)
+    import sleep.scheduler.cli  # noqa: F401  (registers schedule, unschedule, status, daemon, hook)
     import sleep.integrations.cli  # noqa: F401  (registers integrate)
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
@@ -154,6 +155,9 @@ def format_report(r: HarvestReport) -> str:
         lines.append(f"  {name:<15} {_n(rep.files_seen):>7} files, {_n(rep.files_read):>6} read, "
                      f"{rep.bytes_read / 1e6:>9,.1f} MB, {_n(rep.sessions_new)} new, "
                      f"{_n(rep.sessions_updated)} updated")
+    noted = {h: how for h, how in r.watch.items() if how.startswith("noted")}
+    if noted:
+        lines.append("  watcher: " + "; ".join(f"{h} {how}" for h, how in sorted(noted.items())))
     lines.append(f"  index: {r.index_path}")
     return "\n".join(lines)
 

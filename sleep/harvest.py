@@ -27,6 +27,7 @@ from sleep.index import Index, session_key
 from sleep.lock import FileLock
 from sleep.reader import DEFAULT_MAX_LINE_BYTES, ParseContext, open_binary
 from sleep.redact import Redactor
+from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 from sleep.sources import SOURCE_GROUPS, ParseResult, Source, SourceFile, all_sources, is_under
 from sleep.sources.copilot_vscode import CopilotVSCodeSource
 
@@ -55,6 +56,7 @@ class HarvestOptions:
     use_detect_secrets: bool = True
     wait: float = 0.0
     index_path: Path | None = None
+    use_noted: bool = True  # read only the watcher's noted files where that is safe (sleep.scheduler.noted)
 
 
 @dataclass
@@ -101,6 +103,7 @@ class HarvestReport:
     secrets_by_type: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
     mb_per_s: float = 0.0
+    watch: dict[str, str] = field(default_factory=dict)  # per host: noted files only, or a full scan and why
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,6 +118,7 @@ class _Harvester:
         self.cutoff = (time.time() - opts.since.total_seconds()) if opts.since else None
         self.project = os.path.abspath(os.path.expanduser(opts.project)) if opts.project else None
         self.pending = 0
+        self.plan: HarvestPlan | None = None
 
     def run(self) -> HarvestReport:
         started = time.perf_counter()
@@ -127,12 +131,17 @@ class _Harvester:
         seen: set[str] = set()
         self.index.conn.execute("BEGIN IMMEDIATE")
         try:
+            if self.opts.use_noted:
+                self.plan = plan_harvest(self.index, names, since_given=self.opts.since is not None)
             for name in names:
                 src = sources[name]
                 rep = reports[name]
                 for file in src.discover(self.ctx.stats):
                     seen.add(file.path)
                     rep.files_seen += 1
+                    if self.plan is not None and not self.plan.allows(name, file.path):
+                        rep.files_unchanged += 1  # the watcher saw no change since the last harvest
+                        continue
                     before = self.ctx.stats.bytes_read
                     self._file(src, file, rep)
                     rep.bytes_read += self.ctx.stats.bytes_read - before
@@ -140,6 +149,8 @@ class _Harvester:
             for path in set(self.cursors) - seen:
                 if not os.path.lexists(path):
                     self.index.delete_cursor(path)
+            if self.plan is not None:
+                finish_harvest(self.index, self.plan, names)
             self.index.conn.execute("COMMIT")
         except BaseException:
             self.index.conn.execute("ROLLBACK")
@@ -172,6 +183,7 @@ class _Harvester:
             return
         if self.cutoff is not None and st.st_mtime < self.cutoff:
             rep.files_out_of_scope += 1
+            self._leave(file.path, changed=False)
             return
         cur = self.cursors.get(file.path)
         if file.replay_hint:
@@ -192,6 +204,7 @@ class _Harvester:
             return
         if self.project and file.kind != "history" and not self._in_scope(src, file, cur):
             rep.files_out_of_scope += 1
+            self._leave(file.path)
             return
         if st.st_size == 0:
             stats.skip_file("empty_file", file.path)
@@ -199,6 +212,11 @@ class _Harvester:
             return
         self._read(src, file, cur, plan.action, plan.offset if plan.action == "append" else 0,
                    plan.reason, rep)
+
+    def _leave(self, path: str, changed: bool = True) -> None:
+        """Keep ``path`` noted for a later harvest: it (may have) changed and was not brought up to date."""
+        if self.plan is not None and (path in self.plan.snapshot or (changed and self.plan.epoch is not None)):
+            self.plan.leave(path)
 
     def _in_scope(self, src: Source, file: SourceFile, cur: FileCursor | None) -> bool:
         assert self.project is not None
@@ -238,9 +256,11 @@ class _Harvester:
                 result = src.parse(file, f, start, prior, self.ctx)
             except OSError as exc:
                 stats.skip_file("read_error", f"{file.path}: {exc.strerror or exc}")
+                self._leave(file.path)
                 return
             except Exception as exc:  # a parser bug must cost one file, not the harvest
                 stats.skip_file("parser_error", f"{file.path}: {type(exc).__name__}: {exc}")
+                self._leave(file.path)
                 return
         rep.files_read += 1
         if action != "append":
@@ -315,6 +335,7 @@ class _Harvester:
         r.secrets_redacted = self.ctx.redactor.total
         r.elapsed_s = round(elapsed, 4)
         r.mb_per_s = round(r.bytes_read / 1e6 / elapsed, 2) if elapsed > 0 else 0.0
+        r.watch = self.plan.summary() if self.plan is not None else {}
         return r
 
 

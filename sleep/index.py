@@ -204,6 +204,39 @@ MIGRATIONS: list[Migration] = [
         );
         CREATE INDEX cycles_by_project ON cycles (project, started_at);
     """),
+    Migration(6, "schedules (nightly runs per project), the watcher's noted files and its watch epochs", """
+        CREATE TABLE schedules (
+            project TEXT PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            at TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            jitter_s INTEGER NOT NULL DEFAULT 0,
+            argv TEXT NOT NULL,
+            env TEXT NOT NULL,
+            installed TEXT NOT NULL DEFAULT '{}',
+            last_fired_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE TABLE noted_files (
+            path TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            noted_at TEXT NOT NULL,
+            version INTEGER NOT NULL DEFAULT 1,
+            source TEXT NOT NULL
+        );
+        CREATE TABLE watch_epochs (
+            id INTEGER PRIMARY KEY,
+            pid INTEGER NOT NULL,
+            hostname TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL,
+            heartbeat_s REAL NOT NULL,
+            stopped_at TEXT,
+            roots TEXT NOT NULL DEFAULT '[]',
+            anchors TEXT NOT NULL DEFAULT '{}'
+        );
+    """),
 ]
 
 

@@ -178,6 +178,14 @@ class SleepStatus(BaseModel):
 
 
 class ScheduleResult(BaseModel):
-    scheduled: bool
-    next_night: str | None = None
+    """What schedule_sleep / unschedule_sleep did (or, with dry_run, would do)."""
+
+    scheduled: bool = Field(description="whether the project has a nightly run after this call")
+    project: str | None = None
+    mode: str | None = Field(None, description="cron, systemd, launchd or daemon")
+    at: str | None = Field(None, description="local time of the night, HH:MM")
+    next_night: str | None = Field(None, description="the next night, local time (ISO 8601)")
     message: str = ""
+    changes: list[str] = Field(default_factory=list, description="every change made, one sentence each")
+    notes: list[str] = Field(default_factory=list)
+    entry: dict[str, str] = Field(default_factory=dict, description="dry_run: the files or crontab lines it writes")

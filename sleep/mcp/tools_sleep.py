@@ -2,8 +2,9 @@
 
 ``sleep_harvest`` and the night run the same CLI a person runs
 (``skillopt-sleep harvest --json``, ``skillopt-sleep run --json``) in their own
-processes; ``sleep_status`` reads the index and the job registry. The
-scheduler has not landed in this version: its tools say so as tool errors.
+processes; ``sleep_status`` reads the index and the job registry. ``schedule_sleep``
+and ``unschedule_sleep`` call the scheduler's library (:mod:`sleep.scheduler.api`),
+the same code as ``skillopt-sleep schedule`` / ``unschedule``.
 """
 
 from __future__ import annotations
@@ -26,12 +27,10 @@ from sleep.mcp.jobview import job_info
 from sleep.mcp.models import HarvestResult, JobInfo, ScheduleResult, SleepStatus
 from sleep.mcp.review import proposal_summaries
 from sleep.mcp.tools_train import READ_ONLY, reporter
+from sleep.scheduler.model import DEFAULT_AT, ScheduleError
 
 SLEEP = [sys.executable, "-m", "sleep.cli"]
 HARVEST_TIMEOUT_S = 1800.0
-NO_SCHEDULER = ("scheduling nights is not available in this version of SkillOpt-Sleep (the scheduler has "
-                "not landed yet); nothing was scheduled or changed. Run a night now with sleep_run, or "
-                "schedule `skillopt-sleep run --project PATH` with cron yourself.")
 
 ProjectArg = Annotated[str | None, Field(description="the project folder (default: the configured project)")]
 Wait = Annotated[float, Field(ge=0, le=guards.MAX_WAIT_S,
@@ -98,7 +97,8 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         """Last night, the next scheduled night, proposals waiting for review and running jobs
         (every configured project when none is named)."""
         scope = guards.project(config, project, required=False)
-        status = SleepStatus(schedule_note="no night is scheduled: the scheduler is not available in this version.")
+        status = SleepStatus()
+        status.next_night, status.schedule_note = await anyio.to_thread.run_sync(_next_night, config, scope)
         status.last_night, status.last_night_note = await anyio.to_thread.run_sync(_last_night, config, scope)
         status.pending_proposals = await proposal_summaries(config, scope, include_decided=False)
         status.running_jobs = [job_info(j, detail=False) for j in jobs.list_jobs() if j.active]
@@ -108,18 +108,71 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                                           open_world_hint=False))
     async def schedule_sleep(project: ProjectArg = None,
                              at: Annotated[str, Field(pattern=r"^\d{2}:\d{2}$",
-                                                      description="local time of the night, HH:MM")] = "03:00",
+                                                      description="local time of the night, HH:MM")] = DEFAULT_AT,
+                             mode: Annotated[Literal["auto", "cron", "systemd", "launchd", "daemon"], Field(
+                                 description="auto picks what the machine has (systemd user timer, launchd, "
+                                             "cron; else the daemon's schedule)")] = "auto",
+                             dry_run: Annotated[bool, Field(description="only show what would be installed")] = False,
                              ) -> ScheduleResult:
-        """Schedule a nightly run for a project (cron, systemd user timer or launchd).
-        Not available in this version: returns an error and changes nothing."""
-        raise ToolError(NO_SCHEDULER)
+        """Schedule a project's nightly run (`skillopt-sleep run --project P`) with cron, a systemd
+        user timer, launchd, or the SkillOpt daemon. Idempotent: scheduling again updates the one
+        entry. Only the managed entry is written; the rest of the crontab or unit folder is untouched."""
+        from sleep.scheduler import api
+
+        folder = guards.project(config, project)
+        try:
+            if dry_run:
+                p = await anyio.to_thread.run_sync(api.plan, folder, at, mode)
+                r = p.rendered
+                return ScheduleResult(scheduled=False, project=p.schedule.project, mode=p.schedule.mode,
+                                      at=p.schedule.at, next_night=p.next_run, notes=p.notes,
+                                      entry=dict(r.files) if r else {},
+                                      message="dry run: nothing was installed or changed")
+            out = await anyio.to_thread.run_sync(api.schedule, folder, at, mode)
+        except ScheduleError as exc:
+            raise ToolError(str(exc)) from None
+        s = out.schedule
+        assert s is not None
+        return ScheduleResult(scheduled=True, project=s.project, mode=s.mode, at=s.at, next_night=out.next_run,
+                              changes=out.changes, notes=out.notes,
+                              message=f"{s.project} runs nightly at {s.at} ({s.mode})")
 
     @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                           open_world_hint=False))
-    async def unschedule_sleep(project: ProjectArg = None) -> ScheduleResult:
-        """Remove a project's nightly schedule. Not available in this version: returns an error
-        and changes nothing."""
-        raise ToolError(NO_SCHEDULER)
+    async def unschedule_sleep(project: ProjectArg = None,
+                               all: Annotated[bool, Field(description="remove every project's nightly run")] = False,
+                               ) -> ScheduleResult:
+        """Remove a project's nightly run (or every one with all=true): exactly the entry that
+        schedule_sleep installed, nothing else."""
+        from sleep.scheduler import api
+
+        folder = None
+        if not all:  # a project whose folder is gone can still be unscheduled
+            folder = guards.in_cwd(config, project) if project else guards.project(config, None, required=False)
+        if folder is None and not all:
+            raise ToolError("name the project (its folder) in the call, or pass all=true.")
+        try:
+            out = await anyio.to_thread.run_sync(lambda: api.unschedule(folder, everything=all))
+        except ScheduleError as exc:
+            raise ToolError(str(exc)) from None
+        return ScheduleResult(scheduled=False, project=str(folder) if folder else None, changes=out.changes,
+                              notes=out.notes, message="; ".join(out.notes) or f"removed {len(out.removed)} schedule(s)")
+
+
+def _next_night(config: ServerConfig, scope: Path | None) -> tuple[str | None, str]:
+    from sleep.scheduler.api import list_schedules
+    from sleep.scheduler.daemon import daemon_running
+    from sleep.scheduler.model import next_run
+
+    wanted = {str(scope)} if scope is not None else {str(p) for p in config.projects}
+    schedules = [s for s in list_schedules() if not wanted or s.project in wanted]
+    if not schedules:
+        return None, "no night is scheduled; schedule one with schedule_sleep (or `skillopt-sleep schedule`)."
+    runs = sorted(((next_run(s.at).isoformat(timespec="minutes"), s) for s in schedules), key=lambda r: r[0])
+    notes = [f"{s.project}: nightly at {s.at} ({s.mode})" for _, s in runs]
+    if any(s.mode == "daemon" for s in schedules) and not daemon_running()[0]:
+        notes.append("daemon schedules run only while `skillopt-sleep daemon` runs, and it is not running")
+    return runs[0][0], "; ".join(notes)
 
 
 def _last_night(config: ServerConfig, scope: Path | None) -> tuple[dict[str, Any] | None, str]:

@@ -159,15 +159,22 @@ async def test_a_night_needs_a_project_when_none_is_configured(tmp_path: Path) -
         "name the project (its folder) in the call; no project was configured (skillopt-sleep mcp --project PATH).")
 
 
-async def test_schedule_tools_say_they_are_not_available(tmp_path: Path) -> None:
-    async with connect(cwd=tmp_path) as client:
-        schedule = await call_error(client, "schedule_sleep", {"project": str(tmp_path)})
-        unschedule = await call_error(client, "unschedule_sleep", {})
-    expected = ("scheduling nights is not available in this version of SkillOpt-Sleep (the scheduler has not "
-                "landed yet); nothing was scheduled or changed. Run a night now with sleep_run, or schedule "
-                "`skillopt-sleep run --project PATH` with cron yourself.")
-    assert schedule == PREFIX + "schedule_sleep: " + expected
-    assert unschedule == PREFIX + "unschedule_sleep: " + expected
+async def test_unschedule_needs_a_project_or_all(tmp_path: Path) -> None:
+    assert await _error(tmp_path, "unschedule_sleep", {}) == "name the project (its folder) in the call, or pass all=true."
+
+
+async def test_schedule_in_a_mode_the_machine_lacks_is_refused(tmp_path: Path, monkeypatch) -> None:
+    from sched_testutil import fake_tools
+
+    fake_tools(tmp_path, monkeypatch, cron=False)
+    assert await _error(tmp_path, "schedule_sleep", {"project": str(tmp_path), "mode": "cron"}) == (
+        "--mode cron is not usable here: no `crontab` command on PATH. Use another --mode, or --mode daemon with "
+        "`skillopt-sleep daemon` kept running by a process supervisor")
+
+
+async def test_schedule_refuses_a_malformed_time(tmp_path: Path) -> None:
+    message = await _error(tmp_path, "schedule_sleep", {"project": str(tmp_path), "at": "3am"})
+    assert "at" in message and "String should match pattern" in message
 
 
 async def test_a_resource_uri_climbing_out_is_refused(tmp_path: Path) -> None:

@@ -44,7 +44,8 @@ async def test_sleep_status_with_nothing_yet(tmp_path: Path) -> None:
     async with connect(cwd=tmp_path) as client:
         status = await call(client, "sleep_status")
     assert status == {"last_night": None, "last_night_note": "no night has run yet.", "next_night": None,
-                      "schedule_note": "no night is scheduled: the scheduler is not available in this version.",
+                      "schedule_note": "no night is scheduled; schedule one with schedule_sleep (or "
+                                       "`skillopt-sleep schedule`).",
                       "pending_proposals": [], "running_jobs": []}
 
 
@@ -136,3 +137,29 @@ async def test_a_night_through_the_tools_ends_in_an_adopted_proposal(tmp_path: P
     assert len(listed["proposals"]) == 1 and adopted["changed"]
     assert status["last_night"]["outcome"] == "staged" and status["last_night"]["id"] == job["night"]["id"]
     assert "Use pnpm not npm in this repo." in skill.read_text()
+
+
+async def test_schedule_sleep_installs_status_shows_it_and_unschedule_removes_it(tmp_path: Path, monkeypatch) -> None:
+    from sched_testutil import fake_tools
+
+    fakes = fake_tools(tmp_path, monkeypatch, cron=True)
+    fakes.crontab.write_text("0 9 * * 1 /usr/bin/weekly\n")
+    project = tmp_path / "app"
+    project.mkdir()
+    async with connect(cwd=tmp_path) as client:
+        dry = await call(client, "schedule_sleep", {"project": str(project), "at": "02:30", "dry_run": True})
+        assert fakes.crontab.read_text() == "0 9 * * 1 /usr/bin/weekly\n"
+        done = await call(client, "schedule_sleep", {"project": str(project), "at": "02:30"})
+        status = await call(client, "sleep_status", {"project": str(project)})
+        gone = await call(client, "unschedule_sleep", {"project": str(project)})
+    assert (dry["scheduled"], dry["mode"], dry["message"]) == (False, "cron", "dry run: nothing was installed or changed")
+    (line,) = dry["entry"].values()
+    assert line.splitlines()[1].startswith("30 2 * * * ")
+    assert (done["scheduled"], done["mode"], done["at"], done["project"]) == (True, "cron", "02:30", str(project))
+    assert done["changes"] == [f"installed the nightly run at 02:30 for {project} in your crontab"]
+    assert status["next_night"] == done["next_night"] and status["next_night"][11:16] == "02:30"
+    assert status["schedule_note"] == f"{project}: nightly at 02:30 (cron)"
+    assert gone["scheduled"] is False
+    assert gone["changes"] == ["removed the cron entry (the rest of your crontab is unchanged)",
+                               f"removed the cron schedule of {project}"]
+    assert fakes.crontab.read_text() == "0 9 * * 1 /usr/bin/weekly\n"

@@ -1,0 +1,129 @@
+"""``skillopt-sleep hook session-end``: Claude Code's SessionEnd hook notes the transcript.
+
+It reads the hook's JSON on stdin (``session_id``, ``transcript_path``, ``cwd``,
+``hook_event_name``, ``reason``), notes ``transcript_path`` in ``noted_files`` and
+returns at once. It never fails the agent: it always exits 0; input it cannot use
+is logged (bounded, no transcript text) to ``logs/hook.log`` in the data directory.
+If the index is busy (a harvest is writing), the note goes to ``noted-spool.jsonl``,
+which the next harvest reads first. Notes from the hook are hints for the night;
+the watcher, not the hook, is what lets a harvest skip its full scan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+from sleep import paths
+
+MAX_INPUT = 1 << 20
+MAX_LOG = 256 << 10
+BUSY_MS = 250
+SPOOL = "noted-spool.jsonl"
+HOST = "claude-code"
+
+
+def _log(message: str) -> None:
+    try:
+        path = paths.data_dir() / "logs" / "hook.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and path.stat().st_size > MAX_LOG:
+            os.replace(path, path.with_name("hook.log.1"))
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{stamp}Z {message}\n")
+    except OSError:
+        pass  # nowhere to log: still exit 0
+
+
+def transcript_of(text: str) -> tuple[str | None, str]:
+    """The transcript path in a hook's JSON, or None and why it is unusable."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        return None, f"not JSON ({exc})"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object ({type(data).__name__})"
+    path = data.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        return None, "no transcript_path"
+    if "\x00" in path or len(path) > 4096 or not os.path.isabs(path):
+        return None, "transcript_path is not an absolute path"
+    return path, ""
+
+
+def note_path(path: str) -> str:
+    """Note ``path`` in the index, or in the spool when the index is busy; says which."""
+    from sleep.index import Index, _now
+
+    index_path = paths.index_path()
+    if not index_path.exists():
+        with Index.open(index_path):  # creates it (nobody else is writing a file that does not exist)
+            pass
+    row = (path, HOST, _now(), "hook")
+    try:
+        conn = sqlite3.connect(str(index_path), timeout=BUSY_MS / 1000, isolation_level=None)
+        try:
+            if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 6:
+                raise sqlite3.OperationalError("the index predates noted files")
+            conn.execute("INSERT INTO noted_files (path, host, noted_at, version, source) VALUES (?,?,?,1,?)"
+                         " ON CONFLICT(path) DO UPDATE SET noted_at=excluded.noted_at,"
+                         " version=noted_files.version+1, source=excluded.source", row)
+        finally:
+            conn.close()
+        return "noted"
+    except sqlite3.Error:
+        with open(paths.data_dir() / SPOOL, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"path": path, "host": HOST, "noted_at": row[2]}) + "\n")
+        return "spooled"
+
+
+def session_end(stdin: IO[str] | None = None) -> int:
+    """Run the hook; always 0."""
+    stream = stdin or sys.stdin
+    try:
+        if stream.isatty():
+            print("skillopt-sleep hook session-end reads a Claude Code SessionEnd hook's JSON on stdin; "
+                  "nothing to do.", file=sys.stderr)
+            return 0
+        text = stream.read(MAX_INPUT + 1)
+        if len(text) > MAX_INPUT:
+            _log(f"ignored input over {MAX_INPUT} bytes")
+            return 0
+        path, why = transcript_of(text)
+        if path is None:
+            _log(f"ignored: {why}; input began {text[:200]!r}")
+            return 0
+        _ = note_path(path)
+    except Exception as exc:  # the agent must never see this hook fail
+        _log(f"error: {type(exc).__name__}: {exc}")
+    return 0
+
+
+def drain_spool(index) -> int:
+    """Move the spooled notes into ``noted_files`` (inside the caller's transaction)."""
+    spool = paths.data_dir() / SPOOL
+    if not spool.exists():
+        return 0
+    taken = spool.with_name(f"{SPOOL}.{os.getpid()}")
+    try:
+        os.replace(spool, taken)
+    except OSError:
+        return 0
+    rows = []
+    for line in Path(taken).read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+            rows.append((str(item["path"]), str(item.get("host") or HOST), str(item.get("noted_at") or "")))
+        except (ValueError, KeyError, TypeError):
+            continue
+    index.conn.executemany("INSERT INTO noted_files (path, host, noted_at, version, source) VALUES (?,?,?,1,'hook')"
+                           " ON CONFLICT(path) DO UPDATE SET noted_at=excluded.noted_at,"
+                           " version=noted_files.version+1", rows)
+    taken.unlink(missing_ok=True)
+    return len(rows)
