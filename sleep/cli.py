@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     import sleep.ui.cli  # noqa: F401  (registers ui)
     import sleep.cycle.cli  # noqa: F401  (registers run, history, demo)
     import sleep.scheduler.cli  # noqa: F401  (registers schedule, unschedule, status, daemon, hook)
+    import sleep.integrations.cli  # noqa: F401  (registers integrate)
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")

@@ -13,44 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from test_mcp_listing import TOOLS
 from mcp_testutil import REPO, connect, server_env
+from npm_clients import npm_tool, run
+from test_mcp_listing import TOOLS
 
 pytestmark = pytest.mark.timeout(300)
-
-QUIET = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-         "DISABLE_ERROR_REPORTING": "1", "NO_UPDATE_NOTIFIER": "1", "CI": "true"}
-
-
-def npm_tool(name: str) -> str:
-    folder = os.environ.get("SKILLOPT_NPM_TOOLS")
-    if folder:
-        candidate = Path(folder) / "node_modules" / ".bin" / name
-        if candidate.exists():
-            return str(candidate)
-    found = shutil.which(name)
-    if not found:
-        pytest.skip(f"`{name}` is not installed (npm install --prefix DIR the package and set "
-                    "SKILLOPT_NPM_TOOLS=DIR, or put it on PATH)")
-    return found
-
-
-def client_env() -> dict[str, str]:
-    """The test's private homes, the venv's `skillopt-sleep` first on PATH, no telemetry."""
-    env = server_env(QUIET)
-    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
-    return env
-
-
-def run(argv: list[str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, cwd=cwd, env=client_env(), capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
 
 
 def test_inspector_cli_lists_every_tool(tmp_path: Path) -> None:
