@@ -211,6 +211,17 @@ def _stop_group(proc: asyncio.subprocess.Process, sig: int) -> None:
         pass
 
 
+async def _group_gone(pgid: int, within: float) -> None:
+    """Wait (up to ``within`` s) until no process of group ``pgid`` is left to signal."""
+    deadline = time.monotonic() + within
+    while hasattr(os, "killpg") and time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        await asyncio.sleep(0.02)
+
+
 async def run_cli(
     argv: list[str],
     *,
@@ -252,11 +263,12 @@ async def run_cli(
             f"{backend}: `{command}` did not finish within {timeout:g} s and was stopped. "
             "Raise model.timeout, or lower model.max_turns."
         ) from None
-    except BaseException:  # cancelled from outside: do not leave it running
-        if proc.returncode is None:
-            _stop_group(proc, signal.SIGKILL)
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
+    except BaseException:  # cancelled from outside: leave nothing of it running
+        # The whole group, even when the CLI itself has exited: its children may not have.
+        _stop_group(proc, signal.SIGKILL)
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
+            await _group_gone(proc.pid, _KILL_GRACE_S)
         raise
     return CliResult(
         stdout=out.decode("utf-8", errors="replace"),
