@@ -8,6 +8,7 @@ identity is configured anywhere, so staging must work without one.
 from __future__ import annotations
 
 import hashlib
+from datetime import date
 import os
 import subprocess
 from dataclasses import dataclass
@@ -115,3 +116,14 @@ def all_objects(repo: Path) -> bytes:
 def commit_messages(repo: Path) -> str:
     """Every commit message reachable from any ref, notes commits included."""
     return git(repo, "log", "--all", "--format=%B")
+
+
+NIGHT = date(2026, 12, 1)
+
+
+def staged(tmp_path: Path):
+    """A repository with one staged proposal (its night: NIGHT)."""
+    from sleep.proposals import stage
+
+    repo = make_repo(tmp_path / "app")
+    return repo, stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)

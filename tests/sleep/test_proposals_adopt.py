@@ -3,32 +3,25 @@
 from __future__ import annotations
 
 import os
-from datetime import date
 from pathlib import Path
 
 import pytest
-from proposal_testutil import CANDIDATE, SKILL, SKILL_TEXT, git, make_repo, report, write
+from proposal_testutil import NIGHT, staged, CANDIDATE, SKILL, SKILL_TEXT, git, make_repo, report, write
 
 from sleep.proposals import (BranchMissing, GitFailed, IndexBusy, LiveFileChanged, ProposalDecided, adopt, get,
                              stage)
 
-NIGHT = date(2026, 12, 1)
-
-
-def _staged(tmp_path: Path):
-    repo = make_repo(tmp_path / "app")
-    return repo, stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
 
 
 def test_adopt_writes_the_candidate_when_the_live_file_matches(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     d = adopt(p.id, by="tester")
     assert (repo / SKILL).read_text() == CANDIDATE
     assert d.wrote_file and d.commit is None
 
 
 def test_adopt_records_who_and_when_and_keeps_the_branch(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     adopt(p.id, by="tester")
     decided = get(p.id)
     assert (decided.state, decided.decided_by) == ("adopted", "tester")
@@ -37,7 +30,7 @@ def test_adopt_records_who_and_when_and_keeps_the_branch(tmp_path: Path) -> None
 
 
 def test_adopt_without_commit_leaves_head_and_index_alone(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     head, index = git(repo, "rev-parse", "HEAD"), (repo / ".git" / "index").read_bytes()
     adopt(p.id)
     assert git(repo, "rev-parse", "HEAD") == head
@@ -45,7 +38,7 @@ def test_adopt_without_commit_leaves_head_and_index_alone(tmp_path: Path) -> Non
 
 
 def test_adopt_is_refused_when_the_live_file_changed_and_nothing_is_written(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     edited = SKILL_TEXT + "- my own edit this morning\n"
     write(repo / SKILL, edited)
     with pytest.raises(LiveFileChanged, match=r"changed \(\+1 -0 lines.*skillopt-sleep show"):
@@ -55,7 +48,7 @@ def test_adopt_is_refused_when_the_live_file_changed_and_nothing_is_written(tmp_
 
 
 def test_adopt_is_refused_when_the_live_file_was_deleted(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     (repo / SKILL).unlink()
     with pytest.raises(LiveFileChanged, match="was deleted"):
         adopt(p.id)
@@ -63,7 +56,7 @@ def test_adopt_is_refused_when_the_live_file_was_deleted(tmp_path: Path) -> None
 
 
 def test_adopt_commit_commits_only_the_skill_file_on_the_current_branch(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     write(repo / "README.md", "# unstaged work stays unstaged\n")
     head = git(repo, "rev-parse", "HEAD")
     d = adopt(p.id, commit=True)
@@ -75,7 +68,7 @@ def test_adopt_commit_commits_only_the_skill_file_on_the_current_branch(tmp_path
 
 
 def test_adopt_commit_is_refused_with_other_staged_changes_and_writes_nothing(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     write(repo / "README.md", "# staged by the person\n")
     git(repo, "add", "README.md")
     index = (repo / ".git" / "index").read_bytes()
@@ -87,7 +80,7 @@ def test_adopt_commit_is_refused_with_other_staged_changes_and_writes_nothing(tm
 
 
 def test_adopt_commit_is_refused_while_the_index_is_locked(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     write(repo / ".git" / "index.lock", "")
     with pytest.raises(IndexBusy, match="index.lock"):
         adopt(p.id, commit=True)
@@ -95,7 +88,7 @@ def test_adopt_commit_is_refused_while_the_index_is_locked(tmp_path: Path) -> No
 
 
 def test_adopt_commit_restores_the_live_file_when_the_commit_fails(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     hook = write(repo / ".git" / "hooks" / "pre-commit", "#!/bin/sh\necho 'hook says no' >&2\nexit 1\n")
     os.chmod(hook, 0o755)
     with pytest.raises(GitFailed, match="hook says no"):
@@ -106,7 +99,7 @@ def test_adopt_commit_restores_the_live_file_when_the_commit_fails(tmp_path: Pat
 
 
 def test_adopt_delete_branch_removes_the_branch_and_its_note(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     d = adopt(p.id, delete_branch=True)
     assert d.branch_deleted
     assert git(repo, "branch", "--list", p.branch) == ""
@@ -114,7 +107,7 @@ def test_adopt_delete_branch_removes_the_branch_and_its_note(tmp_path: Path) -> 
 
 
 def test_adopt_on_a_deleted_branch_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     git(repo, "branch", "-D", p.branch)
     with pytest.raises(BranchMissing, match="no longer exists.*reject"):
         adopt(p.id)
@@ -122,14 +115,14 @@ def test_adopt_on_a_deleted_branch_is_a_clear_error_and_writes_nothing(tmp_path:
 
 
 def test_adopt_twice_is_refused(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     adopt(p.id)
     with pytest.raises(ProposalDecided, match="already adopted"):
         adopt(p.id)
 
 
 def test_adopt_after_a_hand_merge_records_the_adoption_without_writing(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     write(repo / SKILL, CANDIDATE)
     d = adopt(p.id)
     assert not d.wrote_file
@@ -137,7 +130,7 @@ def test_adopt_after_a_hand_merge_records_the_adoption_without_writing(tmp_path:
 
 
 def test_adopt_takes_the_file_from_the_branch_tip_when_the_person_amended_the_branch(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     linked = tmp_path / "review"
     git(repo, "worktree", "add", "-q", str(linked), p.branch)
     write(linked / SKILL, CANDIDATE + "- reviewer's addition\n")
@@ -148,7 +141,7 @@ def test_adopt_takes_the_file_from_the_branch_tip_when_the_person_amended_the_br
 
 
 def test_adopt_keeps_the_live_file_permissions(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     os.chmod(repo / SKILL, 0o600)
     adopt(p.id)
     assert (repo / SKILL).stat().st_mode & 0o777 == 0o600

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 
 import pytest
-from proposal_testutil import CANDIDATE, SKILL, SKILL_TEXT, git, make_repo, report, write
+from proposal_testutil import NIGHT, staged, CANDIDATE, SKILL, SKILL_TEXT, git, make_repo, report, write
 
 from sleep.proposals import ProposalDecided, adopt, get, list_proposals, reject, stage
 from sleep.proposals.render import review_lines
 
-NIGHT = date(2026, 12, 1)
-
-
-def _staged(tmp_path: Path):
-    repo = make_repo(tmp_path / "app")
-    return repo, stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
 
 
 def test_reject_deletes_the_branch_and_its_note(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     d = reject(p.id, reason="too long")
     assert d.branch_deleted
     assert git(repo, "branch", "--list", "skillopt/*") == ""
@@ -28,7 +21,7 @@ def test_reject_deletes_the_branch_and_its_note(tmp_path: Path) -> None:
 
 
 def test_reject_keeps_the_record_report_and_reason(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     reject(p.id, reason="too long", by="tester")
     decided = get(p.id)
     assert (decided.state, decided.reason, decided.decided_by) == ("rejected", "too long", "tester")
@@ -36,13 +29,13 @@ def test_reject_keeps_the_record_report_and_reason(tmp_path: Path) -> None:
 
 
 def test_reject_leaves_the_live_file_alone(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     reject(p.id)
     assert (repo / SKILL).read_text() == SKILL_TEXT
 
 
 def test_reject_keeps_a_branch_the_person_committed_on(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     linked = tmp_path / "review"
     git(repo, "worktree", "add", "-q", str(linked), p.branch)
     write(linked / "NOTES.md", "my notes\n")
@@ -55,7 +48,7 @@ def test_reject_keeps_a_branch_the_person_committed_on(tmp_path: Path) -> None:
 
 
 def test_reject_twice_is_refused(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     reject(p.id)
     with pytest.raises(ProposalDecided, match="already rejected"):
         reject(p.id)
@@ -72,7 +65,7 @@ def test_review_hides_adopted_and_rejected_unless_all(tmp_path: Path) -> None:
 
 
 def test_pending_proposal_whose_live_file_changed_is_stale_with_the_reason(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     write(repo / SKILL, SKILL_TEXT + "- edited\n")
     [listed] = list_proposals()
     assert listed.state == "stale"
@@ -80,21 +73,21 @@ def test_pending_proposal_whose_live_file_changed_is_stale_with_the_reason(tmp_p
 
 
 def test_pending_proposal_whose_branch_was_deleted_is_stale(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     git(repo, "branch", "-D", p.branch)
     [listed] = list_proposals()
     assert (listed.state, listed.stale_reason) == ("stale", f"the branch {p.branch} was deleted")
 
 
 def test_a_file_edited_and_restored_is_pending_again(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     write(repo / SKILL, SKILL_TEXT + "- tmp\n")
     write(repo / SKILL, SKILL_TEXT)
     assert list_proposals()[0].state == "pending"
 
 
 def test_review_line_shows_id_project_skill_branch_night_scores_edits_state(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     header, line = review_lines(list_proposals())
     assert header.split() == ["ID", "PROJECT", "SKILL", "BRANCH", "NIGHT", "VAL", "EDITS", "STATE"]
     assert line.split() == [p.id, "app", "tests", "skillopt/tests/2026-12-01", "2026-12-01", "0.50", "→", "0.75",
@@ -102,7 +95,7 @@ def test_review_line_shows_id_project_skill_branch_night_scores_edits_state(tmp_
 
 
 def test_review_shows_the_stale_reason_under_the_line(tmp_path: Path) -> None:
-    repo, _ = _staged(tmp_path)
+    repo, _ = staged(tmp_path)
     write(repo / SKILL, "rewritten\n")
     lines = review_lines(list_proposals())
     assert lines[1].endswith("stale") and lines[2].strip().startswith("stale: the live file")
@@ -116,6 +109,6 @@ def test_review_filters_by_project(tmp_path: Path) -> None:
 
 
 def test_a_proposal_is_found_by_id_prefix_or_branch(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     assert get(p.id[:5]).id == p.id
     assert get(p.branch).id == p.id

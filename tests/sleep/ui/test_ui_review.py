@@ -3,37 +3,30 @@ rejected through the forms (the same library as the CLI), and the library's refu
 
 from __future__ import annotations
 
-from datetime import date
 from pathlib import Path
 
-from proposal_testutil import CANDIDATE, INTENT, SKILL, SKILL_TEXT, git, make_repo, report, write
+from proposal_testutil import staged, CANDIDATE, INTENT, SKILL, SKILL_TEXT, git, write
 from ui_testutil import client, post
 
-from sleep.proposals import get, stage
+from sleep.proposals import get
 
-NIGHT = date(2026, 12, 1)
-
-
-def _staged(tmp_path: Path):
-    repo = make_repo(tmp_path / "app")
-    return repo, stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
 
 
 def test_proposals_list_shows_pending_proposals_with_scores(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     html = client([tmp_path / "outputs"]).get("/proposals").text
     assert f'href="/proposals/{p.id}"' in html and p.branch in html and "0.50 → 0.75" in html
     assert "pending" in html
 
 
 def test_overview_lists_what_waits_for_review(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     html = client([tmp_path / "outputs"]).get("/").text
     assert "1 proposal waiting for you." in html and f"/proposals/{p.id}" in html
 
 
 def test_proposal_page_shows_report_and_the_staged_diff(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     html = client([tmp_path / "outputs"]).get(f"/proposals/{p.id}").text
     assert '<span class="add">+- Run `ruff check .` before the tests.</span>' in html
     assert INTENT in html  # the report's task intent, next to its delta
@@ -41,7 +34,7 @@ def test_proposal_page_shows_report_and_the_staged_diff(tmp_path: Path) -> None:
 
 
 def test_adopt_through_the_page_writes_the_candidate_and_says_so(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     r = post(c, f"/proposals/{p.id}/adopt", {})
     assert r.status_code == 303
@@ -53,14 +46,14 @@ def test_adopt_through_the_page_writes_the_candidate_and_says_so(tmp_path: Path)
 
 
 def test_adopt_with_commit_commits_the_skill_file(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     r = post(client([tmp_path / "outputs"]), f"/proposals/{p.id}/adopt", {"commit": "1"})
     assert r.status_code == 303
     assert git(repo, "log", "-1", "--format=%s") == f"skillopt: adopt tests (proposal {p.id})"
 
 
 def test_adopt_refused_when_the_live_file_changed_shows_the_library_message(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     edited = SKILL_TEXT + "- my own edit this morning\n"
     write(repo / SKILL, edited)
     r = post(client([tmp_path / "outputs"]), f"/proposals/{p.id}/adopt", {})
@@ -71,7 +64,7 @@ def test_adopt_refused_when_the_live_file_changed_shows_the_library_message(tmp_
 
 
 def test_reject_through_the_page_deletes_the_branch_and_keeps_the_reason(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     r = post(c, f"/proposals/{p.id}/reject", {"reason": "too wordy"})
     assert r.status_code == 303
@@ -84,7 +77,7 @@ def test_reject_through_the_page_deletes_the_branch_and_keeps_the_reason(tmp_pat
 
 
 def test_deciding_twice_is_refused_with_the_library_message(tmp_path: Path) -> None:
-    _, p = _staged(tmp_path)
+    _, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     assert post(c, f"/proposals/{p.id}/reject", {}).status_code == 303
     again = post(c, f"/proposals/{p.id}/adopt", {})
@@ -92,7 +85,7 @@ def test_deciding_twice_is_refused_with_the_library_message(tmp_path: Path) -> N
 
 
 def test_post_without_the_csrf_token_is_refused_and_changes_nothing(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     for token in (None, "forged"):
         r = post(c, f"/proposals/{p.id}/adopt", {}, csrf=token)
@@ -101,7 +94,7 @@ def test_post_without_the_csrf_token_is_refused_and_changes_nothing(tmp_path: Pa
 
 
 def test_cross_origin_post_is_refused_even_with_the_token(tmp_path: Path) -> None:
-    repo, p = _staged(tmp_path)
+    repo, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     r = post(c, f"/proposals/{p.id}/adopt", {}, origin="http://evil.example")
     assert r.status_code == 403 and "another origin" in r.text
@@ -111,7 +104,7 @@ def test_cross_origin_post_is_refused_even_with_the_token(tmp_path: Path) -> Non
 
 
 def test_unknown_proposal_is_404(tmp_path: Path) -> None:
-    _staged(tmp_path)
+    staged(tmp_path)
     c = client([tmp_path / "outputs"])
     assert c.get("/proposals/deadbeef").status_code == 404
     assert post(c, "/proposals/deadbeef/adopt", {}).status_code == 404
