@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from skillopt_core import Edit
 
-_LEAD = re.compile(r"^(?:no+|nope|nah|wrong|incorrect|not quite|not like that|actually|wait|hmm+|ugh|please|pls|"
+_LEAD = re.compile(r"^(?:no+|nope|nah|yes|yeah|yep|ok(?:ay)?|wrong|incorrect|not quite|not like that|actually|wait|hmm+|ugh|please|pls|"
                    r"that'?s (?:wrong|not right|not it))\b[\s,.!:;-]*", re.I)
 MAX_RULE_CHARS = 200
 MIN_WORDS = 3

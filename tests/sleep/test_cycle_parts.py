@@ -1,0 +1,91 @@
+"""Pieces of the night on their own: phrasing corrections, the replay backend
+choice, bad --skill input, the history listing, and the demo on the real model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sleep_testutil import Homes
+
+from skillopt_core import load_settings
+from sleep.cli import main
+from sleep.cycle.backends import cli_ready, target_backend
+from sleep.cycle.corrections import correction_edits, phrase_rule
+from sleep.cycle.night import NightError, NightOptions, run_night
+
+
+@pytest.mark.parametrize("said,rule", [
+    ("no, use pnpm not npm in this repo", "Use pnpm not npm in this repo."),
+    ("yes. always pnpm, never npm install here", "Always pnpm, never npm install here."),
+    ("Nope - keep the subject under 72 characters!", "Keep the subject under 72 characters!"),
+    ("no", None),
+    ("that's wrong", None),
+])
+def test_corrections_become_rule_sentences(said: str, rule: str | None) -> None:
+    assert phrase_rule(said) == rule
+
+
+def test_correction_edits_are_deduplicated_most_repeated_first() -> None:
+    evidence = [{"corrections": [{"text": "no, cite file:line first please"}]},
+                {"corrections": [{"text": "No, use pnpm here."}, {"text": "no, use pnpm here"}]}]
+    edits = correction_edits(evidence, limit=5)
+    assert [e.content for e in edits] == ["- Use pnpm here.", "- Cite file:line first please."]
+    assert edits[0].origin == "correction" and "2 sessions" in edits[0].rationale
+
+
+def _fake_exe(folder: Path, name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    exe = folder / name
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+
+
+def test_a_host_cli_is_ready_only_when_installed_and_logged_in(tmp_path: Path, homes: Homes, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert not cli_ready("codex")[0]
+    _fake_exe(tmp_path / "bin", "codex")
+    ready, why = cli_ready("codex")
+    assert not ready and "not logged in" in why
+    homes.codex.mkdir(parents=True, exist_ok=True)
+    (homes.codex / "auth.json").write_text("{}")
+    assert cli_ready("codex")[0]
+    settings = load_settings(None, ["model.backend=scripted"])
+    assert target_backend(Counter({"codex": 3, "claude-code": 1}), "host", settings)[0] == "codex"
+    assert target_backend(Counter({"claude-code": 2}), "host", settings)[0] == "scripted"
+    assert target_backend(Counter({"codex": 2}), "local", settings)[0] == "local"
+
+
+def test_a_skill_outside_the_project_must_exist(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    with pytest.raises(NightError, match="no such file"):
+        run_night(NightOptions(project=project, skill=tmp_path / "elsewhere" / "SKILL.md"), say=lambda _: None)
+    with pytest.raises(NightError, match="not a directory"):
+        run_night(NightOptions(project=tmp_path / "missing"), say=lambda _: None)
+
+
+def test_history_says_when_there_is_no_night_yet(capsys) -> None:
+    assert main(["history"]) == 0
+    assert "No nights yet" in capsys.readouterr().out
+
+
+@pytest.mark.local_model
+@pytest.mark.timeout(900)
+def test_the_demo_runs_a_night_on_the_local_model_and_prints_the_review(tmp_path: Path) -> None:
+    keep = tmp_path / "demo"
+    proc = subprocess.run([sys.executable, "-m", "sleep.cli", "demo", "--keep", str(keep)], cwd=tmp_path,
+                          env=os.environ, capture_output=True, text=True, timeout=840)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = proc.stdout
+    for line in ("[Harvest] 17 new", "[Mine] ", "[Tasks] ", "$ skillopt-sleep review", "$ skillopt-sleep history"):
+        assert line in out, line
+    assert "Night n" in out and ("staged" in out or "Nothing was staged" in out)
+    assert (keep / "skillopt" / "sleep.sqlite3").is_file()
+    assert subprocess.run(["git", "-C", str(keep / "tiny-ledger"), "status", "--porcelain"],
+                          capture_output=True, text=True).stdout == ""
