@@ -222,3 +222,10 @@ def test_overrides_apply_on_top_of_given_settings(tmp_path):
 def test_a_workdir_outside_the_replay_root_is_refused_up_front(tmp_path):
     with pytest.raises(ValueError, match="under the replay root"):
         prepare_training(api_settings(tmp_path), tasks=caller_tasks(), workdir=tmp_path)
+
+
+def test_a_seed_skill_given_as_a_path_is_read_from_the_file(tmp_path):
+    path = tmp_path / "SKILL.md"
+    path.write_text(SEED)
+    run = prepare_training(api_settings(tmp_path), tasks=caller_tasks(), seed_skill=path)
+    assert (run.run_dir / "seed_skill.md").read_text() == SEED

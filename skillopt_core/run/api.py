@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -105,9 +104,10 @@ def tasks_fingerprint(tasks: Iterable[Task]) -> str:
 
 
 def _task_record(task: Task) -> dict:
-    record = {k: v for k, v in asdict(task).items() if v not in (None, "", (), [], {})}
-    record["tags"] = list(task.tags) if task.tags else None
-    return {k: v for k, v in record.items() if v is not None}
+    """The task as one jsonl_tasks line (empty fields left out)."""
+    record = {"id": task.id, "prompt": task.prompt, "context": task.context, "reference": task.reference,
+              "judge": task.judge, "tags": list(task.tags), "metadata": task.metadata}
+    return {k: v for k, v in record.items() if v not in (None, "", [], {})}
 
 
 def _write_tasks(path: Path, tasks: Sequence[Task]) -> None:
@@ -234,7 +234,7 @@ def prepare_training(
     ``tasks``: the caller's tasks (each with a judge spec), or a Dataset with
     the split already made; None = the env of the settings. ``splitter``
     splits a task list (default: the settings' stable hash split).
-    ``seed_skill``: Markdown text, a path, or a Skill (default: the settings'
+    ``seed_skill``: Markdown text (a ``str``), a file (a ``Path``), or a Skill (default: the settings'
     ``skill.init`` or the env's seed). ``backends``: role → Backend for any of
     target / optimizer / judge (the others come from the settings).
     ``candidate_edits``: edits of the caller's own (e.g. from a person's
