@@ -34,6 +34,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from skillopt_core import ConfigError, ConsoleRenderer
     from sleep.cycle.night import NightError, NightOptions, run_night
+    from sleep.storage import StorageError
 
     console = Console(stderr=args.json, highlight=False, soft_wrap=True)
     opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
@@ -41,7 +42,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         night = run_night(opts, say=lambda text: console.print(text, markup=False),
                           subscribers=[ConsoleRenderer(console)])
-    except (NightError, ConfigError) as exc:
+    except (NightError, ConfigError, StorageError) as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
         return 2
     except LockBusy as exc:
@@ -98,6 +99,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         nights = []
     else:
         with Index.open() as index:
+            store.settle_dead(index)  # a night whose process is gone shows as interrupted at once
             project = str(args.project.expanduser().resolve()) if args.project else None
             nights = store.nights(index, project, limit=max(1, args.limit))
     if args.json:
