@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: {explain_sqlite(exc, paths.index_path())}", file=sys.stderr)
         return 2
     except OSError as exc:  # a file SkillOpt writes: full disk, read-only folder, no permission
-        print(f"{name}: {explain_os(exc)}", file=sys.stderr)
+        from sleep import paths
+
+        print(f"{name}: {explain_os(exc, paths.data_dir())}", file=sys.stderr)
         return 2
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -35,11 +36,22 @@ def _code(exc: sqlite3.Error) -> int | None:
     return None if code is None else int(code) & 0xFF
 
 
+# Below this much free space, an SQLite I/O error (it cannot even map its -shm file) is a full disk.
+_NEARLY_FULL = 64 * 1024
+
+
 def is_disk_full(exc: BaseException) -> bool:
     """A full disk (or quota), whether SQLite or the OS said so."""
     if isinstance(exc, sqlite3.Error):
         return _code(exc) == _SQLITE_FULL or "disk is full" in str(exc)
     return isinstance(exc, OSError) and exc.errno in _FULL
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
 
 
 def _where_to(folder: Path) -> str:
@@ -53,9 +65,11 @@ def explain_sqlite(exc: sqlite3.Error, path: Path | str) -> str:
     folder = path.parent
     text = str(exc)
     code = _code(exc)
-    if is_disk_full(exc):
-        return (f"the disk holding the index {path} is full (SQLite: {text}); the last change was rolled back "
-                "and nothing stored before was lost. Free some space, then run the command again.")
+    free = _free_bytes(folder) if folder.exists() else None
+    if is_disk_full(exc) or (code == _SQLITE_IOERR and free is not None and free < _NEARLY_FULL):
+        return (f"the disk holding the index {path} is full (SQLite: {text}; {free if free is not None else '?'} "
+                "bytes free); the last change was rolled back and nothing stored before was lost. Free some "
+                "space, then run the command again.")
     if code == _SQLITE_READONLY or "readonly" in text:
         return f"the index {path} is read-only ({text}); nothing was changed. To continue, {_where_to(folder)}."
     if code == _SQLITE_CANTOPEN or "unable to open" in text:
@@ -63,8 +77,9 @@ def explain_sqlite(exc: sqlite3.Error, path: Path | str) -> str:
         return f"cannot open the index {path} ({why}); nothing was changed. To continue, {_where_to(folder)}."
     if code in (_SQLITE_NOTADB, _SQLITE_CORRUPT) or "not a database" in text or "malformed" in text:
         return (f"the index {path} is damaged ({text}); nothing was changed. Move it aside "
-                f"(`mv {path} {path}.damaged`) and run `skillopt-sleep harvest` to start a new index; "
-                "your proposal branches stay in your repositories.")
+                f"(`mv {path} {path}.damaged`; `sqlite3 {path}.damaged .recover` may rescue its records) and run "
+                "`skillopt-sleep harvest` to start a new index from your transcripts; proposal branches stay in "
+                "your repositories.")
     if code in (_SQLITE_BUSY, _SQLITE_LOCKED) or "locked" in text:
         return (f"the index {path} stayed locked by another SkillOpt process for 30 s ({text}); nothing was "
                 "changed. Wait for it to finish (`skillopt-sleep status`), then run the command again.")
@@ -74,14 +89,18 @@ def explain_sqlite(exc: sqlite3.Error, path: Path | str) -> str:
     return f"the index {path} could not be used ({text}); nothing was changed."
 
 
-def explain_os(exc: OSError, what: str = "") -> str:
-    """One line for an OS error on a file SkillOpt writes (``what`` names it when known)."""
-    name = exc.filename or what or "a file"
+def explain_os(exc: OSError, where: str | os.PathLike = "") -> str:
+    """One line for an OS error on a file SkillOpt writes. ``where`` (the data directory, say)
+    stands in when the error does not name its file (a write to an open file)."""
+    name = str(exc.filename or where or "a file")
     reason = exc.strerror or str(exc)
+    folder = Path(name).parent if exc.filename else Path(name)
     if exc.errno in _FULL:
         return (f"the disk holding {name} is full ({reason}); nothing stored before was lost. Free some space, "
                 "then run the command again.")
     if exc.errno in _NOT_WRITABLE:
-        folder = Path(str(name)).parent if exc.filename else Path(str(name))
         return f"cannot write {name} ({reason}); nothing was changed. To continue, {_where_to(folder)}."
+    if exc.errno == errno.ENOENT:
+        return (f"{name} does not exist and cannot be created ({reason}); nothing was changed. Set SKILLOPT_HOME "
+                "to a folder you can write, or create the folder above it.")
     return f"{name}: {reason}; nothing was changed."

@@ -34,7 +34,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from skillopt_core import ConfigError, ConsoleRenderer
     from sleep.cycle.night import NightError, NightOptions, run_night
-    from sleep.storage import StorageError
 
     console = Console(stderr=args.json, highlight=False, soft_wrap=True)
     opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
@@ -42,7 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         night = run_night(opts, say=lambda text: console.print(text, markup=False),
                           subscribers=[ConsoleRenderer(console)])
-    except (NightError, ConfigError, StorageError) as exc:
+    except (NightError, ConfigError) as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
         return 2
     except LockBusy as exc:

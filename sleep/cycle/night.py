@@ -122,7 +122,7 @@ def _storage_problem(exc: BaseException) -> str | None:
     if isinstance(exc, sqlite3.Error) and (is_disk_full(exc) or "readonly" in str(exc)):
         return explain_sqlite(exc, paths.index_path())
     if isinstance(exc, OSError) and (is_disk_full(exc) or exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)):
-        return explain_os(exc)
+        return explain_os(exc, paths.data_dir())
     return None
 
 
