@@ -55,8 +55,14 @@ def _free_bytes(folder: Path) -> int | None:
 
 
 def _where_to(folder: Path) -> str:
-    return (f"make {folder} writable by you, or set SKILLOPT_HOME to a folder you can write "
-            "(and move the data there)")
+    """What to do about a folder that cannot be written: in the data directory, SKILLOPT_HOME
+    can move it; elsewhere (a skill file's folder) only its permissions can be fixed."""
+    from sleep import paths
+
+    data = paths.data_dir().absolute()
+    inside = folder.absolute() == data or data in folder.absolute().parents
+    return (f"make {folder} writable by you" + (", or set SKILLOPT_HOME to a folder you can write "
+                                               "(and move the data there)" if inside else ""))
 
 
 def explain_sqlite(exc: sqlite3.Error, path: Path | str) -> str:

@@ -283,7 +283,10 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
 
         def spent(usage: dict[str, Any]) -> None:
             night.usage = usage
-            store.save(index, night)
+            try:
+                store.save(index, night)
+            except sqlite3.Error:  # a busy or full index must not stop the replay; the end records the totals
+                pass
 
         workdir = None
         if config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values():
