@@ -5,7 +5,14 @@ issues add ``run``, ``status``, ``proposals``, ``adopt``, ``reject``,
 ``schedule`` and ``mcp`` the same way (one ``@command`` each, possibly in
 their own module imported from :func:`build_parser`).
 
-Exit codes: 0 success, 2 usage error, 3 another harvest holds the index lock.
+Before any command (but the SessionEnd ``hook``, which must return at once),
+operations a killed process left unfinished are finished or undone
+(:func:`sleep.proposals.journal.recover`). A full disk, an unwritable data
+directory or a damaged index is one line on stderr (what, which file, what
+to do), never a traceback.
+
+Exit codes: 0 success, 2 usage error (or an index / data directory that
+cannot be used as it is), 3 another harvest holds the index lock.
 """
 
 from __future__ import annotations
@@ -13,12 +20,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from typing import Callable
 
 from sleep.harvest import HarvestOptions, HarvestReport, harvest, parse_duration
 from sleep.lock import LockBusy
 from sleep.sources import SOURCE_GROUPS
+from sleep.storage import StorageError, explain_os, explain_sqlite
+
+# Commands that must not wait for anything (the SessionEnd hook has well under a second).
+_NO_RECOVERY = {"hook"}
 
 Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
@@ -57,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    name = f"skillopt-sleep {args.command}"
     try:
+        if args.command not in _NO_RECOVERY:
+            _recover_unfinished()
         return int(args.func(args) or 0)
     except LockBusy as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
@@ -70,6 +85,33 @@ def main(argv: list[str] | None = None) -> int:
         print("skillopt-sleep: interrupted; nothing partial was committed for the current batch.",
               file=sys.stderr)
         return 130
+    except StorageError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:  # raised past the index's own handling (e.g. a full disk mid-write)
+        from sleep import paths
+
+        print(f"{name}: {explain_sqlite(exc, paths.index_path())}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file SkillOpt writes: full disk, read-only folder, no permission
+        from sleep import paths
+
+        print(f"{name}: {explain_os(exc, paths.data_dir())}", file=sys.stderr)
+        return 2
+
+
+def _recover_unfinished() -> None:
+    """Finish or undo what a killed staging, adoption or rejection left (a cheap look first)."""
+    from sleep import paths
+    from sleep.proposals import journal
+
+    if not journal.any_unfinished(paths.index_path()):
+        return
+    from sleep.index import Index
+
+    with Index.open() as index:
+        for line in journal.recover(index):
+            print(f"skillopt-sleep: {line}", file=sys.stderr)
 
 
 # ----- harvest -------------------------------------------------------------------------

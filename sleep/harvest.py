@@ -153,7 +153,7 @@ class _Harvester:
                 finish_harvest(self.index, self.plan, names)
             self.index.conn.execute("COMMIT")
         except BaseException:
-            self.index.conn.execute("ROLLBACK")
+            self.index.rollback()  # not a bare ROLLBACK: SQLite already rolled back on a full disk
             raise
         return self._report(reports, time.perf_counter() - started)
 

@@ -7,11 +7,17 @@ only state: there is no second state file.
 Migrations are versioned with ``PRAGMA user_version``. To extend the schema,
 append a :class:`Migration` with the next version to :data:`MIGRATIONS` (never
 edit a released one); :meth:`Index.open` applies what a database lacks, each in
-its own transaction.
+its own transaction. The version number is not trusted on its own: the tables,
+columns and indexes every migration up to it creates are checked (derived from
+the migration list, :mod:`sleep.index_schema`) and a gap is repaired; an index
+newer than this build is refused. Errors opening the index (unwritable folder,
+damaged file, full disk) are :class:`~sleep.storage.StorageError` with a line
+that says what to do.
 """
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -21,9 +27,10 @@ from typing import Iterator
 
 import orjson
 
-from sleep import paths
+from sleep import index_schema, paths
 from sleep.cursor import FileCursor
 from sleep.sessions import HistoryPrompt, Session
+from sleep.storage import StorageError, explain_os, explain_sqlite
 
 
 @dataclass(frozen=True)
@@ -237,6 +244,25 @@ MIGRATIONS: list[Migration] = [
             anchors TEXT NOT NULL DEFAULT '{}'
         );
     """),
+    # 7 is the privacy work's secret-hash table (numbered before this one on another branch).
+    Migration(8, "index identity (stamped on every proposal commit) and the journal of unfinished operations", """
+        CREATE TABLE index_meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE operations (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,
+            proposal_id TEXT NOT NULL,
+            repo_dir TEXT NOT NULL,
+            lock_path TEXT NOT NULL,
+            step TEXT NOT NULL DEFAULT 'begun',
+            started_at TEXT NOT NULL,
+            pid INTEGER,
+            data BLOB NOT NULL,
+            saved BLOB
+        );
+    """),
 ]
 
 
@@ -263,18 +289,36 @@ class Index:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self.repaired: list[str] = []  # gaps :meth:`migrate` filled, described
+        self._identity: str | None = None
 
     @classmethod
     def open(cls, path: Path | None = None) -> "Index":
+        """Open (creating if needed) and bring up to date; raises :class:`StorageError`
+        with a one-line explanation when the file or its folder cannot be used."""
         path = Path(path) if path else paths.index_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        index = cls(conn, path)
-        index.migrate()
-        return index
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(explain_os(exc, str(path.parent)), path) from None
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
+            index = cls(conn, path)
+            index.refuse_newer(MIGRATIONS)  # before anything writes (WAL mode rewrites the header)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            index.migrate()
+            return index
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            raise StorageError(explain_sqlite(exc, path), path) from None
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
 
     def close(self) -> None:
         self.conn.close()
@@ -292,9 +336,13 @@ class Index:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
 
     def migrate(self, migrations: list[Migration] | None = None) -> list[int]:
-        """Apply missing migrations in order; returns the versions applied."""
+        """Check the schema, repair gaps, apply missing migrations in order; returns the
+        versions applied. Refuses (:class:`StorageError`) an index newer than ``migrations``."""
+        migrations = sorted(migrations or MIGRATIONS, key=lambda m: m.version)
+        self.refuse_newer(migrations)
+        self._repair(migrations)
         applied = []
-        for m in sorted(migrations or MIGRATIONS, key=lambda m: m.version):
+        for m in migrations:
             if m.version <= self.schema_version:
                 continue
             self.conn.execute("BEGIN IMMEDIATE")
@@ -307,20 +355,66 @@ class Index:
                 self.conn.execute(f"PRAGMA user_version = {int(m.version)}")
                 self.conn.execute("COMMIT")
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self.rollback()
                 raise
             applied.append(m.version)
         return applied
+
+    def refuse_newer(self, migrations: list[Migration]) -> None:
+        """Raise :class:`StorageError` when a newer SkillOpt wrote this index (its schema is unknown)."""
+        newest = max(m.version for m in migrations)
+        if self.schema_version > newest:
+            raise StorageError(
+                f"the index {self.path} has schema version {self.schema_version}, newer than this SkillOpt knows "
+                f"({newest}): a newer SkillOpt wrote it. Nothing was changed. Upgrade SkillOpt "
+                "(`pip install -U skillopt`), or set SKILLOPT_HOME to another folder to use this version.",
+                self.path)
+
+    def _repair(self, migrations: list[Migration]) -> None:
+        """Add what the migrations up to this index's version created and the index lacks."""
+        added = index_schema.added_by(migrations, _statements)
+        if not index_schema.gaps(self.conn, added, self.schema_version):
+            return
+        with self.transaction():  # re-check under the write lock: another process may have repaired it
+            found = index_schema.gaps(self.conn, added, self.schema_version)
+            try:
+                index_schema.repair(self.conn, found)
+            except sqlite3.OperationalError as exc:
+                raise StorageError(
+                    f"the index {self.path} lacks part of {', '.join(g.describe() for g in found)} and it cannot "
+                    f"be added ({exc}); nothing was changed. Move the index aside (`mv {self.path} "
+                    f"{self.path}.old`) and run `skillopt-sleep harvest` to start a new one.", self.path) from None
+        self.repaired += [g.describe() for g in found]
+
+    @property
+    def identity(self) -> str:
+        """This index's random id (made on first use), stamped on the proposals it stages
+        so that another index never mistakes them for its own."""
+        if self._identity is None:
+            row = self.conn.execute("SELECT value FROM index_meta WHERE key = 'index_id'").fetchone()
+            if row is None:
+                with self.transaction():
+                    self.conn.execute("INSERT OR IGNORE INTO index_meta (key, value) VALUES ('index_id', ?)",
+                                      (secrets.token_hex(8),))
+                row = self.conn.execute("SELECT value FROM index_meta WHERE key = 'index_id'").fetchone()
+            self._identity = str(row[0])
+        return self._identity
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self.rollback()
             raise
-        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not already (it does on a full disk:
+        a second ROLLBACK would hide SQLITE_FULL behind "no transaction is active")."""
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
     # ----- cursors ---------------------------------------------------------------------
 

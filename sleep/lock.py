@@ -42,6 +42,21 @@ class FileLock:
         self._fd = fd
         return self
 
+    def held(self) -> bool:
+        """Whether a process holds the lock now. A probe: it never creates or writes the file,
+        and holds the lock (when free) only for the instant of the test."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return False  # no lock file: nobody ever took it
+        try:
+            if _try_lock(fd):
+                _unlock(fd)
+                return False
+            return True
+        finally:
+            os.close(fd)
+
     def release(self) -> None:
         if self._fd is not None:
             _unlock(self._fd)

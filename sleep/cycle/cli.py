@@ -98,6 +98,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         nights = []
     else:
         with Index.open() as index:
+            store.settle_dead(index)  # a night whose process is gone shows as interrupted at once
             project = str(args.project.expanduser().resolve()) if args.project else None
             nights = store.nights(index, project, limit=max(1, args.limit))
     if args.json:

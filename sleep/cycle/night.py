@@ -5,17 +5,24 @@ There is no second optimisation loop here: the night hands its tasks, the
 chosen skill and the person's corrections to the core's in-process API
 (:func:`skillopt_core.prepare_training`) and reads its run directory. The run
 directory and the evidence of every model call live in the data directory,
-never in the project. One night per project at a time (a lock); a night that
-dies leaves a ``running`` record that the next night marks ``interrupted``,
-and no partial branch (staging is atomic).
+never in the project. One night per project at a time (a lock). The record is
+saved at each stage, with its run directory before the replay starts and its
+spend after each model call, so a night that dies keeps what it did and
+spent; its ``running`` record shows as ``interrupted`` as soon as its lock is
+free (:func:`sleep.cycle.store.settle_dead`), and it leaves no partial branch
+(staging is journalled). A full disk or an unwritable data directory stops the
+night with :class:`sleep.storage.StorageError` (recorded when the index can
+still be written).
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import json
 import secrets
+import sqlite3
 import time
 from collections import Counter
 from contextlib import ExitStack
@@ -32,9 +39,11 @@ from sleep.cycle.checkout import replay_checkout
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits
 from sleep.cycle.skills import SkillChoice, choose_skill
+from sleep.cycle.spend import SpendMeter
 from sleep.cycle.store import NightRecord
 from sleep.index import Index, _now
 from sleep.lock import FileLock
+from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 
 Say = Callable[[str], None]
 
@@ -54,9 +63,13 @@ class NightOptions:
     wait: float = 0.0
 
 
+# A status or history probing the lock of a night recorded "running" holds it for microseconds;
+# a night starting in that instant waits this long instead of reporting another night.
+LOCK_GRACE_S = 0.25
+
+
 def night_lock(project: Path) -> FileLock:
-    digest = hashlib.sha256(str(project).encode()).hexdigest()[:16]
-    return FileLock(paths.data_dir() / "locks" / f"night-{digest}.lock", what=f"night for {project}")
+    return FileLock(store.night_lock_path(str(project)), what=f"night for {project}")
 
 
 def new_night_id() -> str:
@@ -74,7 +87,7 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
     if opts.skill is not None and not opts.skill.expanduser().resolve().is_relative_to(project) \
             and not opts.skill.expanduser().is_file():
         raise NightError(f"--skill {opts.skill}: no such file (a skill outside the project must exist).")
-    lock = night_lock(project).acquire(opts.wait)
+    lock = night_lock(project).acquire(max(opts.wait, LOCK_GRACE_S))
     try:
         with Index.open() as index:
             if store.mark_interrupted(index, str(project)):
@@ -85,8 +98,13 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
         try:
             _stages(night, project, config, opts, say, list(subscribers))
         except Exception as exc:
-            night.outcome, night.reason = "failed", f"{type(exc).__name__}: {exc}"
-            say(f"[Night] failed during the {night.stage} stage: {exc}")
+            storage = _storage_problem(exc)
+            night.outcome = "failed"
+            night.reason = storage or f"{type(exc).__name__}: {exc}"
+            say(f"[Night] failed during the {night.stage} stage: {storage or exc}")
+            if storage:
+                _finish_if_possible(night, started)
+                raise StorageError(f"the night stopped during its {night.stage} stage: {storage}") from None
         except BaseException:  # Ctrl-C, SystemExit: record the stop, then let it through
             night.outcome, night.reason = "interrupted", f"stopped during the {night.stage} stage; nothing was staged"
             _finish(night, started)
@@ -95,6 +113,26 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
         return night
     finally:
         lock.release()
+
+
+def _storage_problem(exc: BaseException) -> str | None:
+    """The one-line explanation when ``exc`` is a full disk or an unwritable data directory."""
+    if isinstance(exc, StorageError):
+        return str(exc)
+    if isinstance(exc, sqlite3.Error) and (is_disk_full(exc) or "readonly" in str(exc)):
+        return explain_sqlite(exc, paths.index_path())
+    if isinstance(exc, OSError) and (is_disk_full(exc) or exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)):
+        return explain_os(exc, paths.data_dir())
+    return None
+
+
+def _finish_if_possible(night: NightRecord, started: float) -> None:
+    """Record the failed night if the index can still be written; else its record stays
+    ``running`` and shows as interrupted once this process is gone (its spend is kept)."""
+    try:
+        _finish(night, started)
+    except (StorageError, sqlite3.Error, OSError):
+        pass
 
 
 def _finish(night: NightRecord, started: float) -> None:
@@ -151,7 +189,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     _stage(night, "replay")
     summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers)
     night.run_dir = str(run_dir)
-    night.usage = _usage(summary.usage)
+    night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
     night.corrections = _correction_outcomes(edits, history)
     splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
@@ -239,11 +277,22 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
     core.output = core.output.model_copy(update={"root": str(root), "run_id": night.id})
     run_dir = root / "jsonl_tasks" / night.id
     with ExitStack() as stack:
+        index = stack.enter_context(Index.open())
+        night.run_dir = str(run_dir)
+        store.save(index, night)  # the run directory is known before the first call
+
+        def spent(usage: dict[str, Any]) -> None:
+            night.usage = usage
+            try:
+                store.save(index, night)
+            except sqlite3.Error:  # a busy or full index must not stop the replay; the end records the totals
+                pass
+
         workdir = None
         if config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values():
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
-        backends = build_night_backends(core, run_dir / "evidence.jsonl")
+        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl"))
         run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
         if edits:

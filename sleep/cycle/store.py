@@ -1,22 +1,28 @@
 """Nights in the index (``cycles``, migration 5).
 
 A night's row is written when it starts (outcome ``running``, with its pid)
-and rewritten at each stage and at the end, each in its own short
-transaction. A night killed mid-way leaves ``running`` behind; the next night
-of the project (holding the project's lock, so the killed one cannot still be
-alive) marks it ``interrupted``.
+and rewritten at each stage, after each model call (its spend) and at the end,
+each in its own short transaction. A night killed mid-way leaves ``running``
+behind; it is marked ``interrupted`` by the next night of the project (holding
+the project's lock, so the killed one cannot still be alive) and, at once, by
+``status`` and ``history`` (:func:`settle_dead`: the night's lock is free, so
+its process is gone).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
 
+from sleep import paths
 from sleep.index import Index, _now
+from sleep.lock import FileLock
 
 OUTCOMES = ("running", "staged", "would_stage", "no_improvement", "too_few_tasks", "idle", "failed", "interrupted")
 
@@ -61,20 +67,51 @@ def save(index: Index, night: NightRecord) -> None:
              os.getpid() if night.outcome == "running" else None, orjson.dumps(night.to_dict())))
 
 
+def night_lock_path(project: str) -> Path:
+    """The lock a night of ``project`` holds from its start to its last record."""
+    digest = hashlib.sha256(project.encode()).hexdigest()[:16]
+    return paths.data_dir() / "locks" / f"night-{digest}.lock"
+
+
 def mark_interrupted(index: Index, project: str) -> int:
     """Nights of ``project`` still marked running (their process died); call with the project's lock held."""
     with index.transaction():
         rows = index.conn.execute("SELECT id, report FROM cycles WHERE project = ? AND outcome = 'running'",
                                   (project,)).fetchall()
         for night_id, report in rows:
-            data = orjson.loads(report)
-            data.update(outcome="interrupted", finished_at=data.get("finished_at") or _now(),
-                        reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
-                               "nothing was staged")
-            index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"
-                               " report = ? WHERE id = ?",
-                               (data["reason"], data["finished_at"], orjson.dumps(data), night_id))
+            _interrupt(index, night_id, report)
     return len(rows)
+
+
+def settle_dead(index: Index) -> int:
+    """Mark ``interrupted`` every night recorded running whose process is gone (its lock is
+    free; the OS frees it when a process dies, however it died). Returns how many."""
+    rows = index.conn.execute("SELECT id, project FROM cycles WHERE outcome = 'running'").fetchall()
+    dead = [(night_id, project) for night_id, project in rows
+            if not FileLock(night_lock_path(project)).held()]
+    if not dead:
+        return 0
+    with index.transaction():
+        for night_id, _ in dead:
+            row = index.conn.execute("SELECT report FROM cycles WHERE id = ? AND outcome = 'running'",
+                                     (night_id,)).fetchone()
+            if row is not None:
+                _interrupt(index, night_id, row[0])
+    return len(dead)
+
+
+def _interrupt(index: Index, night_id: str, report: bytes) -> None:
+    data = orjson.loads(report)
+    data.update(outcome="interrupted", finished_at=data.get("finished_at") or _now(),
+                reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
+                       "nothing was staged" + _spent(data.get("usage") or {}))
+    index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"
+                       " report = ? WHERE id = ?", (data["reason"], data["finished_at"], orjson.dumps(data), night_id))
+
+
+def _spent(usage: dict[str, Any]) -> str:
+    calls = usage.get("model_calls")
+    return f"; it had made {calls} model calls ({usage.get('tokens', 0)} tokens)" if calls else ""
 
 
 def nights(index: Index, project: str | None = None, limit: int = 50) -> list[NightRecord]:

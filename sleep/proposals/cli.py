@@ -30,10 +30,11 @@ def _user_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
         except ProposalError as exc:
             print(f"skillopt-sleep {args.command}: {exc}", file=sys.stderr)
             return USER_ERROR
-        except OSError as exc:  # e.g. a skill file the person may not read or write
-            where = f" {exc.filename}" if exc.filename else ""
-            print(f"skillopt-sleep {args.command}:{where}: {exc.strerror or exc}; nothing was changed.",
-                  file=sys.stderr)
+        except OSError as exc:  # e.g. a skill file the person may not read or write, a full disk
+            from sleep import paths
+            from sleep.storage import explain_os
+
+            print(f"skillopt-sleep {args.command}: {explain_os(exc, paths.data_dir())}", file=sys.stderr)
             return USER_ERROR
     return run
 

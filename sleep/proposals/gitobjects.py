@@ -227,6 +227,47 @@ def read_note(repo: git.Repo, commit: str) -> str | None:
         return None
 
 
+def all_notes(repo: git.Repo) -> list[str]:
+    """The text of every note under :data:`NOTES_REF` (one ``cat-file --batch`` call)."""
+    if ref_target(repo, NOTES_REF) is None:
+        return []
+    listing = str(run(repo, "notes", f"--ref={NOTES_REF}", "list"))
+    blobs = [line.split()[0] for line in listing.splitlines() if line.strip()]
+    if not blobs:
+        return []
+    out = bytes(run(repo, "cat-file", "--batch", stdin="\n".join(blobs).encode() + b"\n", binary=True))
+    texts, pos = [], 0
+    while pos < len(out):
+        header_end = out.index(b"\n", pos)
+        header = out[pos:header_end].split()
+        if len(header) != 3:  # "<sha> missing": no content follows
+            pos = header_end + 1
+            continue
+        size = int(header[2])
+        texts.append(out[header_end + 1:header_end + 1 + size].decode("utf-8", "replace"))
+        pos = header_end + 1 + size + 1
+    return texts
+
+
+def only_note_added(repo: git.Repo, before: str | None, after: str, commit: str) -> bool:
+    """Whether the notes commit ``after`` is ``before`` plus the note of ``commit`` and nothing else."""
+    parents = str(run(repo, "rev-list", "--parents", "-n", "1", after)).split()[1:]
+    if parents != ([before] if before else []):
+        return False
+    old_tree = tree_of(repo, before) if before else mktree(repo, [])
+    changed = str(run(repo, "diff-tree", "-r", "--name-only", old_tree, tree_of(repo, after))).split()
+    return [path.replace("/", "") for path in changed] == [commit]
+
+
+def is_ancestor(repo: git.Repo, older: str, newer: str) -> bool:
+    """Whether commit ``older`` is ``newer`` or one of its ancestors."""
+    try:
+        run(repo, "merge-base", "--is-ancestor", older, newer)
+        return True
+    except GitFailed:
+        return False
+
+
 def remove_note(repo: git.Repo, commit: str) -> None:
     run(repo, "notes", f"--ref={NOTES_REF}", "remove", "--ignore-missing", commit, identity=True)
 

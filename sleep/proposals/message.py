@@ -47,7 +47,10 @@ def changed_hunks(before: str, after: str) -> int:
     return sum(1 for _ in matcher.get_grouped_opcodes(0))
 
 
-def commit_message(skill: str, report: ProposalReport, proposal_id: str, n_edits: int) -> str:
+def commit_message(skill: str, report: ProposalReport, proposal_id: str, n_edits: int, *,
+                   index_id: str | None = None) -> str:
+    """The commit message; its trailers name the proposal and the index that staged it
+    (``SkillOpt-Index``: only that index may ever clean the branch up)."""
     lines = [subject(skill, report, n_edits), ""]
     if report.gate_accept is None:
         lines.append(f"Gate: not run{_policy(report)}")
@@ -82,7 +85,7 @@ def commit_message(skill: str, report: ProposalReport, proposal_id: str, n_edits
     if report.trained_from_sha256:
         where = "working tree, uncommitted changes" if report.uncommitted_changes else "as committed"
         lines.append(f"Trained from: sha256 {report.trained_from_sha256[:12]} ({where})")
-    lines += ["", f"SkillOpt-Proposal: {proposal_id}"]
+    lines += ["", f"SkillOpt-Proposal: {proposal_id}"] + ([f"SkillOpt-Index: {index_id}"] if index_id else [])
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,11 @@
 """Reading proposals: the list for the morning review, one proposal with its diff.
 
 A pending proposal is shown as ``stale`` when its live file no longer has the
-text the night trained from, or its branch or repository is gone; the
-``stale_reason`` says which. Nothing here writes to git or to the live file.
+text the night trained from, or its branch or repository is gone, or its
+branch no longer leads to its commit (deleted and made again); the
+``stale_reason`` says which. Nothing here writes to git or to the live file,
+except that opening the index first finishes or undoes operations a killed
+process left unfinished (:func:`sleep.proposals.journal.recover`).
 """
 
 from __future__ import annotations
@@ -12,8 +15,11 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import git
+
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
+from sleep.proposals import journal
 from sleep.proposals import store
 from sleep.proposals.errors import BranchMissing, NotARepositoryError
 from sleep.proposals.locate import open_repo
@@ -50,9 +56,21 @@ def stale_reason(p: Proposal) -> str | None:
         repo = open_repo(p.repo)
     except NotARepositoryError:
         return f"the repository {p.repo} is gone"
-    if g.ref_target(repo, f"refs/heads/{p.branch}") is None:
+    tip = g.ref_target(repo, f"refs/heads/{p.branch}")
+    if tip is None:
         return f"the branch {p.branch} was deleted"
+    if proposal_tip(repo, p) is None:
+        return f"the branch {p.branch} was deleted and made again: it no longer holds this proposal's commit"
     return None
+
+
+def proposal_tip(repo: git.Repo, p: Proposal) -> str | None:
+    """Where the proposal's branch points, if it still leads to the staged commit (the person
+    may have committed on top); None when it is gone or now holds something else."""
+    tip = g.ref_target(repo, f"refs/heads/{p.branch}")
+    if tip is None or tip == p.commit:
+        return tip
+    return tip if g.is_ancestor(repo, p.commit, tip) else None
 
 
 def effective(p: Proposal) -> Proposal:
@@ -112,9 +130,15 @@ class _index:
 
     def __enter__(self) -> Index:
         if self._given is not None:
-            return self._given
-        self._own = Index.open()
-        return self._own
+            idx = self._given
+        else:
+            self._own = idx = Index.open()
+        try:
+            journal.recover(idx)
+        except BaseException:
+            self.__exit__()
+            raise
+        return idx
 
     def __exit__(self, *exc: object) -> None:
         if self._own is not None:

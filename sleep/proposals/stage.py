@@ -2,41 +2,44 @@
 
 The commit's parent is the repository's ``HEAD`` (in SkillOpt's skills
 repository: ``main`` after recording the live file there) and its tree is the
-parent's tree with only the skill file replaced or added. The order makes a
-crash or error harmless: objects first (unreachable until referenced), then
-the branch, created atomically and never over an existing one, then the note
-and the index row; if either of those fails the branch and note are removed
-again. The person's HEAD, index file, working tree, stash and config are
-never written. Stagings of one repository are serialised by a lock file in
-the data directory, so two at once get two branches and one notes history.
+parent's tree with only the skill file replaced or added. The commit message
+carries the proposal id and this index's identity. The order makes a crash or
+error harmless: the operation is journalled first (:mod:`.journal`), then
+objects are written (unreachable until referenced), then the branch, created
+atomically and never over an existing one or under a name any proposal has
+used, then the note, then the index row, which deletes the journal record in
+the same transaction. A failure undoes the branch and the note at once; a
+kill leaves the journal record, and the next command of any kind undoes them.
+The person's HEAD, index file, working tree, stash and config are never
+written. Operations on one repository are serialised by a lock file in the
+data directory, so two stagings at once get two branches and one notes history.
+A branch this index did not journal is never deleted here: another index
+(another ``SKILLOPT_HOME``, or an index moved aside) may own it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
-from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Iterator
 
 import git
+import orjson
 
-from sleep import paths
+from sleep import crashpoints
 from sleep.index import Index
-from sleep.lock import FileLock
 from sleep.proposals import gitobjects as g
+from sleep.proposals import journal
 from sleep.proposals import message as msg
 from sleep.proposals import store
-from sleep.proposals.errors import CandidateSecretError, GitFailed, NothingToPropose
-from sleep.proposals.locate import SKILLS_MAIN, Location, locate
+from sleep.proposals.errors import CandidateSecretError, GitFailed, NotARepositoryError, NothingToPropose
+from sleep.proposals.locate import SKILLS_MAIN, Location, locate, open_repo
 from sleep.proposals.model import Proposal, ProposalReport
 from sleep.proposals.naming import branch_name, new_proposal_id, skill_name_of
 
 MAX_BRANCH_ATTEMPTS = 100
-LOCK_WAIT_S = 60.0
 
 
 def sha256(data: bytes | None) -> str | None:
@@ -73,8 +76,10 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
     own_index = index is None
     index = index or Index.open()
     try:
-        with _repo_lock(loc.repo):
-            return _stage_locked(loc, live, trained, trained_text, candidate, candidate_text, report, night, index)
+        with journal.repo_lock(loc.repo.common_dir) as lock_path:
+            journal.recover(index, held=lock_path)
+            return _stage_locked(loc, live, trained, trained_text, candidate, candidate_text, report, night, index,
+                                 lock_path)
     finally:
         if own_index:
             index.close()
@@ -82,9 +87,27 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
 
 def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
                   candidate: bytes, candidate_text: str, report: ProposalReport, night: date,
-                  index: Index) -> Proposal:
-    repo, parts = loc.repo, tuple(loc.tree_path.split("/"))
-    sweep_orphans(repo, index)
+                  index: Index, lock_path: Path) -> Proposal:
+    repo = loc.repo
+    pid = _fresh_id(index)
+    op = journal.begin(index, "stage", pid, loc.repo_dir, lock_path,
+                       {"notes_before": g.ref_target(repo, g.NOTES_REF)})
+    try:
+        proposal = _write(loc, live, trained, trained_text, candidate, candidate_text, report, night, index, op)
+    except BaseException:
+        try:
+            undo_staging(index, op)
+        except Exception:  # noqa: BLE001 - the journal record stays, and the next command undoes it
+            pass
+        raise
+    crashpoints.reached("index row")
+    return proposal
+
+
+def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None, candidate: bytes,
+           candidate_text: str, report: ProposalReport, night: date, index: Index,
+           op: journal.Operation) -> Proposal:
+    repo, parts, pid = loc.repo, tuple(loc.tree_path.split("/")), op.proposal_id
     when = f"{int(time.time())} +0000"
     parent = _skills_repo_base(loc, live, when) if loc.store == "skills-repo" else g.resolve(repo, "HEAD")
     assert parent is not None  # locate() sends repositories without commits to the skills repo
@@ -107,9 +130,10 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
         (committed_bytes or b"").decode("utf-8", "replace"), candidate_text)
     report = report.with_(trained_from_sha256=sha256(trained), candidate_sha256=sha256(candidate),
                           uncommitted_changes=uncommitted, notes=notes)
-    pid = _fresh_id(index)
-    commit = g.commit_tree(repo, tree, [parent], msg.commit_message(skill, report, pid, n_edits), when)
-    branch = _create_branch(repo, skill, night, commit, pid)
+    message = msg.commit_message(skill, report, pid, n_edits, index_id=index.identity)
+    commit = g.commit_tree(repo, tree, [parent], message, when)
+    journal.update(index, op, "commit", commit=commit)
+    branch = _create_branch(repo, index, skill, night, commit, pid)
     proposal = Proposal(
         id=pid, state="pending", created_at=store.now(), night=night.isoformat(), store=loc.store,
         project=loc.project, repo=loc.repo_dir, skill_path=str(loc.live_path), tree_path=loc.tree_path,
@@ -117,57 +141,73 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
         trained_from_sha256=report.trained_from_sha256, candidate_sha256=report.candidate_sha256 or "",
         baseline_val=report.baseline_val, candidate_val=report.candidate_val, n_edits=n_edits,
         cycle_id=report.cycle_id, report=report)
-    notes_before = g.ref_target(repo, g.NOTES_REF)
-    try:
-        g.add_note(repo, commit, msg.note_text(report, proposal_id=pid, skill=skill, branch=branch,
-                                               tree_path=loc.tree_path, night=proposal.night))
-        with index.transaction():
-            store.insert(index, proposal, trained_text)
-    except BaseException:
-        g.delete_ref(repo, f"refs/heads/{branch}", commit)
-        _undo_note(repo, notes_before)
-        raise
+    g.add_note(repo, commit, msg.note_text(report, proposal_id=pid, skill=skill, branch=branch,
+                                           tree_path=loc.tree_path, night=proposal.night))
+    with index.transaction():
+        store.insert(index, proposal, trained_text)
+        journal.finish(index, op)
     return proposal
 
 
-_PROPOSAL_TRAILER = re.compile(r"^SkillOpt-Proposal: ([0-9a-f]{8})$", re.M)
+def undo_staging(index: Index, op: journal.Operation) -> str:
+    """Remove what an unfinished staging wrote (its branch and note) and its journal record.
+
+    Only refs that point at the staging's own commit are deleted (compare and
+    delete), so nothing another process or index made is touched.
+    """
+    commit = op.data.get("commit")
+    removed: list[str] = []
+    if commit:
+        try:
+            repo = open_repo(op.repo_dir)
+        except NotARepositoryError:
+            repo = None
+        if repo is not None:
+            listing = g.run(repo, "for-each-ref", "--format=%(refname)", f"--points-at={commit}",
+                            "refs/heads/skillopt/")
+            for ref in str(listing).split():
+                if g.delete_ref(repo, ref, commit):
+                    removed.append(ref[len("refs/heads/"):])
+            _undo_note(repo, op.data.get("notes_before"), commit)
+    with index.transaction():
+        journal.finish(index, op)
+    what = f" (removed its branch {', '.join(removed)} and note)" if removed else ""
+    return f"undid the interrupted staging of proposal {op.proposal_id} in {op.repo_dir}{what}"
 
 
-def sweep_orphans(repo: git.Repo, index: Index) -> list[str]:
-    """Delete ``skillopt/*`` branches whose proposal never reached the index (a
-    staging killed between creating the branch and recording it); returns them.
-    Only branches whose tip is a SkillOpt-Sleep commit with a proposal trailer
-    are considered, and only while the repository's staging lock is held."""
-    listing = g.run(repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/skillopt/")
-    removed = []
-    for line in str(listing).splitlines():
-        ref, _, sha = line.partition(" ")
-        message = str(g.run(repo, "log", "-1", "--format=%an%n%B", sha))
-        found = _PROPOSAL_TRAILER.search(message)
-        if not message.startswith("SkillOpt-Sleep\n") or found is None or store.id_taken(index, found.group(1)):
-            continue
-        if g.delete_ref(repo, ref, sha):
-            removed.append(ref[len("refs/heads/"):])
-    return removed
+def _undo_note(repo: git.Repo, notes_before: str | None, commit: str) -> None:
+    """Take back the note a staging added to ``commit``.
 
-
-def _undo_note(repo: git.Repo, notes_before: str | None) -> None:
-    """Put the notes ref back where it was before this staging added its note."""
+    When the notes ref is still at the notes commit that added only that note,
+    the ref goes back to where it was (so the note leaves no history); when
+    another note was added since, only this note is removed.
+    """
     now = g.ref_target(repo, g.NOTES_REF)
     if now is None or now == notes_before:
         return
-    if notes_before is None:
-        g.delete_ref(repo, g.NOTES_REF, now)
-    else:
-        try:
-            g.update_ref(repo, g.NOTES_REF, notes_before, now, "skillopt-sleep: undo a failed staging")
-        except GitFailed:
-            pass
+    if g.only_note_added(repo, notes_before, now, commit):
+        if notes_before is None:
+            if g.delete_ref(repo, g.NOTES_REF, now):
+                return
+        else:
+            try:
+                g.update_ref(repo, g.NOTES_REF, notes_before, now, "skillopt-sleep: undo a failed staging")
+                return
+            except GitFailed:
+                pass
+    if g.read_note(repo, commit) is not None:
+        g.remove_note(repo, commit)
 
 
-def _create_branch(repo: git.Repo, skill: str, night: date, commit: str, pid: str) -> str:
+def _create_branch(repo: git.Repo, index: Index, skill: str, night: date, commit: str, pid: str) -> str:
+    """The first free name of ``skillopt/<skill>/<night>[-N]``: free means no ref has it, no
+    proposal of this index and no note in the repository names it (a name is never reused,
+    so a record or a note can never come to mean another proposal's branch)."""
+    used = store.branch_names(index) | _names_in_notes(repo)
     for attempt in range(1, MAX_BRANCH_ATTEMPTS + 1):
         name = branch_name(skill, night, attempt)
+        if name in used:
+            continue
         ref = f"refs/heads/{name}"
         if not g.check_ref_format(repo, ref):  # sanitize() makes this unreachable; keep the guard
             raise GitFailed(f"refusing to create the invalid branch name {name!r}")
@@ -175,6 +215,19 @@ def _create_branch(repo: git.Repo, skill: str, night: date, commit: str, pid: st
             return name
     raise GitFailed(f"{MAX_BRANCH_ATTEMPTS} branches named {branch_name(skill, night)}[-N] already exist; "
                     "reject or delete some (`skillopt-sleep review --all`).")
+
+
+def _names_in_notes(repo: git.Repo) -> set[str]:
+    """The branch names the repository's SkillOpt notes (any index's) record."""
+    names = set()
+    for text in g.all_notes(repo):
+        try:
+            branch = orjson.loads(text).get("branch")
+        except (orjson.JSONDecodeError, AttributeError):
+            continue
+        if isinstance(branch, str):
+            names.add(branch)
+    return names
 
 
 def _skills_repo_base(loc: Location, live: bytes | None, when: str) -> str:
@@ -198,15 +251,15 @@ def _skills_repo_base(loc: Location, live: bytes | None, when: str) -> str:
 
 
 def record_in_skills_repo(loc_repo: git.Repo, tree_path: str, live_path: str, text: bytes, subject: str) -> str:
-    """Commit ``text`` at ``tree_path`` on the skills repository's ``main`` (after an adopt)."""
-    with _repo_lock(loc_repo):
-        when = f"{int(time.time())} +0000"
-        main = g.ref_target(loc_repo, SKILLS_MAIN)
-        base = g.tree_of(loc_repo, main) if main else None
-        tree = g.replace_path(loc_repo, base, tuple(tree_path.split("/")), g.write_blob(loc_repo, text))
-        commit = g.commit_tree(loc_repo, tree, [main] if main else [], f"{subject}\n\nLive file: {live_path}\n", when)
-        g.update_ref(loc_repo, SKILLS_MAIN, commit, main, "skillopt-sleep: adopt")
-        return commit
+    """Commit ``text`` at ``tree_path`` on the skills repository's ``main`` (after an adopt;
+    the caller holds the repository's lock)."""
+    when = f"{int(time.time())} +0000"
+    main = g.ref_target(loc_repo, SKILLS_MAIN)
+    base = g.tree_of(loc_repo, main) if main else None
+    tree = g.replace_path(loc_repo, base, tuple(tree_path.split("/")), g.write_blob(loc_repo, text))
+    commit = g.commit_tree(loc_repo, tree, [main] if main else [], f"{subject}\n\nLive file: {live_path}\n", when)
+    g.update_ref(loc_repo, SKILLS_MAIN, commit, main, "skillopt-sleep: adopt")
+    return commit
 
 
 def _fresh_id(index: Index) -> str:
@@ -214,15 +267,3 @@ def _fresh_id(index: Index) -> str:
         pid = new_proposal_id()
         if not store.id_taken(index, pid):
             return pid
-
-
-@contextmanager
-def _repo_lock(repo: git.Repo) -> Iterator[None]:
-    """One staging (or skills-repository update) per repository at a time."""
-    key = hashlib.sha1(str(Path(repo.common_dir).resolve()).encode()).hexdigest()[:16]
-    lock = FileLock(paths.data_dir() / "locks" / f"proposals-{key}.lock", what="proposal staging")
-    lock.acquire(wait=LOCK_WAIT_S)
-    try:
-        yield
-    finally:
-        lock.release()

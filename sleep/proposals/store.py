@@ -51,6 +51,11 @@ def id_taken(index: Index, proposal_id: str) -> bool:
     return index.conn.execute("SELECT 1 FROM proposals WHERE id = ?", (proposal_id,)).fetchone() is not None
 
 
+def branch_names(index: Index) -> set[str]:
+    """Every branch name a proposal of this index has had (decided ones too)."""
+    return {r[0] for r in index.conn.execute("SELECT branch FROM proposals")}
+
+
 def get(index: Index, ref: str) -> Row:
     """The proposal named by ``ref``: its id, a unique id prefix (4+ characters), or its branch."""
     ref = (ref or "").strip()

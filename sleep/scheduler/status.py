@@ -1,7 +1,8 @@
 """``skillopt-sleep status``: per project the schedule, next night, last night and
 proposals waiting; and whether the daemon and its watcher are running.
 
-Everything is read, nothing written. The last night comes from the cycle's
+Everything is read; the one write marks a night whose process is gone
+``interrupted`` (:func:`sleep.cycle.store.settle_dead`). The last night comes from the cycle's
 ``cycles`` table, read by column name and only if it exists ("no nights yet"
 otherwise); proposals from :func:`sleep.proposals.list_proposals`.
 """
@@ -105,6 +106,9 @@ def status(project: str | None = None) -> dict[str, Any]:
                                                  "note": "no index yet (nothing harvested)"},
                 "index": str(paths.index_path())}
     with Index.open() as index:
+        from sleep.cycle.store import settle_dead
+
+        settle_dead(index)  # a night whose process is gone shows as interrupted at once
         schedules = {s.project: s for s in store.all_schedules(index)}
         if project is not None:
             folders = [_folder(project)]

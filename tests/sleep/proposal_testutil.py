@@ -127,3 +127,67 @@ def staged(tmp_path: Path):
 
     repo = make_repo(tmp_path / "app")
     return repo, stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
+
+
+# ----- real processes ------------------------------------------------------------------
+
+# Runs `skillopt-sleep ARGS...` (the real CLI main) in a fresh process. With KILL_AFTER_GIT
+# set to a step name, the process SIGKILLs itself right after that git command returns:
+# the git runner is wrapped, so this works on any version of the proposal code.
+CLI_DRIVER = r"""
+import os, signal, sys
+from sleep.proposals import gitobjects as g
+
+step = os.environ.get("KILL_AFTER_GIT", "")
+
+def matches(args):
+    head = args[0] if args else ""
+    if step == "update-ref":
+        return head == "update-ref" and "-d" not in args and any(a.startswith("refs/heads/skillopt/") for a in args)
+    if step == "delete branch":
+        return head == "update-ref" and "-d" in args and any(a.startswith("refs/heads/skillopt/") for a in args)
+    if step == "skills main":
+        return head == "update-ref" and "-d" not in args and "refs/heads/main" in args
+    if step == "notes add":
+        return head == "notes" and "add" in args
+    if step == "notes remove":
+        return head == "notes" and "remove" in args
+    if step == "git add":
+        return head == "add"
+    if step == "git commit":
+        return head == "commit"
+    return False
+
+real = g.run
+
+def run(repo, *args, **kwargs):
+    out = real(repo, *args, **kwargs)
+    if step and matches(args):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return out
+
+g.run = run
+from sleep.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def cli(*args: str, home: Path | None = None, kill_after_git: str | None = None, kill_at: str | None = None,
+        prefix: tuple[str, ...] = (), timeout: float = 180) -> subprocess.CompletedProcess:
+    """``skillopt-sleep ARGS`` as a real process (``home``: its SKILLOPT_HOME)."""
+    import sys
+
+    env = {**os.environ}
+    if home is not None:
+        env["SKILLOPT_HOME"] = str(home)
+    for name, value in (("KILL_AFTER_GIT", kill_after_git), ("SKILLOPT_TEST_KILL_AT", kill_at)):
+        env.pop(name, None)
+        if value:
+            env[name] = value
+    return subprocess.run([*prefix, sys.executable, "-c", CLI_DRIVER, *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def refs(repo: Path) -> str:
+    """Every ref and what it points at (branches, notes, tags, stash)."""
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)")

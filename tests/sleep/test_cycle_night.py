@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cycle_testutil import SECRET, rules
 from sleep_testutil import Homes
 
 from sleep import paths
@@ -21,26 +22,6 @@ from sleep.cycle.night import NightOptions, night_lock, run_night
 from sleep.cycle.store import nights
 from sleep.index import Index
 from sleep.lock import LockBusy
-
-GOOD_ANSWER = "ANSWER-PNPM: ran `pnpm test`; 2 tests fail in src/parse.test.ts."
-SECRET = "ghp_R8cY2mK7qT4wZ9xN3vB6jH1sD5fL0pA8eU2i"
-
-
-def rules(harmful: bool = False) -> dict:
-    """Answers that follow the person's pnpm correction pass the judge; without it they fail.
-    ``harmful``: the correction makes the target refuse (the gate must reject it)."""
-    follows = "I refuse to answer." if harmful else GOOD_ANSWER
-    otherwise = GOOD_ANSWER if harmful else "ran `npm test`; something failed."
-    return {"rules": [
-        {"stage": "reflect", "response": json.dumps({"edits": []})},
-        {"stage": "merge", "response": json.dumps({"edits": []})},
-        {"stage": "rank", "response": json.dumps({"order": [1, 2, 3]})},
-        {"stage": "judge", "regex": "ANSWER-PNPM", "response": json.dumps({"score": 10, "pass": True, "feedback": "Done."})},
-        {"stage": "judge", "response": json.dumps({"score": 1, "pass": False, "feedback": "Not what was asked."})},
-        {"stage": "rollout", "regex": "Use pnpm", "response": follows},
-        {"stage": "rollout", "response": otherwise},
-    ]}
-
 
 @pytest.fixture
 def project(homes: Homes, tmp_path: Path) -> Path:

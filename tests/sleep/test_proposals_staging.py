@@ -179,17 +179,7 @@ def test_executable_bit_of_the_skill_file_is_kept_on_the_branch(tmp_path: Path) 
     assert git(repo, "ls-tree", p.commit, "bin/skill.md").split()[0] == "100755"
 
 
-def test_a_branch_left_by_a_killed_staging_is_swept_at_the_next_one(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path / "app")
-    first = stage(repo / SKILL, CANDIDATE, report(), night=date(2026, 12, 1))
-    with Index.open() as index, index.transaction():  # as if the process died before recording it
-        index.conn.execute("DELETE FROM proposals WHERE id = ?", (first.id,))
-    second = stage(repo / SKILL, CANDIDATE, report(), night=date(2026, 12, 1))
-    assert git(repo, "branch", "--list", "skillopt/*").split() == [second.branch]
-    assert second.branch == first.branch  # the orphan's name was free again
-
-
-def test_the_sweep_keeps_branches_of_recorded_and_of_foreign_commits(tmp_path: Path) -> None:
+def test_staging_keeps_every_branch_it_did_not_make(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "app")
     kept = stage(repo / SKILL, CANDIDATE, report(), night=date(2026, 12, 1))
     git(repo, "branch", "skillopt/mine/by-hand")
