@@ -76,6 +76,8 @@ _BACKENDS: LazyRegistry[Factory] = LazyRegistry(
         "claude-code": "skillopt_core.backends.claude_code",
         "codex": "skillopt_core.backends.codex",
         "copilot": "skillopt_core.backends.copilot",
+        "qwen": "skillopt_core.backends.presets",
+        "minimax": "skillopt_core.backends.presets",
         "auto": "skillopt_core.backends.auto",
     },
     _normalise,
