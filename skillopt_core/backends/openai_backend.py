@@ -37,6 +37,7 @@ from typing import Any, Callable
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import BackendConfigError, CompletionRequest, RequestRejected
 from skillopt_core.backends.http_common import HttpBackend, Reply
+from skillopt_core.backends.images import openai_content
 from skillopt_core.backends.json_output import with_schema_instruction
 from skillopt_core.backends.keys import lookup, require_key, safe_url
 from skillopt_core.backends.retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
@@ -135,10 +136,10 @@ class OpenAIBackend(HttpBackend):
     def _arguments(self, request: CompletionRequest, level: str | None) -> dict[str, Any]:
         if level not in (None, "json_schema"):
             request = with_schema_instruction(request)
-        messages: list[dict[str, str]] = []
+        messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        messages.extend({"role": m.role, "content": openai_content(m)} for m in request.messages)
         args: dict[str, Any] = {"model": self.model, "messages": messages, self._params.token_param: request.max_tokens}
         if self._params.send_temperature:
             args["temperature"] = request.temperature
