@@ -23,9 +23,6 @@ from skillopt_core.envs.textworld import clean_observation, parse_action
 from bench_run import train_offline
 
 TINY = {"count": 2, "seed": 0, "world_size": 1, "nb_objects": 2, "quest_length": 1}
-needs_textworld = pytest.mark.skipif(
-    importlib.util.find_spec("textworld") is None and os.environ.get("SKILLOPT_REQUIRE_TEXTWORLD") != "1",
-    reason="textworld is not installed (pip install -e '.[textworld]')")
 
 
 @pytest.mark.parametrize("reply, action", [
@@ -45,6 +42,8 @@ def test_clean_observation_drops_the_banner_and_prompts() -> None:
 def tiny_games(session_cache_dir):
     """Two tiny generated games, made once per test session (about 10-30 s)."""
     if importlib.util.find_spec("textworld") is None:
+        if os.environ.get("SKILLOPT_REQUIRE_TEXTWORLD") == "1":
+            pytest.fail("SKILLOPT_REQUIRE_TEXTWORLD=1 but textworld is not installed: pip install -e '.[textworld]'")
         pytest.skip("textworld is not installed (pip install -e '.[textworld]')")
     os.environ["SKILLOPT_CACHE_DIR"] = str(session_cache_dir)
     env = create_env("textworld", {"options": {"generate": TINY, "max_steps": 4}})
@@ -57,13 +56,11 @@ def walkthrough(task) -> list[str]:
     return list(textworld.Game.load(task.metadata["gamefile"].replace(".z8", ".json")).walkthrough)
 
 
-@needs_textworld
 def test_generated_games_are_tasks_with_stable_ids(tiny_games) -> None:
     assert [t.id for t in tiny_games] == ["tw-s0", "tw-s1"]
     assert all(os.path.isfile(t.metadata["gamefile"]) for t in tiny_games)
 
 
-@needs_textworld
 async def test_playing_the_walkthrough_wins_and_scores_one(tiny_games) -> None:
     env = create_env("textworld", {"options": {"generate": TINY, "max_steps": 4}})
     task = tiny_games[0]
@@ -77,7 +74,6 @@ async def test_playing_the_walkthrough_wins_and_scores_one(tiny_games) -> None:
     assert "Goal:" in first and "Commands you can use now:" in first
 
 
-@needs_textworld
 async def test_an_episode_stops_after_max_steps_and_scores_zero(tiny_games) -> None:
     env = create_env("textworld", {"options": {"generate": TINY, "max_steps": 3, "history": 1}})
     task = tiny_games[1]
@@ -94,7 +90,6 @@ async def test_a_transcript_without_a_result_scores_zero() -> None:
     assert (await env.score(None, "Observation: hi")).feedback == "The episode did not finish (no result recorded)."
 
 
-@needs_textworld
 def test_local_config_trains_offline_on_generated_games(tiny_games, tmp_path, capsys) -> None:
     summary, _ = train_offline("alfworld/local", tmp_path, capsys, [{"stage": "rollout", "response": "Action: look"}],
                                f"env.options.generate={json.dumps(TINY)}", "env.options.max_steps=2",
