@@ -11,6 +11,15 @@ from typing import Any
 from skillopt_core.cli.main import main
 
 EDIT = "- Check your final answer against the task before replying."
+# A correct solution.py for the SpreadsheetBench sample task 9001 (column D = B + C).
+SUM_SOLUTION = """```python
+import sys
+from openpyxl import load_workbook
+wb = load_workbook(sys.argv[1]); ws = wb.active
+for r in range(2, ws.max_row + 1):
+    ws.cell(r, 4).value = ws.cell(r, 2).value + ws.cell(r, 3).value
+wb.save(sys.argv[2])
+```"""
 
 
 def script(rollout_rules: list[dict[str, Any]]) -> dict[str, Any]:

@@ -19,17 +19,7 @@ from skillopt_core.envs.spreadsheetbench import (
     SAMPLE_DIR, NoSandbox, cells_equal, compare_workbooks, extract_code, find_cases, read_tasks, run_case,
 )
 
-from bench_run import train_offline
-
-SUM_D = """```python
-import sys
-from openpyxl import load_workbook
-wb = load_workbook(sys.argv[1]); ws = wb.active
-for r in range(2, ws.max_row + 1):
-    ws.cell(r, 4).value = ws.cell(r, 2).value + ws.cell(r, 3).value
-wb.save(sys.argv[2])
-```"""
-
+from bench_run import SUM_SOLUTION as SUM_D, train_offline
 
 def workbook(path, rows, title="Sheet1"):
     wb = Workbook()

@@ -9,7 +9,6 @@ metadata) to win, or ``look`` to lose: control flow, not a measure of skill."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
@@ -21,6 +20,7 @@ from skillopt_core.envs.alfworld import find_games
 from skillopt_core.envs.textworld import clean_observation, parse_action
 
 from bench_run import train_offline
+from extras import require_extra
 
 TINY = {"count": 2, "seed": 0, "world_size": 1, "nb_objects": 2, "quest_length": 1}
 
@@ -41,10 +41,7 @@ def test_clean_observation_drops_the_banner_and_prompts() -> None:
 @pytest.fixture(scope="session")
 def tiny_games(session_cache_dir):
     """Two tiny generated games, made once per test session (about 10-30 s)."""
-    if importlib.util.find_spec("textworld") is None:
-        if os.environ.get("SKILLOPT_REQUIRE_TEXTWORLD") == "1":
-            pytest.fail("SKILLOPT_REQUIRE_TEXTWORLD=1 but textworld is not installed: pip install -e '.[textworld]'")
-        pytest.skip("textworld is not installed (pip install -e '.[textworld]')")
+    require_extra("textworld", "textworld", "SKILLOPT_REQUIRE_TEXTWORLD")
     os.environ["SKILLOPT_CACHE_DIR"] = str(session_cache_dir)
     env = create_env("textworld", {"options": {"generate": TINY, "max_steps": 4}})
     return env.load_tasks()

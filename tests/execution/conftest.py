@@ -6,8 +6,6 @@ seconds on 2 cores, so the instance is started once per test session."""
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -15,13 +13,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from extras import require_extra  # noqa: E402
+
 
 @pytest.fixture(scope="session")
 def ray_instance(tmp_path_factory):
-    if importlib.util.find_spec("ray") is None:
-        if os.environ.get("SKILLOPT_REQUIRE_RAY") == "1":
-            pytest.fail("SKILLOPT_REQUIRE_RAY=1 but ray is not installed: pip install -e '.[ray]'")
-        pytest.skip("ray is not installed (pip install -e '.[ray]')")
+    require_extra("ray", "ray", "SKILLOPT_REQUIRE_RAY")
     import ray
     from ray import cloudpickle
 

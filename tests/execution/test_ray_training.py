@@ -13,18 +13,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "envs"))
 
 import pytest  # noqa: E402
 
-from bench_run import train_offline  # noqa: E402
+from bench_run import SUM_SOLUTION as SUM_D, train_offline  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
-SUM_D = """```python
-import sys
-from openpyxl import load_workbook
-wb = load_workbook(sys.argv[1]); ws = wb.active
-for r in range(2, ws.max_row + 1):
-    ws.cell(r, 4).value = ws.cell(r, 2).value + ws.cell(r, 3).value
-wb.save(sys.argv[2])
-```"""
 RULES = [
     {"stage": "rollout", "match": "sum of columns B and C", "response": SUM_D},
     {"stage": "rollout", "match": "Check your final answer", "response": "```python\nraise SystemExit(3)\n```"},

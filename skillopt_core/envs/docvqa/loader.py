@@ -28,6 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.tasks.collect import TaskCollector
 from skillopt_core.tasks.task import Task
 
 MEDIA_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
@@ -105,22 +106,13 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
     files = sorted([*path.glob("*.csv"), *path.glob("*.json")]) if path.is_dir() else [path]
     if not files or not files[0].is_file():
         raise FileNotFoundError(f"DocVQA data not found at {path} (a CSV or the official JSON). Check env.data_path.")
-    tasks, problems, seen = [], [], set()
+    found = TaskCollector("questionId")
     for file in files:
         try:
             rows = _rows(file)
         except (OSError, json.JSONDecodeError, csv.Error) as exc:
-            problems.append(f"{file.name}: not readable ({exc})")
+            found.problems.append(f"{file.name}: not readable ({exc})")
             continue
         for where, row in rows:
-            try:
-                task = _row_to_task(row, file.parent)
-            except ValueError as exc:
-                problems.append(f"{where}: {exc}")
-                continue
-            if task.id in seen:
-                problems.append(f"{where}: repeats questionId '{task.id}' (kept the first)")
-                continue
-            seen.add(task.id)
-            tasks.append(task)
-    return tasks, problems
+            found.add(where, lambda: _row_to_task(row, file.parent))
+    return found.result()

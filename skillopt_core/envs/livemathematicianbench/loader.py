@@ -31,6 +31,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.tasks.collect import TaskCollector
 from skillopt_core.tasks.task import Task
 
 LABELS = "ABCDEFGHIJ"
@@ -138,31 +139,21 @@ def read_tasks(path: Path, seed: int | None = 0, use_theorem: bool = False, use_
                ) -> tuple[list[Task], list[str]]:
     """Tasks from a monthly file or a folder of them, and one problem line per
     skipped item (unreadable file, incomplete item, repeated id)."""
-    tasks: list[Task] = []
-    problems: list[str] = []
-    seen: set[str] = set()
+    found = TaskCollector()
     for file in data_files(path):
-        match = _MONTH_FILE.search(file.name)
+        month = match.group(1) if (match := _MONTH_FILE.search(file.name)) else ""
         try:
             items = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
-            problems.append(f"{file.name}: not readable JSON ({exc})")
+            found.problems.append(f"{file.name}: not readable JSON ({exc})")
             continue
         if not isinstance(items, list):
-            problems.append(f"{file.name}: expected a JSON array of items")
+            found.problems.append(f"{file.name}: expected a JSON array of items")
             continue
         for position, item in enumerate(items, start=1):
-            try:
-                task = item_to_task(item, match.group(1) if match else "", position, seed, use_theorem, use_sketch)
-            except ValueError as exc:
-                problems.append(f"{file.name}: item {position}: {exc}")
-                continue
-            if task.id in seen:
-                problems.append(f"{file.name}: item {position}: repeats id '{task.id}' (kept the first)")
-                continue
-            seen.add(task.id)
-            tasks.append(task)
-    return tasks, problems
+            found.add(f"{file.name}: item {position}",
+                      lambda: item_to_task(item, month, position, seed, use_theorem, use_sketch))
+    return found.result()
 
 
 def parse_choice(answer: str, labels: str) -> str | None:

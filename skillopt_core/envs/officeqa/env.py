@@ -30,6 +30,7 @@ from skillopt_core.backends import Completion, CompletionRequest, Message
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv, score_final_answer
 from skillopt_core.envs.officeqa.tools import Corpus, tool_calls
+from skillopt_core.tasks.collect import TaskCollector
 from skillopt_core.tasks.task import Score, Task
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -68,24 +69,23 @@ def read_questions(path: Path) -> tuple[list[Task], list[str]]:
     else:
         with path.open(encoding="utf-8", newline="") as fh:
             rows = list(csv.DictReader(fh))
-    tasks, problems, seen = [], [], set()
+    found = TaskCollector("uid")
     for number, row in enumerate(rows, start=1):
-        uid = str(row.get("uid") or row.get("id") or "").strip() if isinstance(row, dict) else ""
-        question = str(row.get("question") or "").strip() if isinstance(row, dict) else ""
-        answer = str(row.get("answer") or row.get("ground_truth") or "").strip() if isinstance(row, dict) else ""
-        if not uid or not question or not answer:
-            problems.append(f"{path.name}: row {number}: needs uid, question and answer")
-            continue
-        if uid in seen:
-            problems.append(f"{path.name}: row {number}: repeats uid '{uid}' (kept the first)")
-            continue
-        seen.add(uid)
-        difficulty = str(row.get("difficulty") or row.get("category") or "").strip()
-        tasks.append(Task(id=uid, prompt=question, reference=(answer,), judge=dict(JUDGE),
-                          tags=tuple(t for t in ("officeqa", difficulty) if t),
-                          metadata={"source_files": _list(row.get("source_files")),
-                                    "source_docs": _list(row.get("source_docs"))}))
-    return tasks, problems
+        found.add(f"{path.name}: row {number}", lambda: _row_to_task(row))
+    return found.result()
+
+
+def _row_to_task(row: Any) -> Task:
+    get = row.get if isinstance(row, dict) else (lambda key: None)
+    uid = str(get("uid") or get("id") or "").strip()
+    question = str(get("question") or "").strip()
+    answer = str(get("answer") or get("ground_truth") or "").strip()
+    if not uid or not question or not answer:
+        raise ValueError("needs uid, question and answer")
+    difficulty = str(get("difficulty") or get("category") or "").strip()
+    return Task(id=uid, prompt=question, reference=(answer,), judge=dict(JUDGE),
+                tags=tuple(t for t in ("officeqa", difficulty) if t),
+                metadata={"source_files": _list(get("source_files")), "source_docs": _list(get("source_docs"))})
 
 
 @register_env("officeqa")

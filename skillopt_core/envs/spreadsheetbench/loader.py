@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.tasks.collect import TaskCollector
 from skillopt_core.tasks.task import Task
 
 _CASE = re.compile(r"^(\d+)_(.+)_(input|answer|init|golden)\.xlsx$")
@@ -108,16 +109,7 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
         raise ValueError(f"{dataset}: not valid JSON ({exc.msg} at line {exc.lineno}).") from None
     if not isinstance(records, list):
         raise ValueError(f"{dataset}: expected a JSON array of tasks.")
-    tasks, problems, seen = [], [], set()
+    found = TaskCollector()
     for number, record in enumerate(records, start=1):
-        try:
-            task = record_to_task(record, dataset.parent)
-        except ValueError as exc:
-            problems.append(f"dataset.json task {number}: {exc}")
-            continue
-        if task.id in seen:
-            problems.append(f"dataset.json task {number}: repeats id '{task.id}' (kept the first)")
-            continue
-        seen.add(task.id)
-        tasks.append(task)
-    return tasks, problems
+        found.add(f"dataset.json task {number}", lambda: record_to_task(record, dataset.parent))
+    return found.result()
