@@ -54,6 +54,17 @@ def test_wheel_ships_the_configs_and_env_data(installed):
         "skillopt_core/configs/searchqa/local.yaml",
         "skillopt_core/envs/searchqa/data/sample.jsonl",
         "skillopt_core/envs/searchqa/seed_skill.md",
+        "skillopt/__init__.py",
+        "skillopt_core/configs/spreadsheetbench/local.yaml",
+        "skillopt_core/envs/livemathematicianbench/data/202511/qa_202511_final.json",
+        "skillopt_core/envs/spreadsheetbench/data/dataset.json",
+        "skillopt_core/envs/spreadsheetbench/data/spreadsheet/9001/1_9001_init.xlsx",
+        "skillopt_core/envs/spreadsheetbench/data/spreadsheet/9001/1_9001_golden.xlsx",
+        "skillopt_core/envs/docvqa/data/docvqa_sample.csv",
+        "skillopt_core/envs/docvqa/data/images/d1001_p1.png",
+        "skillopt_core/envs/docvqa/data/images/d1001_p1.txt",
+        "skillopt_core/envs/officeqa/data/corpus/treasury_bulletin_1941_01.txt",
+        "skillopt_core/envs/textworld/seed_skill.md",
     } <= names
 
 
