@@ -62,3 +62,36 @@ async def test_ray_worker_that_always_dies_fails_only_its_item(ray_instance) -> 
     with pytest.raises(RequestFailed, match="died 1 time"):
         await executor.run(Job(ray_jobs.always_die, label="item sheet-7"))
     assert await executor.run(Job(ray_jobs.add, (1, 1))) == 2  # the executor still works
+
+
+class _WorkerDiesFor:
+    """An executor whose worker dies (after Ray's retries) for one task's check."""
+
+    name = "dying"
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+
+    async def run(self, job: Job):
+        if self.task_id in job.label:
+            raise RequestFailed(f"the Ray worker running {job.label} died 3 time(s) (WorkerCrashedError)")
+        return await LocalExecutor().run(job)
+
+
+async def test_a_dead_worker_fails_only_its_item_and_is_not_cached() -> None:
+    from skillopt_core.backends import BackendSpec, create_backend
+    from skillopt_core.envs import create_env
+    from skillopt_core.evaluation.rollout import RolloutCache, run_rollouts
+    from skillopt_core.skill.document import Skill
+
+    env = create_env("spreadsheetbench", {})
+    tasks = [t for t in env.load_tasks() if t.id in ("9001", "9002")]
+    env.executor = _WorkerDiesFor("9002")
+    target = create_backend(BackendSpec("scripted", None, "target",
+                                        {"scripted": {"rules": [{"response": "```python\nraise SystemExit(1)\n```"}]}}))
+    cache = RolloutCache()
+    results = await run_rollouts(env, target, Skill.parse(env.seed_skill), tasks, cache=cache)
+    by_id = {r.task_id: r for r in results}
+    assert (by_id["9001"].failed, by_id["9002"].failed) == (False, True)
+    assert "died" in by_id["9002"].score.feedback and by_id["9002"].score.hard == 0.0
+    assert len(cache) == 3  # two completions, one score: the failed check is re-run next time
