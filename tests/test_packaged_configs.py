@@ -106,7 +106,8 @@ def test_unknown_name_lists_the_packaged_names_and_the_nearest(tmp_path, monkeyp
     assert "Config 'searchqa/lokal': not found" in message
     assert str(tmp_path / "searchqa" / "lokal") in message
     assert "Did you mean 'searchqa/local'?" in message
-    assert "Packaged configs: _base_/default, searchqa/default, searchqa/local" in message
+    assert "Packaged configs: _base_/default, alfworld/default, alfworld/local, docvqa/default" in message
+    assert "searchqa/default, searchqa/local, spreadsheetbench/default" in message
 
 
 def test_a_path_that_climbs_out_is_never_taken_as_a_name(tmp_path, monkeypatch):

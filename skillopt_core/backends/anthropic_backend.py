@@ -32,6 +32,7 @@ from typing import Any, Callable
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import CompletionRequest, RequestRejected
 from skillopt_core.backends.http_common import HttpBackend, Reply
+from skillopt_core.backends.images import anthropic_content
 from skillopt_core.backends.json_output import with_schema_instruction
 from skillopt_core.backends.keys import lookup, require_key, safe_url
 from skillopt_core.backends.retry import RetryPolicy, policy_from_options, timeout_option, with_retries
@@ -82,7 +83,7 @@ class AnthropicBackend(HttpBackend):
         args: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+            "messages": [{"role": m.role, "content": anthropic_content(m)} for m in request.messages],
         }
         if self._sends_temperature:
             args["temperature"] = request.temperature

@@ -50,9 +50,26 @@ Role = Literal["target", "optimizer", "judge"]
 
 
 @dataclass(frozen=True)
+class ImageAttachment:
+    """An image sent with a message: its bytes and media type (``image/png``,
+    ``image/jpeg``, ...). ``text`` is an optional textual stand-in (e.g. a
+    page's OCR) that backends which cannot see send instead (see
+    :func:`skillopt_core.backends.images.text_only`)."""
+
+    media_type: str
+    data: bytes = field(repr=False)
+    text: str = field(default="", repr=False)
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class Message:
+    """One turn. ``images`` go with the text to backends that accept images
+    (openai and the OpenAI-compatible presets, azure-openai, anthropic)."""
+
     role: Literal["user", "assistant"]
     content: str
+    images: tuple[ImageAttachment, ...] = ()
 
 
 @dataclass(frozen=True)

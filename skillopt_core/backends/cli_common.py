@@ -60,6 +60,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 from skillopt_core.replay import REPLAY_MARKER, replay_root
+from skillopt_core.backends.images import text_only
 from skillopt_core.backends.base import (
     BackendConfigError,
     BackendError,
@@ -100,7 +101,10 @@ class CliResult:
     seconds: float
 
 
-def conversation_text(request: CompletionRequest) -> str:
+def conversation_text(request: CompletionRequest, backend: str = "agent CLI") -> str:
+    """The conversation as one prompt; images become their text stand-ins or
+    refuse the request (:func:`.images.text_only`)."""
+    request = text_only(request, backend)
     if len(request.messages) == 1 and request.messages[0].role == "user":
         return request.messages[0].content
     turns = [f"{'User' if m.role == 'user' else 'Assistant'}: {m.content}" for m in request.messages]

@@ -31,6 +31,8 @@ KEY_VARIABLES = (
     "OPENAI_API_KEY",
     "ANTHROPIC_API_KEY",
     "AZURE_OPENAI_API_KEY",
+    "QWEN_API_KEY",
+    "MINIMAX_API_KEY",
 )
 
 # Provider key shapes: OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), GitHub tokens.

@@ -53,6 +53,7 @@ from typing import Any
 
 from skillopt_core.backends import BackendSpec, register_backend
 from skillopt_core.backends.base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
+from skillopt_core.backends.images import text_only
 from skillopt_core.backends.llama_probe import REINSTALL_COMMAND, ensure_llama_works
 
 __all__ = ["LocalBackend", "default_model_path", "default_threads"]
@@ -284,6 +285,7 @@ class LocalBackend:
         )
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        request = text_only(request, "local")  # SmolLM2 and most GGUF chat models cannot see
         shared = await asyncio.to_thread(
             _shared_model, self.model_path, self.n_ctx, self.n_threads, self.n_threads_batch
         )

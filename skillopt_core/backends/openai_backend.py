@@ -37,6 +37,7 @@ from typing import Any, Callable
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import BackendConfigError, CompletionRequest, RequestRejected
 from skillopt_core.backends.http_common import HttpBackend, Reply
+from skillopt_core.backends.images import openai_content
 from skillopt_core.backends.json_output import with_schema_instruction
 from skillopt_core.backends.keys import lookup, require_key, safe_url
 from skillopt_core.backends.retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
@@ -135,10 +136,10 @@ class OpenAIBackend(HttpBackend):
     def _arguments(self, request: CompletionRequest, level: str | None) -> dict[str, Any]:
         if level not in (None, "json_schema"):
             request = with_schema_instruction(request)
-        messages: list[dict[str, str]] = []
+        messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        messages.extend({"role": m.role, "content": openai_content(m)} for m in request.messages)
         args: dict[str, Any] = {"model": self.model, "messages": messages, self._params.token_param: request.max_tokens}
         if self._params.send_temperature:
             args["temperature"] = request.temperature
@@ -195,7 +196,7 @@ def _mentions(exc: BaseException, words: tuple[str, ...]) -> bool:
     return any(w in text for w in words)
 
 
-def discover_model(base_url: str, api_key: str, timeout: float) -> str:
+def discover_model(base_url: str, api_key: str, timeout: float, backend: str = "openai") -> str:
     """The first model a compatible server lists; a clear error when it cannot."""
     from openai import OpenAI
 
@@ -204,16 +205,16 @@ def discover_model(base_url: str, api_key: str, timeout: float) -> str:
             ids = [m.id for m in client.models.list()]
     except Exception as exc:  # any SDK or transport failure means the same thing here
         raise BackendConfigError(
-            f"openai: no model name was given and the server at {safe_url(base_url)} could not list its "
+            f"{backend}: no model name was given and the server at {safe_url(base_url)} could not list its "
             f"models ({error_text(exc)}). Start the server, check model.base_url, or set the "
             "model name (model.target / model.optimizer / model.judge)."
         ) from None
     if not ids:
         raise BackendConfigError(
-            f"openai: the server at {safe_url(base_url)} lists no models. Load a model there or set the model name."
+            f"{backend}: the server at {safe_url(base_url)} lists no models. Load a model there or set the model name."
         )
     if len(ids) > 1:
-        log.info("openai: %s serves %d models; using the first, %s", safe_url(base_url), len(ids), ids[0])
+        log.info("%s: %s serves %d models; using the first, %s", backend, safe_url(base_url), len(ids), ids[0])
     return ids[0]
 
 
@@ -225,19 +226,48 @@ def build_openai_backend(
 ) -> OpenAIBackend:
     """An :class:`OpenAIBackend` from a :class:`BackendSpec`. ``http_client_factory``
     (returning an ``httpx2.AsyncClient``) and ``policy`` are seams for tests."""
+    options = spec.options
+    base_url = options.get("base_url") or None
+    return build_compatible_backend(
+        spec, name="openai", base_url=base_url, key_var=options.get("api_key_env") or DEFAULT_KEY_VAR,
+        key_required=base_url is None, default_model=None if base_url else DEFAULT_MODEL,
+        key_hint="or set model.base_url to use a local OpenAI-compatible server",
+        http_client_factory=http_client_factory, policy=policy,
+    )
+
+
+def build_compatible_backend(
+    spec: Any,
+    *,
+    name: str,
+    base_url: str | None,
+    key_var: str,
+    key_required: bool,
+    default_model: str | None,
+    key_hint: str = "",
+    max_completion_tokens: bool | None = None,
+    http_client_factory: Callable[[], Any] | None = None,
+    policy: RetryPolicy | None = None,
+) -> OpenAIBackend:
+    """The chat-completions backend ``name`` against ``base_url`` (None: api.openai.com),
+    the key in ``key_var`` (required or optional), model ``spec.model``, else
+    ``default_model``, else the first model the server lists. The token limit
+    is sent as ``max_completion_tokens`` when ``max_completion_tokens`` (default:
+    only to api.openai.com), else as ``max_tokens``. The named presets
+    (:mod:`.presets`) are this with their own defaults."""
     from openai import AsyncOpenAI
 
     options = spec.options
-    base_url = options.get("base_url") or None
-    key_var = options.get("api_key_env") or DEFAULT_KEY_VAR
-    if base_url:
-        api_key = lookup(key_var) or NO_KEY_PLACEHOLDER
+    if key_required:
+        api_key = require_key(key_var, name, hint=key_hint)
     else:
-        api_key = require_key(
-            key_var, "openai", hint="or set model.base_url to use a local OpenAI-compatible server"
-        )
+        api_key = lookup(key_var) or NO_KEY_PLACEHOLDER
     timeout = timeout_option(options)
-    model = spec.model or (discover_model(base_url, api_key, timeout) if base_url else DEFAULT_MODEL)
+    model = spec.model or default_model
+    if not model:
+        if not base_url:
+            raise BackendConfigError(f"{name}: no model name and no server to ask for one; set the model name.")
+        model = discover_model(base_url, api_key, timeout, name)
 
     def make_client() -> Any:
         extra = {"http_client": http_client_factory()} if http_client_factory else {}
@@ -249,7 +279,8 @@ def build_openai_backend(
         policy=policy or policy_from_options(options),
         key_var=key_var if api_key != NO_KEY_PLACEHOLDER else None,
         where=safe_url(base_url) if base_url else "api.openai.com",
-        official=base_url is None,
+        official=(base_url is None) if max_completion_tokens is None else max_completion_tokens,
+        name=name,
     )
 
 
@@ -258,4 +289,4 @@ def _create_openai(spec: Any) -> OpenAIBackend:
     return build_openai_backend(spec)
 
 
-__all__ = ["OpenAIBackend", "build_openai_backend", "discover_model"]
+__all__ = ["OpenAIBackend", "build_compatible_backend", "build_openai_backend", "discover_model"]

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterable, Mapping
 import yaml
 
 from skillopt_core.backends import BackendSpec, register_backend
+from skillopt_core.backends.images import text_only
 from skillopt_core.backends.base import BackendConfigError, BackendError, Completion, CompletionRequest, Usage
 
 __all__ = ["Rule", "ScriptedBackend", "load_script"]
@@ -130,6 +131,7 @@ class ScriptedBackend:
         return "scripted (deterministic test double; not a real model)"
 
     async def complete(self, request: CompletionRequest) -> Completion:
+        request = text_only(request, "scripted")  # it reads text, like a model that cannot see
         with self._lock:
             self.history.append(request)
             queued = self._queue.popleft() if self._queue else None

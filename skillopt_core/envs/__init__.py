@@ -37,6 +37,12 @@ _ENVS: LazyRegistry[Any] = LazyRegistry(
     "env",
     {
         "searchqa": "skillopt_core.envs.searchqa",
+        "livemathematicianbench": "skillopt_core.envs.livemathematicianbench",
+        "spreadsheetbench": "skillopt_core.envs.spreadsheetbench",
+        "officeqa": "skillopt_core.envs.officeqa",
+        "docvqa": "skillopt_core.envs.docvqa",
+        "alfworld": "skillopt_core.envs.alfworld",
+        "textworld": "skillopt_core.envs.textworld",
         "jsonl_tasks": "skillopt_core.envs.jsonl_tasks",
         "_template": "skillopt_core.envs._template",
     },

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from skillopt_core.backends import Backend, CompletionRequest, Message
+from skillopt_core.evaluation.executor import LocalExecutor, RolloutExecutor
 from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
 from skillopt_core.tasks.task import Judge, Score, Task
 from skillopt_core.tasks.text_metrics import extract_final_answer
@@ -91,6 +92,10 @@ class PromptEnv:
     env-specific option names with a one-line description each; anything else
     is rejected by ``create_env``) and implement :meth:`read_tasks`. Problems
     met while reading (skipped records) go to :attr:`load_problems`.
+
+    :attr:`executor` runs the env's heavy checks (code it executes to score an
+    answer) as :class:`~skillopt_core.evaluation.executor.Job` objects: in a
+    thread here, or as Ray tasks when the run sets ``execution.executor: ray``.
     """
 
     name: str = "prompt"
@@ -99,6 +104,7 @@ class PromptEnv:
     OPTIONS: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, inputs: EnvInputs | None = None, judge_backend: Backend | None = None) -> None:
+        self.executor: RolloutExecutor = LocalExecutor()
         self.inputs = inputs or EnvInputs()
         self.judge_backend = judge_backend
         self.load_problems: list[str] = []

@@ -10,6 +10,12 @@ the reason as feedback and is counted in ``RolloutResult.failed``; only a
 systemic error (:class:`BackendError`, :class:`BudgetExceeded`) propagates,
 and then every call still in flight is cancelled first.
 
+Multi-turn envs (a text game, an agent with tools) define ``run_episode(target,
+request, task)``: it is called where a single-turn env's one model call would
+be, may call ``target`` many times (each call is metered), and returns a
+:class:`Completion` whose text (the transcript) is cached and scored like an
+answer.
+
 Early stopping: ``stop_when`` sees the per-item scores finished so far (in
 completion order) after each item; when it returns true, the calls still in
 flight are cancelled and the items finished so far are returned.
@@ -145,6 +151,7 @@ async def _run_one(
     request = replace(request, seed=sample_seed(seed, task.id, sample), temperature=temperature,
                       role="target", stage=request.stage or "rollout")
     ckey = completion_key(target, request)
+    episode = getattr(env, "run_episode", None)
     response = cache.completion(ckey)
     cached = response is not None
     if response is None:
@@ -152,7 +159,7 @@ async def _run_one(
             async with sem:
                 if stop.is_set():
                     return None
-                completion = await target.complete(request)
+                completion = await (episode(target, request, task) if episode else target.complete(request))
         except RequestFailed as exc:
             return _failure(task, sample, f"The target could not answer this task: {exc}")
         except (BackendError, BudgetExceeded):

@@ -120,6 +120,16 @@ class BudgetSettings(_Section):
     max_tokens: int | None = Field(default=None, ge=1)
 
 
+class ExecutionSettings(_Section):
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    ray_cpus: int | None = Field(default=None, ge=1)
+    num_cpus: float = Field(default=1, ge=0)
+    num_gpus: float = Field(default=0, ge=0)
+    resources: dict[str, float] = Field(default_factory=dict)
+    max_retries: int = Field(default=2, ge=0)
+
+
 class OutputSettings(_Section):
     root: str = "outputs"
     run_id: str | None = None
@@ -134,6 +144,7 @@ class Settings(_Section):
     optimizer: OptimizerSettings = Field(default_factory=OptimizerSettings)
     evaluation: EvaluationSettings = Field(default_factory=EvaluationSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
 
     @field_validator("optimizer")

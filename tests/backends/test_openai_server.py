@@ -127,3 +127,25 @@ async def test_four_concurrent_calls_all_complete(backend) -> None:
     assert len(completions) == 4
     assert all(c.text.strip() for c in completions)
     assert all(c.usage.input_tokens > 0 and c.usage.output_tokens > 0 for c in completions)
+
+
+# -- the named presets over the same server ---------------------------------- #
+
+
+async def test_qwen_preset_finds_its_server_in_qwen_base_url_and_answers(server_url, monkeypatch) -> None:
+    monkeypatch.setenv("QWEN_BASE_URL", server_url)
+    monkeypatch.delenv("QWEN_MODEL", raising=False)
+    qwen = create_backend(BackendSpec("qwen", None, "target", {"timeout": 60, "max_retries": 1}))
+    assert qwen.name == "qwen" and qwen.model.endswith(".gguf")  # the model vLLM (here llama.cpp) serves
+    completion = await qwen.complete(CompletionRequest.single("Say hello.", max_tokens=8))
+    assert completion.text.strip() and completion.usage.output_tokens > 0
+
+
+async def test_minimax_preset_with_a_base_url_override_answers_json(server_url, monkeypatch) -> None:
+    monkeypatch.setenv("MINIMAX_BASE_URL", server_url)
+    monkeypatch.setenv("MINIMAX_API_KEY", "minimax-test-key-0123456789")
+    minimax = create_backend(BackendSpec("minimax", None, "optimizer", {"timeout": 60, "max_retries": 1}))
+    assert (minimax.name, minimax.model) == ("minimax", "MiniMax-M3")  # llama.cpp serves any name
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    completion = await minimax.complete(CompletionRequest.single("Reply in JSON.", max_tokens=24, json_schema=schema))
+    jsonschema.validate(json.loads(completion.text), schema)

@@ -204,3 +204,24 @@ def test_missing_data_path_is_a_clear_error(tmp_path):
     env = create_env("searchqa", {"data_path": str(tmp_path / "missing.jsonl")})
     with pytest.raises(FileNotFoundError, match="env.data_path"):
         env.load_tasks()
+
+
+# --------------------------------------------------------------------------- the public JSON
+
+
+def test_public_json_layout_with_mrqa_context_loads_the_full_file(tmp_path):
+    """SearchQA as published for SkillOpt's splits (lucadiliello/searchqa rows:
+    ``{id, question, context, answers}``, context in MRQA ``[DOC] [TLE] title [SEP] text``
+    markup), one ``items.json`` per split folder: every record of every file loads."""
+    rows = [{"id": f"{n:032x}", "question": f"Which planet is number {n}?", "answers": ["Mars", "the red planet"],
+             "context": f"[DOC] [TLE] Planet {n} [SEP] Mars is planet {n}. [DOC] [TLE] Other [SEP] Venus is hot."}
+            for n in range(1, 251)]
+    for split, chunk in (("train", rows[:50]), ("val", rows[50:75]), ("test", rows[75:])):
+        (tmp_path / split).mkdir()
+        (tmp_path / split / "items.json").write_text(json.dumps(chunk), encoding="utf-8")
+    env = create_env("searchqa", {"data_path": str(tmp_path), "options": {"max_snippets": None}})
+    tasks = env.load_tasks()
+    assert len(tasks) == 250 and env.load_problems == []
+    first = next(t for t in tasks if t.id == f"{1:032x}")
+    assert first.reference == ("Mars", "the red planet")
+    assert first.context == "Search results:\n[1] Planet 1: Mars is planet 1.\n[2] Other: Venus is hot."

@@ -54,7 +54,36 @@ def test_wheel_ships_the_configs_and_env_data(installed):
         "skillopt_core/configs/searchqa/local.yaml",
         "skillopt_core/envs/searchqa/data/sample.jsonl",
         "skillopt_core/envs/searchqa/seed_skill.md",
+        "skillopt/__init__.py",
+        "skillopt_core/configs/spreadsheetbench/local.yaml",
+        "skillopt_core/envs/livemathematicianbench/data/202511/qa_202511_final.json",
+        "skillopt_core/envs/spreadsheetbench/data/dataset.json",
+        "skillopt_core/envs/spreadsheetbench/data/spreadsheet/9001/1_9001_init.xlsx",
+        "skillopt_core/envs/spreadsheetbench/data/spreadsheet/9001/1_9001_golden.xlsx",
+        "skillopt_core/envs/docvqa/data/docvqa_sample.csv",
+        "skillopt_core/envs/docvqa/data/images/d1001_p1.png",
+        "skillopt_core/envs/docvqa/data/images/d1001_p1.txt",
+        "skillopt_core/envs/officeqa/data/corpus/treasury_bulletin_1941_01.txt",
+        "skillopt_core/envs/textworld/seed_skill.md",
     } <= names
+
+
+def test_wheel_declares_the_seed_extras(installed):
+    wheel = zipfile.ZipFile(installed[1])
+    meta = next(n for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    lines = wheel.read(meta).decode("utf-8").splitlines()
+    extras = {line.split(":", 1)[1].strip() for line in lines if line.startswith("Provides-Extra:")}
+    assert {"claude", "qwen", "webui", "alfworld", "ray", "textworld", "local"} <= extras
+    requires = [line for line in lines if line.startswith("Requires-Dist:")]
+    assert any(r.startswith("Requires-Dist: ray") and 'extra == "ray"' in r for r in requires)
+    assert any(r.startswith("Requires-Dist: alfworld") and 'extra == "alfworld"' in r for r in requires)
+
+
+def test_the_seed_import_name_works_from_the_wheel(installed, empty_dir):
+    python, _ = installed
+    proc = check(run([python, "-c", "import skillopt; print(skillopt.Task.__module__); print('Ready!')"], cwd=empty_dir),
+                 "import skillopt")
+    assert proc.stdout.split() == ["skillopt_core.tasks.task", "Ready!"]
 
 
 def test_venv_imports_the_wheel_not_the_checkout(installed, empty_dir):
