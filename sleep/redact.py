@@ -1,4 +1,4 @@
-"""Secret redaction at the harvest boundary.
+"""Secret redaction at the harvest boundary, and the filter for every text that leaves the data dir.
 
 Every piece of transcript text that SkillOpt-Sleep stores (prompts, final
 answers, feedback, history lines, shell signatures, file paths) passes through
@@ -12,162 +12,108 @@ Two layers:
 1. The span-exact rules of :mod:`sleep.secret_rules` (provider API keys,
    GitHub/GitLab/Slack/Hugging Face/npm tokens, AWS keys, JWTs, private key
    blocks, credentials in URLs and connection strings, ``password=``-style
-   assignments, bearer and ``Authorization:`` headers) and a high-entropy token
-   check that spares values public by construction (:mod:`sleep.public_ids`:
-   content hashes, SSH public keys, base58 addresses).
-2. The rest of the ``detect-secrets`` detector catalogue (SendGrid, Twilio,
-   Mailchimp, PyPI, Discord, Telegram, Square, Azure storage, Artifactory,
-   IBM, Cloudant, SoftLayer): it adds recall for those kinds, but costs tens of
-   microseconds a line (and 0.15 s to import), so it only sees lines that pass a
-   gate built as a superset of what those detectors can match: token shapes are
-   looked for in each long token before layer 1 could break it apart, keyword
-   assignments in what layer 1 left.
+   assignments, bearer and ``Authorization:`` headers), the typed passwords of
+   :mod:`sleep.typed_passwords` (``mysql -p<pw>``, ``curl -u user:pw``,
+   ``the password is ...``), and a high-entropy token check that spares values
+   public by construction (:mod:`sleep.public_ids`: content hashes, SSH public
+   keys, base58 addresses) unless a credential word names them. Encoded and
+   wrapped forms are looked through: a base64 or %-encoded token is decoded and
+   checked, and a token split over two lines is checked joined.
+2. The rest of the ``detect-secrets`` detector catalogue
+   (:mod:`sleep.detect_secrets_layer`), behind a gate.
 
 Redaction errs on the side of removing too much: a false positive costs a word
 of a prompt, a false negative leaks a credential into a database.
+
+:func:`scrub_outbound` is what every text leaving the data directory goes
+through (a proposal's commit message, note and skill file; tool outputs and
+pages): the redactor, then an exact-match filter of every secret value a
+harvest ever redacted (:mod:`sleep.known_secrets`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
+import os
 import re
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
-from sleep.public_ids import looks_high_entropy, public_identifier, shannon_entropy
+from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
+                                        detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
+                                        token_gate)
+from sleep.public_ids import (identifier_like, looks_high_entropy, public_identifier, secret_by_context,
+                              shannon_entropy)
 from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
-                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
+                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker, unquote)
+from sleep.typed_passwords import TYPED_PASSWORD_RULES
+
+if TYPE_CHECKING:
+    from sleep.index import Index
 
 __all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
-           "looks_high_entropy", "shannon_entropy", "token_gate"]
+           "looks_high_entropy", "outbound_findings", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+# (triggers, lowered, rule, regex, line_local, also): a line-local rule's regex runs only on
+# the lines that hold one of its triggers and one of ``also`` (its matches never span lines).
+_RULES = [(frozenset(t), lo, r, rx, False, ()) for t, lo, r, rx in TRIGGERED] + [
+    (frozenset(t), lo, r, rx, True, also) for t, lo, r, rx, also in TYPED_PASSWORD_RULES]
+# Each trigger is looked for once per text (in the text as it came, or its lowercase).
+_CASED_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if not lowered for trigger in triggers})
+_LOWER_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if lowered for trigger in triggers})
+
+# ----- encoded and wrapped forms ---------------------------------------------------------
+
+# Runs of a long token that may be base64 (standard or URL-safe alphabet) of a secret.
+_B64_RUN_RXS = (re.compile(r"[A-Za-z0-9+/]{16,}={0,2}"), re.compile(r"[A-Za-z0-9_\-]{16,}={0,2}"))
+# Base64 of ASCII text: the first character of every 4 encodes a byte's top 6 bits, and
+# a byte below 0x80 gives one of A-Z, a-f. Random identifiers fail this at once.
+_B64_OF_ASCII_RX = re.compile(r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3})+(?:[A-Za-f][A-Za-z0-9+/_\-]{1,2})?={0,2}")
+# Decoded text that reads as words ("hello world, this is a test"): not a random secret.
+_PROSE_RX = re.compile(r"[A-Za-z]+(?:[ ,.;:!?'-]+[A-Za-z]+){2,}[ .!?]*")
+# A base64 "user:password" (what HTTP basic auth and docker's config.json encode).
+_USER_PASS_RX = re.compile(r"[\w.@+\-]{1,64}:[^\s:]{6,}")
+# A run with 3+ %-escapes among URL characters: "%73%6B%2D..." or "key%3Dsk-ant-...".
+_PERCENT_RUN_RX = re.compile(r"(?:[A-Za-z0-9_.~+\-]*%[0-9A-Fa-f]{2}){3,}[A-Za-z0-9_.~+\-]*")
+# The end of one line and the start of the next: the two halves of a token a terminal
+# or an editor wrapped.
+_TOKEN_CHARS = r"A-Za-z0-9_\-+/=."
+_TAIL_RX = re.compile(rf"(?<![{_TOKEN_CHARS}])(?P<a>[{_TOKEN_CHARS}]{{6,}})[ \t]*\\?\r?$")
+# A line break right after a token character (perhaps a space, a backslash or \r
+# between) and before 6 more: the literal \n first is what makes the search fast.
+_LINE_BREAK_IN_TOKEN_RX = re.compile(
+    rf"\n(?:(?<=[{_TOKEN_CHARS}]\n)|(?<=[{_TOKEN_CHARS}]\r\n)|(?<=[{_TOKEN_CHARS}][ \t\\]\n))"
+    rf"(?=[ \t]*[{_TOKEN_CHARS}]{{6}})")
+_HEAD_RX = re.compile(rf"[ \t]*(?P<b>[{_TOKEN_CHARS}]{{6,}})(?![{_TOKEN_CHARS}])")
+_HEX_ONLY_RX = re.compile(r"(?:0[xX])?[0-9a-fA-F]+")
+_WORD_RX = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
+_MIN_DECODED_CHARS = 12
+_MAX_HALF = 120  # a longer half of a wrapped token is judged alone
 
 
-# ----- layer 2: detect-secrets -----------------------------------------------------------
-
-# The detectors of detect-secrets that add recall to layer 1. Its AWS, GitHub,
-# GitLab, JWT, OpenAI, Slack, Stripe and basic-auth detectors match a subset of
-# what layer 1 already removes (with exact spans), so they are not run;
-# keyword, entropy and private-key detection are layer 1's own.
-DETECT_SECRETS_PLUGINS = [
-    "ArtifactoryDetector", "AzureStorageKeyDetector", "CloudantDetector", "DiscordBotTokenDetector",
-    "IbmCloudIamDetector", "IbmCosHmacDetector", "MailchimpDetector", "NpmDetector", "PypiTokenDetector",
-    "SendGridDetector", "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
-    "TwilioKeyDetector",
-]
-# The gate in front of detect-secrets: a superset of what those detectors can
-# match, so that a line that passes no part of it cannot yield a finding and is
-# never handed to detect-secrets. It has two parts.
-#
-# Token shapes, looked for in each long token (the pass over long tokens that
-# layer 1 makes anyway) before layer 1 touches it: a token of such a shape is
-# left whole and its line goes to detect-secrets (layer 1's entropy check would
-# otherwise break a Discord or SendGrid token apart). Two shapes are not inside
-# one long token and are found from their surroundings: a Telegram token's
-# secret follows "<8-10 digits>:", an Artifactory token may be 11 characters.
-DETECT_SECRETS_TOKEN_RX = re.compile(
-    r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}"  # Artifactory
-    r"|AccountKey="  # Azure storage
-    r"|[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\."  # Discord
-    r"|_authToken="  # npm (after "//registry/:")
-    r"|pypi-AgE"  # PyPI
-    r"|SG\.[a-zA-Z0-9_-]{22}\."  # SendGrid
-    r"|sq0csp-"  # Square
-    r"|AC[a-z0-9]{32}|SK[a-z0-9]{32}"  # Twilio
-    r"|[0-9a-z]{32}-us[0-9]")  # Mailchimp
-_DISCORD_RX = re.compile(r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")
-_DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|sq0csp-|AC|SK|-us")
-# Every token rule's literal and every detect-secrets token literal, in one search.
-_QUICK_RX = re.compile(TOKEN_PREFIX_RX.pattern + "|" + _DS_TOKEN_LITERALS_RX.pattern + r"|SG\.")
-_TELEGRAM_BEFORE_RX = re.compile(r"\d{8,10}:$")
-_ARTIFACTORY_RX = re.compile(r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}")
-# Keyword assignments of the Cloudant, IBM and SoftLayer detectors (keyword,
-# optional quote or bracket, an assignment or spaces, 24+ word characters) and
-# their URL forms: looked for in the lowercased text after layer 1, which has
-# already removed most such values (``token=...``, ``password: ...``); a value
-# layer 1 left whole is still there for detect-secrets to find.
-_ASSIGNED_VALUE = r"[\"']?\]?[\"']? *(?:=>|:=|::|=|:| ) *[\"']?[\w\-]{24}"
-# One regex per keyword, each starting with its literal (which the regex engine
-# finds quickly), run only when the keyword occurs at all.
-_KEYWORD_GATES = [(word, re.compile(word + tail + _ASSIGNED_VALUE)) for word, tail in (
-    ("key", ""), ("pw", "d?"), ("pass", "(?:word)?"), ("token", ""))]
-_KEYWORD_GATE_URLS = ("cloudant.com", "softlayer.com")
-_TELEGRAM_SECRET_LEN = 35
-
-
-def keyword_gate(text: str, low: str | None = None) -> bool:
-    """False only if no assignment-shaped detect-secrets detector can match ``text``."""
-    low = text.lower() if low is None else low
-    for word, rx in _KEYWORD_GATES:
-        if word in low and rx.search(low):
-            return True
-    return any(url in low for url in _KEYWORD_GATE_URLS)
-
-
-def token_gate(text: str) -> bool:
-    """False only if no token-shaped detect-secrets detector can match ``text``
-    (the whole-text form of the per-token check :class:`Redactor` makes)."""
-    for m in CANDIDATE_RX.finditer(text):
-        if _ds_token_shape(m.group(0)) or _telegram_secret(text, m.start(), m.group(0)):
-            return True
-    return ("AKC" in text or "AP" in text) and _ARTIFACTORY_RX.search(text) is not None
-
-
-def detect_secrets_gate(text: str) -> bool:
-    """False only if no delegated detect-secrets detector can match ``text``."""
-    return token_gate(text) or keyword_gate(text)
-
-
-def _ds_token_shape(token: str) -> bool:
-    """:data:`DETECT_SECRETS_TOKEN_RX`, after literal tests that rule out most tokens."""
-    if "." in token and (_DISCORD_RX.search(token) or "SG." in token):
-        return DETECT_SECRETS_TOKEN_RX.search(token) is not None
-    return _DS_TOKEN_LITERALS_RX.search(token) is not None and DETECT_SECRETS_TOKEN_RX.search(token) is not None
-
-
-def _telegram_secret(text: str, start: int, token: str) -> bool:
-    return start > 8 and text[start - 1] == ":" and len(token) >= _TELEGRAM_SECRET_LEN \
-        and _TELEGRAM_BEFORE_RX.search(text, max(0, start - 11), start) is not None
-
-
-_detect_secrets_ready: bool | None = None
-
-
-def detect_secrets_scanner() -> Callable[[str], list[tuple[str, str]]] | None:
-    """A ``line -> [(type, value)]`` scanner backed by detect-secrets, or None if absent.
-
-    detect-secrets keeps its configuration in a process-wide settings object;
-    configuring it once (instead of a context manager per call, which costs
-    about 1 ms) is what makes per-line scanning affordable.
-    """
-    global _detect_secrets_ready
-    if _detect_secrets_ready is False:
+def _b64_text(run: str) -> str | None:
+    """The printable ASCII text ``run`` is the base64 of, or None."""
+    body = run.rstrip("=")
+    if len(body) % 4 == 1 or _B64_OF_ASCII_RX.fullmatch(run) is None:
         return None
+    altchars = b"-_" if ("-" in body or "_" in body) else None
     try:
-        from detect_secrets.core.scan import scan_line
-        from detect_secrets.settings import get_settings
-    except ImportError:
-        _detect_secrets_ready = False
+        raw = base64.b64decode(body + "=" * (-len(body) % 4), altchars=altchars, validate=True)
+    except (binascii.Error, ValueError):
         return None
-    if not _detect_secrets_ready:
-        settings = get_settings()
-        settings.clear()
-        settings.configure_plugins([{"name": n} for n in DETECT_SECRETS_PLUGINS])
-        _detect_secrets_ready = True
-
-    def scan(line: str) -> list[tuple[str, str]]:
-        try:
-            return [(s.type, s.secret_value or "") for s in scan_line(line)]
-        except Exception:  # a third-party detector bug must not stop a harvest
-            return []
-
-    return scan
-
-
-def _slug(kind: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-") or "secret"
+    if len(raw) < _MIN_DECODED_CHARS or not raw.isascii():
+        return None
+    text = raw.decode("ascii")
+    return text if text.isprintable() else None
 
 
 # ----- the redactor ----------------------------------------------------------------------
@@ -179,11 +125,18 @@ class Redactor:
     ``redact`` is total: it never raises and returns text with no secret it
     recognises. ``counts`` accumulates over the redactor's life (one harvest);
     ``scanned_chars`` and ``detect_secrets_lines`` say how much text it saw and
-    how many lines passed the gate to detect-secrets.
+    how many lines passed the gate to detect-secrets. With ``collect``, every
+    secret value it removed is added to ``values`` (in clear, in memory only: the
+    harvest stores their keyed hashes, :mod:`sleep.known_secrets`). ``decode``
+    False skips the encoded and wrapped forms (the inner redactor that checks a
+    decoded text uses it, so decoding never recurses).
     """
 
     use_detect_secrets: bool = True
+    collect: bool = False
+    decode: bool = True
     counts: Counter = field(default_factory=Counter)
+    values: set[str] = field(default_factory=set)
     scanned_chars: int = 0
     detect_secrets_lines: int = 0
 
@@ -202,19 +155,32 @@ class Redactor:
             return text or ""
         self.scanned_chars += len(text)
         use_ds = not self._scan_loaded or self._scan is not None
+        if self.decode and "\n" in text:
+            text = self._wrapped(text)
         low = text.lower()
-        low_is_current = True
-        for trigger, lowered, rule, rx in TRIGGERED:
-            if trigger in (low if lowered else text):
-                new = rx.sub(lambda m, r=rule: self._apply(r, m), text)
-                low_is_current = low_is_current and new == text
-                text = new
+        low_is_current = True  # later rules test triggers in a stale `low`: a superset
+        cased = {t for t in _CASED_TRIGGERS if t in text}
+        lower = {t for t in _LOWER_TRIGGERS if t in low}
+        for triggers, lowered, rule, rx, line_local, also in _RULES:
+            if (lower if lowered else cased).isdisjoint(triggers):
+                continue
+            if lowered and line_local and not low_is_current:
+                low, low_is_current = text.lower(), True
+            hay = low if lowered else text
+            sub = functools.partial(self._apply, rule)
+            new = _sub_on_lines(rx, sub, text, hay, triggers, also) if line_local else rx.sub(sub, text)
+            if new != text:
+                text, low_is_current = new, False
+        if self.decode and "%" in text:
+            new = _sub_on_lines(_PERCENT_RUN_RX, self._percent_run, text, text, ("%",))
+            if new != text:
+                text, low_is_current = new, False
         # One pass over long tokens: token rules, the entropy check, and the token
         # shapes of detect-secrets (whose lines are collected in _ds_lines).
         self._ds_lines: set[int] | None = set() if use_ds else None
         out = CANDIDATE_RX.sub(self._candidate, text)
         if use_ds and ("AKC" in text or "AP" in text):
-            for m in _ARTIFACTORY_RX.finditer(text):
+            for m in ARTIFACTORY_RX.finditer(text):
                 self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
         if self._ds_lines:
             out = self._detect_secrets_tokens(out, self._ds_lines)
@@ -224,24 +190,132 @@ class Redactor:
             out = self._detect_secrets(out, keyword_gate)
         return out
 
+    # ----- bookkeeping -------------------------------------------------------------------
+
+    def _found(self, kind: str, *values: str) -> str:
+        self.counts[kind] += 1
+        if self.collect:
+            self.values.update(v for v in values if v)
+        return marker(kind)
+
     def _apply(self, rule: Rule, m: re.Match[str]) -> str:
-        self.counts[rule.kind] += 1
-        return rule.replace(m) if rule.replace else marker(rule.kind)
+        if rule.vet is not None and not rule.vet(m):
+            return m.group(0)
+        self._found(rule.kind, rule.value(m))
+        return rule.replace(m)
+
+    def _probe(self, text: str) -> "Redactor":
+        probe = Redactor(use_detect_secrets=False, collect=True, decode=False)
+        probe.redact(text)
+        return probe
+
+    def _take(self, probe: "Redactor", *values: str) -> str:
+        """Adopt what ``probe`` found in a decoded or joined text; the marker for it."""
+        kind = probe.counts.most_common(1)[0][0]
+        return self._found(kind, *values, *probe.values)
+
+    # ----- encoded and wrapped forms -----------------------------------------------------
+
+    def _decoded_b64(self, token: str) -> str | None:
+        """A marker if ``token`` (or a long run inside it) is the base64 of a secret; the
+        token itself when it is the base64 of plain prose (not random: kept); else None."""
+        for rx in _B64_RUN_RXS:
+            for run in rx.findall(token):
+                text = _b64_text(run)
+                if text is None:
+                    continue
+                probe = self._probe(text)
+                if probe.total:
+                    return self._take(probe, token, run)
+                if _USER_PASS_RX.fullmatch(text):
+                    return self._found("basic-auth", token, run, text.split(":", 1)[1])
+                if run == token and _PROSE_RX.fullmatch(text):
+                    return token
+        return None
+
+    def _percent_run(self, m: re.Match[str]) -> str:
+        run = m.group(0)
+        text = urllib.parse.unquote(run)
+        if len(text) < _MIN_DECODED_CHARS or text == run:
+            return run
+        probe = self._probe(text)
+        return self._take(probe, run) if probe.total else run
+
+    def _wrapped(self, text: str) -> str:
+        """Replace both halves of a token split over two lines when the joined token is a
+        secret that neither half shows alone: a token rule's shape, a base64 secret, or
+        (when a half is too short for the entropy check) a random non-hex string."""
+        spans: list[tuple[int, int, str]] = []
+        for m in _LINE_BREAK_IN_TOKEN_RX.finditer(text):
+            at = m.start()
+            if spans and at < spans[-1][1]:
+                continue
+            tail = _TAIL_RX.search(text, max(text.rfind("\n", 0, at) + 1, at - _MAX_HALF), at)
+            head = _HEAD_RX.match(text, at + 1) if tail is not None else None
+            if head is None:
+                continue
+            a, b = tail.group("a"), head.group("b")  # type: ignore[union-attr]
+            if len(a) + len(b) < 16 or not (_DIGIT.search(a) or _DIGIT.search(b)):
+                continue
+            start = tail.start("a")  # type: ignore[union-attr]
+            probe = self._probe_token(a, b, text[max(text.rfind("\n", 0, start) + 1, start - 80):start])
+            if probe is not None:
+                mark = self._take(probe, a + b, a, b)
+                spans.append((start, head.end("b"), mark + text[tail.end("a"):head.start("b")] + mark))  # type: ignore[union-attr]
+        if not spans:
+            return text
+        out, last = [], 0
+        for start, end, replacement in spans:
+            out += [text[last:start], replacement]
+            last = end
+        out.append(text[last:])
+        return "".join(out)
+
+    def _probe_token(self, a: str, b: str, before: str) -> "Redactor | None":
+        """What the token rules, the base64 check and the entropy check find in the joined
+        halves of a wrapped token (None: nothing, or nothing its halves would not show)."""
+        joined = a + b
+        if _WORD_RX.fullmatch(a) or _WORD_RX.fullmatch(b) or b.startswith("--"):
+            # "<sha>\nAuthor:", "<token>\nplease ...", "<token>\n-----BEGIN": a word, a
+            # flag or PEM armour is not half of a key
+            return None
+        prefixed = TOKEN_PREFIX_RX.search(joined) is not None
+        if _HEX_ONLY_RX.fullmatch(joined) is not None:
+            if not (prefixed or secret_by_context(joined, before)):
+                return None  # two lines of hex (digests, a hexdump) are not one secret
+        elif not prefixed and not (_UPPER.search(joined) and _LOWER.search(joined)) \
+                and _B64_OF_ASCII_RX.fullmatch(joined) is None:
+            return None  # no token shape, not random base62, not base64 of text
+        probe = Redactor(use_detect_secrets=False, collect=True, decode=False)
+        if probe._decoded_b64(joined) is None:
+            probe._layer1_token(joined, before + joined, len(before))
+        if not probe.total:
+            return None
+        if set(probe.counts) == {"high-entropy"} and (
+                min(len(a), len(b)) >= 24 or identifier_like(a) or identifier_like(b)):
+            return None  # halves this long are judged alone; a word is not half a random key
+        return probe
+
+    # ----- long tokens -------------------------------------------------------------------
 
     def _candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
-        if _QUICK_RX.search(token) is None and ("." not in token or _DISCORD_RX.search(token) is None):
+        if self.decode:
+            found = self._decoded_b64(token)
+            if found is not None:
+                return found
+        if QUICK_RX.search(token) is None and ("." not in token or DISCORD_RX.search(token) is None):
             # Most long tokens (paths, identifiers): no rule's literal, no detect-secrets
             # shape; only the entropy check (or a Telegram secret's context) applies.
             if self._ds_lines is not None and m.string[m.start() - 1:m.start()] == ":" \
-                    and _telegram_secret(m.string, m.start(), token):
+                    and telegram_secret(m.string, m.start(), token):
                 self._ds_lines.add(m.string.count("\n", 0, m.start()))
                 return token
             if len(token) >= 24 and _DIGIT.search(token):
                 return self._entropy_pass(token, m.string, m.start())
             return token
-        if self._ds_lines is not None and (_ds_token_shape(token) or (
-                m.string[m.start() - 1:m.start()] == ":" and _telegram_secret(m.string, m.start(), token))):
+        if self._ds_lines is not None and (ds_token_shape(token) or (
+                m.string[m.start() - 1:m.start()] == ":" and telegram_secret(m.string, m.start(), token))):
             # Left whole for detect-secrets; its line is redacted again afterwards.
             self._ds_lines.add(m.string.count("\n", 0, m.start()))
             return token
@@ -266,23 +340,24 @@ class Redactor:
 
     def _entropy_pass(self, token: str, text: str, offset: int) -> str:
         """Replace the random-looking runs of ``token`` (found at ``offset`` in ``text``)
-        that are not public identifiers."""
+        that are not public identifiers, and the hex strings a credential word names."""
         out, last = [], 0
         for e in _HIGH_ENTROPY_RX.finditer(token):
             value = e.group(0)
-            if not looks_high_entropy(value):
-                continue
             # Context is the token's own line (the original text around the token).
             at = offset + e.start()
             line_start = text.rfind("\n", 0, at) + 1
-            line_end = text.find("\n", at)
             before = text[max(line_start, at - 80):at]
-            after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
-            if public_identifier(value, before, after):
-                continue
-            self.counts["high-entropy"] += 1
+            if not looks_high_entropy(value):
+                if not secret_by_context(value, before):
+                    continue
+            else:
+                line_end = text.find("\n", at)
+                after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
+                if public_identifier(value, before, after):
+                    continue
             out.append(token[last:e.start()])
-            out.append(marker("high-entropy"))
+            out.append(self._found("high-entropy", value))
             last = e.end()
         if not out:
             return token
@@ -296,8 +371,9 @@ class Redactor:
         found = keyword_replacement(m)
         if found is None:
             return m.group(0)
-        self.counts[found[1]] += 1
-        return found[0]
+        replacement, kind, value = found
+        self._found(kind, value)
+        return replacement
 
     def _detect_secrets(self, text: str, gate: Callable[[str], bool] | None) -> str:
         """detect-secrets on each line of ``text`` that passes ``gate`` (every line if None)."""
@@ -314,11 +390,44 @@ class Redactor:
             for kind, value in self._scan(line):
                 new = _replace_secret(line, value, marker(_slug(kind)))
                 if new != line:
-                    self.counts[_slug(kind)] += 1
+                    self._found(_slug(kind), value)
                     line = new
                     changed = True
             lines[i] = line
         return "\n".join(lines) if changed else text
+
+
+def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, hay: str,
+                  triggers: tuple[str, ...], also: tuple[str, ...] = ()) -> str:
+    """``rx.sub(repl, text)`` on the lines of ``text`` where ``hay`` (``text`` or its
+    lowercase) holds a trigger (and, if ``also`` is given, one of ``also``). Regexes that
+    cannot start with a literal scan every position; on a few short lines that costs
+    nothing. ``hay`` must be aligned with ``text`` (same length); otherwise the whole
+    text is substituted."""
+    if len(hay) != len(text):
+        return rx.sub(repl, text)
+    spans = set()
+    for t in triggers:
+        i = hay.find(t)
+        while i >= 0:
+            end = hay.find("\n", i)
+            end = len(hay) if end < 0 else end
+            start = hay.rfind("\n", 0, i) + 1
+            if not also or any(a in hay[start:end] for a in also):
+                spans.add((start, end))
+            i = hay.find(t, end)
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        out += [text[last:start], rx.sub(repl, text[start:end])]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _slug(kind: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-") or "secret"
 
 
 _TOKEN_CHAR_RX = re.compile(r"[A-Za-z0-9_\-+/=.]")
@@ -340,3 +449,79 @@ def _replace_secret(line: str, value: str, mark: str) -> str:
     while end < len(line) and _TOKEN_CHAR_RX.match(line[end]):
         end += 1
     return line[:start] + mark + line[end:]
+
+
+# ----- everything that leaves the data directory ---------------------------------------------
+
+def scrub_outbound(text: str | None, index: "Index | str | os.PathLike[str] | None" = None) -> str:
+    """``text`` as it may leave the data directory: no secret the rules recognise and no
+    secret value any harvest of this index ever redacted.
+
+    Input: any text (None gives ""). ``index``: the :class:`sleep.index.Index` or the
+    path of the index whose remembered secrets apply; default the data dir's index
+    (``paths.index_path()``).
+
+    Output: the text with each remembered value (found exactly, also inside a longer
+    token) replaced by ``[REDACTED:known-secret]``, then every secret the redactor
+    recognises replaced by its typed marker. Text without secrets comes back unchanged.
+
+    Where the hashes come from: every value a harvest redacts is stored as a keyed
+    hash in the index (table ``secret_hashes``, :mod:`sleep.known_secrets`); the key is
+    the data dir's ``secret-hash.key`` (0600). Nothing is stored in clear.
+
+    With no index, no key file or no remembered value, only the redactor runs (there
+    is nothing to match). The index is opened read-only and never created or migrated;
+    an index that exists but cannot be read raises ``sqlite3.Error`` rather than let a
+    text out unfiltered.
+
+    Cost: the redactor (about 13 MB/s here, bench/redaction.py) plus, when the index
+    remembers secrets, one keyed 6-character hash per character of the text's
+    non-space runs (cached across calls, so repeated text is cheap) and a filter load
+    when the index changed since the last call (one SELECT).
+    """
+    if not text:
+        return text or ""
+    known = _known(index)
+    if known is not None:
+        text, _ = known.scrub(text)
+    return Redactor().redact(text)
+
+
+def scrub_value(value: Any, index: "Index | str | os.PathLike[str] | None" = None) -> Any:
+    """:func:`scrub_outbound` applied to every string (keys included) of a JSON-like value
+    (dicts, lists, tuples, strings; other values are returned as they are). Scrubbing
+    the fields rather than the serialised text keeps the JSON valid."""
+    known = _known(index)
+    red = Redactor()
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return red.redact(known.scrub(v)[0] if known is not None else v)
+        if isinstance(v, dict):
+            return {walk(k): walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return type(v)(walk(x) for x in v)
+        return v
+
+    return walk(value)
+
+
+def outbound_findings(text: str, index: "Index | str | os.PathLike[str] | None" = None) -> list[str]:
+    """The kinds of secret :func:`scrub_outbound` would remove from ``text`` (one entry per
+    secret, ``known-secret`` for remembered values); empty when the text is clean."""
+    known = _known(index)
+    found: list[str] = []
+    if known is not None:
+        text, n = known.scrub(text)
+        found += ["known-secret"] * n
+    r = Redactor()
+    r.redact(text)
+    found += list(r.counts.elements())
+    return found
+
+
+def _known(index: "Index | str | os.PathLike[str] | None"):
+    from sleep import known_secrets, paths
+
+    path = getattr(index, "path", None) or (Path(index) if index is not None else paths.index_path())
+    return known_secrets.cached(Path(path))
