@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import functools
 import os
 import re
@@ -42,7 +43,7 @@ import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
                                         detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from sleep.index import Index
 
 __all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
-           "looks_high_entropy", "outbound_findings", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
+           "looks_high_entropy", "map_strings", "OutboundScrubber", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
@@ -451,9 +452,40 @@ def _replace_secret(line: str, value: str, mark: str) -> str:
     return line[:start] + mark + line[end:]
 
 
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` with ``fn`` applied to every string in it: dict keys and values, list and
+    tuple items, and the fields of dataclass instances (rebuilt with
+    ``dataclasses.replace``, so frozen ones work). Other values are returned as they are;
+    a part with nothing changed is returned as the same object."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        pairs = [(k, v, map_strings(k, fn), map_strings(v, fn)) for k, v in value.items()]
+        if all(k2 is k and v2 is v for k, v, k2, v2 in pairs):
+            return value
+        return {k2: v2 for _, _, k2, v2 in pairs}
+    if isinstance(value, (list, tuple)):
+        items = [map_strings(v, fn) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            new = map_strings(old, fn)
+            if new is not old:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value
+
+
 # ----- everything that leaves the data directory ---------------------------------------------
 
-def scrub_outbound(text: str | None, index: "Index | str | os.PathLike[str] | None" = None) -> str:
+IndexRef = Union["Index", str, "os.PathLike[str]", None]
+
+
+def scrub_outbound(text: str | None, index: IndexRef = None) -> str:
     """``text`` as it may leave the data directory: no secret the rules recognise and no
     secret value any harvest of this index ever redacted.
 
@@ -474,54 +506,58 @@ def scrub_outbound(text: str | None, index: "Index | str | os.PathLike[str] | No
     an index that exists but cannot be read raises ``sqlite3.Error`` rather than let a
     text out unfiltered.
 
-    Cost: the redactor (about 13 MB/s here, bench/redaction.py) plus, when the index
+    Cost: the redactor (bench/redaction.py prints its MB/s) plus, when the index
     remembers secrets, one keyed 6-character hash per character of the text's
-    non-space runs (cached across calls, so repeated text is cheap) and a filter load
-    when the index changed since the last call (one SELECT).
+    non-space runs (cached across calls, so repeated text is cheap) and a reload of
+    the hashes (one SELECT) when the index changed since the last call. Many texts at
+    once: one :class:`OutboundScrubber`, or :func:`scrub_value` for a JSON-like value.
     """
-    if not text:
-        return text or ""
-    known = _known(index)
-    if known is not None:
-        text, _ = known.scrub(text)
-    return Redactor().redact(text)
+    return OutboundScrubber(index)(text)
 
 
-def scrub_value(value: Any, index: "Index | str | os.PathLike[str] | None" = None) -> Any:
+def scrub_value(value: Any, index: IndexRef = None) -> Any:
     """:func:`scrub_outbound` applied to every string (keys included) of a JSON-like value
     (dicts, lists, tuples, strings; other values are returned as they are). Scrubbing
     the fields rather than the serialised text keeps the JSON valid."""
-    known = _known(index)
-    red = Redactor()
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return red.redact(known.scrub(v)[0] if known is not None else v)
-        if isinstance(v, dict):
-            return {walk(k): walk(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return type(v)(walk(x) for x in v)
-        return v
-
-    return walk(value)
+    return OutboundScrubber(index).value(value)
 
 
-def outbound_findings(text: str, index: "Index | str | os.PathLike[str] | None" = None) -> list[str]:
-    """The kinds of secret :func:`scrub_outbound` would remove from ``text`` (one entry per
-    secret, ``known-secret`` for remembered values); empty when the text is clean."""
-    known = _known(index)
-    found: list[str] = []
-    if known is not None:
-        text, n = known.scrub(text)
-        found += ["known-secret"] * n
-    r = Redactor()
-    r.redact(text)
-    found += list(r.counts.elements())
-    return found
+class OutboundScrubber:
+    """:func:`scrub_outbound` for many texts, with counts: ``known`` (remembered values
+    replaced) and ``redactor.counts`` (by kind). The remembered hashes are loaded once,
+    when it is made."""
 
+    def __init__(self, index: IndexRef = None) -> None:
+        from sleep import known_secrets, paths
 
-def _known(index: "Index | str | os.PathLike[str] | None"):
-    from sleep import known_secrets, paths
+        path = getattr(index, "path", None) or (Path(index) if index is not None else paths.index_path())
+        self.known_secrets = known_secrets.cached(Path(path))
+        self.redactor = Redactor()
+        self.known = 0
 
-    path = getattr(index, "path", None) or (Path(index) if index is not None else paths.index_path())
-    return known_secrets.cached(Path(path))
+    @property
+    def total(self) -> int:
+        return self.known + self.redactor.total
+
+    def __call__(self, text: str | None) -> str:
+        if not text:
+            return text or ""
+        if self.known_secrets is not None:
+            text, n = self.known_secrets.scrub(text)
+            self.known += n
+        return self.redactor.redact(text)
+
+    def value(self, value: Any) -> Any:
+        return map_strings(value, self)
+
+    def findings(self, text: str) -> list[str]:
+        """The kinds of secret this would remove from ``text`` (one entry per secret,
+        ``known-secret`` for remembered values); empty when the text is clean. Counts
+        nothing."""
+        found: list[str] = []
+        if self.known_secrets is not None:
+            text, n = self.known_secrets.scrub(text)
+            found += ["known-secret"] * n
+        r = Redactor()
+        r.redact(text)
+        return found + sorted(r.counts.elements())

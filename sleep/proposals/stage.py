@@ -63,12 +63,13 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
         raise NothingToPropose(f"the candidate is identical to the text it was trained from "
                                f"({loc.live_path}); there is nothing to propose.")
     trained_text = trained.decode("utf-8", "replace") if trained is not None else None
-    leaks = msg.new_secrets(candidate_text, trained_text)
+    index_path = index.path if index is not None else paths.index_path()  # whose remembered secrets apply
+    leaks = msg.new_secrets(candidate_text, trained_text, index_path)
     if leaks:
         where = "; ".join(f"line {n}: {kind}" for n, kind in leaks[:5])
         raise CandidateSecretError(f"the candidate contains what looks like a secret the live skill does not "
                                    f"({where}). Nothing was staged; remove it from the candidate first.")
-    report, _ = msg.redact_report(report or ProposalReport(source="candidate"))
+    report, _ = msg.redact_report(report or ProposalReport(source="candidate"), index_path)
     night = night or date.today()
     own_index = index is None
     index = index or Index.open()
@@ -108,7 +109,8 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     report = report.with_(trained_from_sha256=sha256(trained), candidate_sha256=sha256(candidate),
                           uncommitted_changes=uncommitted, notes=notes)
     pid = _fresh_id(index)
-    commit = g.commit_tree(repo, tree, [parent], msg.commit_message(skill, report, pid, n_edits), when)
+    message = msg.scrub_message(msg.commit_message(skill, report, pid, n_edits), index)
+    commit = g.commit_tree(repo, tree, [parent], message, when)
     branch = _create_branch(repo, skill, night, commit, pid)
     proposal = Proposal(
         id=pid, state="pending", created_at=store.now(), night=night.isoformat(), store=loc.store,
@@ -120,7 +122,7 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     notes_before = g.ref_target(repo, g.NOTES_REF)
     try:
         g.add_note(repo, commit, msg.note_text(report, proposal_id=pid, skill=skill, branch=branch,
-                                               tree_path=loc.tree_path, night=proposal.night))
+                                               tree_path=loc.tree_path, night=proposal.night, index=index))
         with index.transaction():
             store.insert(index, proposal, trained_text)
     except BaseException:
