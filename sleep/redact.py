@@ -68,14 +68,20 @@ _LOWER = re.compile(r"[a-z]")
 # the lines that hold one of its triggers and one of ``also`` (its matches never span lines).
 _RULES = [(frozenset(t), lo, r, rx, False, ()) for t, lo, r, rx in TRIGGERED] + [
     (frozenset(t), lo, r, rx, True, also) for t, lo, r, rx, also in TYPED_PASSWORD_RULES]
-# Each trigger is looked for once per text (in the text as it came, or its lowercase).
-_CASED_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if not lowered for trigger in triggers})
+# Each trigger is looked for once per text (in its lowercase, or in the text as it came). A
+# cased trigger that holds a lowercase one ("PASS", "pass:" hold "pass") is only looked for
+# when that one is present: one substring scan fewer for most texts.
 _LOWER_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if lowered for trigger in triggers})
+_CASED_TRIGGERS = [(trigger, tuple(t for t in _LOWER_TRIGGERS if t in trigger.lower()))
+                   for trigger in sorted({trigger for triggers, lowered, *_ in _RULES if not lowered
+                                          for trigger in triggers})]
 
 # ----- encoded and wrapped forms ---------------------------------------------------------
 
-# Runs of a long token that may be base64 (standard or URL-safe alphabet) of a secret.
-_B64_RUN_RXS = (re.compile(r"[A-Za-z0-9+/]{16,}={0,2}"), re.compile(r"[A-Za-z0-9_\-]{16,}={0,2}"))
+# A long token that may be base64 (standard or URL-safe alphabet) of a secret, or the runs
+# of one that holds other characters too ("AWS_KEY_B64=<base64>").
+_B64_STD_RX = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+_B64_URL_RX = re.compile(r"[A-Za-z0-9_\-]{16,}={0,2}")
 # Base64 of ASCII text: the first character of every 4 encodes a byte's top 6 bits, and
 # a byte below 0x80 gives one of A-Z, a-f. Random identifiers fail this at once.
 _B64_OF_ASCII_RX = re.compile(r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3})+(?:[A-Za-f][A-Za-z0-9+/_\-]{1,2})?={0,2}")
@@ -160,8 +166,8 @@ class Redactor:
             text = self._wrapped(text)
         low = text.lower()
         low_is_current = True  # later rules test triggers in a stale `low`: a superset
-        cased = {t for t in _CASED_TRIGGERS if t in text}
         lower = {t for t in _LOWER_TRIGGERS if t in low}
+        cased = {t for t, within in _CASED_TRIGGERS if lower.issuperset(within) and t in text}
         for triggers, lowered, rule, rx, line_local, also in _RULES:
             if (lower if lowered else cased).isdisjoint(triggers):
                 continue
@@ -220,18 +226,21 @@ class Redactor:
     def _decoded_b64(self, token: str) -> str | None:
         """A marker if ``token`` (or a long run inside it) is the base64 of a secret; the
         token itself when it is the base64 of plain prose (not random: kept); else None."""
-        for rx in _B64_RUN_RXS:
-            for run in rx.findall(token):
-                text = _b64_text(run)
-                if text is None:
-                    continue
-                probe = self._probe(text)
-                if probe.total:
-                    return self._take(probe, token, run)
-                if _USER_PASS_RX.fullmatch(text):
-                    return self._found("basic-auth", token, run, text.split(":", 1)[1])
-                if run == token and _PROSE_RX.fullmatch(text):
-                    return token
+        if _B64_STD_RX.fullmatch(token) or _B64_URL_RX.fullmatch(token):
+            runs: list[str] = [token]
+        else:
+            runs = _B64_STD_RX.findall(token) + _B64_URL_RX.findall(token)
+        for run in runs:
+            text = _b64_text(run)
+            if text is None:
+                continue
+            probe = self._probe(text)
+            if probe.total:
+                return self._take(probe, token, run)
+            if _USER_PASS_RX.fullmatch(text):
+                return self._found("basic-auth", token, run, text.split(":", 1)[1])
+            if run == token and _PROSE_RX.fullmatch(text):
+                return token
         return None
 
     def _percent_run(self, m: re.Match[str]) -> str:
@@ -248,21 +257,25 @@ class Redactor:
         (when a half is too short for the entropy check) a random non-hex string."""
         spans: list[tuple[int, int, str]] = []
         for m in _LINE_BREAK_IN_TOKEN_RX.finditer(text):
+            # The second half first: it is a cheap match, and most lines start with a word
+            # ("return", "Author:"), a flag or PEM armour, which no half of a key is.
             at = m.start()
             if spans and at < spans[-1][1]:
                 continue
-            tail = _TAIL_RX.search(text, max(text.rfind("\n", 0, at) + 1, at - _MAX_HALF), at)
-            head = _HEAD_RX.match(text, at + 1) if tail is not None else None
-            if head is None:
+            head = _HEAD_RX.match(text, at + 1)
+            if head is None or _WORD_RX.fullmatch(head.group("b")) or head.group("b").startswith("--"):
                 continue
-            a, b = tail.group("a"), head.group("b")  # type: ignore[union-attr]
+            tail = _TAIL_RX.search(text, max(text.rfind("\n", 0, at) + 1, at - _MAX_HALF), at)
+            if tail is None:
+                continue
+            a, b = tail.group("a"), head.group("b")
             if len(a) + len(b) < 16 or not (_DIGIT.search(a) or _DIGIT.search(b)):
                 continue
-            start = tail.start("a")  # type: ignore[union-attr]
+            start = tail.start("a")
             probe = self._probe_token(a, b, text[max(text.rfind("\n", 0, start) + 1, start - 80):start])
             if probe is not None:
                 mark = self._take(probe, a + b, a, b)
-                spans.append((start, head.end("b"), mark + text[tail.end("a"):head.start("b")] + mark))  # type: ignore[union-attr]
+                spans.append((start, head.end("b"), mark + text[tail.end("a"):head.start("b")] + mark))
         if not spans:
             return text
         out, last = [], 0
@@ -276,10 +289,8 @@ class Redactor:
         """What the token rules, the base64 check and the entropy check find in the joined
         halves of a wrapped token (None: nothing, or nothing its halves would not show)."""
         joined = a + b
-        if _WORD_RX.fullmatch(a) or _WORD_RX.fullmatch(b) or b.startswith("--"):
-            # "<sha>\nAuthor:", "<token>\nplease ...", "<token>\n-----BEGIN": a word, a
-            # flag or PEM armour is not half of a key
-            return None
+        if _WORD_RX.fullmatch(a):
+            return None  # a word is not half of a key (the second half was checked already)
         prefixed = TOKEN_PREFIX_RX.search(joined) is not None
         if _HEX_ONLY_RX.fullmatch(joined) is not None:
             if not (prefixed or secret_by_context(joined, before)):

@@ -111,10 +111,10 @@ _VERBS = (" is ", " was ", " are ", "->", "→", " is\t", " was\t")
 # (triggers, lowered, rule, regex, also), appended to :data:`sleep.secret_rules.TRIGGERED`.
 # Every match lies within one line, and the regex only runs on a line that holds one of
 # the triggers and one of ``also`` (the command rule's triggers are the flags it looks
-# for: "--user" holds "-u", "--auth" holds "-a"). Most lines that say "token" or "-a"
+# for, in lowercase: "-P" is "-p", "--user" holds "-u", "--auth" holds "-a"). Most lines that say "token" or "-a"
 # name no command and no "is": they cost two substring tests.
 TYPED_PASSWORD_RULES: list[tuple[tuple[str, ...], bool, Rule, re.Pattern[str], tuple[str, ...]]] = [
-    (("-p", "-a", "-P", "-w", "-u", "-U"), False, Rule("password", _flag_value), _COMMAND_FLAG_RX, _COMMANDS),
+    (("-p", "-a", "-w", "-u"), True, Rule("password", _flag_value), _COMMAND_FLAG_RX, _COMMANDS),
     (("--",), True, Rule("password", _flag_value), _LONG_FLAG_RX, ("pass", "pw")),
     (("pass:",), False, Rule("password", _flag_value), _OPENSSL_PASS_RX, ()),
     (("PASS", "_AUTH"), False, Rule("password", _variable_value), _PASS_VARIABLE_RX, ("=",)),

@@ -76,3 +76,17 @@ def test_every_file_of_a_night_run_is_0600_and_every_folder_0700(homes: Homes, t
              if not p.is_symlink() and ".git" not in p.relative_to(homes.skillopt).parts
              and mode(p) != (0o700 if p.is_dir() else 0o600)]
     assert loose == []
+
+
+def test_the_skills_repository_in_the_data_dir_is_owner_only(homes: Homes) -> None:
+    from proposal_testutil import CANDIDATE, SKILL_TEXT, write
+
+    from sleep.proposals import stage
+    from sleep.proposals.locate import skills_repo_dir
+
+    skill = write(homes.claude / "skills" / "tests" / "SKILL.md", SKILL_TEXT)
+    stage(skill, CANDIDATE)
+    repo = skills_repo_dir()
+    assert any(p.is_file() for p in (repo / "objects").rglob("*"))
+    shared = [f"{oct(mode(p))} {p}" for p in [repo, *repo.rglob("*")] if mode(p) & 0o077]
+    assert shared == []
