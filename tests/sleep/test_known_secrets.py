@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import sleep_builders as b
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from proposal_testutil import CANDIDATE, SKILL, all_objects, commit_messages, git, make_repo, report
 from sleep_testutil import Homes, run
 
@@ -145,3 +147,18 @@ def test_the_scrubber_counts_what_it_removed(homes: Homes) -> None:
     scrubber(f"{PASSWORD} and {TOKEN}")
     assert scrubber.known == 1 and scrubber.redactor.counts["github-token"] == 1
     assert scrubber.findings(f"x {PASSWORD}") == ["known-secret"]
+
+
+_NON_SPACE = st.text(st.characters(blacklist_categories=("Zs", "Zl", "Zp", "Cc", "Cs")), min_size=6, max_size=40)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_NON_SPACE, before=st.text(max_size=30), after=st.text(max_size=30))
+def test_a_remembered_value_is_found_wherever_it_stands(homes: Homes, value: str, before: str, after: str) -> None:
+    assume(known_secrets.pieces(value) == {value} and value not in "[REDACTED:known-secret]")
+    with Index.open() as index, index.transaction():
+        known_secrets.remember(index, [value])
+    known = known_secrets.KnownSecrets.load(homes.index)
+    assert known is not None
+    out, n = known.scrub(before + value + after)
+    assert value not in out and n >= 1
