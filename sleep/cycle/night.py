@@ -259,7 +259,8 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
                 with Index.open() as index, index.transaction():
                     known_secrets.remember(index, redactor.values)
             if redactor.total:
-                say(f"[Replay] {redactor.total} secrets redacted from model replies before they were recorded")
+                say(f"[Replay] {redactor.total} secrets redacted at the model boundary (replies, recorded prompts) "
+                    "before anything recorded them")
     return summary, Path(run.run_dir)
 
 
