@@ -5,6 +5,9 @@ the labelled secrets (tests/sleep/redaction_labelled.py) are fully removed (none
 of their 8-character runs survives), how many of the labelled non-secrets are
 changed, and the CPU cost per MB on text shaped like what the index stores
 (final answers with code, prompts, some pasted logs; bench/corpus_realistic.py).
+Then the cost of the exact-match filter of remembered secrets
+(sleep.known_secrets) on the same text, with 1,000 and 10,000 values remembered
+in a scratch index (skipped for code that has no such filter).
 
 ``--code DIR`` measures the ``sleep`` package of another checkout (for example
 the main branch) on the same set, to compare before and after.
@@ -58,7 +61,36 @@ def main() -> int:
                 print(f"    missed {kind}: {secret[:40]}")
             for kind, _, out in changed:
                 print(f"    changed {kind}: {out[:100]}")
+    if (args.code / "sleep" / "known_secrets.py").is_file():
+        _filter_cost(stored, mb)
     return 0
+
+
+def _filter_cost(stored: list[str], mb: float) -> None:
+    import os
+    import random
+    import string
+    import tempfile
+
+    from sleep import known_secrets
+    from sleep.index import Index
+
+    rng = random.Random(5)
+    alphabet = string.ascii_letters + string.digits
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["SKILLOPT_HOME"] = tmp  # the scratch index and key; never the real data dir
+        path = Path(tmp) / "sleep.sqlite3"
+        remembered = 0
+        for n in (1_000, 10_000):
+            values = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(8, 60))) for _ in range(n - remembered)]
+            with Index.open(path) as index, index.transaction():
+                remembered += known_secrets.remember(index, values)
+            known = known_secrets.KnownSecrets.load(path)
+            started = time.process_time()
+            hits = sum(len(known.spans(text)) for text in stored)
+            took = time.process_time() - started
+            print(f"  exact-match filter, {remembered:,} values remembered: {mb / took:.1f} MB/s "
+                  f"({1000 * took / mb:.0f} ms/MB), {hits} false hits")
 
 
 def _cpu(r, texts: list[str]) -> float:

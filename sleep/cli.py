@@ -185,7 +185,9 @@ def format_report(r: HarvestReport) -> str:
     if r.history_prompts:
         lines.append(f"  typed-prompt history: {_n(r.history_prompts)} lines")
     secrets = ", ".join(f"{k} {v}" for k, v in sorted(r.secrets_by_type.items()))
-    lines.append(f"  secrets redacted: {_n(r.secrets_redacted)}" + (f" ({secrets})" if secrets else ""))
+    lines.append(f"  secrets redacted: {_n(r.secrets_redacted)}" + (f" ({secrets})" if secrets else "")
+                 + (f"; {_n(r.secrets_remembered)} new values remembered as keyed hashes"
+                    if r.secrets_remembered else ""))
     if r.skipped:
         skipped = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items()))
         lines.append(f"  skipped: {skipped}")

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from sleep import paths
+from sleep import known_secrets, paths
 from sleep.cursor import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
                           head_digest, plan_read)
 from sleep.index import Index, session_key
@@ -101,6 +101,7 @@ class HarvestReport:
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
     secrets_redacted: int = 0
     secrets_by_type: dict[str, int] = field(default_factory=dict)
+    secrets_remembered: int = 0  # new keyed hashes of redacted values (sleep.known_secrets)
     elapsed_s: float = 0.0
     mb_per_s: float = 0.0
     watch: dict[str, str] = field(default_factory=dict)  # per host: noted files only, or a full scan and why
@@ -113,8 +114,10 @@ class _Harvester:
     def __init__(self, opts: HarvestOptions, index: Index) -> None:
         self.opts = opts
         self.index = index
-        self.ctx = ParseContext(redactor=Redactor(use_detect_secrets=opts.use_detect_secrets),
+        # collect: every value it redacts is remembered as a keyed hash (sleep.known_secrets)
+        self.ctx = ParseContext(redactor=Redactor(use_detect_secrets=opts.use_detect_secrets, collect=True),
                                 max_line_bytes=opts.max_line_bytes)
+        self.secrets_remembered = 0
         self.cutoff = (time.time() - opts.since.total_seconds()) if opts.since else None
         self.project = os.path.abspath(os.path.expanduser(opts.project)) if opts.project else None
         self.pending = 0
@@ -151,6 +154,7 @@ class _Harvester:
                     self.index.delete_cursor(path)
             if self.plan is not None:
                 finish_harvest(self.index, self.plan, names)
+            self._remember_secrets()
             self.index.conn.execute("COMMIT")
         except BaseException:
             self.index.rollback()  # not a bare ROLLBACK: SQLite already rolled back on a full disk
@@ -160,9 +164,18 @@ class _Harvester:
     def _maybe_commit(self) -> None:
         self.pending += 1
         if self.pending >= COMMIT_EVERY:
+            self._remember_secrets()
             self.index.conn.execute("COMMIT")
             self.index.conn.execute("BEGIN IMMEDIATE")
             self.pending = 0
+
+    def _remember_secrets(self) -> None:
+        """The keyed hashes of what was redacted since the last commit, in the same
+        transaction as the sessions it was redacted from."""
+        values = self.ctx.redactor.values
+        if values:
+            self.secrets_remembered += known_secrets.remember(self.index, values)
+            values.clear()
 
     # ----- one file ----------------------------------------------------------------------
 
@@ -333,6 +346,7 @@ class _Harvester:
         r.skipped_examples = {k: list(v) for k, v in s.examples.items()}
         r.secrets_by_type = dict(self.ctx.redactor.counts)
         r.secrets_redacted = self.ctx.redactor.total
+        r.secrets_remembered = self.secrets_remembered
         r.elapsed_s = round(elapsed, 4)
         r.mb_per_s = round(r.bytes_read / 1e6 / elapsed, 2) if elapsed > 0 else 0.0
         r.watch = self.plan.summary() if self.plan is not None else {}

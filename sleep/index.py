@@ -17,6 +17,7 @@ that says what to do.
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 import time
@@ -244,7 +245,18 @@ MIGRATIONS: list[Migration] = [
             anchors TEXT NOT NULL DEFAULT '{}'
         );
     """),
-    # 7 is the privacy work's secret-hash table (numbered before this one on another branch).
+    # Written to be applied twice without harm (IF NOT EXISTS): other branches add
+    # migrations after it, and an index may meet it again after a repair.
+    Migration(7, "keyed hashes of the secret values harvests redacted (sleep.known_secrets; never the values)", """
+        CREATE TABLE IF NOT EXISTS secret_hashes (
+            digest TEXT PRIMARY KEY,
+            anchor TEXT NOT NULL,
+            length INTEGER NOT NULL,
+            key_id TEXT NOT NULL,
+            first_seen TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS secret_hashes_by_anchor ON secret_hashes (key_id, anchor);
+    """),
     Migration(8, "index identity (stamped on every proposal commit) and the journal of unfinished operations", """
         CREATE TABLE index_meta (
             key TEXT PRIMARY KEY,
@@ -298,7 +310,7 @@ class Index:
         with a one-line explanation when the file or its folder cannot be used."""
         path = Path(path) if path else paths.index_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private_files(path)  # creates the folder 0700 when missing
         except OSError as exc:
             raise StorageError(explain_os(exc, str(path.parent)), path) from None
         conn: sqlite3.Connection | None = None
@@ -515,6 +527,23 @@ class Index:
     def record_run(self, started_at: str, report: dict) -> None:
         self.conn.execute("INSERT INTO harvest_runs (started_at, finished_at, report) VALUES (?,?,?)",
                           (started_at, _now(), orjson.dumps(report)))
+
+
+def _private_files(path: Path) -> None:
+    """Create the index 0600 (SQLite gives its -wal and -shm files the database file's
+    mode) in a 0700 folder, and tighten an index, WAL, shm and key file found looser.
+    The folder is tightened when it is the data directory or is created here, never a
+    folder of the person's that merely holds an index passed by path."""
+    parent = path.parent
+    if not parent.exists() or parent.resolve() == paths.data_dir().resolve():
+        paths.private_dir(parent)
+    if not path.exists():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, paths.PRIVATE_FILE_MODE))
+        except FileExistsError:
+            pass
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm"), parent / paths.SECRET_KEY_FILE):
+        paths.make_private(p)
 
 
 def _statements(sql: str) -> list[str]:

@@ -11,6 +11,8 @@ import os
 import time
 from pathlib import Path
 
+from sleep import paths
+
 
 class LockBusy(RuntimeError):
     """Another process holds the lock."""
@@ -24,7 +26,7 @@ class FileLock:
 
     def acquire(self, wait: float = 0.0) -> "FileLock":
         """Take the lock, waiting up to ``wait`` seconds; raise :class:`LockBusy` otherwise."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        paths.private_dir(self.path.parent)  # locks live in the data dir: only its owner enters
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         deadline = time.monotonic() + max(0.0, wait)
         while True:

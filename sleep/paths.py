@@ -7,6 +7,11 @@ set them), so tests and unusual installs never touch the real home directory:
   platform data directory from ``platformdirs`` (``~/.local/share/skillopt`` on
   Linux, ``~/Library/Application Support/skillopt`` on macOS,
   ``%LOCALAPPDATA%\\skillopt`` on Windows).
+
+The data directory holds what transcripts said (redacted) and what models
+replied: only its owner may read it. It is created 0700 and its files 0600
+(:func:`private_dir`, :func:`make_private`, :func:`make_private_tree`);
+a looser one found later is tightened when the index is opened.
 - ``CLAUDE_CONFIG_DIR``: Claude Code's home (default ``~/.claude``).
 - ``CODEX_HOME``: Codex's home (default ``~/.codex``).
 - ``COPILOT_HOME``: Copilot CLI's home (default ``~/.copilot``).
@@ -23,6 +28,7 @@ import platformdirs
 APP_NAME = "skillopt"
 INDEX_FILE = "sleep.sqlite3"
 LOCK_FILE = "harvest.lock"
+SECRET_KEY_FILE = "secret-hash.key"  # the key of the index's secret hashes (sleep.known_secrets)
 
 # VS Code flavours whose Copilot Chat sessions we read, by product folder name.
 VSCODE_PRODUCTS = ("Code", "Code - Insiders", "VSCodium")
@@ -39,6 +45,64 @@ def data_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def make_private(path: Path) -> None:
+    """Take group and other permissions off ``path`` (a file or folder of ours), if it
+    exists and has any. Never raises: a file we cannot chmod (not ours, or a
+    filesystem without modes) is left as it is."""
+    try:
+        st = os.stat(path)
+        if st.st_mode & 0o077:
+            os.chmod(path, st.st_mode & 0o700)
+    except OSError:
+        pass
+
+
+def private_dir(path: Path) -> Path:
+    """``path`` as a folder only its owner can enter (created 0700, tightened if looser).
+    Parents it has to create get the same mode."""
+    path = Path(path)
+    missing = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass
+    make_private(path)
+    return path
+
+
+def make_private_tree(root: Path) -> int:
+    """Tighten every folder and file under ``root`` (a run folder in the data dir); returns
+    how many needed it. Symlinks are not followed."""
+    fixed = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames, None]:
+            path = Path(dirpath) if name is None else Path(dirpath) / name
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not os.path.islink(path) and st.st_mode & 0o077:
+                make_private(path)
+                fixed += 1
+    return fixed
+
+
+def private_file(path: Path) -> int:
+    """Open (create if missing) ``path`` for appending with mode 0600; returns the fd."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, PRIVATE_FILE_MODE)
+    make_private(path)
+    return fd
 
 
 def index_path() -> Path:

@@ -191,3 +191,31 @@ def public_identifier(token: str, line_before: str, line_after: str) -> bool:
     if raw is not None and len(raw) == 64:
         return bool(_SIGNATURE_WORD_RX.search(near))
     return False
+
+
+# ----- secret by context ------------------------------------------------------------------
+
+# Words that name the value after them as a credential ("the deploy key is ...", "GITHUB_TOKEN ...").
+_CREDENTIAL_WORD_RX = re.compile(
+    r"(?i)(?:\b|_)(?:tokens?|secrets?|passw(?:or)?ds?|passphrase|credentials?|apikey|pat|bearer"
+    r"|(?:api|access|deploy|secret|signing|private|auth|license|master|encryption|session)[ _-]?keys?)(?:\b|_)")
+# Words that name a hex string as a git object or a digest ("revert <sha>", "sha256 <hex>").
+_GIT_OR_DIGEST_WORD_RX = re.compile(
+    r"(?i)\b(?:commit|revert|checkout|cherry-pick|rebase|merge|reset|show|blame|bisect|tag|ref|rev|tree|blob"
+    r"|object|sha\w*|checksum|digest|integrity|hash|oid|container|image|git)\b")
+
+
+def secret_by_context(token: str, line_before: str) -> bool:
+    """A hex string that its shape alone leaves public (a 40-character git object id, or
+    shorter than 32) but that a credential word names as a secret: ``GITHUB_TOKEN
+    3f2a...``, ``the deploy key is 3f2a...``. A git or digest word nearer to the value
+    than the credential word keeps it public (``token fix in commit 3f2a...``)."""
+    body = token[2:] if token[:2] in ("0x", "0X") else token
+    if not 24 <= len(body) <= 64 or not _HEX_RX.match(body) or not _LETTER.search(body) or not _DIGIT.search(body):
+        return False
+    near = line_before[-60:]
+    credential = [m.end() for m in _CREDENTIAL_WORD_RX.finditer(near)]
+    if not credential or shannon_entropy(body) < 3.0:
+        return False
+    public = [m.end() for m in _GIT_OR_DIGEST_WORD_RX.finditer(near)]
+    return not public or credential[-1] > public[-1]

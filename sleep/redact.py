@@ -1,4 +1,4 @@
-"""Secret redaction at the harvest boundary.
+"""Secret redaction at the harvest boundary, and the filter for every text that leaves the data dir.
 
 Every piece of transcript text that SkillOpt-Sleep stores (prompts, final
 answers, feedback, history lines, shell signatures, file paths) passes through
@@ -12,178 +12,86 @@ Two layers:
 1. The span-exact rules of :mod:`sleep.secret_rules` (provider API keys,
    GitHub/GitLab/Slack/Hugging Face/npm tokens, AWS keys, JWTs, private key
    blocks, credentials in URLs and connection strings, ``password=``-style
-   assignments, bearer and ``Authorization:`` headers) and a high-entropy token
-   check that spares values public by construction (:mod:`sleep.public_ids`:
-   content hashes, SSH public keys, base58 addresses).
-2. The rest of the ``detect-secrets`` detector catalogue (SendGrid, Twilio,
-   Mailchimp, PyPI, Discord, Telegram, Square, Azure storage, Artifactory,
-   IBM, Cloudant, SoftLayer): it adds recall for those kinds, but costs tens of
-   microseconds a line (and 0.15 s to import), so it only sees lines that pass a
-   gate built as a superset of what those detectors can match: token shapes are
-   looked for in each long token before layer 1 could break it apart, keyword
-   assignments in what layer 1 left.
+   assignments, bearer and ``Authorization:`` headers), the typed passwords of
+   :mod:`sleep.typed_passwords` (``mysql -p<pw>``, ``curl -u user:pw``,
+   ``the password is ...``), and a high-entropy token check that spares values
+   public by construction (:mod:`sleep.public_ids`: content hashes, SSH public
+   keys, base58 addresses) unless a credential word names them. Encoded and
+   wrapped forms are looked through: a base64 or %-encoded token is decoded and
+   checked, and a token split over two lines is checked joined.
+2. The rest of the ``detect-secrets`` detector catalogue
+   (:mod:`sleep.detect_secrets_layer`), behind a gate.
 
 Redaction errs on the side of removing too much: a false positive costs a word
 of a prompt, a false negative leaks a credential into a database.
+
+:func:`scrub_outbound` is what every text leaving the data directory goes
+through (a proposal's commit message, note and skill file; tool outputs and
+pages): the redactor, then an exact-match filter of every secret value a
+harvest ever redacted (:mod:`sleep.known_secrets`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Union
 
-from sleep.public_ids import looks_high_entropy, public_identifier, shannon_entropy
+from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
+                                        detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
+                                        token_gate)
+from sleep.encoded_secrets import PERCENT_RUN_RX, EncodedForms
+from sleep.public_ids import looks_high_entropy, public_identifier, secret_by_context, shannon_entropy
 from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
                                 TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
+from sleep.typed_passwords import TYPED_PASSWORD_RULES
+
+if TYPE_CHECKING:
+    from sleep.index import Index
 
 __all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
-           "looks_high_entropy", "shannon_entropy", "token_gate"]
+           "looks_high_entropy", "map_strings", "OutboundScrubber", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
-
-
-# ----- layer 2: detect-secrets -----------------------------------------------------------
-
-# The detectors of detect-secrets that add recall to layer 1. Its AWS, GitHub,
-# GitLab, JWT, OpenAI, Slack, Stripe and basic-auth detectors match a subset of
-# what layer 1 already removes (with exact spans), so they are not run;
-# keyword, entropy and private-key detection are layer 1's own.
-DETECT_SECRETS_PLUGINS = [
-    "ArtifactoryDetector", "AzureStorageKeyDetector", "CloudantDetector", "DiscordBotTokenDetector",
-    "IbmCloudIamDetector", "IbmCosHmacDetector", "MailchimpDetector", "NpmDetector", "PypiTokenDetector",
-    "SendGridDetector", "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
-    "TwilioKeyDetector",
-]
-# The gate in front of detect-secrets: a superset of what those detectors can
-# match, so that a line that passes no part of it cannot yield a finding and is
-# never handed to detect-secrets. It has two parts.
-#
-# Token shapes, looked for in each long token (the pass over long tokens that
-# layer 1 makes anyway) before layer 1 touches it: a token of such a shape is
-# left whole and its line goes to detect-secrets (layer 1's entropy check would
-# otherwise break a Discord or SendGrid token apart). Two shapes are not inside
-# one long token and are found from their surroundings: a Telegram token's
-# secret follows "<8-10 digits>:", an Artifactory token may be 11 characters.
-DETECT_SECRETS_TOKEN_RX = re.compile(
-    r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}"  # Artifactory
-    r"|AccountKey="  # Azure storage
-    r"|[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\."  # Discord
-    r"|_authToken="  # npm (after "//registry/:")
-    r"|pypi-AgE"  # PyPI
-    r"|SG\.[a-zA-Z0-9_-]{22}\."  # SendGrid
-    r"|sq0csp-"  # Square
-    r"|AC[a-z0-9]{32}|SK[a-z0-9]{32}"  # Twilio
-    r"|[0-9a-z]{32}-us[0-9]")  # Mailchimp
-_DISCORD_RX = re.compile(r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")
-_DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|sq0csp-|AC|SK|-us")
-# Every token rule's literal and every detect-secrets token literal, in one search.
-_QUICK_RX = re.compile(TOKEN_PREFIX_RX.pattern + "|" + _DS_TOKEN_LITERALS_RX.pattern + r"|SG\.")
-_TELEGRAM_BEFORE_RX = re.compile(r"\d{8,10}:$")
-_ARTIFACTORY_RX = re.compile(r"AKC[a-zA-Z0-9]{10}|AP[\dA-F][a-zA-Z0-9]{8}")
-# Keyword assignments of the Cloudant, IBM and SoftLayer detectors (keyword,
-# optional quote or bracket, an assignment or spaces, 24+ word characters) and
-# their URL forms: looked for in the lowercased text after layer 1, which has
-# already removed most such values (``token=...``, ``password: ...``); a value
-# layer 1 left whole is still there for detect-secrets to find.
-_ASSIGNED_VALUE = r"[\"']?\]?[\"']? *(?:=>|:=|::|=|:| ) *[\"']?[\w\-]{24}"
-# One regex per keyword, each starting with its literal (which the regex engine
-# finds quickly), run only when the keyword occurs at all.
-_KEYWORD_GATES = [(word, re.compile(word + tail + _ASSIGNED_VALUE)) for word, tail in (
-    ("key", ""), ("pw", "d?"), ("pass", "(?:word)?"), ("token", ""))]
-_KEYWORD_GATE_URLS = ("cloudant.com", "softlayer.com")
-_TELEGRAM_SECRET_LEN = 35
-
-
-def keyword_gate(text: str, low: str | None = None) -> bool:
-    """False only if no assignment-shaped detect-secrets detector can match ``text``."""
-    low = text.lower() if low is None else low
-    for word, rx in _KEYWORD_GATES:
-        if word in low and rx.search(low):
-            return True
-    return any(url in low for url in _KEYWORD_GATE_URLS)
-
-
-def token_gate(text: str) -> bool:
-    """False only if no token-shaped detect-secrets detector can match ``text``
-    (the whole-text form of the per-token check :class:`Redactor` makes)."""
-    for m in CANDIDATE_RX.finditer(text):
-        if _ds_token_shape(m.group(0)) or _telegram_secret(text, m.start(), m.group(0)):
-            return True
-    return ("AKC" in text or "AP" in text) and _ARTIFACTORY_RX.search(text) is not None
-
-
-def detect_secrets_gate(text: str) -> bool:
-    """False only if no delegated detect-secrets detector can match ``text``."""
-    return token_gate(text) or keyword_gate(text)
-
-
-def _ds_token_shape(token: str) -> bool:
-    """:data:`DETECT_SECRETS_TOKEN_RX`, after literal tests that rule out most tokens."""
-    if "." in token and (_DISCORD_RX.search(token) or "SG." in token):
-        return DETECT_SECRETS_TOKEN_RX.search(token) is not None
-    return _DS_TOKEN_LITERALS_RX.search(token) is not None and DETECT_SECRETS_TOKEN_RX.search(token) is not None
-
-
-def _telegram_secret(text: str, start: int, token: str) -> bool:
-    return start > 8 and text[start - 1] == ":" and len(token) >= _TELEGRAM_SECRET_LEN \
-        and _TELEGRAM_BEFORE_RX.search(text, max(0, start - 11), start) is not None
-
-
-_detect_secrets_ready: bool | None = None
-
-
-def detect_secrets_scanner() -> Callable[[str], list[tuple[str, str]]] | None:
-    """A ``line -> [(type, value)]`` scanner backed by detect-secrets, or None if absent.
-
-    detect-secrets keeps its configuration in a process-wide settings object;
-    configuring it once (instead of a context manager per call, which costs
-    about 1 ms) is what makes per-line scanning affordable.
-    """
-    global _detect_secrets_ready
-    if _detect_secrets_ready is False:
-        return None
-    try:
-        from detect_secrets.core.scan import scan_line
-        from detect_secrets.settings import get_settings
-    except ImportError:
-        _detect_secrets_ready = False
-        return None
-    if not _detect_secrets_ready:
-        settings = get_settings()
-        settings.clear()
-        settings.configure_plugins([{"name": n} for n in DETECT_SECRETS_PLUGINS])
-        _detect_secrets_ready = True
-
-    def scan(line: str) -> list[tuple[str, str]]:
-        try:
-            return [(s.type, s.secret_value or "") for s in scan_line(line)]
-        except Exception:  # a third-party detector bug must not stop a harvest
-            return []
-
-    return scan
-
-
-def _slug(kind: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-") or "secret"
-
+# (triggers, lowered, rule, regex, line_local, also): a line-local rule's regex runs only on
+# the lines that hold one of its triggers and one of ``also`` (its matches never span lines).
+_RULES = [(frozenset(t), lo, r, rx, False, ()) for t, lo, r, rx in TRIGGERED] + [
+    (frozenset(t), lo, r, rx, True, also) for t, lo, r, rx, also in TYPED_PASSWORD_RULES]
+# Each trigger is looked for once per text (in its lowercase, or in the text as it came). A
+# cased trigger that holds a lowercase one ("PASS", "pass:" hold "pass") is only looked for
+# when that one is present: one substring scan fewer for most texts.
+_LOWER_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if lowered for trigger in triggers})
+_CASED_TRIGGERS = [(trigger, tuple(t for t in _LOWER_TRIGGERS if t in trigger.lower()))
+                   for trigger in sorted({trigger for triggers, lowered, *_ in _RULES if not lowered
+                                          for trigger in triggers})]
 
 # ----- the redactor ----------------------------------------------------------------------
 
 @dataclass
-class Redactor:
+class Redactor(EncodedForms):
     """Replaces secrets in text with typed markers and counts them by type.
 
     ``redact`` is total: it never raises and returns text with no secret it
     recognises. ``counts`` accumulates over the redactor's life (one harvest);
     ``scanned_chars`` and ``detect_secrets_lines`` say how much text it saw and
-    how many lines passed the gate to detect-secrets.
+    how many lines passed the gate to detect-secrets. With ``collect``, every
+    secret value it removed is added to ``values`` (in clear, in memory only: the
+    harvest stores their keyed hashes, :mod:`sleep.known_secrets`). ``decode``
+    False skips the encoded and wrapped forms (the inner redactor that checks a
+    decoded text uses it, so decoding never recurses).
     """
 
     use_detect_secrets: bool = True
+    collect: bool = False
+    decode: bool = True
     counts: Counter = field(default_factory=Counter)
+    values: set[str] = field(default_factory=set)
     scanned_chars: int = 0
     detect_secrets_lines: int = 0
 
@@ -202,19 +110,32 @@ class Redactor:
             return text or ""
         self.scanned_chars += len(text)
         use_ds = not self._scan_loaded or self._scan is not None
+        if self.decode and "\n" in text:
+            text = self._wrapped(text)
         low = text.lower()
-        low_is_current = True
-        for trigger, lowered, rule, rx in TRIGGERED:
-            if trigger in (low if lowered else text):
-                new = rx.sub(lambda m, r=rule: self._apply(r, m), text)
-                low_is_current = low_is_current and new == text
-                text = new
+        low_is_current = True  # later rules test triggers in a stale `low`: a superset
+        lower = {t for t in _LOWER_TRIGGERS if t in low}
+        cased = {t for t, within in _CASED_TRIGGERS if lower.issuperset(within) and t in text}
+        for triggers, lowered, rule, rx, line_local, also in _RULES:
+            if (lower if lowered else cased).isdisjoint(triggers):
+                continue
+            if lowered and line_local and not low_is_current:
+                low, low_is_current = text.lower(), True
+            hay = low if lowered else text
+            sub = functools.partial(self._apply, rule)
+            new = _sub_on_lines(rx, sub, text, hay, triggers, also) if line_local else rx.sub(sub, text)
+            if new != text:
+                text, low_is_current = new, False
+        if self.decode and "%" in text:
+            new = _sub_on_lines(PERCENT_RUN_RX, self._percent_run, text, text, ("%",))
+            if new != text:
+                text, low_is_current = new, False
         # One pass over long tokens: token rules, the entropy check, and the token
         # shapes of detect-secrets (whose lines are collected in _ds_lines).
         self._ds_lines: set[int] | None = set() if use_ds else None
         out = CANDIDATE_RX.sub(self._candidate, text)
         if use_ds and ("AKC" in text or "AP" in text):
-            for m in _ARTIFACTORY_RX.finditer(text):
+            for m in ARTIFACTORY_RX.finditer(text):
                 self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
         if self._ds_lines:
             out = self._detect_secrets_tokens(out, self._ds_lines)
@@ -224,24 +145,50 @@ class Redactor:
             out = self._detect_secrets(out, keyword_gate)
         return out
 
+    # ----- bookkeeping -------------------------------------------------------------------
+
+    def _found(self, kind: str, *values: str) -> str:
+        self.counts[kind] += 1
+        if self.collect:
+            self.values.update(v for v in values if v)
+        return marker(kind)
+
     def _apply(self, rule: Rule, m: re.Match[str]) -> str:
-        self.counts[rule.kind] += 1
-        return rule.replace(m) if rule.replace else marker(rule.kind)
+        if rule.vet is not None and not rule.vet(m):
+            return m.group(0)
+        self._found(rule.kind, rule.value(m))
+        return rule.replace(m)
+
+    def _probe(self, text: str) -> "Redactor":
+        probe = Redactor(use_detect_secrets=False, collect=True, decode=False)
+        probe.redact(text)
+        return probe
+
+    def _take(self, probe: "Redactor", *values: str) -> str:
+        """Adopt what ``probe`` found in a decoded or joined text; the marker for it."""
+        kind = probe.counts.most_common(1)[0][0]
+        return self._found(kind, *values, *probe.values)
+
+    # ----- long tokens -------------------------------------------------------------------
 
     def _candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
-        if _QUICK_RX.search(token) is None and ("." not in token or _DISCORD_RX.search(token) is None):
+        if self.decode:
+            found = self._decoded_b64(token)
+            if found is not None:
+                return found
+        if QUICK_RX.search(token) is None and ("." not in token or DISCORD_RX.search(token) is None):
             # Most long tokens (paths, identifiers): no rule's literal, no detect-secrets
             # shape; only the entropy check (or a Telegram secret's context) applies.
             if self._ds_lines is not None and m.string[m.start() - 1:m.start()] == ":" \
-                    and _telegram_secret(m.string, m.start(), token):
+                    and telegram_secret(m.string, m.start(), token):
                 self._ds_lines.add(m.string.count("\n", 0, m.start()))
                 return token
             if len(token) >= 24 and _DIGIT.search(token):
                 return self._entropy_pass(token, m.string, m.start())
             return token
-        if self._ds_lines is not None and (_ds_token_shape(token) or (
-                m.string[m.start() - 1:m.start()] == ":" and _telegram_secret(m.string, m.start(), token))):
+        if self._ds_lines is not None and (ds_token_shape(token) or (
+                m.string[m.start() - 1:m.start()] == ":" and telegram_secret(m.string, m.start(), token))):
             # Left whole for detect-secrets; its line is redacted again afterwards.
             self._ds_lines.add(m.string.count("\n", 0, m.start()))
             return token
@@ -266,23 +213,24 @@ class Redactor:
 
     def _entropy_pass(self, token: str, text: str, offset: int) -> str:
         """Replace the random-looking runs of ``token`` (found at ``offset`` in ``text``)
-        that are not public identifiers."""
+        that are not public identifiers, and the hex strings a credential word names."""
         out, last = [], 0
         for e in _HIGH_ENTROPY_RX.finditer(token):
             value = e.group(0)
-            if not looks_high_entropy(value):
-                continue
             # Context is the token's own line (the original text around the token).
             at = offset + e.start()
             line_start = text.rfind("\n", 0, at) + 1
-            line_end = text.find("\n", at)
             before = text[max(line_start, at - 80):at]
-            after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
-            if public_identifier(value, before, after):
-                continue
-            self.counts["high-entropy"] += 1
+            if not looks_high_entropy(value):
+                if not secret_by_context(value, before):
+                    continue
+            else:
+                line_end = text.find("\n", at)
+                after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
+                if public_identifier(value, before, after):
+                    continue
             out.append(token[last:e.start()])
-            out.append(marker("high-entropy"))
+            out.append(self._found("high-entropy", value))
             last = e.end()
         if not out:
             return token
@@ -296,8 +244,9 @@ class Redactor:
         found = keyword_replacement(m)
         if found is None:
             return m.group(0)
-        self.counts[found[1]] += 1
-        return found[0]
+        replacement, kind, value = found
+        self._found(kind, value)
+        return replacement
 
     def _detect_secrets(self, text: str, gate: Callable[[str], bool] | None) -> str:
         """detect-secrets on each line of ``text`` that passes ``gate`` (every line if None)."""
@@ -314,11 +263,44 @@ class Redactor:
             for kind, value in self._scan(line):
                 new = _replace_secret(line, value, marker(_slug(kind)))
                 if new != line:
-                    self.counts[_slug(kind)] += 1
+                    self._found(_slug(kind), value)
                     line = new
                     changed = True
             lines[i] = line
         return "\n".join(lines) if changed else text
+
+
+def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, hay: str,
+                  triggers: tuple[str, ...], also: tuple[str, ...] = ()) -> str:
+    """``rx.sub(repl, text)`` on the lines of ``text`` where ``hay`` (``text`` or its
+    lowercase) holds a trigger (and, if ``also`` is given, one of ``also``). Regexes that
+    cannot start with a literal scan every position; on a few short lines that costs
+    nothing. ``hay`` must be aligned with ``text`` (same length); otherwise the whole
+    text is substituted."""
+    if len(hay) != len(text):
+        return rx.sub(repl, text)
+    spans = set()
+    for t in triggers:
+        i = hay.find(t)
+        while i >= 0:
+            end = hay.find("\n", i)
+            end = len(hay) if end < 0 else end
+            start = hay.rfind("\n", 0, i) + 1
+            if not also or any(a in hay[start:end] for a in also):
+                spans.add((start, end))
+            i = hay.find(t, end)
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        out += [text[last:start], rx.sub(repl, text[start:end])]
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _slug(kind: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-") or "secret"
 
 
 _TOKEN_CHAR_RX = re.compile(r"[A-Za-z0-9_\-+/=.]")
@@ -340,3 +322,114 @@ def _replace_secret(line: str, value: str, mark: str) -> str:
     while end < len(line) and _TOKEN_CHAR_RX.match(line[end]):
         end += 1
     return line[:start] + mark + line[end:]
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` with ``fn`` applied to every string in it: dict keys and values, list and
+    tuple items, and the fields of dataclass instances (rebuilt with
+    ``dataclasses.replace``, so frozen ones work). Other values are returned as they are;
+    a part with nothing changed is returned as the same object."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        pairs = [(k, v, map_strings(k, fn), map_strings(v, fn)) for k, v in value.items()]
+        if all(k2 is k and v2 is v for k, v, k2, v2 in pairs):
+            return value
+        return {k2: v2 for _, _, k2, v2 in pairs}
+    if isinstance(value, (list, tuple)):
+        items = [map_strings(v, fn) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name)
+            new = map_strings(old, fn)
+            if new is not old:
+                changes[f.name] = new
+        return dataclasses.replace(value, **changes) if changes else value
+    return value
+
+
+# ----- everything that leaves the data directory ---------------------------------------------
+
+IndexRef = Union["Index", str, "os.PathLike[str]", None]
+
+
+def scrub_outbound(text: str | None, index: IndexRef = None) -> str:
+    """``text`` as it may leave the data directory: no secret the rules recognise and no
+    secret value any harvest of this index ever redacted.
+
+    Input: any text (None gives ""). ``index``: the :class:`sleep.index.Index` or the
+    path of the index whose remembered secrets apply; default the data dir's index
+    (``paths.index_path()``).
+
+    Output: the text with each remembered value (found exactly, also inside a longer
+    token) replaced by ``[REDACTED:known-secret]``, then every secret the redactor
+    recognises replaced by its typed marker. Text without secrets comes back unchanged.
+
+    Where the hashes come from: every value a harvest redacts is stored as a keyed
+    hash in the index (table ``secret_hashes``, :mod:`sleep.known_secrets`); the key is
+    the data dir's ``secret-hash.key`` (0600). Nothing is stored in clear.
+
+    With no index, no key file or no remembered value, only the redactor runs (there
+    is nothing to match). The index is opened read-only and never created or migrated;
+    an index that exists but cannot be read raises ``sqlite3.Error`` rather than let a
+    text out unfiltered.
+
+    Cost: the redactor (bench/redaction.py prints its MB/s) plus, when the index
+    remembers secrets, one keyed 6-character hash per character of the text's
+    non-space runs (cached across calls, so repeated text is cheap) and a reload of
+    the hashes (one SELECT) when the index changed since the last call. Many texts at
+    once: one :class:`OutboundScrubber`, or :func:`scrub_value` for a JSON-like value.
+    """
+    return OutboundScrubber(index)(text)
+
+
+def scrub_value(value: Any, index: IndexRef = None) -> Any:
+    """:func:`scrub_outbound` applied to every string (keys included) of a JSON-like value
+    (dicts, lists, tuples, strings; other values are returned as they are). Scrubbing
+    the fields rather than the serialised text keeps the JSON valid."""
+    return OutboundScrubber(index).value(value)
+
+
+class OutboundScrubber:
+    """:func:`scrub_outbound` for many texts, with counts: ``known`` (remembered values
+    replaced) and ``redactor.counts`` (by kind). The remembered hashes are loaded once,
+    when it is made."""
+
+    def __init__(self, index: IndexRef = None) -> None:
+        from sleep import known_secrets, paths
+
+        path = getattr(index, "path", None) or (Path(index) if index is not None else paths.index_path())
+        self.known_secrets = known_secrets.cached(Path(path))
+        self.redactor = Redactor()
+        self.known = 0
+
+    @property
+    def total(self) -> int:
+        return self.known + self.redactor.total
+
+    def __call__(self, text: str | None) -> str:
+        if not text:
+            return text or ""
+        if self.known_secrets is not None:
+            text, n = self.known_secrets.scrub(text)
+            self.known += n
+        return self.redactor.redact(text)
+
+    def value(self, value: Any) -> Any:
+        return map_strings(value, self)
+
+    def findings(self, text: str) -> list[str]:
+        """The kinds of secret this would remove from ``text`` (one entry per secret,
+        ``known-secret`` for remembered values); empty when the text is clean. Counts
+        nothing."""
+        found: list[str] = []
+        if self.known_secrets is not None:
+            text, n = self.known_secrets.scrub(text)
+            found += ["known-secret"] * n
+        r = Redactor()
+        r.redact(text)
+        return found + sorted(r.counts.elements())

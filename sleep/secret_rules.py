@@ -7,7 +7,8 @@ Three groups, each with a cheap gate so that ordinary text costs almost nothing:
   (:data:`CANDIDATE_RX`);
 - triggered rules: shapes that span or keep context (private key blocks,
   credentials in URLs, Slack webhooks, AWS secret keys, bearer and
-  ``Authorization:`` headers), each run only when its trigger substring is present;
+  ``Authorization:`` headers), each run only when its trigger substring is present
+  (:mod:`sleep.typed_passwords` adds passwords typed in commands and prose);
 - keyword assignments: ``password=``, ``secret:``, ``token=``, ``api_key:`` ...,
   run only when :func:`keyword_hint` finds such an assignment.
 """
@@ -27,13 +28,31 @@ def marker(kind: str) -> str:
 
 @dataclass(frozen=True)
 class Rule:
+    """A kind of secret. A rule's regex names the secret itself group ``v`` when the
+    match keeps context (``password is <v>``); without it the whole match is the secret.
+    ``vet`` (when set) says whether a match really holds a secret (prose is not)."""
+
     kind: str
-    # Builds the replacement from the match; default replaces the whole match.
-    replace: Callable[[re.Match[str]], str] | None = None
+    vet: Callable[[re.Match[str]], bool] | None = None
+
+    def replace(self, m: re.Match[str]) -> str:
+        """The match with its secret replaced by this rule's marker."""
+        if "v" not in m.re.groupindex:
+            return marker(self.kind)
+        start, end = m.span("v")
+        return m.string[m.start():start] + marker(self.kind) + m.string[end:m.end()]
+
+    @staticmethod
+    def value(m: re.Match[str]) -> str:
+        """The secret of a match, without the quotes written around it."""
+        value = m.group("v") if "v" in m.re.groupindex else m.group(0)
+        return unquote(value)
 
 
-def _keep(prefix: str, kind: str, suffix: str | None = None) -> Callable[[re.Match[str]], str]:
-    return lambda m: m.group(prefix) + marker(kind) + (m.group(suffix) if suffix else "")
+def unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"`":
+        return value[1:-1]
+    return value
 
 
 # ----- token rules (inside long tokens) ------------------------------------------------------
@@ -74,23 +93,24 @@ CANDIDATE_RX = re.compile(r"(?<![A-Za-z0-9_\-.+/=])[A-Za-z0-9_\-.+/=]{16,}")
 
 _PRIVATE_KEY_RX = re.compile(
     r"-----BEGIN (?P<pk>(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----[\s\S]*?(?:-----END (?P=pk)-----|\Z)")
-_URL_CREDENTIALS_RX = re.compile(r"(?P<url>://[^\s:/?#@\[\]\"'`]{0,256}:)[^\s/?#@\"'`]{1,256}(?P<at>@)")
+_URL_CREDENTIALS_RX = re.compile(r"://[^\s:/?#@\[\]\"'`]{0,256}:(?P<v>[^\s/?#@\"'`]{1,256})@")
 _SLACK_WEBHOOK_RX = re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]+")
-_AWS_SECRET_RX = re.compile(r"(?i:(?P<aws>aws_?secret(?:_?access)?_?key[\"']?\s*[=:]?\s*[\"']?))[A-Za-z0-9/+=]{40}")
-_BEARER_RX = re.compile(r"(?P<bearer>\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9._~+/\-]{16,}=*")
+_AWS_SECRET_RX = re.compile(r"(?i:aws_?secret(?:_?access)?_?key[\"']?\s*[=:]?\s*[\"']?)(?P<v>[A-Za-z0-9/+=]{40})")
+_BEARER_RX = re.compile(r"\b[Bb][Ee][Aa][Rr][Ee][Rr]\s+(?P<v>[A-Za-z0-9._~+/\-]{16,}=*)")
 # "Authorization: Basic <b64>" / "Token <key>" / "Digest ...": only after the header name,
 # where the word cannot be prose.
 _AUTH_HEADER_RX = re.compile(
-    r"(?P<auth>\b[Aa]uthorization[\"']?\s*[:=]\s*[\"']?(?:Basic|Token|Digest|Bearer)\s+)[A-Za-z0-9+/=._~\-]{8,}")
+    r"\b[Aa]uthorization[\"']?\s*[:=]\s*[\"']?(?:Basic|Token|Digest|Bearer)\s+(?P<v>[A-Za-z0-9+/=._~\-]{8,})")
 
-# (substring that must be present, whether to look for it in the lowercased text, rule, regex)
-TRIGGERED: list[tuple[str, bool, Rule, re.Pattern[str]]] = [
-    ("-----BEGIN", False, Rule("private-key"), _PRIVATE_KEY_RX),
-    ("://", False, Rule("url-credentials", _keep("url", "url-credentials", "at")), _URL_CREDENTIALS_RX),
-    ("hooks.slack.com", False, Rule("slack-webhook"), _SLACK_WEBHOOK_RX),
-    ("aws", True, Rule("aws-secret-key", _keep("aws", "aws-secret-key")), _AWS_SECRET_RX),
-    ("authorization", True, Rule("auth-header", _keep("auth", "auth-header")), _AUTH_HEADER_RX),
-    ("bearer", True, Rule("bearer-token", _keep("bearer", "bearer-token")), _BEARER_RX),
+# (substrings one of which must be present, whether to look for them in the lowercased
+# text, rule, regex), applied in this order.
+TRIGGERED: list[tuple[tuple[str, ...], bool, Rule, re.Pattern[str]]] = [
+    (("-----BEGIN",), False, Rule("private-key"), _PRIVATE_KEY_RX),
+    (("://",), False, Rule("url-credentials"), _URL_CREDENTIALS_RX),
+    (("hooks.slack.com",), False, Rule("slack-webhook"), _SLACK_WEBHOOK_RX),
+    (("aws",), True, Rule("aws-secret-key"), _AWS_SECRET_RX),
+    (("authorization",), True, Rule("auth-header"), _AUTH_HEADER_RX),
+    (("bearer",), True, Rule("bearer-token"), _BEARER_RX),
 ]
 
 # ----- keyword assignments ----------------------------------------------------------------
@@ -133,13 +153,17 @@ KEYWORD_RX = re.compile(
 _CREDENTIAL_CHAR_RX = re.compile(r"[0-9_\-+/=!@#%^&.]")
 
 
-def keyword_replacement(m: re.Match[str]) -> tuple[str, str] | None:
-    """(replacement, kind) for a keyword assignment, or None if its value is a placeholder
-    or prose."""
+def is_placeholder(value: str) -> bool:
+    """``$TOKEN``, ``<your password>``, ``true``, an earlier marker: not a secret."""
+    return value.startswith(_PLACEHOLDER_START) or value.lower().strip() in _PLACEHOLDER_WORDS or "REDACTED" in value
+
+
+def keyword_replacement(m: re.Match[str]) -> tuple[str, str, str] | None:
+    """(replacement, kind, secret) for a keyword assignment, or None if its value is a
+    placeholder or prose."""
     key, sep, quote = m.group("key"), m.group("sep"), m.group("q") or ""
     value = m.group("qval") if quote else m.group("val")
-    low = value.lower().strip()
-    if value.startswith(_PLACEHOLDER_START) or low in _PLACEHOLDER_WORDS or "REDACTED" in value:
+    if is_placeholder(value):
         return None
     if ":" in sep and not quote:
         # "token: the thing" is prose; YAML "password: hunter2" is not. An unquoted
@@ -147,4 +171,4 @@ def keyword_replacement(m: re.Match[str]) -> tuple[str, str] | None:
         if len(value) < 6 or not _CREDENTIAL_CHAR_RX.search(value):
             return None
     kind = next((k for rx, k in _KEYWORD_KIND if rx.search(key)), "secret")
-    return f"{key}{sep}{quote}{marker(kind)}{quote}", kind
+    return f"{key}{sep}{quote}{marker(kind)}{quote}", kind, value

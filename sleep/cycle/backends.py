@@ -4,11 +4,19 @@ Replays (the target role) use the agent CLI of the host the tasks came from
 when it is installed and logged in (cheap offline checks, nothing is sent),
 else the configured backend; the optimizer and judge roles use the configured
 backends. Every call is appended to the night's ``evidence.jsonl`` (request
-and reply, already redacted text) in the data directory, never in the project.
+and reply) in the data directory (mode 0600), never in the project.
+
+Replies are redacted at this boundary (:func:`redact_completion`): the core only
+ever sees a reply without the secrets the redactor recognises, so nothing it
+writes (``rollouts.json``, ``rollout_cache.jsonl``, ``history.json``,
+``best_skill.md``, events) and no later prompt can hold a secret a model echoed,
+for example from a file a replay read. Prompts are built from the index (redacted
+at harvest) and the skill; the evidence records them redacted as well.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -17,8 +25,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from skillopt_core import Backend, BackendSpec, CompletionRequest, Settings, create_backend
+from skillopt_core import Backend, BackendSpec, Completion, CompletionRequest, Settings, create_backend
 from sleep import paths
+from sleep.redact import Redactor, map_strings
 
 CLI_BACKENDS = {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot"}
 HOST_FAMILY = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot", "copilot-cli": "copilot"}
@@ -60,46 +69,73 @@ def target_backend(hosts: Counter[str], setting: str, settings: Settings) -> tup
                        f"model backend {configured}"
 
 
-class RecordingBackend:
-    """Forwards to ``inner`` and appends each request and reply to a JSONL file."""
+def redact_completion(completion: Completion, redactor: Redactor) -> Completion:
+    """``completion`` with every string it carries redacted: the text and, when a backend
+    returns them, the other fields that hold model or tool output (a trajectory of
+    steps, whatever its shape: strings in dicts, lists and dataclasses). Accounting
+    fields are left as they are. The same object comes back when nothing changed."""
+    changes = {}
+    for f in dataclasses.fields(completion):
+        if f.name in _ACCOUNTING_FIELDS:
+            continue
+        old = getattr(completion, f.name)
+        new = map_strings(old, redactor.redact)
+        if new is not old and new != old:
+            changes[f.name] = new
+    return dataclasses.replace(completion, **changes) if changes else completion
 
-    def __init__(self, inner: Backend, log: Path) -> None:
+
+_ACCOUNTING_FIELDS = frozenset({"usage", "model", "latency_s"})
+
+
+class RecordingBackend:
+    """Forwards to ``inner``, redacts the reply (:func:`redact_completion`) and appends
+    each request and redacted reply to a JSONL file (0600). ``redactor.values`` holds
+    what was redacted (the night remembers their keyed hashes)."""
+
+    def __init__(self, inner: Backend, log: Path, redactor: Redactor | None = None) -> None:
         self.inner = inner
         self.log = log
         self.name = inner.name
         self.model = inner.model
+        self.redactor = redactor or Redactor(collect=True)
 
     def describe(self) -> str:
         return self.inner.describe()
 
     async def complete(self, request: CompletionRequest):
+        red = self.redactor.redact
         record: dict[str, Any] = {"at": time.time(), "role": request.role, "stage": request.stage,
-                                  "system": request.system, "messages": [[m.role, m.content] for m in request.messages]}
+                                  "system": red(request.system) if request.system else request.system,
+                                  "messages": [[m.role, red(m.content)] for m in request.messages]}
         try:
             completion = await self.inner.complete(request)
         except Exception as exc:
-            record["error"] = f"{type(exc).__name__}: {exc}"
+            record["error"] = red(f"{type(exc).__name__}: {exc}")
             self._write(record)
             raise
+        completion = redact_completion(completion, self.redactor)
         record["reply"] = completion.text
         self._write(record)
         return completion
 
     def _write(self, record: dict[str, Any]) -> None:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("a", encoding="utf-8") as fh:
+        paths.private_dir(self.log.parent)
+        with os.fdopen(paths.private_file(self.log), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def build_night_backends(settings: Settings, log: Path) -> dict[str, Backend]:
-    """One recorded backend per role, sharing instances as the core does."""
+def build_night_backends(settings: Settings, log: Path, redactor: Redactor | None = None) -> dict[str, Backend]:
+    """One recorded backend per role, sharing instances as the core does, all redacting
+    with ``redactor`` (one per night: its ``values`` are what the night redacted)."""
     options = settings.model.model_dump()
+    redactor = redactor or Redactor(collect=True)
     built: dict[tuple, Backend] = {}
     out: dict[str, Backend] = {}
     for role in ("target", "optimizer", "judge"):
         key = (settings.model.backend_for(role), settings.model.model_for(role))
         if key not in built:
             built[key] = RecordingBackend(create_backend(BackendSpec(name=key[0], model=key[1], role=role,
-                                                                     options=options)), log)
+                                                                     options=options)), log, redactor)
         out[role] = built[key]
     return out

@@ -4,7 +4,10 @@ A correction ("no, use pnpm not npm in this repo") is what the person already
 told the agent. It becomes an ``add`` edit phrased as a rule for the skill,
 with ``origin="correction"`` and the number of sessions it came from as
 rationale; it joins the optimizer's proposals and the gate decides as for any
-edit. The text comes from the index, so it was redacted at harvest.
+edit. The text comes from the index, so it was redacted at harvest; a clause or
+sentence that holds a redaction marker (``the staging token is
+[REDACTED:github-token]``) is dropped from the rule, so a marker never becomes a
+line of a skill, and a correction with nothing instructive left gives no edit.
 """
 
 from __future__ import annotations
@@ -19,11 +22,32 @@ _LEAD = re.compile(r"^(?:no+|nope|nah|yes|yeah|yep|ok(?:ay)?|wrong|incorrect|not
                    r"that'?s (?:wrong|not right|not it))\b[\s,.!:;-]*", re.I)
 MAX_RULE_CHARS = 200
 MIN_WORDS = 3
+REDACTED = "[REDACTED:"
+# Where one clause of a correction ends and the next begins (the separator is kept).
+_CLAUSE_SEP = re.compile(r"([.!?]\s+|\s*;\s*|,\s+(?:and|but|or|so)\s+|,\s+|\s+(?:and|but|so)\s+)", re.I)
+
+
+def without_redacted(text: str) -> str:
+    """``text`` without the clauses and sentences that hold a redaction marker."""
+    if REDACTED not in text:
+        return text
+    parts = _CLAUSE_SEP.split(text)  # clause, separator, clause, ...
+    kept: list[str] = []
+    for i in range(0, len(parts), 2):
+        if REDACTED in parts[i]:
+            continue
+        if kept:
+            kept.append(parts[i - 1])
+        kept.append(parts[i])
+    return "".join(kept)
 
 
 def phrase_rule(text: str) -> str | None:
-    """A correction as a rule sentence; None when nothing instructive is left."""
-    rule = " ".join(str(text or "").split())
+    """A correction as a rule sentence; None when nothing instructive is left (also
+    when all that was instructive sat next to a redacted secret)."""
+    rule = " ".join(without_redacted(str(text or "")).split())
+    if REDACTED in rule:  # a marker outside any clause: never written into a skill
+        return None
     while True:
         stripped = _LEAD.sub("", rule, count=1)
         if stripped == rule:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from skillopt_core import Task, events, prepare_training
-from sleep import paths
+from sleep import known_secrets, paths
 from sleep.cycle import store
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, target_backend
 from sleep.cycle.checkout import replay_checkout
@@ -44,6 +44,7 @@ from sleep.cycle.store import NightRecord
 from sleep.index import Index, _now
 from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
+from sleep.redact import Redactor
 
 Say = Callable[[str], None]
 
@@ -271,11 +272,12 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
     hosts = Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
     target, why = target_backend(hosts, config.sleep.target_backend, config.core)
     say(f"[Replay] target backend {target} ({why})")
-    root = paths.data_dir() / "nights"
+    root = paths.private_dir(paths.data_dir() / "nights")
     core = config.core.model_copy(deep=True)
     core.model = core.model.model_copy(update={"target_backend": target})
     core.output = core.output.model_copy(update={"root": str(root), "run_id": night.id})
     run_dir = root / "jsonl_tasks" / night.id
+    paths.private_dir(run_dir.parent)  # the core creates what is below with the umask's mode
     with ExitStack() as stack:
         index = stack.enter_context(Index.open())
         night.run_dir = str(run_dir)
@@ -292,12 +294,22 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         if config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values():
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
-        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl"))
+        redactor = Redactor(collect=True)  # the replies' secrets, for the night's index
+        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor))
         run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
         if edits:
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
-        summary = asyncio.run(run.run())
+        try:
+            summary = asyncio.run(run.run())
+        finally:
+            paths.make_private_tree(Path(run.run_dir))  # the core writes some run files with the umask's mode
+            if redactor.values:
+                with Index.open() as index, index.transaction():
+                    known_secrets.remember(index, redactor.values)
+            if redactor.total:
+                say(f"[Replay] {redactor.total} secrets redacted at the model boundary (replies, recorded prompts) "
+                    "before anything recorded them")
     return summary, Path(run.run_dir)
 
 

@@ -97,9 +97,11 @@ def skills_repo(create: bool = True) -> git.Repo:
         return git.Repo(where)
     if not create:
         raise NotARepositoryError(f"SkillOpt's skills repository {where} does not exist.")
-    where.parent.mkdir(parents=True, exist_ok=True)
+    paths.private_dir(where.parent)
     try:
-        git.Repo.init(where, bare=True, initial_branch="main")
+        # --shared=0600: git gives every file it writes there mode 0600 (0700 for folders),
+        # whatever the umask, like the rest of the data directory
+        git.Repo.init(where, bare=True, initial_branch="main", shared="0600")
     except git.GitCommandError as exc:
         raise NotARepositoryError(f"could not create SkillOpt's skills repository at {where}: {exc.stderr}") from None
     return git.Repo(where)

@@ -5,6 +5,11 @@ policy, val scores, per-task deltas by task id, the number of val items, model
 names, usage. No prompt text, no transcript text, no intent, no rationale and
 no edit content: those go to the report (the git note and the index), after
 secret redaction. Identifiers are reduced to one printable line each.
+
+Everything here that reaches git goes through :class:`sleep.redact.OutboundScrubber`
+(the redactor and the exact-match filter of every secret a harvest of the index
+redacted): the report's fields, the note, the commit message, and each new line of
+the candidate skill (:func:`new_secrets`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import replace
 from typing import Any
 
 from sleep.proposals.model import EditRecord, ProposalReport, RunScores
-from sleep.redact import Redactor
+from sleep.redact import IndexRef, OutboundScrubber, Redactor
 
 MAX_DELTAS_LISTED = 40
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
@@ -103,20 +108,28 @@ def usage_text(usage: dict[str, Any]) -> str:
 
 
 def note_text(report: ProposalReport, *, proposal_id: str, skill: str, branch: str, tree_path: str,
-              night: str) -> str:
+              night: str, index: IndexRef = None) -> str:
+    """The git note: the whole report as JSON, every string of it scrubbed (field by
+    field, so the JSON stays valid)."""
     payload = {"proposal_id": proposal_id, "skill": skill, "branch": branch, "path": tree_path,
                "night": night, "report": report.to_dict()}
-    return json.dumps(payload, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return json.dumps(OutboundScrubber(index).value(payload), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def redact_report(report: ProposalReport) -> tuple[ProposalReport, int]:
-    """The report with secrets in every free-text field replaced by typed markers.
+def scrub_message(message: str, index: IndexRef = None) -> str:
+    """The commit message as it may enter git (:func:`sleep.redact.scrub_outbound`)."""
+    return OutboundScrubber(index)(message)
+
+
+def redact_report(report: ProposalReport, index: IndexRef = None) -> tuple[ProposalReport, int]:
+    """The report with secrets in every free-text field replaced by typed markers, and
+    every value a harvest of ``index`` ever redacted replaced too.
 
     Task ids stay as they are: they are identifiers the product made (a
     redacted id would merge deltas); commit messages show them through :func:`label`.
     """
-    r = Redactor()
-    red = r.redact
+    r = OutboundScrubber(index)
+    red = r
     out = replace(
         report,
         gate_reason=red(report.gate_reason),
@@ -133,18 +146,20 @@ def redact_report(report: ProposalReport) -> tuple[ProposalReport, int]:
     return out, r.total
 
 
-def new_secrets(candidate: str, trained_from: str | None) -> list[tuple[int, str]]:
-    """(line number, kind) of each line of ``candidate`` that holds a secret and is not
-    already in ``trained_from`` (a skill that already had it is the person's business)."""
+def new_secrets(candidate: str, trained_from: str | None, index: IndexRef = None) -> list[tuple[int, str]]:
+    """(line number, kinds) of each line of ``candidate`` that holds a secret and is not
+    already in ``trained_from`` (a skill that already had it is the person's business):
+    a secret the redactor recognises, or a value a harvest of ``index`` redacted
+    (``known-secret``) in whatever form the rules would miss."""
     known = set((trained_from or "").splitlines())
+    scrubber = OutboundScrubber(index)
     found = []
     for n, line in enumerate(candidate.splitlines(), 1):
         if line in known:
             continue
-        r = Redactor()
-        r.redact(line)
-        if r.total:
-            found.append((n, ", ".join(sorted(r.counts))))
+        kinds = scrubber.findings(line)
+        if kinds:
+            found.append((n, ", ".join(sorted(set(kinds)))))
     return found
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import git
 import orjson
 
-from sleep import crashpoints
+from sleep import crashpoints, paths
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
 from sleep.proposals import journal
@@ -66,12 +66,13 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
         raise NothingToPropose(f"the candidate is identical to the text it was trained from "
                                f"({loc.live_path}); there is nothing to propose.")
     trained_text = trained.decode("utf-8", "replace") if trained is not None else None
-    leaks = msg.new_secrets(candidate_text, trained_text)
+    index_path = index.path if index is not None else paths.index_path()  # whose remembered secrets apply
+    leaks = msg.new_secrets(candidate_text, trained_text, index_path)
     if leaks:
         where = "; ".join(f"line {n}: {kind}" for n, kind in leaks[:5])
         raise CandidateSecretError(f"the candidate contains what looks like a secret the live skill does not "
                                    f"({where}). Nothing was staged; remove it from the candidate first.")
-    report, _ = msg.redact_report(report or ProposalReport(source="candidate"))
+    report, _ = msg.redact_report(report or ProposalReport(source="candidate"), index_path)
     night = night or date.today()
     own_index = index is None
     index = index or Index.open()
@@ -130,7 +131,7 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
         (committed_bytes or b"").decode("utf-8", "replace"), candidate_text)
     report = report.with_(trained_from_sha256=sha256(trained), candidate_sha256=sha256(candidate),
                           uncommitted_changes=uncommitted, notes=notes)
-    message = msg.commit_message(skill, report, pid, n_edits, index_id=index.identity)
+    message = msg.scrub_message(msg.commit_message(skill, report, pid, n_edits, index_id=index.identity), index)
     commit = g.commit_tree(repo, tree, [parent], message, when)
     journal.update(index, op, "commit", commit=commit)
     branch = _create_branch(repo, index, skill, night, commit, pid)
@@ -142,7 +143,7 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
         baseline_val=report.baseline_val, candidate_val=report.candidate_val, n_edits=n_edits,
         cycle_id=report.cycle_id, report=report)
     g.add_note(repo, commit, msg.note_text(report, proposal_id=pid, skill=skill, branch=branch,
-                                           tree_path=loc.tree_path, night=proposal.night))
+                                           tree_path=loc.tree_path, night=proposal.night, index=index))
     with index.transaction():
         store.insert(index, proposal, trained_text)
         journal.finish(index, op)

@@ -6,8 +6,8 @@ the index stores. ``SECRETS``: (kind, line, the part that must never be
 stored). ``NOT_SECRETS``: (kind, line) that redaction should leave alone.
 
 Used by tests/sleep/test_redaction_labelled.py (recall must be 100 %, false
-positives bounded) and bench/redaction.py (prints both, with and without
-detect-secrets, and the cost per KB).
+positives 0) and bench/redaction.py (prints both, with and without
+detect-secrets, and the cost per MB).
 """
 
 from __future__ import annotations
@@ -112,6 +112,37 @@ SECRETS: list[tuple[str, str, str]] = [
     ("crypto-private-key", "import the wallet 0x7e4bcc8399fdd96c87ef3328aa2af4f98cf5c58a19d4df3ff36fa2a436a3fa3c into metamask",
      "0x7e4bcc8399fdd96c87ef3328aa2af4f98cf5c58a19d4df3ff36fa2a436a3fa3c"),
     ("crypto-private-key", "WIF KzhGyMkrRoU66AyRGMmauBtgLqkBDTT2JkAx3sf9vsRa7BetEoEH", "KzhGyMkrRoU66AyRGMmauBtgLqkBDTT2JkAx3sf9vsRa7BetEoEH"),
+    # Issue 19: what a person types (a password has no shape: only where it is written says
+    # what it is), secrets encoded or wrapped, and 40-hex tokens named as such.
+    ("typed-password", "the staging db password is Xk4mQ9vL2pR7, don't share it", "Xk4mQ9vL2pR7"),
+    ("typed-password", "the password for the deploy user was Wq7!rT2mZ9 until Friday", "Wq7!rT2mZ9"),
+    ("typed-password", "log in with password Vb6nM3kL8qW2 on the admin page", "Vb6nM3kL8qW2"),
+    ("mysql-password", "no, use pnpm not npm; mysql -u deploy -pQx7vR2mLk9Zt4Wn ledger_test", "Qx7vR2mLk9Zt4Wn"),
+    ("mysql-password", "mysqldump -h db -u root -p'Tr0ub&dor9' shop > dump.sql", "Tr0ub&dor9"),
+    ("curl-user-password", "curl -u admin:Hj3kL9qWe2rT5yUi http://127.0.0.1:8080/health", "Hj3kL9qWe2rT5yUi"),
+    ("curl-user-password", "curl -s --user 'ci-bot:Zq8pL3mW7vK2' https://api.acme.dev/v1/builds", "Zq8pL3mW7vK2"),
+    ("pgpassword", "PGPASSWORD=Pg5ecretW0rd psql -h db.internal -U app app_prod", "Pg5ecretW0rd"),
+    ("pgpassword", "export PGPASSWORD=\"Ly8#pQ2mX5vN\"", "Ly8#pQ2mX5vN"),
+    ("command-password", "sshpass -p 'S3cr3t!pw77' ssh deploy@10.0.0.5", "S3cr3t!pw77"),
+    ("command-password", "docker login -u bot -p Dk9fL2mQ7vX4 registry.acme.io", "Dk9fL2mQ7vX4"),
+    ("command-password", "redis-cli -h cache -a R3dis-Pa55w0rd ping", "R3dis-Pa55w0rd"),
+    ("command-password", "smbclient //srv/share -U alice%W1nter2024x", "W1nter2024x"),
+    ("command-password", "openssl pkcs12 -in cert.p12 -passin pass:P12-Expo7t -nodes", "P12-Expo7t"),
+    ("command-password", "ldapsearch -x -D cn=admin,dc=acme -w LdapAdm1n! -b dc=acme", "LdapAdm1n!"),
+    ("command-password", "vault-cli login --password Hx9Kq2Lm7Zt --user bob", "Hx9Kq2Lm7Zt"),
+    ("pass-variable", "SSHPASS=Mv4kR8pL2qX9 sshpass -e ssh deploy@host", "Mv4kR8pL2qX9"),
+    ("hex-token", "GITHUB_TOKEN 3f2a9c0b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a expired, rotate it",
+     "3f2a9c0b8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a"),
+    ("hex-token", "the deploy key is 7d1e4b9a2c8f0e3d6b5a4c9e8f7d2b1a0c3e5f6d", "7d1e4b9a2c8f0e3d6b5a4c9e8f7d2b1a0c3e5f6d"),
+    ("hex-token", "our api key 5e8ff9bf55ba3508199d22e984129be6a8f1c2d3 for the status page",
+     "5e8ff9bf55ba3508199d22e984129be6a8f1c2d3"),
+    ("base64-aws-key-id", "aws id QUtJQUlFUUg3NDZZTkc3QlkzQTQ= from the vault export", "QUtJQUlFUUg3NDZZTkc3QlkzQTQ="),
+    ("base64-aws-key-id", "AWS_KEY_B64=QUtJQVJPR1VCQkJBWU4zQk80N08=", "QUtJQVJPR1VCQkJBWU4zQk80N08="),
+    ("percent-encoded-key", "key=%73%6B%2D%61%6E%74%2D%61%70%69%30%33%2D%51%54%6D%39%5F%44%4E%51%50%63%6D%72%4B%74%53%72%4E%4B%62%37%7A%64%33%5A%62%68%51%4E%41%4C%49%56%4D%47%6F%77%53%5A%4A%74%69%42%52", "%73%6B%2D%61%6E%74%2D%61%70%69%30%33%2D%51%54%6D%39%5F%44%4E%51%50%63%6D%72%4B%74%53%72%4E%4B%62%37%7A%64%33%5A%62%68%51%4E%41%4C%49%56%4D%47%6F%77%53%5A%4A%74%69%42%52"),
+    ("percent-encoded-key", "https://hooks.acme.dev/cb?t=%67%68%70%5F%6E%43%69%43%61%55%6B%56%39%51%70%7A%70%48%35%6B%61%62%62%5A%42%56%77%6D%4F%66%65%48%61%30%4B%57%72%70%62%52&x=1", "%67%68%70%5F%6E%43%69%43%61%55%6B%56%39%51%70%7A%70%48%35%6B%61%62%62%5A%42%56%77%6D%4F%66%65%48%61%30%4B%57%72%70%62%52"),
+    ("split-token", "token ghp_nCiCaUkV9QpzpH5kab\nbZBVwmOfeHa0KWrpbR", "ghp_nCiCaUkV9QpzpH5kabbZBVwmOfeHa0KWrpbR"),
+    ("split-token", "aws key AKIAR79N9G\n888O4XITIG in the old config", "AKIAR79N9G888O4XITIG"),
+    ("split-token", "OPENAI_API_KEY=sk-proj-Q7mZ2xK9pL4v\n    N8rT1wY6bH3cJ5dF0gAa", "sk-proj-Q7mZ2xK9pL4vN8rT1wY6bH3cJ5dF0gAa"),
 ]
 
 # (kind, line)
@@ -157,4 +188,28 @@ NOT_SECRETS: list[tuple[str, str]] = [
     ("prose", "set max_tokens=4096 and the token: is passed along to the next step"),
     ("prose", "export TOKEN=$GITHUB_TOKEN and password=<your password>"),
     ("prose", "no, use pnpm instead of npm in src/components/ButtonGroup.tsx"),
+    # Issue 19: look like the typed passwords, encoded and wrapped secrets above, but are not.
+    ("command", "mysql -u root -p shop_db"),
+    ("command", "mysql -u root -p -h db.internal"),
+    ("command", "docker run -p 8080:80 -u 1000:1000 nginx"),
+    ("command", "ssh -p 2222 deploy@10.0.0.5"),
+    ("command", "curl -u \"$API_USER:$API_PASS\" https://api.acme.dev"),
+    ("command", "mysql -p$MYSQL_PWD ledger_test"),
+    ("command", "echo \"$PW\" | docker login --password-stdin -u bot registry.acme.io"),
+    ("command", "pytest -q | tail -1  # PASS=3 FAIL=0"),
+    ("command", "git push --force-with-lease origin main"),
+    ("prose", "the password is required and must be at least 12 characters"),
+    ("prose", "the password is stored in 1Password under staging"),
+    ("prose", "password reset emails go out at 9:00"),
+    ("prose", "the api key is in ~/.config/acme/credentials.json"),
+    ("prose", "the session token is valid for 3600 seconds"),
+    ("prose", "the secret is to cache the result"),
+    ("git-sha", "the token refresh fix is commit 9fceb02d0ae598e95dc970b74767f19372d61af8"),
+    ("git-sha", "git log 9fceb02d0ae598e95dc970b74767f19372d61af8 touched the token refresh"),
+    ("git-sha", "9fceb02d0ae598e95dc970b74767f19372d61af8\ne43c435e748c8a0911a581d3d3e7d55bf7b837db"),
+    ("base64-text", "base64 of the greeting: aGVsbG8gd29ybGQsIHRoaXMgaXMgYSB0ZXN0"),
+    ("percent-encoded", "https://example.com/search?q=how%20to%20use%20pnpm%20workspaces%3F"),
+    ("wrapped-lines", "   Compiling serde v1.0.210\n   Compiling tokio v1.40.0"),
+    ("wrapped-lines", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nAuthor: Dana Example <dana@example.com>"),
+    ("wrapped-lines", "AbstractSingletonProxy\nFactoryBean2 is overkill here"),
 ]

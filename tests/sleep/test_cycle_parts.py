@@ -30,6 +30,24 @@ def test_corrections_become_rule_sentences(said: str, rule: str | None) -> None:
     assert phrase_rule(said) == rule
 
 
+@pytest.mark.parametrize("said,rule", [
+    ("Always use pnpm not npm, and the staging token is [REDACTED:github-token].", "Always use pnpm not npm."),
+    ("no, use pnpm not npm; mysql -u deploy -p[REDACTED:password] ledger and curl -u admin:[REDACTED:password] "
+     "http://127.0.0.1:8080/health", "Use pnpm not npm."),
+    ("use [REDACTED:openai-key] for the eval. Then run pnpm test in api/ first.", "Then run pnpm test in api/ first."),
+    ("no, the token is [REDACTED:github-token]", None),
+    ("no, deploy with [REDACTED:known-secret] now", None),
+])
+def test_a_redacted_span_never_enters_a_rule(said: str, rule: str | None) -> None:
+    assert phrase_rule(said) == rule
+
+
+def test_a_correction_that_is_only_a_secret_gives_no_edit() -> None:
+    evidence = [{"corrections": [{"text": "no, the staging token is [REDACTED:github-token]"}]},
+                {"corrections": [{"text": "no, use pnpm not npm, the key is [REDACTED:high-entropy]"}]}]
+    assert [e.content for e in correction_edits(evidence, limit=5)] == ["- Use pnpm not npm."]
+
+
 def test_correction_edits_are_deduplicated_most_repeated_first() -> None:
     evidence = [{"corrections": [{"text": "no, cite file:line first please"}]},
                 {"corrections": [{"text": "No, use pnpm here."}, {"text": "no, use pnpm here"}]}]

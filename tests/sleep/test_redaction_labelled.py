@@ -11,9 +11,6 @@ from sleep.public_ids import b58decode, identifier_like, public_by_structure, pu
 from sleep.redact import Redactor, detect_secrets_gate, detect_secrets_scanner
 from sleep.secret_rules import TOKEN_PATTERNS, TOKEN_PREFIX_RX
 
-# Before issue 16 the redactor changed 14 of the 41 non-secret lines (base58
-# addresses, integrity hashes, digests, an SSH public key); the target is half.
-FALSE_POSITIVES_BEFORE = 14
 
 
 def leaked(secret: str, text: str) -> bool:
@@ -30,19 +27,19 @@ def test_every_labelled_secret_is_removed(kind: str, line: str, secret: str) -> 
 
 
 def test_labelled_set_has_many_kinds_of_secret() -> None:
-    assert len({k for k, _, _ in SECRETS}) >= 11 and len(NOT_SECRETS) >= 30
+    assert len({k for k, _, _ in SECRETS}) >= 45 and len(NOT_SECRETS) >= 60
 
 
-def test_false_positives_are_at_most_half_of_before() -> None:
+def test_no_labelled_non_secret_is_changed() -> None:
     r = Redactor()
-    changed = [(kind, line) for kind, line in NOT_SECRETS if r.redact(line) != line]
-    assert len(changed) <= FALSE_POSITIVES_BEFORE // 2, changed
+    changed = [(kind, line, r.redact(line)) for kind, line in NOT_SECRETS if r.redact(line) != line]
+    assert changed == []
 
 
 def test_detect_secrets_adds_recall_for_the_kinds_it_is_kept_for() -> None:
     without = Redactor(use_detect_secrets=False)
     missed = {kind for kind, line, secret in SECRETS if leaked(secret, without.redact(line))}
-    assert {"sendgrid", "pypi-token", "mailchimp-key", "azure-storage"} <= missed
+    assert {"sendgrid", "mailchimp-key", "azure-storage"} <= missed  # pypi: layer 1 sees `twine -p`
     assert missed <= {"sendgrid", "pypi-token", "mailchimp-key", "azure-storage", "discord-token",
                       "telegram-token", "twilio", "square-secret"}
 
