@@ -69,19 +69,29 @@ def render(request: Request, name: str, status: int = 200, **context: Any) -> HT
 
 # ----- template filters ------------------------------------------------------------------
 
+# Total: a value of an unexpected type is shown as written, never an error.
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
 def score(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    try:
-        return f"{float(value):.{digits}f}"
-    except (TypeError, ValueError):
-        return str(value)
+    f = _finite(value)
+    return str(value) if f is None else f"{f:.{digits}f}"
 
 
 def count(value: Any) -> str:
     if value is None:
         return "–"
-    n = int(value)
+    f = _finite(value)
+    if f is None:
+        return str(value)
+    n = int(f)
     if abs(n) >= 10_000_000:
         return f"{n / 1e6:.0f}M"
     if abs(n) >= 100_000:
@@ -92,7 +102,9 @@ def count(value: Any) -> str:
 def seconds(value: Any) -> str:
     if value is None:
         return "–"
-    v = float(value)
+    v = _finite(value)
+    if v is None:
+        return str(value)
     if v < 0.01:
         return "0 s" if v == 0 else "<0.01 s"
     if v < 100:
@@ -109,7 +121,10 @@ def when(value: Any) -> str:
 
 
 def signed(value: Any) -> str:
-    return "–" if value is None else f"{float(value):+.2f}"
+    if value is None:
+        return "–"
+    f = _finite(value)
+    return str(value) if f is None else f"{f:+.2f}"
 
 
 def make_templates() -> jinja2.Environment:
