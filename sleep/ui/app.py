@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from sleep import paths
 from sleep.ui.guard import CSRF_FIELD, Guard, Policy
+from sleep.ui.outbound import outbound
 from sleep.ui.runs import RunCatalog
 
 HERE = Path(__file__).parent
@@ -45,9 +46,10 @@ class Ui:
     flashes: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
 
     def flash(self, kind: str, title: str, messages: list[str] | None = None) -> str:
-        """Keep a message for the page a POST redirects to; returns its key."""
+        """Keep a message for the page a POST redirects to; returns its key. The texts pass through
+        :func:`sleep.ui.outbound.outbound` (they quote the library, which quotes the index)."""
         key = secrets.token_urlsafe(9)
-        self.flashes[key] = {"kind": kind, "title": title, "messages": list(messages or [])}
+        self.flashes[key] = {"kind": kind, "title": outbound(title), "messages": [outbound(m) for m in messages or []]}
         while len(self.flashes) > MAX_FLASHES:
             self.flashes.popitem(last=False)
         return key

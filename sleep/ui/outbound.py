@@ -25,6 +25,7 @@ was last shown.
 from __future__ import annotations
 
 import dataclasses
+import re
 import threading
 from functools import lru_cache
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = ["forget", "outbound", "scrub"]
 MEMO_CHARS = 512  # strings up to this length are memoised
 MEMO_ENTRIES = 65_536
 
+_HEX = re.compile(r"[0-9a-f]{7,64}")
 _local = threading.local()
 _generation = [0]  # bumped by forget(): caches built before it are not reused
 
@@ -63,20 +65,33 @@ def outbound(text: str) -> str:
         return "[REDACTED: the text could not be checked]"
 
 
-def scrub(value: Any) -> Any:
+def scrub(value: Any, hashes: frozenset[str] = frozenset()) -> Any:
     """``value`` with every string inside it (dict keys, list items, dataclass fields) passed through
-    :func:`outbound`; numbers, booleans and None unchanged."""
+    :func:`outbound`; numbers, booleans and None unchanged.
+
+    ``hashes``: names of fields (or dict keys) that hold hashes the library computed itself (a git
+    commit, a sha256); a lowercase hex value there is kept as it is (the redactor would take a
+    sha256 for a secret), any other value is filtered like the rest.
+    """
     if isinstance(value, str):
         return outbound(value)
     if isinstance(value, dict):
-        return {scrub(k): scrub(v) for k, v in value.items()}
+        return {scrub(k): v if k in hashes and _is_hash(v) else scrub(v, hashes) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        items = [scrub(v) for v in value]
+        items = [scrub(v, hashes) for v in value]
         return items if isinstance(value, list) else tuple(items)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: scrub(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}
+        changes = {}
+        for f in dataclasses.fields(value):
+            if f.init:
+                v = getattr(value, f.name)
+                changes[f.name] = v if f.name in hashes and _is_hash(v) else scrub(v, hashes)
         return dataclasses.replace(value, **changes)
     return value
+
+
+def _is_hash(value: Any) -> bool:
+    return isinstance(value, str) and bool(_HEX.fullmatch(value))
 
 
 def generation() -> int:
