@@ -14,7 +14,10 @@ folder), so any of its files may be a symbolic link (``best_skill.md ->
   the path is resolved after opening.
 
 A link that stays inside the run directory is followed. Refusals raise
-:class:`RunFileError` with a sentence a page can show.
+:class:`RunFileError` with a sentence a page can show. The run directory is
+given by its real path (the catalog's :attr:`RunRef.path` is one: it resolves
+links when it finds runs), so no path is resolved per file; should the run
+directory itself later become a link, every file under it is refused.
 
 :class:`FileCache` keeps what a reader built from a file (parsed, coerced,
 passed through :func:`sleep.ui.outbound.outbound`) until the file changes
@@ -93,15 +96,11 @@ def _opened_path(fd: int, fallback: str) -> str:
     return os.path.realpath(fallback)
 
 
-def real_dir(run_dir: Path | str) -> str:
-    return os.path.realpath(run_dir)
-
-
 def open_in_run(run_dir: Path | str, rel: str) -> tuple[BinaryIO, os.stat_result]:
-    """The file ``rel`` (a relative path built by the caller, never from a URL) of the run, open
-    for reading, and its status. :class:`FileNotFoundError` when absent; :class:`RunFileError`
-    when refused."""
-    base = real_dir(run_dir)
+    """The file ``rel`` (a relative path built by the caller, never from a URL) of the run whose real
+    path is ``run_dir``, open for reading, and its status. :class:`FileNotFoundError` when absent;
+    :class:`RunFileError` when refused."""
+    base = os.path.abspath(run_dir)
     path = os.path.join(base, rel)
     try:
         fd = os.open(path, _FLAGS)
@@ -139,19 +138,19 @@ def read_bytes(run_dir: Path | str, rel: str, limit: int | None = None) -> bytes
             raise RunFileError(rel, f"cannot be read: {exc.strerror or exc}") from None
 
 
-def file_sig(run_dir: Path | str, rel: str) -> tuple[int, int, int, int] | None:
-    """(device, inode, mtime, size) of a file of the run that may be read, else None."""
+def file_sig(path: Path | str) -> tuple[int, int, int, int] | None:
+    """(device, inode, mtime, size) of a file, else None: a cache key (reading it still goes
+    through :func:`open_in_run`)."""
     try:
-        fh, st = open_in_run(run_dir, rel)
-    except (FileNotFoundError, RunFileError):
+        st = os.stat(path)
+    except OSError:
         return None
-    fh.close()
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def list_in_run(run_dir: Path | str, rel: str) -> list[str]:
     """The names in the folder ``rel`` of the run; [] when absent or when it leads outside the run."""
-    base = real_dir(run_dir)
+    base = os.path.abspath(run_dir)
     folder = os.path.realpath(os.path.join(base, rel))
     if not _inside(folder, base):
         return []

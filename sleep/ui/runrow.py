@@ -18,7 +18,7 @@ import calendar
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
 
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
@@ -132,28 +132,26 @@ def read_events(run: Path, offset: int = 0) -> tuple[list[dict[Any, Any]], int]:
     return out, offset + end + 1
 
 
-def first_event(run: Path) -> dict[Any, Any] | None:
+def head_and_tail(run: Path) -> tuple[int, dict[Any, Any] | None, dict[Any, Any] | None]:
+    """The size of ``events.jsonl``, its first event and its last complete one (one open; reads the
+    first line and the last 4 KiB, or up to 1 MiB for a long last line)."""
     try:
-        data = read_bytes(run, EVENTS, 1 << 20)
-    except RunFileError:
-        return None
-    return json_object(data.split(b"\n", 1)[0]) if data else None
-
-
-def last_event(run: Path, size: int) -> dict[Any, Any] | None:
-    """The last complete line of ``events.jsonl`` (reads the last 4 KiB, or up to 1 MiB for a long line)."""
-    for span in (4096, 1 << 20):
+        fh, st = open_in_run(run, EVENTS)
+    except (FileNotFoundError, RunFileError):
+        return 0, None, None
+    with fh:
         try:
-            fh, _ = open_in_run(run, EVENTS)
-        except (FileNotFoundError, RunFileError):
-            return None
-        with fh:
-            try:
-                fh.seek(max(0, size - span))
-                tail = fh.read(span)
-            except OSError:
-                return None
-        lines = tail.rstrip(b"\n").split(b"\n")
+            size = st.st_size
+            head = json_object(fh.readline(1 << 20)) if size else None
+            return size, head, _last(fh, size)
+        except OSError:
+            return 0, None, None
+
+
+def _last(fh: BinaryIO, size: int) -> dict[Any, Any] | None:
+    for span in (4096, 1 << 20):
+        fh.seek(max(0, size - span))
+        lines = fh.read(span).rstrip(b"\n").split(b"\n")
         if len(lines) < 2 and size > span:
             continue  # the last line is longer than the span: read more
         for line in reversed(lines):
@@ -162,6 +160,10 @@ def last_event(run: Path, size: int) -> dict[Any, Any] | None:
                 return item
         return None
     return None
+
+
+def first_event(run: Path) -> dict[Any, Any] | None:
+    return head_and_tail(run)[1]
 
 
 def scan_tail(run: Path, keep: Callable[[dict[Any, Any]], bool], extract: Callable[[dict[Any, Any]], T]) -> list[T]:
@@ -200,7 +202,7 @@ def _summary(run: Path) -> dict[Any, Any] | None:
 
 def row_sig(run: Path) -> tuple:
     """What the row depends on: the summary's and the events' file versions."""
-    return (file_sig(run, "summary.json"), file_sig(run, EVENTS))
+    return (file_sig(run / "summary.json"), file_sig(run / EVENTS))
 
 
 def _epoch_of(at: str | None) -> float | None:
@@ -217,9 +219,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
     path = ref.path
     p, where = Ignore(), "summary.json"
     summary = _summary(path)
-    size = event_file_size(path, p)
-    head = first_event(path) if size else None
-    tail = last_event(path, size) if size else None
+    size, head, tail = head_and_tail(path)
     head, tail = head or {}, tail or {}
     row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
                  started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
