@@ -155,6 +155,13 @@ async def http_error(request: Request, exc: Exception) -> Response:
                   message=getattr(exc, "detail", "") or "", roots=[])
 
 
+async def server_error(request: Request, exc: Exception) -> Response:
+    """The last resort: a page that says what failed (never a bare "Internal Server Error")."""
+    return render(request, "error.html", status=500, title="This page failed", roots=[], message=outbound(
+        f"The dashboard could not build this page ({type(exc).__name__}: {exc}). Nothing was changed. "
+        "Other pages still work; the server's log has the details."))
+
+
 def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | bool = True,
                policy: Policy | None = None, index_path: Path | None = None, poll: float = 0.25,
                stream_seconds: float = 600.0, rescan_seconds: float = 2.0) -> Starlette:
@@ -170,6 +177,6 @@ def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | boo
     routes = [*run_pages.routes, *review_pages.routes,
               Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol)],
-                    exception_handlers={404: not_found, HTTPException: http_error})
+                    exception_handlers={404: not_found, HTTPException: http_error, Exception: server_error})
     app.state.ui = state
     return app

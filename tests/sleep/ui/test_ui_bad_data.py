@@ -147,3 +147,24 @@ def test_arbitrary_values_in_the_run_files_never_break_a_page(fresh_run: Path, f
     links = run_links(c.get("/runs").text)
     assert links, "the run is still listed"
     _assert_every_page_renders(c, links[0])
+
+
+def test_an_unexpected_failure_is_a_page_that_says_what_failed(fresh_run: Path, monkeypatch) -> None:
+    from starlette.testclient import TestClient
+
+    from sleep.ui import run_pages
+    from sleep.ui.app import create_app
+    from sleep.ui.guard import Policy
+
+    def broken(*args):
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(run_pages.rundata, "load_run", broken)
+    c = TestClient(create_app([fresh_run.parents[1]], data_dir=None, policy=Policy(extra_hosts=("testserver",))),
+                   raise_server_exceptions=False)
+    c.get(f"/?token={c.app.state.ui.policy.token}")
+    listing = c.get("/runs")
+    assert listing.status_code == 200, listing.text
+    r = c.get(run_links(listing.text)[0])
+    assert r.status_code == 500 and "This page failed" in r.text and "RuntimeError: the disk went away" in r.text
+    assert "Nothing was changed" in r.text
