@@ -101,7 +101,7 @@ def text(value: Any, problems: Problems, where: str, key: str) -> str:
     if isinstance(value, str):
         return outbound(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
+        return outbound(str(value))
     problems.bad(where, key, value, "text")
     return ""
 
