@@ -16,7 +16,6 @@ works without the ``webui`` extra.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
 import socket
 import sys
@@ -92,6 +91,8 @@ def _reachable(host: str) -> tuple[str, list[str]]:
 
 
 def _interface_address(family: socket.AddressFamily) -> str | None:
+    import ipaddress
+
     try:
         with socket.socket(family, socket.SOCK_DGRAM) as s:
             s.connect(_PROBES[family])
