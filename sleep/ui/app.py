@@ -26,7 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from sleep import paths
 from sleep.ui.guard import CSRF_FIELD, Guard, Policy
-from sleep.ui.outbound import outbound
+from sleep.ui import outbound
 from sleep.ui.runs import RunCatalog
 
 HERE = Path(__file__).parent
@@ -49,7 +49,8 @@ class Ui:
         """Keep a message for the page a POST redirects to; returns its key. The texts pass through
         :func:`sleep.ui.outbound.outbound` (they quote the library, which quotes the index)."""
         key = secrets.token_urlsafe(9)
-        self.flashes[key] = {"kind": kind, "title": outbound(title), "messages": [outbound(m) for m in messages or []]}
+        self.flashes[key] = {"kind": kind, "title": outbound.outbound(title),
+                             "messages": [outbound.outbound(m) for m in messages or []]}
         while len(self.flashes) > MAX_FLASHES:
             self.flashes.popitem(last=False)
         return key
@@ -157,7 +158,7 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 async def server_error(request: Request, exc: Exception) -> Response:
     """The last resort: a page that says what failed (never a bare "Internal Server Error")."""
-    return render(request, "error.html", status=500, title="This page failed", roots=[], message=outbound(
+    return render(request, "error.html", status=500, title="This page failed", roots=[], message=outbound.outbound(
         f"The dashboard could not build this page ({type(exc).__name__}: {exc}). Nothing was changed. "
         "Other pages still work; the server's log has the details."))
 
@@ -179,4 +180,5 @@ def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | boo
     app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol)],
                     exception_handlers={404: not_found, HTTPException: http_error, Exception: server_error})
     app.state.ui = state
+    outbound.warm()
     return app

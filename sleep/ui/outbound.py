@@ -94,6 +94,11 @@ def _is_hash(value: Any) -> bool:
     return isinstance(value, str) and bool(_HEX.fullmatch(value))
 
 
+def warm() -> None:
+    """Import the filter now (about 0.1 s), so the first page does not pay for it."""
+    import sleep.redact  # noqa: F401
+
+
 def generation() -> int:
     """Changes whenever :func:`forget` runs; caches of built pages include it in their keys."""
     return _generation[0]

@@ -71,7 +71,8 @@ class Selected:
 def _selected(value: Any, p: Problems) -> Selected:
     where = "selected.json"
     d = c.mapping(value, p, where, "the file")
-    edits = tuple(_edit(e, p, f"{where}, edit {i + 1}") for i, e in enumerate(c.records(d.get("edits"), p, where, "edits")))
+    records = c.records(d.get("edits"), p, where, "edits")
+    edits = tuple(_edit(e, p, f"{where}, edit {i + 1}") for i, e in enumerate(records))
     return Selected(edits, c.text(d.get("budget_text"), p, where, "budget_text"),
                     c.text(d.get("ranked_by"), p, where, "ranked_by"), c.text(d.get("note"), p, where, "note"))
 

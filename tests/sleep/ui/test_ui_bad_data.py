@@ -103,7 +103,8 @@ def test_history_that_is_not_a_list_of_steps_is_named(fresh_run: Path) -> None:
     c = client([fresh_run.parents[1]])
     url = run_links(c.get("/runs").text)[0]
     page = c.get(url)
-    assert page.status_code == 200 and "history.json: the file is {&#34;steps&#34;: []}, not a list of steps" in page.text
+    assert page.status_code == 200
+    assert "history.json: the file is {&#34;steps&#34;: []}, not a list of steps" in page.text
 
 
 @pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, "{not json", "\udcff" * 3])

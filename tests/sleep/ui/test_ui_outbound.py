@@ -60,7 +60,8 @@ def _plant_run(run: Path) -> None:
             lines = [json.loads(line) for line in path.read_text().splitlines()]
             # keep the kinds and the levels: the pages choose events by them
             kept = [{**plant(e), "event": e["event"], **({"level": e["level"]} if "level" in e else {})} for e in lines]
-            kept.insert(1, {"event": "notice", "level": "warning", "text": f"{CLUE} {_secret(0)}", "at": lines[0]["at"]})
+            kept.insert(1, {"event": "notice", "level": "warning", "text": f"{CLUE} {_secret(0)}",
+                            "at": lines[0]["at"]})
             path.write_text("".join(json.dumps(e) + "\n" for e in kept))
         elif path.suffix == ".md":
             path.write_text(path.read_text() + f"\n- {CLUE} {_secret(1)} in the skill\n")

@@ -47,7 +47,7 @@ class Dashboard:
                                      stderr=subprocess.PIPE, text=True, env=self.env)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
-        assert first.startswith("SkillOpt dashboard: http://"), first + (self.proc.stderr.read() if self.proc.stderr else "")
+        assert first.startswith("SkillOpt dashboard: http://"), first + (self.proc.stderr.read() or "")
         self.url = first.split(": ", 1)[1].strip()
         self.printed = [first]
         deadline = time.monotonic() + 30
