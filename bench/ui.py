@@ -97,12 +97,19 @@ def long_run(template: Path, root: Path, steps: int) -> Path:
 
 
 class Served:
+    """The app on uvicorn; ``cookie`` is the access-token cookie a signed-in browser sends."""
+
     def __init__(self, app) -> None:
         import uvicorn
 
+        from sleep.ui.guard import cookie_name
+
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.token = app.state.ui.policy.token
+        self.cookie = f"{cookie_name(port)}={self.token}"
         self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
@@ -117,9 +124,10 @@ class Served:
         self.thread.join(timeout=10)
 
 
-def fetch(url: str) -> tuple[float, int]:
+def fetch(served: Served, path: str) -> tuple[float, int]:
+    request = urllib.request.Request(served.url + path, headers={"Cookie": served.cookie})
     t = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=60) as r:
+    with urllib.request.urlopen(request, timeout=60) as r:
         body = r.read()
     return time.perf_counter() - t, len(body)
 
@@ -130,7 +138,7 @@ def served_app(outputs: Path):
     return create_app([outputs], data_dir=None)
 
 
-def browser_load(url: str, profile: Path) -> float | None:
+def browser_load(served: Served, path: str, profile: Path) -> float | None:
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver):
         return None
@@ -147,7 +155,9 @@ def browser_load(url: str, profile: Path) -> float | None:
                  "--window-size=1400,1000", f"--user-data-dir={profile}"):
         options.add_argument(flag)
     d = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+    url = served.url + path
     try:
+        d.get(f"{served.url}/?token={served.token}")  # sign in: the token becomes a cookie
         d.get(url)  # warm the static files
         times = []
         for _ in range(3):
@@ -184,19 +194,19 @@ def main() -> int:
         cold = []
         for _ in range(args.repeat):
             with Served(served_app(outputs)) as s:
-                cold.append(fetch(f"{s.url}/runs"))
+                cold.append(fetch(s, "/runs"))
         with Served(served_app(outputs)) as s:
-            fetch(f"{s.url}/runs")
-            warm = [fetch(f"{s.url}/runs") for _ in range(args.repeat)]
+            fetch(s, "/runs")
+            warm = [fetch(s, "/runs") for _ in range(args.repeat)]
             from sleep.ui.runs import RunCatalog
 
             ref = next(r for r in RunCatalog([outputs], None).scan() if r.run_id == "long-run")
-            page = [fetch(f"{s.url}{ref.url}") for _ in range(args.repeat)]
-            page_all = [fetch(f"{s.url}{ref.url}?steps=all") for _ in range(args.repeat)]
-            frags = [fetch(f"{s.url}{ref.url}/fragments") for _ in range(args.repeat)]
-            step = [fetch(f"{s.url}{ref.url}/steps/1") for _ in range(args.repeat)]
-            browser = browser_load(f"{s.url}{ref.url}", scratch / "profile")
-            browser_all = browser_load(f"{s.url}{ref.url}?steps=all", scratch / "profile")
+            page = [fetch(s, ref.url) for _ in range(args.repeat)]
+            page_all = [fetch(s, f"{ref.url}?steps=all") for _ in range(args.repeat)]
+            frags = [fetch(s, f"{ref.url}/fragments") for _ in range(args.repeat)]
+            step = [fetch(s, f"{ref.url}/steps/1") for _ in range(args.repeat)]
+            browser = browser_load(s, ref.url, scratch / "profile")
+            browser_all = browser_load(s, f"{ref.url}?steps=all", scratch / "profile")
 
         def line(what: str, samples: list[tuple[float, int]], target: str) -> None:
             secs = statistics.median(x for x, _ in samples)

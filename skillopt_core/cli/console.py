@@ -1,12 +1,28 @@
 """Console renderer: turns trainer events into the seed's line format, with a
-progress bar while rollouts run."""
+progress bar while rollouts run.
+
+Lines carry text from people and models (skill descriptions, task records, run
+directories, backend errors, a model's ``[/INST]``), so nothing printed here is
+read as rich markup (``Read [/docs] first`` would be a closing tag) or as emoji
+shortcodes (``root:x:0:0`` would print ``root❌0:0``): the renderer prints
+:class:`rich.text.Text` objects, which rich shows verbatim on any console, and
+:func:`plain_console` is the console every CLI prints such text on.
+"""
 
 from __future__ import annotations
 
+from typing import IO
+
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from skillopt_core.run import events as ev
+
+
+def plain_console(stderr: bool = False, file: IO[str] | None = None) -> Console:
+    """A console that prints text as given: no markup, no emoji codes, no highlighting."""
+    return Console(stderr=stderr, file=file, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 def gate_text(event: ev.GateDecided) -> str:
@@ -30,7 +46,7 @@ def gate_text(event: ev.GateDecided) -> str:
 
 class ConsoleRenderer:
     def __init__(self, console: Console | None = None, progress: bool = True) -> None:
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.console = console or plain_console()
         self._progress_enabled = progress and self.console.is_terminal
         self._progress: Progress | None = None
         self._task = None
@@ -45,8 +61,11 @@ class ConsoleRenderer:
             self._progress.stop()
             self._progress = None
 
+    def _print(self, line: str, style: str | None = None) -> None:
+        self.console.print(Text(line, style=style or ""))
+
     def __call__(self, event: ev.Event) -> None:
-        p = self.console.print
+        p = self._print
         if isinstance(event, ev.RunStarted):
             splits = ", ".join(f"{k} {v}" for k, v in event.splits.items())
             roles = ", ".join(f"{k}={v}" for k, v in event.backends.items())
@@ -60,7 +79,8 @@ class ConsoleRenderer:
             p(f"{self._prefix(event.step, event.total_steps, event.phase)} Rollout{label}: {event.n_items} items, {event.workers} workers...")
             if self._progress_enabled:
                 self._progress = Progress(
-                    TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("  {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(),
                     console=self.console, transient=True,
                 )
                 self._progress.start()

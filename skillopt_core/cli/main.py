@@ -8,12 +8,10 @@ import json
 import sys
 from typing import Sequence
 
-from rich.console import Console
-
 from skillopt_core.backends import BackendError
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
-from skillopt_core.cli.console import ConsoleRenderer
+from skillopt_core.cli.console import ConsoleRenderer, plain_console
 from skillopt_core.run.api import evaluate, prepare_training, resume_settings
 from skillopt_core.skill.document import SkillParseError
 
@@ -49,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    out = Console(stderr=args.json, highlight=False, soft_wrap=True)
+    out = plain_console(stderr=args.json)  # run directories and paths are printed as given
     renderer = ConsoleRenderer(out)
     try:
         if args.command == "train":

@@ -30,16 +30,15 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 @command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from skillopt_core import ConfigError, ConsoleRenderer
+    from skillopt_core.cli.console import plain_console
     from sleep.cycle.night import NightError, NightOptions, run_night
 
-    console = Console(stderr=args.json, highlight=False, soft_wrap=True)
+    console = plain_console(stderr=args.json)  # the night's lines quote skills, tasks and replies verbatim
     opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
                         backend=args.backend, config=args.config, overrides=list(args.overrides), wait=args.wait)
     try:
-        night = run_night(opts, say=lambda text: console.print(text, markup=False),
+        night = run_night(opts, say=console.print,
                           subscribers=[ConsoleRenderer(console)])
     except (NightError, ConfigError) as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
@@ -53,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(night.to_dict(), indent=2, default=str))
     else:
-        console.print(summary_text(night), markup=False)
+        console.print(summary_text(night))
     return 1 if night.outcome == "failed" else 0
 
 

@@ -6,10 +6,14 @@ index's proposals, nights and mined tasks. A little of our own JavaScript
 follows a running run's ``events.jsonl`` (EventSource); the plots are inline
 SVG drawn here. Nothing is fetched from another host, so it works offline.
 
-Modules: ``runs`` (finding run directories, the list), ``rundata`` (one run's
-files), ``svgplot`` and ``textdiff`` (pure renderers), ``live`` (tailing
-``events.jsonl``), ``data`` (nights and mined tasks), ``guard`` (loopback,
-token, CSRF and same-origin checks), ``app`` / ``run_pages`` /
-``review_pages`` (routes), ``cli`` (the ``ui`` subcommand). Importing this
-package imports nothing of Starlette or Jinja2; ``sleep.ui.app`` does.
+Modules: ``runs`` (finding run directories, the list), ``runfiles`` (opening
+a run's files, and only those inside it), ``coerce`` (lenient typed reading of
+their JSON), ``rundata`` / ``stepdata`` / ``runrow`` (a run's, a step's and a
+list row's typed values), ``outbound`` (the one filter every displayed text
+of run data, proposals, nights and tasks passes), ``svgplot`` and
+``textdiff`` (pure renderers), ``live`` (tailing ``events.jsonl``), ``data``
+(nights and mined tasks), ``guard`` (access token, loopback host names, CSRF
+and same-origin checks), ``app`` / ``run_pages`` / ``review_pages`` (routes),
+``cli`` (the ``ui`` subcommand). Importing this package imports nothing of
+Starlette or Jinja2; ``sleep.ui.app`` does.
 """

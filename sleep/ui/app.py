@@ -26,6 +26,7 @@ from starlette.staticfiles import StaticFiles
 
 from sleep import paths
 from sleep.ui.guard import CSRF_FIELD, Guard, Policy
+from sleep.ui import outbound
 from sleep.ui.runs import RunCatalog
 
 HERE = Path(__file__).parent
@@ -45,9 +46,11 @@ class Ui:
     flashes: OrderedDict[str, dict[str, Any]] = field(default_factory=OrderedDict)
 
     def flash(self, kind: str, title: str, messages: list[str] | None = None) -> str:
-        """Keep a message for the page a POST redirects to; returns its key."""
+        """Keep a message for the page a POST redirects to; returns its key. The texts pass through
+        :func:`sleep.ui.outbound.outbound` (they quote the library, which quotes the index)."""
         key = secrets.token_urlsafe(9)
-        self.flashes[key] = {"kind": kind, "title": title, "messages": list(messages or [])}
+        self.flashes[key] = {"kind": kind, "title": outbound.outbound(title),
+                             "messages": [outbound.outbound(m) for m in messages or []]}
         while len(self.flashes) > MAX_FLASHES:
             self.flashes.popitem(last=False)
         return key
@@ -69,19 +72,29 @@ def render(request: Request, name: str, status: int = 200, **context: Any) -> HT
 
 # ----- template filters ------------------------------------------------------------------
 
+# Total: a value of an unexpected type is shown as written, never an error.
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
 def score(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    try:
-        return f"{float(value):.{digits}f}"
-    except (TypeError, ValueError):
-        return str(value)
+    f = _finite(value)
+    return str(value) if f is None else f"{f:.{digits}f}"
 
 
 def count(value: Any) -> str:
     if value is None:
         return "–"
-    n = int(value)
+    f = _finite(value)
+    if f is None:
+        return str(value)
+    n = int(f)
     if abs(n) >= 10_000_000:
         return f"{n / 1e6:.0f}M"
     if abs(n) >= 100_000:
@@ -92,7 +105,9 @@ def count(value: Any) -> str:
 def seconds(value: Any) -> str:
     if value is None:
         return "–"
-    v = float(value)
+    v = _finite(value)
+    if v is None:
+        return str(value)
     if v < 0.01:
         return "0 s" if v == 0 else "<0.01 s"
     if v < 100:
@@ -109,7 +124,10 @@ def when(value: Any) -> str:
 
 
 def signed(value: Any) -> str:
-    return "–" if value is None else f"{float(value):+.2f}"
+    if value is None:
+        return "–"
+    f = _finite(value)
+    return str(value) if f is None else f"{f:+.2f}"
 
 
 def make_templates() -> jinja2.Environment:
@@ -138,6 +156,13 @@ async def http_error(request: Request, exc: Exception) -> Response:
                   message=getattr(exc, "detail", "") or "", roots=[])
 
 
+async def server_error(request: Request, exc: Exception) -> Response:
+    """The last resort: a page that says what failed (never a bare "Internal Server Error")."""
+    return render(request, "error.html", status=500, title="This page failed", roots=[], message=outbound.outbound(
+        f"The dashboard could not build this page ({type(exc).__name__}: {exc}). Nothing was changed. "
+        "Other pages still work; the server's log has the details."))
+
+
 def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | bool = True,
                policy: Policy | None = None, index_path: Path | None = None, poll: float = 0.25,
                stream_seconds: float = 600.0, rescan_seconds: float = 2.0) -> Starlette:
@@ -153,6 +178,7 @@ def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | boo
     routes = [*run_pages.routes, *review_pages.routes,
               Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol)],
-                    exception_handlers={404: not_found, HTTPException: http_error})
+                    exception_handlers={404: not_found, HTTPException: http_error, Exception: server_error})
     app.state.ui = state
+    outbound.warm()
     return app

@@ -1,5 +1,13 @@
 """``skillopt-sleep ui``: serve the dashboard (http://127.0.0.1:7860 by default).
 
+Every request needs the access token (:mod:`sleep.ui.guard`): the command
+prints the address with it. The token is ``--token``, else
+``$SKILLOPT_UI_TOKEN``, else a random one; a command line is visible to every
+user of the computer (``ps``), so a chosen token is better passed in the
+environment. Bound to every interface (``--host 0.0.0.0`` or ``::``), the
+printed address names this computer's network address (and its host name), one
+another computer can open.
+
 Importing this module registers the command and nothing more: Starlette,
 Jinja2 and uvicorn are imported when the command runs, so the rest of the CLI
 works without the ``webui`` extra.
@@ -8,6 +16,7 @@ works without the ``webui`` extra.
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 from dataclasses import dataclass
@@ -17,41 +26,84 @@ from sleep.cli import command
 
 DEFAULT_PORT = 7860
 USER_ERROR = 2
+TOKEN_ENV = "SKILLOPT_UI_TOKEN"
+WILDCARDS = ("0.0.0.0", "::", "")
+# Addresses of documentation networks (RFC 5737, RFC 3849): "connecting" a UDP socket to one sends
+# nothing but makes the kernel pick the interface (and so the address) it would route through.
+_PROBES = {socket.AF_INET: ("192.0.2.1", 9), socket.AF_INET6: ("2001:db8::1", 9)}
 
 
 def _ui_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1, this computer only; any other address "
-                        "needs --token or gets a generated one)")
+                   help="address to listen on (default 127.0.0.1, this computer only; 0.0.0.0: every interface)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--outputs", metavar="DIR", action="append", default=None,
                    help="a folder holding run directories (repeatable; default ./outputs). "
                         "SkillOpt's data directory is always searched too")
     p.add_argument("--token", metavar="TOKEN",
-                   help="require this access token on every request (the printed address carries it)")
+                   help=f"the access token every request needs (at least 16 of A-Z a-z 0-9 - _ . ~; default "
+                        f"${TOKEN_ENV}, else a random one). The printed address carries it. Other users can read "
+                        f"a command line: prefer ${TOKEN_ENV}")
 
 
 @dataclass(frozen=True)
 class Plan:
     host: str
     port: int
-    token: str | None
-    url: str  # what to open (with ?token= when a token is needed)
+    token: str
+    url: str  # what to open, with ?token=
     generated_token: bool
+    also: tuple[str, ...] = ()  # other addresses that reach it (the host name when bound to every interface)
 
 
 def plan(host: str, port: int, token: str | None) -> Plan:
-    """What to bind and print: off loopback a token is required (generated when not given)."""
-    from sleep.ui.guard import is_loopback, new_token
+    """What to bind and print. A token is always required (generated when none is given)."""
+    from sleep.ui.guard import new_token, token_problem
 
     if not 0 < port < 65536:
         raise ValueError(f"--port {port} is not a port number (1-65535)")
-    generated = False
-    if not is_loopback(host) and not token:
-        token, generated = new_token(), True
+    generated = not token
+    token = token or new_token()
+    problem = token_problem(token)
+    if problem:
+        raise ValueError(f"--token refused: {problem}")
+    shown, also = _reachable(host)
+    return Plan(host, port, token, _url(shown, port, token), generated, tuple(_url(a, port, token) for a in also))
+
+
+def _url(host: str, port: int, token: str) -> str:
     shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
-    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-    return Plan(host, port, token, url, generated)
+    return f"http://{shown}:{port}/?token={token}"
+
+
+def _reachable(host: str) -> tuple[str, list[str]]:
+    """The address to print for a server bound to ``host``, and other names that reach it.
+    A wildcard (every interface) is not an address anyone can open: name this computer's."""
+    if host.strip("[]") not in WILDCARDS:
+        return host, []
+    name = socket.gethostname()
+    families = (socket.AF_INET6, socket.AF_INET) if ":" in host else (socket.AF_INET,)
+    for family in families:
+        address = _interface_address(family)
+        if address:
+            return address, [name] if name and name != address else []
+    return name or "localhost", []
+
+
+def _interface_address(family: socket.AddressFamily) -> str | None:
+    import ipaddress
+
+    try:
+        with socket.socket(family, socket.SOCK_DGRAM) as s:
+            s.connect(_PROBES[family])
+            address = s.getsockname()[0]
+    except OSError:
+        return None
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return None
+    return None if ip.is_loopback or ip.is_unspecified else address
 
 
 @command("ui", "serve the web dashboard: runs with live curves and diffs, nights, tasks, the morning review",
@@ -70,7 +122,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     from sleep.ui.guard import Policy, is_loopback
 
     try:
-        p = plan(args.host, args.port, args.token)
+        p = plan(args.host, args.port, args.token or os.environ.get(TOKEN_ENV) or None)
     except ValueError as exc:
         print(f"skillopt-sleep ui: {exc}", file=sys.stderr)
         return USER_ERROR
@@ -89,9 +141,12 @@ def cmd_ui(args: argparse.Namespace) -> int:
               "Choose another --port, or stop what uses it.", file=sys.stderr)
         return USER_ERROR
     print(f"SkillOpt dashboard: {p.url}")
-    if p.generated_token:
-        print("  listening beyond this computer, so every request needs the token in that address "
-              "(pass --token to choose it).")
+    for other in p.also:
+        print(f"  also: {other}")
+    print("  every request needs the token in that address (a cookie keeps it after the first page); "
+          + ("a new one is made at each start" if p.generated_token else "it is the one you chose") + ".")
+    if not is_loopback(p.host):
+        print(f"  listening on {p.host}: other computers on the network can reach it (with the token).")
     searched = ", ".join(str(d) + ("" if d.is_dir() else " (not there yet)") for d in outputs)
     print(f"  runs from: {searched}; data directory {paths.data_dir()}")
     print("  Ctrl-C stops it.")

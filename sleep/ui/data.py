@@ -3,7 +3,10 @@
 Other parts of SkillOpt-Sleep write these tables; the dashboard only reads,
 through a read-only SQLite connection (it never creates or migrates the index).
 A missing index, a missing table or an unreadable row gives an empty
-:class:`Listing` whose ``note`` tells the person why and what to run.
+:class:`Listing` whose ``note`` tells the person why and what to run. Every
+text of a row passes through :func:`sleep.ui.outbound.outbound` (and a value
+of an unexpected type is shown as text), so the pages show the rows as they
+are, minus any secret.
 
 Tables read:
 
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sleep import paths
+from sleep.ui.outbound import outbound
 
 T = TypeVar("T")
 
@@ -110,11 +114,24 @@ def _json(value: Any) -> Any:
         return None
 
 
+def _text(value: Any) -> str | None:
+    """A column or report value as displayed text (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return outbound(value if isinstance(value, str) else str(value))
+
+
 def _num(value: Any, kind: type) -> Any:
     try:
         return None if value is None or value == "" else kind(value)
     except (TypeError, ValueError):
         return None
+
+
+def _size(value: Any) -> int | None:
+    return len(value) if isinstance(value, list) else None if value is not None else 0
 
 
 def _night(row: dict[str, Any]) -> Night:
@@ -126,14 +143,14 @@ def _night(row: dict[str, Any]) -> Night:
     scores = report.get("scores") if isinstance(report.get("scores"), dict) else {}
     proposal = report.get("proposal") if isinstance(report.get("proposal"), dict) else {}
     return Night(
-        id=str(row.get("id") or "?"), project=row.get("project"), started_at=row.get("started_at"),
-        finished_at=row.get("finished_at"), stage=row.get("stage"), outcome=row.get("outcome"),
-        reason=str(row.get("reason") or ""),
-        n_train=len(tasks.get("train") or []) if tasks else None, n_val=len(tasks.get("val") or []) if tasks else None,
+        id=_text(row.get("id")) or "?", project=_text(row.get("project")), started_at=_text(row.get("started_at")),
+        finished_at=_text(row.get("finished_at")), stage=_text(row.get("stage")), outcome=_text(row.get("outcome")),
+        reason=_text(row.get("reason")) or "",
+        n_train=_size(tasks.get("train")) if tasks else None, n_val=_size(tasks.get("val")) if tasks else None,
         baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),
         calls=_num(usage.get("model_calls"), int), tokens=_num(usage.get("tokens"), int),
-        cost_usd=_num(usage.get("cost_usd"), float), run_dir=row.get("run_dir"),
-        proposal_id=proposal.get("id") or row.get("proposal_id"))
+        cost_usd=_num(usage.get("cost_usd"), float), run_dir=_text(row.get("run_dir")),
+        proposal_id=_text(proposal.get("id") or row.get("proposal_id")))
 
 
 def list_nights(*, project: str | None = None, limit: int = 200, index_path: Path | None = None) -> Listing[Night]:
@@ -166,11 +183,11 @@ def last_night(index_path: Path | None = None) -> Night | None:
 def _task(row: dict[str, Any]) -> MinedTask:
     hosts = _json(row.get("hosts"))
     return MinedTask(
-        id=str(row.get("id")), project=row.get("project"), intent=str(row.get("intent") or ""),
-        prompt=str(row.get("prompt") or ""), support=_num(row.get("support"), int),
-        hosts=tuple(str(h) for h in hosts) if isinstance(hosts, list) else (),
-        first_seen=row.get("first_seen"), last_seen=row.get("last_seen"),
-        judge_summary=str(row.get("judge_summary") or ""),
+        id=_text(row.get("id")) or "?", project=_text(row.get("project")), intent=_text(row.get("intent")) or "",
+        prompt=_text(row.get("prompt")) or "", support=_num(row.get("support"), int),
+        hosts=tuple(_text(h) or "" for h in hosts) if isinstance(hosts, list) else (),
+        first_seen=_text(row.get("first_seen")), last_seen=_text(row.get("last_seen")),
+        judge_summary=_text(row.get("judge_summary")) or "",
         enabled=True if row.get("enabled") is None else bool(row["enabled"]))
 
 

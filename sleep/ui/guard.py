@@ -1,12 +1,20 @@
 """Who may talk to the dashboard, and which requests may change anything.
 
-- **Loopback by default.** Bound to a loopback address, the server answers
-  only requests whose ``Host`` names a loopback host (``127.0.0.1``,
+- **A capability token on every request, loopback included.** Loopback is not
+  authentication: any local user or process can connect to 127.0.0.1. The
+  address ``skillopt-sleep ui`` prints carries the token (``?token=...``); the
+  first request with it gets the token back as an HttpOnly, SameSite=Strict
+  cookie and a redirect to the same address without it (as Jupyter does), and
+  later requests carry the cookie. Without a valid token every page, stream,
+  static file and POST is refused (401) before any handler runs, so nothing
+  (the CSRF token included) can be read without it. The cookie's name carries
+  the server's port: two dashboards on one host do not overwrite each other's.
+  The redirect only ever leads to a path of this server (``//evil.com/`` becomes
+  ``/evil.com/``). Tokens shorter than :data:`MIN_TOKEN` characters are refused.
+- **Loopback host names on loopback.** Bound to a loopback address, the server
+  answers only requests whose ``Host`` names a loopback host (``127.0.0.1``,
   ``localhost``, ``[::1]``): a web page on another site cannot reach it
   through DNS rebinding.
-- **A token off loopback.** Bound elsewhere, every request needs the access
-  token: ``?token=...`` once (it becomes an HttpOnly, SameSite=Strict cookie
-  and the address bar loses it), then the cookie.
 - **State changes are POSTs** that carry the per-process CSRF token (a hidden
   form field) *and* come from this origin (``Origin``, else ``Referer``, must
   match the ``Host`` the request was sent to). Anything else is refused with
@@ -19,17 +27,19 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 import secrets
 from dataclasses import dataclass, field
 from html import escape
-from http.cookies import SimpleCookie
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-TOKEN_COOKIE = "skillopt_ui_token"
+TOKEN_COOKIE = "skillopt_ui_token"  # + "_<port>"
+MIN_TOKEN = 16
 CSRF_FIELD = "csrf"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -51,14 +61,33 @@ def new_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+def token_problem(token: str) -> str | None:
+    """Why ``token`` cannot be the access token, or None."""
+    if len(token) < MIN_TOKEN:
+        return (f"the access token is {len(token)} characters long; use at least {MIN_TOKEN} "
+                "(or give none: a random one is generated)")
+    if not re.fullmatch(r"[A-Za-z0-9._~-]+", token):  # it travels in a URL and a cookie unquoted
+        return "the access token may only hold the letters A-Z and a-z, digits and - _ . ~"
+    return None
+
+
+def cookie_name(port: int | None) -> str:
+    return f"{TOKEN_COOKIE}_{port}" if port else TOKEN_COOKIE
+
+
 @dataclass
 class Policy:
     """The checks one server applies (see the module docstring)."""
 
-    token: str | None = None  # required on every request when set
+    token: str = field(default_factory=new_token)  # required on every request
     loopback_only_hosts: bool = True  # refuse Host headers that are not loopback names
     extra_hosts: tuple[str, ...] = ()  # Host names also accepted (tests: "testserver")
     csrf: str = field(default_factory=new_token)
+
+    def __post_init__(self) -> None:
+        problem = token_problem(self.token or "")
+        if problem:
+            raise ValueError(problem)
 
     def host_allowed(self, host_header: str) -> bool:
         if not self.loopback_only_hosts:
@@ -144,26 +173,22 @@ class Guard:
                 f"This dashboard only answers requests addressed to this computer (127.0.0.1 or localhost); "
                 f"this one was addressed to {headers.get('host', '(none)')!r}. Open the address "
                 "`skillopt-sleep ui` printed."))
-        if p.token:
-            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-            given = query.get("token")
-            if given is not None and same_secret(given, p.token):
-                rest = urlencode([(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1"))
-                                  if k != "token"])
-                target = scope.get("path", "/") + (f"?{rest}" if rest else "")
-                resp = RedirectResponse(target, status_code=303)
-                resp.set_cookie(TOKEN_COOKIE, p.token, httponly=True, samesite="strict", path="/")
-                return resp
-            cookie = SimpleCookie()
-            try:
-                cookie.load(headers.get("cookie", ""))
-            except Exception:  # a malformed cookie header is simply no token
-                pass
-            sent = cookie.get(TOKEN_COOKIE)
-            if sent is None or not same_secret(sent.value, p.token):
-                return _page(401, "Access token needed", (
-                    "This dashboard is reachable from other computers, so it needs its access token. "
-                    "Open the full address (with ?token=...) that `skillopt-sleep ui` printed when it started."))
+        name = cookie_name((scope.get("server") or (None, None))[1])
+        pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = next((v for k, v in pairs if k == "token"), None)
+        if given is not None:
+            if not same_secret(given, p.token):
+                return _needs_token("The access token in this address is not this dashboard's (it was restarted?).")
+            rest = urlencode([(k, v) for k, v in pairs if k != "token"])
+            resp = RedirectResponse(local_path(scope.get("path", "/")) + (f"?{rest}" if rest else ""),
+                                    status_code=303)
+            resp.set_cookie(name, p.token, httponly=True, samesite="strict", path="/")
+            return resp
+        # Starlette's lenient parser: other sites on this host (cookies ignore ports) may set cookies
+        # that http.cookies rejects, which would hide ours.
+        sent = cookie_parser(headers.get("cookie", "")).get(name)
+        if sent is None or not same_secret(sent, p.token):
+            return _needs_token("This dashboard needs its access token.")
         if scope.get("method", "GET") not in SAFE_METHODS:
             ok, why = same_origin(headers, scope.get("scheme", "http"))
             if not ok:
@@ -171,6 +196,18 @@ class Guard:
                     f"This request would change something, but {why}. Use the buttons on the dashboard's own "
                     "pages; requests from other sites are refused."))
         return None
+
+
+def local_path(path: str) -> str:
+    """``path`` as a redirect target that stays on this server: one leading slash (``//host``
+    and ``/\\host`` would lead browsers to another site), every other character percent-encoded."""
+    return "/" + quote(path.lstrip("/\\"), safe="/:@!$&'()*+,;=-._~")
+
+
+def _needs_token(first: str) -> Response:
+    return _page(401, "Access token needed", (
+        f"{first} Open the full address (with ?token=...) that `skillopt-sleep ui` printed when it started; "
+        "the browser then keeps the token in a cookie."))
 
 
 _SECURITY_HEADERS = [

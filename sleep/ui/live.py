@@ -7,16 +7,26 @@ with ``Last-Event-ID`` and misses nothing), and ends with an ``end`` message
 after ``run_end``. A comment line every few seconds keeps proxies and the
 browser from timing the connection out. A stream also ends after
 ``max_seconds``; the browser reconnects on its own from the last id.
+
+The file is opened through :mod:`sleep.ui.runfiles` on every read (a link out
+of the run directory ends the stream), and each event goes out with its texts
+passed through the outbound filter (:func:`sleep.ui.outbound.scrub`); a line
+that is not a JSON object is not sent.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import AsyncIterator
 
 import anyio
+import orjson
+
+from sleep.ui.outbound import scrub
+from sleep.ui.runfiles import RunFileError, json_object, open_in_run
+
+EVENTS = "events.jsonl"
 
 END_EVENTS = ("run_end",)
 
@@ -39,17 +49,21 @@ def parse_offset(*candidates: str | None) -> int:
     return 0
 
 
-def _read_from(path: Path, offset: int) -> tuple[list[tuple[int, bytes]], int]:
-    """Whole lines after ``offset``: (offset after the line, line) pairs, and the new offset."""
+def _read_from(run: Path, offset: int) -> tuple[list[tuple[int, bytes]], int]:
+    """Whole lines after ``offset``: (offset after the line, line) pairs, and the new offset.
+    :class:`RunFileError` when the file is refused."""
     try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, 2)
-            if size < offset:  # the file was replaced (a new run in the same folder): start over
+        fh, st = open_in_run(run, EVENTS)
+    except FileNotFoundError:
+        return [], offset
+    with fh:
+        try:
+            if st.st_size < offset:  # the file was replaced (a new run in the same folder): start over
                 offset = 0
             fh.seek(offset)
-            data = fh.read(min(size - offset, 8 << 20))
-    except OSError:
-        return [], offset
+            data = fh.read(min(st.st_size - offset, 8 << 20))
+        except OSError:
+            return [], offset
     out = []
     pos = 0
     while True:
@@ -63,21 +77,37 @@ def _read_from(path: Path, offset: int) -> tuple[list[tuple[int, bytes]], int]:
     return out, offset + pos
 
 
-async def follow(path: Path, offset: int, *, poll: float = 0.25, heartbeat: float = 10.0,
+def _event(line: bytes) -> tuple[str, str | None] | None:
+    """(the event as sent, its kind) for a JSON-object line, else None."""
+    e = json_object(line)
+    if e is None:
+        return None
+    kind = e.get("event")
+    try:
+        text = orjson.dumps(scrub(e), option=orjson.OPT_NON_STR_KEYS).decode()
+    except (RecursionError, orjson.JSONEncodeError):  # nested deeper than a page would ever show
+        return None
+    return text, kind if isinstance(kind, str) else None
+
+
+async def follow(run: Path, offset: int, *, poll: float = 0.25, heartbeat: float = 10.0,
                  max_seconds: float = 600.0) -> AsyncIterator[str]:
-    """SSE messages for the lines of ``path`` after ``offset``, until ``run_end`` or ``max_seconds``."""
+    """SSE messages for the lines of the run's ``events.jsonl`` after ``offset``, until ``run_end``,
+    ``max_seconds``, or the file being refused (:mod:`sleep.ui.runfiles`)."""
     yield "retry: 1000\n\n"
     started = last_sent = time.monotonic()
     while True:
-        items, offset = _read_from(path, offset)
+        try:
+            items, offset = _read_from(run, offset)
+        except RunFileError:
+            return
         for end_offset, line in items:
-            text = line.decode("utf-8", "replace")
+            sent = _event(line)
+            if sent is None:
+                continue
+            text, kind = sent
             yield sse(text, id=end_offset)
             last_sent = time.monotonic()
-            try:
-                kind = json.loads(text).get("event")
-            except (ValueError, AttributeError):
-                kind = None
             if kind in END_EVENTS:
                 yield sse("{}", event="end", id=end_offset)
                 return

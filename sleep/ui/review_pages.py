@@ -1,10 +1,15 @@
 """Routes of the morning review (proposals, adopt, reject), the nights and the mined tasks.
 
-Adopt and reject call :mod:`sleep.proposals` exactly as the CLI does; a
-:class:`ProposalError` (live file changed, already decided, branch gone, ...)
-is shown on the proposal page with the library's own message, and nothing
-else happens. A decision redirects (303) to the proposal page, which then
-shows what was done.
+Adopt and reject call :mod:`sleep.proposals` exactly as the CLI does. Every
+POST ends in a redirect (303) to the proposal page, which shows what was done
+or, for a refusal (the form's CSRF token out of date, a :class:`ProposalError`
+such as "live file changed" or "already decided", a file error), the reason,
+with nothing else changed: a reload shows the page again and never repeats the
+POST. A stale proposal's page has no active Adopt button (the library would
+refuse it); Reject stays.
+
+Everything shown from the index (proposals, their reports, diffs, the
+library's messages) passes through :func:`sleep.ui.outbound.outbound`.
 """
 
 from __future__ import annotations
@@ -22,9 +27,12 @@ from starlette.routing import Route
 from sleep import paths
 from sleep.ui.app import Ui, render, ui
 from sleep.ui.data import list_nights, list_tasks
+from sleep.ui.outbound import outbound, scrub
 from sleep.ui.textdiff import parse_unified
 
 _PID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{3,63}$")
+# Fields of a proposal holding hashes the library computed (git commits, sha256 of the skill files).
+HASHES = frozenset({"commit", "parent", "adopted_commit", "trained_from_sha256", "candidate_sha256"})
 
 
 def _index_path(u: Ui):
@@ -51,9 +59,9 @@ def pending_proposals(u: Ui, include_decided: bool = False) -> tuple[list[Any], 
 
     try:
         with _index(u) as idx:
-            return list_proposals(include_decided=include_decided, index=idx), ""
+            return scrub(list_proposals(include_decided=include_decided, index=idx), HASHES), ""
     except ProposalError as exc:
-        return [], str(exc)
+        return [], outbound(str(exc))
 
 
 def _pid(request: Request) -> str:
@@ -76,12 +84,12 @@ def _view(u: Ui, pid: str) -> tuple[Any, str | None, str]:
     with _index(u) as idx:
         try:
             v = show(pid, index=idx)
-            return v.proposal, v.diff, ""
+            return scrub(v.proposal, HASHES), outbound(v.diff), ""
         except (BranchMissing, NotARepositoryError) as exc:
-            return get(pid, index=idx), None, str(exc)
+            return scrub(get(pid, index=idx), HASHES), None, outbound(str(exc))
 
 
-async def proposal_page(request: Request, *, status: int = 200, error: str | None = None) -> Response:
+async def proposal_page(request: Request) -> Response:
     from sleep.proposals import UnknownProposal
 
     u = ui(request)
@@ -93,9 +101,7 @@ async def proposal_page(request: Request, *, status: int = 200, error: str | Non
     except UnknownProposal as exc:
         raise HTTPException(404, str(exc)) from None
     flash = u.take_flash(request.query_params.get("flash"))
-    if error:
-        flash = {"kind": "error", "title": "Refused", "messages": [error]}
-    return render(request, "proposal.html", status=status, p=proposal, r=proposal.report,
+    return render(request, "proposal.html", p=proposal, r=proposal.report,
                   diff=parse_unified(diff) if diff is not None else None, no_diff=no_diff, flash=flash)
 
 
@@ -104,13 +110,18 @@ async def _decide(request: Request, action: str) -> Response:
 
     u = ui(request)
     pid = _pid(request)
+    page = f"/proposals/{pid}"
+
+    def back(kind: str, title: str, messages: list[str]) -> Response:
+        return RedirectResponse(f"{page}?flash={u.flash(kind, title, messages)}", status_code=303)
+
     form = await request.form()
     if not u.policy.csrf_ok(form.get("csrf")):
-        return render(request, "error.html", status=403, title="Refused", roots=[], message=(
+        return back("error", "Refused", [
             "The form's security token is missing or out of date (the dashboard was restarted?). "
-            "Reload the proposal page and press the button again."))
+            "Nothing was changed: press the button again on this page."])
     if not _index_path(u).is_file():
-        raise HTTPException(404, f"No proposal {pid}: there is no index yet at {_index_path(u)}.")
+        return RedirectResponse(page, status_code=303)  # the proposal page says there is no index
 
     def run() -> Any:
         with _index(u) as idx:
@@ -122,21 +133,20 @@ async def _decide(request: Request, action: str) -> Response:
 
     try:
         d = await run_in_threadpool(run)
-    except UnknownProposal as exc:
-        raise HTTPException(404, str(exc)) from None
+    except UnknownProposal:
+        return RedirectResponse(page, status_code=303)  # the proposal page says it is unknown
     except ProposalError as exc:
-        return await proposal_page(request, status=409, error=str(exc))
+        return back("error", "Refused", [str(exc)])
     except OSError as exc:
-        where = f" {exc.filename}" if exc.filename else ""
-        return await proposal_page(request, status=409, error=f"{where}: {exc.strerror or exc}; nothing was changed.")
+        where = f"{exc.filename}: " if exc.filename else ""
+        return back("error", "Refused", [f"{where}{exc.strerror or exc}; nothing was changed."])
     p = d.proposal
     if action == "adopt":
         title = f"Adopted {p.id}: {p.skill_path} now has the candidate."
     else:
         title = f"Rejected {p.id} ({p.skill_name}, {p.night})."
     messages = ([f"commit {d.commit[:12]}"] if d.commit else []) + list(d.messages)
-    key = u.flash("ok", title, messages)
-    return RedirectResponse(f"/proposals/{p.id}?flash={key}", status_code=303)
+    return back("ok", title, messages)
 
 
 async def adopt_post(request: Request) -> Response:

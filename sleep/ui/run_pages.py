@@ -2,7 +2,11 @@
 
 Every run route starts with :func:`_ref`, which maps the URL's three names to
 a run directory through the catalog (404 otherwise); step and epoch numbers
-are integers. Nothing else in a URL becomes part of a path.
+are integers. Nothing else in a URL becomes part of a path. A file that is
+the whole answer (a skill, the best skill, a diff's two skills, the event
+stream) and that :mod:`sleep.ui.runfiles` refuses (a link out of the run
+directory, not a regular file) gets a 403 page saying so; a page that only
+uses such a file lists it among its problems.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sleep.ui import live, rundata
+from sleep.ui import live, rundata, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
+from sleep.ui.runfiles import RunFileError
 from sleep.ui.runs import RunNotFound, RunRef
 from sleep.ui.svgplot import curve_svg
 from sleep.ui.textdiff import side_by_side
@@ -30,6 +35,11 @@ def _ref(request: Request) -> RunRef:
         return ui(request).catalog.resolve(p["root"], p["env"], p["run"])
     except RunNotFound as exc:
         raise HTTPException(404, f"No run at this address: {exc}. It may have been deleted or moved.") from None
+
+
+def _refused(request: Request, exc: RunFileError) -> Response:
+    return render(request, "error.html", status=403, title="Not shown", roots=[], message=(
+        f"{exc}. The dashboard only shows regular files inside the run directory."))
 
 
 def _int(request: Request, name: str, default: int | None = None) -> int | None:
@@ -103,7 +113,11 @@ async def run_events(request: Request) -> Response:
     ref = _ref(request)
     u = ui(request)
     offset = live.parse_offset(request.headers.get("last-event-id"), request.query_params.get("from"))
-    stream = live.follow(ref.path / "events.jsonl", offset, poll=u.poll, max_seconds=u.stream_seconds)
+    try:
+        await run_in_threadpool(rundata.check_file, ref.path, live.EVENTS)
+    except RunFileError as exc:
+        return _refused(request, exc)
+    stream = live.follow(ref.path, offset, poll=u.poll, max_seconds=u.stream_seconds)
     return StreamingResponse(stream, media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
@@ -111,48 +125,59 @@ async def run_events(request: Request) -> Response:
 async def step_page(request: Request) -> Response:
     ref = _ref(request)
     n = request.path_params["n"]
-    step = await run_in_threadpool(rundata.load_step, ref, n)
+    step = await run_in_threadpool(stepdata.load_step, ref, n)
     if step is None:
         raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no step {n} (yet).")
-    before = await run_in_threadpool(rundata.skill_text, ref, n - 1)
-    candidate = await run_in_threadpool(rundata.candidate_text, ref, n)
-    diff = side_by_side(before or "", candidate) if candidate is not None and before is not None else None
+    diff = side_by_side(step.before or "", step.candidate) if step.candidate is not None else None
     return render(request, "step.html", ref=ref, n=n, step=step, diff=diff,
                   run=await run_in_threadpool(ui(request).catalog.row, ref))
+
+
+def _skill_steps(ref: RunRef) -> list[int]:
+    return rundata.numbered(ref.path, "skills", "step_", ".md")
 
 
 async def skill_page(request: Request) -> Response:
     ref = _ref(request)
     n = request.path_params["n"]
-    text = await run_in_threadpool(rundata.skill_text, ref, n)
+    try:
+        text = await run_in_threadpool(rundata.skill_text, ref, n)
+    except RunFileError as exc:
+        return _refused(request, exc)
     if text is None:
         raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skill for step {n} (yet).")
     if request.query_params.get("raw"):
         return PlainTextResponse(text)
     return render(request, "skill.html", ref=ref, title=f"Skill after step {n}" if n else "Initial skill",
-                  text=text, n=n, steps=rundata.numbered(ref.path / "skills", "step_", ".md"))
+                  text=text, n=n, steps=await run_in_threadpool(_skill_steps, ref))
 
 
 async def best_skill(request: Request) -> Response:
     ref = _ref(request)
-    text = await run_in_threadpool(rundata.read_text, ref.path / "best_skill.md")
+    try:
+        text = await run_in_threadpool(rundata.best_text, ref)
+    except RunFileError as exc:
+        return _refused(request, exc)
     if text is None:
         raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no best_skill.md yet.")
     if request.query_params.get("raw"):
         return PlainTextResponse(text)
     return render(request, "skill.html", ref=ref, title="Best skill", text=text, n=None,
-                  steps=rundata.numbered(ref.path / "skills", "step_", ".md"))
+                  steps=await run_in_threadpool(_skill_steps, ref))
 
 
 async def diff_page(request: Request) -> Response:
     ref = _ref(request)
-    steps = await run_in_threadpool(rundata.numbered, ref.path / "skills", "step_", ".md")
+    steps = await run_in_threadpool(_skill_steps, ref)
     if not steps:
         raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skills yet.")
     a = _int(request, "a", steps[0])
     b = _int(request, "b", steps[-1])
     full = request.query_params.get("context") == "all"
-    texts = [await run_in_threadpool(rundata.skill_text, ref, n) for n in (a, b)]
+    try:
+        texts = [await run_in_threadpool(rundata.skill_text, ref, n) for n in (a, b)]
+    except RunFileError as exc:
+        return _refused(request, exc)
     for n, text in zip((a, b), texts):
         if text is None:
             raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skill for step {n}; "

@@ -1,25 +1,107 @@
-"""One run directory's files, read into typed values for the run, step and epoch pages.
+"""One run directory's files, read into typed values for the run and epoch pages.
 
-Every path here is built from a :class:`RunRef` (already resolved and checked
-by the catalog) and integers, never from URL text. Missing or unreadable files
-give empty values, and :attr:`RunPage.problems` says which, so a run still
-being written (or an old layout) renders instead of failing.
+Every file is opened through :mod:`sleep.ui.runfiles` (inside the run directory
+only) and built into typed values with :mod:`sleep.ui.coerce` (a value of the
+wrong type is left out and noted, every string passes through
+:func:`sleep.ui.outbound.outbound`). Missing files give empty values; a file
+that is refused, unreadable or not JSON gives empty values and a line in
+``problems``; so a run still being written, an old layout or bad data renders
+instead of failing. Paths are built from a :class:`RunRef` (already resolved
+by the catalog) and integers, never from URL text. The step page's files are
+read by :mod:`sleep.ui.stepdata`.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-import orjson
-
-from sleep.ui.runrow import RunRow, first_event, last_event
+from sleep.ui import coerce as c
+from sleep.ui.coerce import Problems
+from sleep.ui.outbound import outbound
+from sleep.ui.runfiles import FileCache, RunFileError, list_in_run, open_in_run, parse_json
+from sleep.ui.runrow import RunRow, event_file_size, first_event, scan_tail
 from sleep.ui.runs import RunRef
 
+T = TypeVar("T")
 STAGES = ("rollout", "reflect", "aggregate", "select_update", "gate")
-MAX_TEXT = 2_000_000  # larger skill or config files are cut (and the page says so)
+MAX_TEXT = 2_000_000  # larger skill or notes files are cut (and the page says so)
+CACHE = FileCache()
+
+
+def load_json(run: Path, rel: str, problems: Problems, build: Callable[[Any, Problems], T], default: T) -> T:
+    """``build(parsed JSON, problems)`` for the file ``rel`` of the run, cached per file version;
+    ``default`` when the file is absent, refused or not JSON (the last two noted in ``problems``)."""
+    name = Path(rel).name
+
+    def make(data: bytes) -> tuple[Any, Problems]:
+        found = Problems()
+        try:
+            value = parse_json(data)
+        except ValueError as exc:
+            found.add(f"{name} is not valid JSON ({exc}); it is not shown")
+            return default, found
+        return build(value, found), found
+
+    try:
+        got = CACHE.build(run, rel, f"json:{getattr(build, '__qualname__', build)}", make)
+    except RunFileError as exc:
+        problems.add(str(exc))
+        return default
+    if got is None:
+        return default
+    value, found = got
+    problems.extend_from(found)
+    return value
+
+
+def _cut(data: bytes) -> str:
+    text = data.decode("utf-8", "replace")
+    if len(data) <= MAX_TEXT:
+        return outbound(text)
+    # Cut at a line end, so a secret on the last line is not split into a part the filter misses.
+    head = text[: text.rfind("\n", 0, MAX_TEXT) + 1 or MAX_TEXT]
+    return outbound(head) + f"\n… (cut: the file is longer than {MAX_TEXT:,} bytes)"
+
+
+def text_file(run: Path, rel: str) -> str | None:
+    """A text file of the run as a page shows it (cut at :data:`MAX_TEXT` bytes), or None when absent.
+    :class:`RunFileError` when it is refused (outside the run, not a file, unreadable)."""
+    return CACHE.build(run, rel, "text", _cut, limit=MAX_TEXT + 1)
+
+
+def text_or_problem(run: Path, rel: str, problems: Problems) -> str | None:
+    try:
+        return text_file(run, rel)
+    except RunFileError as exc:
+        problems.add(str(exc))
+        return None
+
+
+def numbered(run: Path, folder: str, prefix: str, suffix: str = "") -> list[int]:
+    """The numbers N of the files ``<folder>/<prefix>N<suffix>`` of the run, ascending."""
+    out = []
+    for name in list_in_run(run, folder):
+        if name.startswith(prefix) and name.endswith(suffix):
+            digits = name[len(prefix): len(name) - len(suffix)]
+            if digits.isdigit():
+                out.append(int(digits))
+    return sorted(out)
+
+
+# ----- history.json ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Usage:
+    """Model use of one role in one stage of a step."""
+
+    role: str
+    stage: str
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    latency_s: float | None
 
 
 @dataclass(frozen=True)
@@ -47,55 +129,140 @@ class StepRow:
     calls: int
     timings: dict[str, float]
     budget_text: str
-    usage: dict[str, Any]
+    usage: tuple[Usage, ...] = ()
 
     @property
     def accepted(self) -> bool:
         return self.action.startswith("accept")
 
     @staticmethod
-    def from_record(h: dict[str, Any]) -> "StepRow":
-        calls = tokens = 0
-        for stages in (h.get("usage") or {}).values():
-            for u in (stages or {}).values() if isinstance(stages, dict) else ():
-                calls += int(u.get("calls") or 0)
-                tokens += int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
+    def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> "StepRow":
+        p = problems if problems is not None else Problems()
+        step = c.integer(h.get("step"), p, f"history.json, record {index + 1}", "step", 0) or 0
+        where = f"history.json, step {step}"
+        usage = tuple(_usage(h.get("usage"), p, where))
+        timings = dict(c.numbers_by_name(h.get("timings"), p, where, "timings"))
+        num = lambda key: c.number(h.get(key), p, where, key)  # noqa: E731
+        cnt = lambda key: c.count(h.get(key), p, where, key)  # noqa: E731
         return StepRow(
-            step=int(h.get("step") or 0), epoch=int(h.get("epoch") or 1), action=str(h.get("action") or "?"),
-            train_score=h.get("train_score"), val_current=h.get("val_current"),
-            val_candidate=h.get("val_candidate"), val_after=h.get("val_after"), best_val=h.get("best_val"),
-            gate_reason=str(h.get("gate_reason") or ""), gate_evaluated=int(h.get("gate_evaluated") or 0),
-            gate_items=int(h.get("gate_items") or 0), early_stopped=bool(h.get("gate_early_stopped")),
-            n_proposed=int(h.get("n_proposed") or 0) + int(h.get("n_caller_edits") or 0),
-            n_patches=int(h.get("n_patches") or 0), n_selected=int(h.get("n_selected") or 0),
-            n_applied=int(h.get("n_applied") or 0), failed_items=int(h.get("failed_items") or 0),
-            tokens=tokens, calls=calls, timings={k: float(v) for k, v in (h.get("timings") or {}).items()},
-            budget_text=str(h.get("budget_text") or ""), usage=h.get("usage") or {})
+            step=step, epoch=c.integer(h.get("epoch"), p, where, "epoch", 1) or 1,
+            action=c.text(h.get("action"), p, where, "action") or "?",
+            train_score=num("train_score"), val_current=num("val_current"), val_candidate=num("val_candidate"),
+            val_after=num("val_after"), best_val=num("best_val"),
+            gate_reason=c.text(h.get("gate_reason"), p, where, "gate_reason"),
+            gate_evaluated=cnt("gate_evaluated"), gate_items=cnt("gate_items"),
+            early_stopped=c.flag(h.get("gate_early_stopped"), p, where, "gate_early_stopped"),
+            n_proposed=cnt("n_proposed") + cnt("n_caller_edits"), n_patches=cnt("n_patches"),
+            n_selected=cnt("n_selected"), n_applied=cnt("n_applied"), failed_items=cnt("failed_items"),
+            tokens=sum(u.input_tokens + u.output_tokens for u in usage), calls=sum(u.calls for u in usage),
+            timings=timings, budget_text=c.text(h.get("budget_text"), p, where, "budget_text"), usage=usage)
+
+
+def _usage(value: Any, p: Problems, where: str):
+    for role, stages in c.mapping(value, p, where, "usage").items():
+        for stage, u in c.mapping(stages, p, where, f"usage.{role}").items():
+            key = f"usage.{role}.{stage}"
+            u = c.mapping(u, p, where, key)
+            yield Usage(outbound(str(role)), outbound(str(stage)), c.count(u.get("calls"), p, where, f"{key}.calls"),
+                        c.count(u.get("input_tokens"), p, where, f"{key}.input_tokens"),
+                        c.count(u.get("output_tokens"), p, where, f"{key}.output_tokens"),
+                        c.number(u.get("latency_s"), p, where, f"{key}.latency_s"))
+
+
+def _history(value: Any, p: Problems) -> list[StepRow]:
+    if not isinstance(value, list):
+        p.bad("history.json", "the file", value, "a list of steps")
+        return []
+    out = []
+    for i, h in enumerate(value):
+        if isinstance(h, dict):
+            out.append(StepRow.from_record(h, p, i))
+        else:
+            p.bad("history.json", f"record {i + 1}", h, "an object")
+    return out
+
+
+def history(run: Path, problems: Problems) -> list[StepRow]:
+    return load_json(run, "history.json", problems, _history, [])
+
+
+# ----- epochs ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SlowUpdate:
+    """An epoch's ``comparison.json``: the slow update's groups, guidance and decision."""
+
+    action: str
+    summary: str
+    error: str
+    guidance: str
+    groups: tuple[tuple[str, tuple[str, ...]], ...]
+    gate_reason: str | None
+
+
+def _slow_update(value: Any, p: Problems) -> SlowUpdate | None:
+    where = "comparison.json"
+    d = c.mapping(value, p, where, "the file")
+    if not d:
+        return None
+    groups = tuple((outbound(str(name)), tuple(c.texts(ids, p, where, f"groups.{name}")))
+                   for name, ids in c.mapping(d.get("groups"), p, where, "groups").items())
+    gate = c.mapping(d.get("gate"), p, where, "gate")
+    return SlowUpdate(action=c.text(d.get("action"), p, where, "action") or "not run",
+                      summary=c.text(d.get("summary"), p, where, "summary"),
+                      error=c.text(d.get("error"), p, where, "error"),
+                      guidance=c.text(d.get("guidance"), p, where, "guidance"), groups=groups,
+                      gate_reason=c.text(gate.get("reason"), p, where, "gate.reason") if gate else None)
 
 
 @dataclass(frozen=True)
 class EpochInfo:
     epoch: int
-    slow_update: dict[str, Any] | None  # comparison.json
+    slow_update: SlowUpdate | None  # comparison.json
     meta_notes: str | None
+    problems: tuple[str, ...] = ()
 
     @property
     def slow_action(self) -> str:
-        return str((self.slow_update or {}).get("action") or "not run")
+        return self.slow_update.action if self.slow_update else "not run"
+
+
+def _epoch(run: Path, n: int, problems: Problems) -> EpochInfo:
+    mine = Problems()
+    slow = load_json(run, f"slow_update/epoch_{n:02d}/comparison.json", mine, _slow_update, None)
+    notes = text_or_problem(run, f"meta_skill/epoch_{n:02d}/notes.md", mine)
+    problems.extend_from(mine)
+    return EpochInfo(n, slow, notes, tuple(mine.lines))
+
+
+def epoch_info(ref: RunRef, epoch: int) -> EpochInfo | None:
+    info = _epoch(ref.path, epoch, Problems())
+    if info.slow_update is None and info.meta_notes is None and not info.problems:
+        return None
+    return info
+
+
+# ----- the run page --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunStart:
+    """What the run's first event (``run_started``) says about it."""
+
+    backends: tuple[tuple[str, str], ...] = ()
+    splits: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
 class RunPage:
     ref: RunRef
     row: RunRow
-    started: dict[str, Any]  # the first run_started event
+    started: RunStart
     steps: list[StepRow]
     epochs: list[EpochInfo]
     skill_steps: list[int]  # steps with a skills/step_NNNN.md
     events_offset: int  # where a live page starts following events.jsonl
-    last_event: dict[str, Any] | None
     notices: list[str] = field(default_factory=list)  # warnings the run itself emitted
-    problems: list[str] = field(default_factory=list)  # files the page could not read
+    problems: list[str] = field(default_factory=list)  # what the page could not read or left out
 
     @property
     def initial_val(self) -> float | None:
@@ -104,144 +271,49 @@ class RunPage:
         return self.steps[0].val_current if self.steps else None
 
 
-@dataclass
-class StepPage:
-    ref: RunRef
-    row: StepRow | None
-    gate: dict[str, Any]
-    selected: dict[str, Any]
-    patches: dict[str, Any]
-    rollouts: list[dict[str, Any]]
-    has_candidate: bool
-    problems: list[str] = field(default_factory=list)
+def _start(event: dict[Any, Any] | None, p: Problems) -> RunStart:
+    if not event:
+        return RunStart()
+    where = "events.jsonl, run_started"
 
-    @property
-    def deltas(self) -> list[tuple[str, float]]:
-        """The gate's per-item deltas (candidate - current), largest change first."""
-        d = self.gate.get("deltas") or {}
-        return sorted(((str(k), float(v)) for k, v in d.items()), key=lambda kv: (-abs(kv[1]), kv[0]))
+    def pairs(key: str) -> tuple[tuple[str, str], ...]:
+        return tuple((outbound(str(k)), c.text(v, p, where, f"{key}.{k}"))
+                     for k, v in c.mapping(event.get(key), p, where, key).items())
 
-
-def _load_json(path: Path, problems: list[str], default: Any) -> Any:
-    if not path.is_file():
-        return default
-    try:
-        return orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        problems.append(f"{path.name}: {exc}")
-        return default
-
-
-def read_text(path: Path) -> str | None:
-    """A text file of the run (cut at :data:`MAX_TEXT` characters), or None if absent."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(MAX_TEXT + 1)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return f"(could not read {path.name}: {exc.strerror or exc})"
-    if len(text) > MAX_TEXT:
-        text = text[:MAX_TEXT] + f"\n… (cut: the file is longer than {MAX_TEXT:,} characters)"
-    return text
-
-
-def numbered(folder: Path, prefix: str, suffix: str = "") -> list[int]:
-    out = []
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return out
-    for name in names:
-        if name.startswith(prefix) and name.endswith(suffix):
-            digits = name[len(prefix): len(name) - len(suffix)]
-            if digits.isdigit():
-                out.append(int(digits))
-    return sorted(out)
+    return RunStart(pairs("backends"), pairs("splits"))
 
 
 def load_run(ref: RunRef, row: RunRow) -> RunPage:
     path = ref.path
-    problems: list[str] = []
-    events = path / "events.jsonl"
+    problems = Problems()
     # Take the offset before reading history.json, so a live page misses no event.
-    try:
-        offset = events.stat().st_size
-    except OSError:
-        offset = 0
-    history = _load_json(path / "history.json", problems, [])
-    if not isinstance(history, list):
-        problems.append("history.json is not a list of steps")
-        history = []
-    steps = [StepRow.from_record(h) for h in history if isinstance(h, dict)]
-    epochs = [EpochInfo(n, _load_json(path / "slow_update" / f"epoch_{n:02d}" / "comparison.json", problems, None),
-                        read_text(path / "meta_skill" / f"epoch_{n:02d}" / "notes.md"))
-              for n in sorted(set(numbered(path / "slow_update", "epoch_")) | set(numbered(path / "meta_skill", "epoch_")))]
-    head, notices, last = _head_events(events)
-    return RunPage(ref, row, head, steps, epochs, numbered(path / "skills", "step_", ".md"), offset, last,
-                   notices, problems)
+    offset = event_file_size(path, problems)
+    steps = history(path, problems)
+    epoch_numbers = sorted(set(numbered(path, "slow_update", "epoch_")) | set(numbered(path, "meta_skill", "epoch_")))
+    epochs = [_epoch(path, n, problems) for n in epoch_numbers]
+    started = _start(first_event(path), problems)
+    notices = scan_tail(path, _is_warning, lambda e: c.text(e.get("text"), problems, "events.jsonl", "text"))
+    return RunPage(ref, row, started, steps, epochs, numbered(path, "skills", "step_", ".md"), offset,
+                   notices[-20:], problems.lines)
 
 
-def _head_events(events: Path) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
-    """The first event (run_started), the run's warnings and the last event.
-
-    Only those lines are parsed (warnings are found by their bytes first), and
-    only the last 4 MiB are searched for warnings: a long run's page stays fast.
-    """
-    try:
-        size = events.stat().st_size
-    except OSError:
-        return {}, [], None
-    head = first_event(events) or {}
-    last = last_event(events, size)
-    notices: list[str] = []
-    try:
-        with open(events, "rb") as fh:
-            fh.seek(max(0, size - (4 << 20)))
-            data = fh.read()
-    except OSError:
-        return head, notices, last
-    for line in data.splitlines():
-        if b'"notice"' in line and b'"warning"' in line:
-            try:
-                e = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(e, dict) and e.get("event") == "notice" and e.get("level") == "warning":
-                notices.append(str(e.get("text")))
-    return head, notices[-20:], last
-
-
-def load_step(ref: RunRef, step: int) -> StepPage | None:
-    """One step's files, or None if the run has no such step."""
-    path = ref.path
-    sdir = path / "steps" / f"step_{step:04d}"
-    problems: list[str] = []
-    history = _load_json(path / "history.json", problems, [])
-    record = next((h for h in history if isinstance(h, dict) and h.get("step") == step), None) \
-        if isinstance(history, list) else None
-    if record is None and not sdir.is_dir():
-        return None
-    rollouts = _load_json(sdir / "rollouts.json", problems, [])
-    return StepPage(
-        ref, StepRow.from_record(record) if record else None,
-        _load_json(sdir / "gate.json", problems, {}), _load_json(sdir / "selected.json", problems, {}),
-        _load_json(sdir / "patches.json", problems, {}), rollouts if isinstance(rollouts, list) else [],
-        (sdir / "candidate.md").is_file(), problems)
+def _is_warning(e: dict[Any, Any]) -> bool:
+    return e.get("event") == "notice" and e.get("level") == "warning"
 
 
 def skill_text(ref: RunRef, step: int) -> str | None:
-    return read_text(ref.path / "skills" / f"step_{step:04d}.md")
+    """The skill after ``step`` (:class:`RunFileError` when refused)."""
+    return text_file(ref.path, f"skills/step_{step:04d}.md")
 
 
-def candidate_text(ref: RunRef, step: int) -> str | None:
-    return read_text(ref.path / "steps" / f"step_{step:04d}" / "candidate.md")
+def best_text(ref: RunRef) -> str | None:
+    return text_file(ref.path, "best_skill.md")
 
 
-def epoch_info(ref: RunRef, epoch: int) -> EpochInfo | None:
-    problems: list[str] = []
-    comparison = _load_json(ref.path / "slow_update" / f"epoch_{epoch:02d}" / "comparison.json", problems, None)
-    notes = read_text(ref.path / "meta_skill" / f"epoch_{epoch:02d}" / "notes.md")
-    if comparison is None and notes is None:
-        return None
-    return EpochInfo(epoch, comparison, notes)
+def check_file(run: Path, rel: str) -> None:
+    """:class:`RunFileError` when the file ``rel`` of the run exists but would be refused."""
+    try:
+        fh, _ = open_in_run(run, rel)
+    except FileNotFoundError:
+        return
+    fh.close()

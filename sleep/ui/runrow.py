@@ -1,4 +1,4 @@
-"""One line of the runs list, read cheaply from a run directory.
+"""One line of the runs list, read cheaply from a run directory, and the readers of ``events.jsonl``.
 
 The list reads ``summary.json`` and the first and last lines of
 ``events.jsonl`` only (never ``history.json``). The last event decides the
@@ -6,24 +6,32 @@ status: ``run_end`` gives its status; without one the run is going, and its
 events are folded incrementally (a visit reads only the bytes added since
 the last one) for its step and best val score. A run silent for
 :data:`STALL_SECONDS` without a ``run_end`` is shown as interrupted.
+
+Files are opened through :mod:`sleep.ui.runfiles` (a link out of the run
+directory is not read) and values coerced with :mod:`sleep.ui.coerce` (a value
+of the wrong type is left out; texts pass through the outbound filter).
 """
 
 from __future__ import annotations
 
 import calendar
-import json
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
 
-import orjson
+from sleep.ui import coerce as c
+from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
+from sleep.ui.runfiles import RunFileError, file_sig, json_object, open_in_run, read_bytes
 
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
 
+T = TypeVar("T")
+EVENTS = "events.jsonl"
 STALL_SECONDS = 3600  # a run silent this long without a run_end is shown as interrupted
 STATUS_LABELS = {"budget_exhausted": "budget stop"}
+TAIL_SCAN = 4 << 20  # the run page looks for warnings in the last 4 MiB of events
 
 
 @dataclass(frozen=True)
@@ -67,96 +75,134 @@ class EventFold:
     step: int = 0
     initial_val: float | None = None
     best_val: float | None = None
-    last: dict[str, Any] = field(default_factory=dict)
+    last_at: str | None = None
 
-    def add(self, e: dict[str, Any]) -> None:
+    def add(self, e: dict[Any, Any]) -> None:
+        p, where = Ignore(), EVENTS
         kind = e.get("event")
         if kind == "run_started":
-            self.started_at = self.started_at or e.get("at")
-            self.env = e.get("env") or self.env
-            self.total_steps = e.get("total_steps", self.total_steps)
-            self.step = max(self.step, int(e.get("resumed_at_step") or 0))
+            self.started_at = self.started_at or c.opt_text(e.get("at"), p, where, "at")
+            self.env = c.opt_text(e.get("env"), p, where, "env") or self.env
+            self.total_steps = c.integer(e.get("total_steps"), p, where, "total_steps", self.total_steps)
+            self.step = max(self.step, c.count(e.get("resumed_at_step"), p, where, "resumed_at_step"))
         elif kind == "rollout_done" and e.get("label") == "val baseline":
-            self.initial_val = self.best_val = e.get("score")
+            self.initial_val = self.best_val = c.number(e.get("score"), p, where, "score")
         elif kind == "best_changed":
-            self.best_val = e.get("val")
+            self.best_val = c.number(e.get("val"), p, where, "val")
         elif kind == "gate_decided":
-            self.step = max(self.step, int(e.get("step") or 0))
-        self.last = e
+            self.step = max(self.step, c.count(e.get("step"), p, where, "step"))
+        self.last_at = c.opt_text(e.get("at"), p, where, "at") or self.last_at
 
 
-def read_events(path: Path, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+# ----- reading events.jsonl ------------------------------------------------------------------
+
+def event_file_size(run: Path, problems: Problems) -> int:
+    """The size of the run's ``events.jsonl`` (0 when absent or refused, which ``problems`` notes)."""
+    try:
+        fh, st = open_in_run(run, EVENTS)
+    except FileNotFoundError:
+        return 0
+    except RunFileError as exc:
+        problems.add(str(exc))
+        return 0
+    fh.close()
+    return st.st_size
+
+
+def read_events(run: Path, offset: int = 0) -> tuple[list[dict[Any, Any]], int]:
     """The whole JSON lines of ``events.jsonl`` from ``offset``, and the offset after the last one.
 
     A line still being written (no newline yet) is left for the next read; a
-    line that is not JSON is skipped (the run's own log has no such lines).
+    line that is not a JSON object is skipped.
     """
     try:
-        with open(path, "rb") as fh:
+        fh, _ = open_in_run(run, EVENTS)
+    except (FileNotFoundError, RunFileError):
+        return [], offset
+    with fh:
+        try:
             fh.seek(offset)
             data = fh.read()
-    except OSError:
-        return [], offset
+        except OSError:
+            return [], offset
     end = data.rfind(b"\n")
     if end < 0:
         return [], offset
-    out = []
-    for line in data[: end + 1].splitlines():
-        try:
-            item = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(item, dict):
-            out.append(item)
+    out = [e for e in map(json_object, data[: end + 1].splitlines()) if e is not None]
     return out, offset + end + 1
 
 
-def first_event(path: Path) -> dict[str, Any] | None:
+def head_and_tail(run: Path) -> tuple[int, dict[Any, Any] | None, dict[Any, Any] | None]:
+    """The size of ``events.jsonl``, its first event and its last complete one (one open; reads the
+    first line and the last 4 KiB, or up to 1 MiB for a long last line)."""
     try:
-        with open(path, "rb") as fh:
-            line = fh.readline(1 << 20)
-        item = json.loads(line)
-        return item if isinstance(item, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def last_event(path: Path, size: int) -> dict[str, Any] | None:
-    """The last complete line of ``events.jsonl`` (reads the last 4 KiB, or up to 1 MiB for a long line)."""
-    for span in (4096, 1 << 20):
+        fh, st = open_in_run(run, EVENTS)
+    except (FileNotFoundError, RunFileError):
+        return 0, None, None
+    with fh:
         try:
-            with open(path, "rb") as fh:
-                fh.seek(max(0, size - span))
-                tail = fh.read(span)
+            size = st.st_size
+            head = json_object(fh.readline(1 << 20)) if size else None
+            return size, head, _last(fh, size)
         except OSError:
-            return None
-        lines = tail.rstrip(b"\n").split(b"\n")
+            return 0, None, None
+
+
+def _last(fh: BinaryIO, size: int) -> dict[Any, Any] | None:
+    for span in (4096, 1 << 20):
+        fh.seek(max(0, size - span))
+        lines = fh.read(span).rstrip(b"\n").split(b"\n")
         if len(lines) < 2 and size > span:
             continue  # the last line is longer than the span: read more
         for line in reversed(lines):
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
-            return item if isinstance(item, dict) else None
+            item = json_object(line)
+            if item is not None:
+                return item
         return None
     return None
 
 
-def _json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+def first_event(run: Path) -> dict[Any, Any] | None:
+    return head_and_tail(run)[1]
 
 
-def file_sig(path: Path) -> tuple[int, int] | None:
+def scan_tail(run: Path, keep: Callable[[dict[Any, Any]], bool], extract: Callable[[dict[Any, Any]], T]) -> list[T]:
+    """``extract(e)`` for the events ``e`` of the last :data:`TAIL_SCAN` bytes that ``keep`` accepts.
+    Lines are pre-filtered by their bytes (``"notice"``), so a long run's page stays fast."""
     try:
-        st = path.stat()
-    except OSError:
+        fh, st = open_in_run(run, EVENTS)
+    except (FileNotFoundError, RunFileError):
+        return []
+    with fh:
+        try:
+            fh.seek(max(0, st.st_size - TAIL_SCAN))
+            data = fh.read(TAIL_SCAN)
+        except OSError:
+            return []
+    out = []
+    for line in data.splitlines():
+        if b'"notice"' in line:
+            e = json_object(line)
+            if e is not None and keep(e):
+                out.append(extract(e))
+    return out
+
+
+# ----- the row -------------------------------------------------------------------------------
+
+def _summary(run: Path) -> dict[Any, Any] | None:
+    try:
+        data = read_bytes(run, "summary.json", 16 << 20)
+    except RunFileError:
         return None
-    return (st.st_mtime_ns, st.st_size)
+    if data is None:
+        return None
+    return json_object(data)
+
+
+def row_sig(run: Path) -> tuple:
+    """What the row depends on: the summary's and the events' file versions."""
+    return (file_sig(run / "summary.json"), file_sig(run / EVENTS))
 
 
 def _epoch_of(at: str | None) -> float | None:
@@ -171,37 +217,40 @@ def _epoch_of(at: str | None) -> float | None:
 def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = None) -> tuple[RunRow, EventFold | None]:
     """The list row of one run; ``fold`` carries a running run's events between visits."""
     path = ref.path
-    summary = _json(path / "summary.json")
-    events = path / "events.jsonl"
-    sig = file_sig(events)
-    head = first_event(events) if sig else None
-    tail = last_event(events, sig[1]) if sig else None
-    row = RunRow(ref, env=(head or {}).get("env") or ref.env, status="unknown",
-                 started_at=(head or {}).get("at"), last_event_at=(tail or {}).get("at"),
-                 total_steps=(head or {}).get("total_steps"))
+    p, where = Ignore(), "summary.json"
+    summary = _summary(path)
+    size, head, tail = head_and_tail(path)
+    head, tail = head or {}, tail or {}
+    row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
+                 started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
+                 last_event_at=c.opt_text(tail.get("at"), p, EVENTS, "at"),
+                 total_steps=c.integer(head.get("total_steps"), p, EVENTS, "total_steps"))
     if summary:
-        usage = summary.get("usage") or {}
-        row = replace(row, status=summary.get("status") or "unknown", steps_done=summary.get("steps_done"),
-                      total_steps=summary.get("total_steps", row.total_steps),
-                      initial_val=summary.get("initial_val"), best_val=summary.get("best_val"),
-                      initial_test=summary.get("initial_test"), best_test=summary.get("best_test"),
-                      accepted=summary.get("accepted"), rejected=summary.get("rejected"),
-                      calls=usage.get("calls"),
-                      tokens=(usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0) if usage else None,
-                      error=summary.get("error") or "")
-    if tail is None or tail.get("event") == "run_end":
-        if tail is not None:
-            row = replace(row, status=tail.get("status") or row.status)
+        usage = c.mapping(summary.get("usage"), p, where, "usage")
+        num = lambda key: c.number(summary.get(key), p, where, key)  # noqa: E731
+        whole = lambda key: c.integer(summary.get(key), p, where, key)  # noqa: E731
+        calls = c.integer(usage.get("calls"), p, where, "usage.calls")
+        tokens = (c.count(usage.get("input_tokens"), p, where, "usage.input_tokens")
+                  + c.count(usage.get("output_tokens"), p, where, "usage.output_tokens")) if usage else None
+        row = replace(row, status=c.text(summary.get("status"), p, where, "status") or "unknown",
+                      steps_done=whole("steps_done"), total_steps=whole("total_steps") or row.total_steps,
+                      initial_val=num("initial_val"), best_val=num("best_val"),
+                      initial_test=num("initial_test"), best_test=num("best_test"),
+                      accepted=whole("accepted"), rejected=whole("rejected"), calls=calls, tokens=tokens,
+                      error=c.text(summary.get("error"), p, where, "error"))
+    if not tail or tail.get("event") == "run_end":
+        if tail:
+            row = replace(row, status=c.text(tail.get("status"), p, EVENTS, "status") or row.status)
         return row, None
     # No run_end after the last start: the run is going (or its process died).
-    fold = fold if fold is not None and fold.offset <= (sig[1] if sig else 0) else EventFold()
-    new, fold.offset = read_events(events, fold.offset)
+    fold = fold if fold is not None and fold.offset <= size else EventFold()
+    new, fold.offset = read_events(path, fold.offset)
     for e in new:
         fold.add(e)
-    silent = (now or time.time()) - (_epoch_of(fold.last.get("at")) or 0)
+    silent = (now or time.time()) - (_epoch_of(fold.last_at) or 0)
     status = "running" if silent < STALL_SECONDS else "interrupted"
     row = replace(row, status=status, steps_done=fold.step, total_steps=fold.total_steps or row.total_steps,
                   initial_val=fold.initial_val if fold.initial_val is not None else row.initial_val,
                   best_val=fold.best_val if fold.best_val is not None else row.best_val,
-                  last_event_at=fold.last.get("at") or row.last_event_at)
+                  last_event_at=fold.last_at or row.last_event_at)
     return row, fold

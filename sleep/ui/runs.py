@@ -29,7 +29,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sleep.ui.runrow import RunRow, EventFold, file_sig, build_row
+from sleep.ui import outbound
+from sleep.ui.runrow import EventFold, RunRow, build_row, row_sig
 
 OUTPUTS_DEPTH = 3
 DATA_DEPTH = 5
@@ -180,7 +181,7 @@ class RunCatalog:
         with self._rows_lock:
             for ref in refs:
                 path = ref.path
-                key = (file_sig(path / "summary.json"), file_sig(path / "events.jsonl"))
+                key = (row_sig(path), outbound.generation())
                 cached = self._rows.get(path)
                 if cached and cached[0] == key and cached[2] is None:
                     out.append(cached[1] if cached[1].ref == ref else replace(cached[1], ref=ref))

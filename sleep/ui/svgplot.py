@@ -16,6 +16,7 @@ Each marker links to its step page and has a tooltip.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from html import escape
 from typing import Sequence
 
@@ -25,11 +26,20 @@ W, H = 780, 270
 LEFT, RIGHT, TOP, BOTTOM = 46, 18, 16, 58
 
 
+LIMIT = 1e9  # values beyond ±LIMIT (bad data: scores are 0..1) are drawn at the limit
+
+
 def _nice_step(span: float) -> float:
+    """A tick spacing giving at most about 6 ticks over ``span``."""
     for step in (0.05, 0.1, 0.2, 0.25, 0.5):
         if span / step <= 6:
             return step
-    return 0.5
+    magnitude = 10 ** math.floor(math.log10(span / 6))
+    return next(m * magnitude for m in (1, 2, 2.5, 5, 10) if span / (m * magnitude) <= 6)
+
+
+def _clamp(v: float | None) -> float | None:
+    return None if v is None else max(-LIMIT, min(LIMIT, v))
 
 
 def _f(v: float) -> str:
@@ -43,6 +53,9 @@ def curve_svg(initial_val: float | None, steps: Sequence[StepRow], total_steps: 
     ``epochs``: (step after which the epoch ended, label). ``step_url``: prefix
     of the step pages (``<step_url>/<n>``); empty for no links.
     """
+    steps = [replace(s, val_current=_clamp(s.val_current), val_candidate=_clamp(s.val_candidate),
+                     val_after=_clamp(s.val_after), best_val=_clamp(s.best_val)) for s in steps]
+    initial_val = _clamp(initial_val)
     values = [v for s in steps for v in (s.val_current, s.val_candidate, s.val_after, s.best_val) if v is not None]
     if initial_val is not None:
         values.append(initial_val)

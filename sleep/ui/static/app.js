@@ -5,6 +5,8 @@
 "use strict";
 
 (function () {
+  function text(v) { return v === undefined || v === null ? "" : String(v); }
+
   function describe(e) {
     var step = e.total_steps ? "Step " + e.step + "/" + e.total_steps : (e.step ? "Step " + e.step : "");
     switch (e.event) {
@@ -15,13 +17,13 @@
       case "patches_generated": return step + ": " + e.n_patches + " edits proposed";
       case "edits_selected": return step + ": " + e.n_selected + " of " + e.n_candidates + " edits selected (" + e.budget_text + ")";
       case "edits_applied": return step + ": edits applied";
-      case "gate_decided": return step + ": gate " + e.action.replace("_", " ") + " — " + e.reason;
+      case "gate_decided": return step + ": gate " + text(e.action).replace("_", " ") + " — " + text(e.reason);
       case "best_changed": return "New best skill: val " + Number(e.val).toFixed(3) + " (" + e.source + ")";
       case "epoch_end": return "Epoch " + e.epoch + "/" + e.num_epochs + " ended";
       case "notice": return "Note: " + e.text;
       case "run_stopped": return "Stopped: " + e.message;
-      case "run_end": return "Run ended: " + e.status.replace("_", " ");
-      default: return e.event;
+      case "run_end": return "Run ended: " + text(e.status).replace("_", " ");
+      default: return text(e.event);
     }
   }
 

@@ -2,7 +2,8 @@
 Debian's chromium-driver, against a real server on loopback.
 
 It sees a scripted run's curve and step table, follows a live run gaining a step without
-reloading, adopts a proposal from a scratch repository, and saves the README's screenshot
+reloading, adopts a proposal from a scratch repository (signed in with the access token the
+way a person is: the printed address, then the cookie), and saves the README's screenshot
 (docs/img/dashboard.png). Needs ``apt-get install -y chromium chromium-driver``; without them
 it skips, unless SKILLOPT_BROWSER_REQUIRED=1 (set by CI after installing them) makes it fail.
 """
@@ -174,8 +175,13 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
 
     with Served(app) as served:
         try:
-            # The list: both runs, the live one running.
+            # Without the token the browser gets nothing; the printed address (with it) signs it in.
             browser.get(f"{served.url}/runs")
+            assert "Access token needed" in browser.find_element(By.TAG_NAME, "h1").text
+            browser.get(f"{served.url}/runs?token={app.state.ui.policy.token}")
+            assert browser.current_url == f"{served.url}/runs"  # the token left the address bar
+
+            # The list: both runs, the live one running.
             rows = {r.find_element(By.CSS_SELECTOR, "td a").text: r.get_attribute("data-status")
                     for r in browser.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr")}
             assert rows == {"run": "completed", "live": "running"}

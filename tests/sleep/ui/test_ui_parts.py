@@ -129,7 +129,7 @@ def test_the_live_stream_sends_lines_appended_while_it_follows(tmp_path: Path) -
             fh.write('nd", "status": "completed"}\n')
 
     async def collect() -> str:
-        return "".join([m async for m in follow(path, start, poll=0.05, max_seconds=10)])
+        return "".join([m async for m in follow(tmp_path, start, poll=0.05, max_seconds=10)])
 
     writer = threading.Thread(target=append)
     writer.start()

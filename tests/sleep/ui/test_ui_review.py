@@ -52,15 +52,40 @@ def test_adopt_with_commit_commits_the_skill_file(tmp_path: Path) -> None:
     assert git(repo, "log", "-1", "--format=%s") == f"skillopt: adopt tests (proposal {p.id})"
 
 
-def test_adopt_refused_when_the_live_file_changed_shows_the_library_message(tmp_path: Path) -> None:
+def _followed(c, r):
+    """The page a POST redirected to (a refusal is shown there, never at the POST's address)."""
+    assert r.status_code == 303 and r.headers["location"].startswith("/proposals/"), r.text
+    return c.get(r.headers["location"])
+
+
+def test_adopt_refused_when_the_live_file_changed_redirects_to_the_page_with_the_library_message(
+        tmp_path: Path) -> None:
     repo, p = staged(tmp_path)
     edited = SKILL_TEXT + "- my own edit this morning\n"
     write(repo / SKILL, edited)
-    r = post(client([tmp_path / "outputs"]), f"/proposals/{p.id}/adopt", {})
-    assert r.status_code == 409
-    assert "changed (+1 -0 lines" in r.text and "nothing was written" in r.text and 'role="alert"' in r.text
+    c = client([tmp_path / "outputs"])
+    page = _followed(c, post(c, f"/proposals/{p.id}/adopt", {}))
+    assert page.status_code == 200
+    assert "changed (+1 -0 lines" in page.text and "nothing was written" in page.text and 'role="alert"' in page.text
     assert (repo / SKILL).read_text() == edited
     assert get(p.id).state == "stale"
+    again = c.get(f"/proposals/{p.id}")  # a reload is a GET: nothing is tried again
+    assert again.status_code == 200 and 'role="alert"' not in again.text
+
+
+def test_a_stale_proposal_has_no_active_adopt_button(tmp_path: Path) -> None:
+    repo, p = staged(tmp_path)
+    write(repo / SKILL, SKILL_TEXT + "- my own edit this morning\n")
+    html = client([tmp_path / "outputs"]).get(f"/proposals/{p.id}").text
+    button = html.split('id="adopt"', 1)[1].split(">", 1)[0]
+    assert " disabled" in button and "Adopt is off: this proposal is stale" in html
+    assert 'id="reject"' in html and " disabled" not in html.split('id="reject"', 1)[1].split(">", 1)[0]
+
+
+def test_a_pending_proposal_has_an_active_adopt_button(tmp_path: Path) -> None:
+    _, p = staged(tmp_path)
+    html = client([tmp_path / "outputs"]).get(f"/proposals/{p.id}").text
+    assert " disabled" not in html.split('id="adopt"', 1)[1].split(">", 1)[0]
 
 
 def test_reject_through_the_page_deletes_the_branch_and_keeps_the_reason(tmp_path: Path) -> None:
@@ -80,16 +105,16 @@ def test_deciding_twice_is_refused_with_the_library_message(tmp_path: Path) -> N
     _, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     assert post(c, f"/proposals/{p.id}/reject", {}).status_code == 303
-    again = post(c, f"/proposals/{p.id}/adopt", {})
-    assert again.status_code == 409 and f"proposal {p.id} was already rejected" in again.text
+    again = _followed(c, post(c, f"/proposals/{p.id}/adopt", {}))
+    assert f"proposal {p.id} was already rejected" in again.text and 'role="alert"' in again.text
 
 
 def test_post_without_the_csrf_token_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     repo, p = staged(tmp_path)
     c = client([tmp_path / "outputs"])
     for token in (None, "forged"):
-        r = post(c, f"/proposals/{p.id}/adopt", {}, csrf=token)
-        assert r.status_code == 403 and "security token" in r.text
+        page = _followed(c, post(c, f"/proposals/{p.id}/adopt", {}, csrf=token))
+        assert "security token" in page.text and 'role="alert"' in page.text
     assert (repo / SKILL).read_text() == SKILL_TEXT and get(p.id).state == "pending"
 
 
@@ -107,7 +132,8 @@ def test_unknown_proposal_is_404(tmp_path: Path) -> None:
     staged(tmp_path)
     c = client([tmp_path / "outputs"])
     assert c.get("/proposals/deadbeef").status_code == 404
-    assert post(c, "/proposals/deadbeef/adopt", {}).status_code == 404
+    r = post(c, "/proposals/deadbeef/adopt", {})
+    assert r.status_code == 303 and c.get(r.headers["location"]).status_code == 404
     assert c.get("/proposals/..%2f..").status_code == 404
 
 

@@ -29,11 +29,16 @@ async def _train(settings):
     return await train(settings, backends=backends(make_backend()))
 
 
-def client(outputs: list[Path], **kw) -> TestClient:
-    """A client of a dashboard over ``outputs`` (no data directory unless given), Host ``testserver`` allowed."""
+def client(outputs: list[Path], *, signed_in: bool = True, **kw) -> TestClient:
+    """A client of a dashboard over ``outputs`` (no data directory unless given), Host ``testserver``
+    allowed; ``signed_in``: it has opened the address with the token once, so it holds the cookie."""
     kw.setdefault("data_dir", None)
     kw.setdefault("policy", Policy(extra_hosts=("testserver",)))
-    return TestClient(create_app(outputs, **kw), follow_redirects=False)
+    c = TestClient(create_app(outputs, **kw), follow_redirects=False)
+    if signed_in:
+        first = c.get(f"/?token={c.app.state.ui.policy.token}")
+        assert first.status_code == 303 and first.headers["location"] == "/", first.text
+    return c
 
 
 def run_links(html: str) -> list[str]:
