@@ -22,15 +22,16 @@ import json
 import os
 import sqlite3
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from sleep.harvest import HarvestOptions, HarvestReport, harvest, parse_duration
 from sleep.lock import LockBusy
-from sleep.sources import SOURCE_GROUPS
 from sleep.storage import StorageError, explain_os, explain_sqlite
 
 # Commands that must not wait for anything (the SessionEnd hook has well under a second).
 _NO_RECOVERY = {"hook"}
+
+if TYPE_CHECKING:
+    from sleep.harvest import HarvestReport
 
 Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
@@ -64,6 +65,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in == ["hook", "session-end"]:
+        # Claude Code's SessionEnd hook: before the parser, whose modules it does not need (its budget,
+        # shared with every other SessionEnd hook, is 1.5 s; see sleep.scheduler.hook).
+        from sleep.scheduler.hook import session_end
+
+        return session_end()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -117,6 +125,8 @@ def _recover_unfinished() -> None:
 # ----- harvest -------------------------------------------------------------------------
 
 def _harvest_args(p: argparse.ArgumentParser) -> None:
+    from sleep.sources import SOURCE_GROUPS
+
     p.add_argument("--source", choices=sorted(SOURCE_GROUPS), default="all",
                    help="which host's transcripts to read (copilot = VS Code and CLI; default all)")
     scope = p.add_mutually_exclusive_group()
@@ -139,6 +149,8 @@ def _harvest_args(p: argparse.ArgumentParser) -> None:
 
 
 def _duration(text: str):
+    from sleep.harvest import parse_duration
+
     try:
         return parse_duration(text)
     except ValueError as exc:
@@ -147,6 +159,8 @@ def _duration(text: str):
 
 @command("harvest", "read new transcript lines into the index (redacted, incremental)", _harvest_args)
 def cmd_harvest(args: argparse.Namespace) -> int:
+    from sleep.harvest import HarvestOptions, harvest
+
     for flag, env in (("claude_home", "CLAUDE_CONFIG_DIR"), ("codex_home", "CODEX_HOME"),
                       ("copilot_home", "COPILOT_HOME")):
         if getattr(args, flag):

@@ -3,7 +3,21 @@ in ``~/.agents/skills/skillopt-sleep/SKILL.md``.
 
 The server is registered with ``codex mcp add`` when ``codex`` is on PATH
 (Codex's own writer), otherwise by editing the TOML with ``tomlkit``, which
-keeps every other table, comment and blank line as it was. Both ways, the
+keeps every other table, comment and blank line as it was. Either way the
+table then gets what ``codex mcp add`` cannot write (by a TOML edit):
+
+- ``env_vars``: the variables the server reads (:data:`sleep.mcp.launch.SERVER_ENV_VARS`).
+  Codex gives a stdio server only a short default list (``HOME``, ``PATH``,
+  ``USER``, ``LANG``, ``TERM``, ``TMPDIR``, ``TZ``, ...) plus the names in
+  ``env_vars``, each forwarded from Codex's own environment when set
+  (https://developers.openai.com/codex/mcp, "env_vars: environment variables to
+  allow and forward"; the list is ``DEFAULT_ENV_VARS`` in
+  codex-rs/rmcp-client/src/utils.rs). Without them a server started by Codex
+  reads another data directory than the one Claude Code's reads.
+- ``tool_timeout_sec``: above the longest wait a call can ask for
+  (:data:`sleep.mcp.launch.TOOL_TIMEOUT_S`); Codex's default is 60 s.
+
+Names the person added to ``env_vars`` are kept, and a longer timeout too. The
 file's bytes before the first install are kept (:mod:`sleep.integrations.managed`),
 so ``--uninstall`` gives them back exactly.
 """
@@ -21,6 +35,7 @@ from tomlkit.items import InlineTable, Table
 
 from sleep import paths
 from sleep.integrations.command import absolute_path_entries
+from sleep.mcp.launch import SERVER_ENV_VARS, TOOL_TIMEOUT_S
 from sleep.integrations.managed import ManagedFile, Outcome
 from sleep.integrations.skillfile import install_skill, uninstall_skill
 
@@ -69,26 +84,52 @@ def server_entry(text: str, where: Path) -> dict | None:
 
 
 def wanted(command: str) -> dict:
-    return {"command": command, "args": ["mcp"]}
+    return {"command": command, "args": ["mcp"], "env_vars": list(SERVER_ENV_VARS),
+            "tool_timeout_sec": TOOL_TIMEOUT_S}
+
+
+def _env_var_names(value: object) -> list[str]:
+    """The names in an ``env_vars`` array (plain names, or ``{name, source}`` tables)."""
+    names = []
+    for item in value if isinstance(value, list) else []:
+        name = item.get("name") if isinstance(item, dict) else item
+        if isinstance(name, str):
+            names.append(name)
+    return names
 
 
 def is_registered(text: str, where: Path, command: str) -> bool:
+    """The table runs ``command mcp``, forwards every variable the server reads and waits long enough."""
     entry = server_entry(text, where) or {}
-    return {k: entry.get(k) for k in ("command", "args")} == wanted(command)
+    timeout = entry.get("tool_timeout_sec")
+    return ({k: entry.get(k) for k in ("command", "args")} == {"command": command, "args": ["mcp"]}
+            and set(SERVER_ENV_VARS) <= set(_env_var_names(entry.get("env_vars")))
+            and isinstance(timeout, (int, float)) and timeout >= TOOL_TIMEOUT_S)
 
 
 def with_server(text: str, where: Path, command: str) -> str:
-    """``text`` with ``[mcp_servers.skillopt]`` running ``command mcp``; other keys of that table kept."""
+    """``text`` with ``[mcp_servers.skillopt]`` running ``command mcp``, forwarding the server's
+    variables and waiting long enough; the table's other keys (and the person's own names) kept."""
     doc = _parse(text, where)
     servers = _servers(doc, where, create=True)
     entry = servers.get(SERVER)
-    if isinstance(entry, (Table, InlineTable)):
-        entry["command"] = command
-        entry["args"] = ["mcp"]
-    else:
-        table = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
-        table.update(wanted(command))
-        servers[SERVER] = table
+    if not isinstance(entry, (Table, InlineTable)):
+        entry = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
+        servers[SERVER] = entry
+    entry["command"] = command
+    entry["args"] = ["mcp"]
+    existing = entry.get("env_vars")
+    theirs = existing.unwrap() if hasattr(existing, "unwrap") else existing
+    kept = list(theirs) if isinstance(theirs, list) else []
+    names = set(_env_var_names(kept))
+    env_vars = tomlkit.array()
+    env_vars.extend(kept + [n for n in SERVER_ENV_VARS if n not in names])
+    if isinstance(entry, Table):
+        env_vars.multiline(True)  # one name a line (an inline table must stay on one line)
+    entry["env_vars"] = env_vars
+    timeout = entry.get("tool_timeout_sec")
+    if not isinstance(timeout, (int, float)) or timeout < TOOL_TIMEOUT_S:
+        entry["tool_timeout_sec"] = TOOL_TIMEOUT_S
     return tomlkit.dumps(doc)
 
 
@@ -131,20 +172,21 @@ def install(command: str, skill_source: Path, codex_home: Path | None = None,
         config.begin()
         codex = shutil.which("codex", path=absolute_path_entries()) if use_codex_cli else None
         how, note = "a TOML edit", ""
-        if codex:
+        if codex and server_entry(text, config.path) is None:
             config.make_parents()  # `codex mcp add` wants its home to exist
             failed = _codex_add(codex, codex_home, command)
-            after = (config.read() or b"").decode("utf-8")
-            if failed is None and is_registered(after, config.path, command):
-                how = f"`{Path(codex).name} mcp add`"
+            after = server_entry((config.read() or b"").decode("utf-8"), config.path) or {}
+            if failed is None and after.get("command") == command:
+                how = f"`{Path(codex).name} mcp add` (env_vars and tool_timeout_sec by a TOML edit)"
             else:
                 note = f"; `codex mcp add` did not register it ({failed or 'no entry written'})"
-        if how == "a TOML edit":
-            current = (config.read() or b"").decode("utf-8")
+        current = (config.read() or b"").decode("utf-8")
+        if not is_registered(current, config.path, command):
             config.write(with_server(current, config.path, command).encode("utf-8"), new_mode=0o600)
         config.finish()
         action = "created" if before is None else "updated"
-        outcomes = [Outcome(config.path, action, f"[mcp_servers.{SERVER}] runs `{command} mcp`, by {how}{note}")]
+        outcomes = [Outcome(config.path, action, f"[mcp_servers.{SERVER}] runs `{command} mcp` with SkillOpt's "
+                                                 f"environment and a {TOOL_TIMEOUT_S} s tool timeout, by {how}{note}")]
     outcomes.append(install_skill(skill_source, skill_path(), SKILL_OWNER))
     return outcomes
 

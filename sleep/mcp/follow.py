@@ -4,9 +4,12 @@ wait is over. The job itself never depends on the wait: a client that goes
 away only ends the wait.
 
 Progress is ``steps finished (+ a fraction for events inside a step)`` out of
-``total_steps``; it strictly increases, as the protocol asks. A job without a
-run directory (a night) reports elapsed seconds and the last line it wrote to
-stderr.
+``total_steps``; it strictly increases, as the protocol asks, and never exceeds
+the total: until the job ends it stays below it (the test phase after the last
+step adds nothing), and the last notification is the total itself. When there
+is no room left to increase, a heartbeat is skipped rather than sent with a
+value that does not grow. A job without a run directory (a night) has no total
+and reports its elapsed time and the last line it wrote to stderr.
 """
 
 from __future__ import annotations
@@ -28,7 +31,10 @@ Report = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class Progress:
-    """Turns events into (progress, total, message), progress strictly increasing."""
+    """Turns events into (progress, total, message): strictly increasing, never above the total."""
+
+    STEP = 0.001
+    HEADROOM = 0.01  # below the total until the end
 
     def __init__(self) -> None:
         self.total: float | None = None
@@ -36,7 +42,8 @@ class Progress:
         self.done_steps = 0
         self.in_step = 0
 
-    def update(self, e: dict[str, Any]) -> tuple[float, float | None, str]:
+    def update(self, e: dict[str, Any]) -> tuple[float | None, float | None, str]:
+        """The notification for event ``e`` (progress None: no room to increase; send nothing)."""
         kind = e.get("event")
         if e.get("total_steps"):
             self.total = float(e["total_steps"])
@@ -48,17 +55,30 @@ class Progress:
             self.done_steps = int(e.get("steps_done") or self.done_steps)
         else:
             self.in_step += 1
-        value = self.done_steps + min(0.9, self.in_step * 0.1)
-        if kind == "run_end" and self.total:
-            value = max(value, self.total)
-        return self._bump(value), self.total, event_line(e)
+        return self._bump(self.done_steps + min(0.9, self.in_step * 0.1)), self.total, event_line(e)
 
-    def tick(self) -> float:
+    def tick(self) -> float | None:
+        """A heartbeat's progress (None: no room to increase)."""
         return self._bump(self.last)
 
-    def _bump(self, value: float) -> float:
-        self.last = value if value > self.last else self.last + 0.001
-        return round(self.last, 3)
+    def finish(self) -> float | None:
+        """The last notification's progress: the total when there is one."""
+        if self.total is not None:
+            if self.total <= self.last:
+                return None
+            self.last = self.total
+            return self.total
+        return self.tick()
+
+    def _bump(self, value: float) -> float | None:
+        ceiling = self.total - self.HEADROOM if self.total is not None else float("inf")
+        value = round(min(value, ceiling), 3)
+        if value <= self.last:
+            value = round(self.last + self.STEP, 3)
+        if value > ceiling or value <= self.last:
+            return None
+        self.last = value
+        return value
 
 
 class _Tail:
@@ -97,15 +117,18 @@ async def follow(job_id: str, wait_seconds: float, report: Report) -> jobs.JobRe
         now = time.monotonic()
         if not job.active:
             await _send_new(tail, progress, report)  # events written just before the end
-            await report(progress.tick() if progress.total is None else max(progress.tick(), progress.total),
-                         progress.total, f"job {job_id} {job.state}")
+            final = progress.finish()
+            if final is not None:
+                await report(final, progress.total, f"job {job_id} {job.state}")
             return job
         if now >= deadline:
             return job
         if sent:
             last_sent = now
         elif now - last_sent >= HEARTBEAT_S or (tail is None and now - last_sent >= 2.0):
-            await report(progress.tick(), progress.total, _heartbeat(job, now - started))
+            beat = progress.tick()
+            if beat is not None:
+                await report(beat, progress.total, _heartbeat(job, now - started))
             last_sent = now
         await anyio.sleep(min(POLL_S, max(0.0, deadline - now)))
 
@@ -117,7 +140,8 @@ async def _send_new(tail: _Tail | None, progress: Progress, report: Report) -> b
         return False
     for e in events:
         update = progress.update(e)
-    await report(*update)
+    if update[0] is not None:
+        await report(update[0], update[1], update[2])
     return True
 
 

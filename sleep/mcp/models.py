@@ -67,6 +67,8 @@ class JobInfo(BaseModel):
     night: dict[str, Any] | None = Field(None, description="the night record printed by `skillopt-sleep run --json`")
     error: str | None = Field(None, description="why it failed (the end of its stderr)")
     next: str = Field("", description="what to do next")
+    notes: list[str] = Field(default_factory=list, description="what the server decided for this call, e.g. "
+                                                               "where the run is written")
 
 
 class JobList(BaseModel):

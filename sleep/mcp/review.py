@@ -59,6 +59,31 @@ async def _call(fn, *args, **kwargs):
         raise ToolError(f"{where}: {exc.strerror or exc}; nothing was changed.".lstrip()) from None
 
 
+async def scoped(config: ServerConfig, ref: str) -> Any:
+    """The proposal ``ref`` (an id, a unique id prefix or a branch) names among this server's
+    projects' proposals; a tool error if it names none of them (without saying whose it is)."""
+    from sleep.proposals import ProposalError, get, list_proposals
+
+    if not config.projects:
+        return await _call(get, ref)
+    mine = [p for where in config.projects for p in await _call(list_proposals, include_decided=True, project=where)]
+    matches = [p for p in mine if p.id.startswith(ref) or p.branch == ref]
+    if len(matches) > 1:
+        raise ToolError(f"{ref!r} matches {len(matches)} proposals of this server's projects: "
+                        + ", ".join(p.id for p in matches) + "; give the full id.")
+    if matches:
+        return matches[0]
+    try:
+        found = await anyio.to_thread.run_sync(get, ref)
+    except ProposalError:
+        found = None
+    if found is not None and guards.in_scope(config, found.project):
+        return found  # a project below a configured folder
+    if found is not None:
+        raise guards.out_of_scope(config, f"proposal {found.id}", found.project)
+    raise ToolError(f"no proposal {ref!r} in this server's projects; list_proposals lists them.")
+
+
 async def proposal_summaries(config: ServerConfig, scope: Path | None, *,
                              include_decided: bool) -> list[ProposalSummary]:
     """Proposals of ``scope``, else of the configured projects, else of every project."""
@@ -93,7 +118,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         from sleep.proposals import show
         from sleep.proposals.render import report_text
 
-        view = await _call(show, proposal)
+        view = await _call(show, (await scoped(config, proposal)).id)
         return ProposalDetail(proposal=summary(view.proposal), report_text=report_text(view.proposal),
                               diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict())
 
@@ -108,7 +133,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         changed since the night). Ask the person before calling this. Returns every change made."""
         from sleep.proposals import adopt
 
-        d = await _call(adopt, proposal, commit=commit, delete_branch=delete_branch)
+        d = await _call(adopt, (await scoped(config, proposal)).id, commit=commit, delete_branch=delete_branch)
         p = d.proposal
         changed = []
         if d.wrote_file:
@@ -135,7 +160,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         report and reason. The live skill file is not touched. Ask the person before calling this."""
         from sleep.proposals import reject
 
-        d = await _call(reject, proposal, reason=reason)
+        d = await _call(reject, (await scoped(config, proposal)).id, reason=reason)
         p = d.proposal
         changed = [f"deleted the branch {p.branch} in {p.repo}"] if d.branch_deleted else []
         changed.append(f"recorded proposal {p.id} as rejected in the index"
@@ -149,13 +174,14 @@ def register(app: MCPServer, config: ServerConfig) -> None:
     async def proposal_resource(proposal_id: str) -> str:
         import re
 
-        from sleep.proposals import ProposalError, show
+        from sleep.proposals import show
 
         if not re.match(PROPOSAL_REF, proposal_id):
             raise ResourceNotFoundError(f"{proposal_id!r} is not a proposal id")
         try:
-            view = await anyio.to_thread.run_sync(lambda: show(proposal_id))
-        except ProposalError as exc:
+            p = await scoped(config, proposal_id)
+            view = await _call(show, p.id)
+        except ToolError as exc:
             raise ResourceNotFoundError(str(exc)) from None
         return json.dumps({**view.proposal.to_dict(), "diff": view.diff, "branch_tip": view.branch_tip}, indent=2)
 

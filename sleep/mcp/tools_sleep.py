@@ -24,13 +24,13 @@ from pydantic import Field
 from sleep.mcp import guards, jobs
 from sleep.mcp.guards import ServerConfig
 from sleep.mcp.jobview import job_info
+from sleep.mcp.launch import HARVEST_TIMEOUT_S
 from sleep.mcp.models import HarvestResult, JobInfo, ScheduleResult, SleepStatus
 from sleep.mcp.review import proposal_summaries
-from sleep.mcp.tools_train import READ_ONLY, reporter
+from sleep.mcp.tools_train import READ_ONLY, reporter, visible_jobs
 from sleep.scheduler.model import DEFAULT_AT, ScheduleError
 
 SLEEP = [sys.executable, "-m", "sleep.cli"]
-HARVEST_TIMEOUT_S = 1800.0
 
 ProjectArg = Annotated[str | None, Field(description="the project folder (default: the configured project)")]
 Wait = Annotated[float, Field(ge=0, le=guards.MAX_WAIT_S,
@@ -46,7 +46,8 @@ def register(app: MCPServer, config: ServerConfig) -> None:
     @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                           open_world_hint=False))
     async def sleep_harvest(project: Annotated[str | None, Field(
-                                description="only sessions in this folder (default: every project)")] = None,
+                                description="only sessions in this folder (default: every project, or the "
+                                            "server's one project when started with --project)")] = None,
                             source: Literal["all", "claude-code", "codex", "copilot"] = "all",
                             since: Annotated[str | None, Field(
                                 pattern=r"^\s*\d+(\.\d+)?\s*[smhdwSMHDW]\s*$",
@@ -55,7 +56,10 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         """Read new Claude Code, Codex and Copilot transcript lines into SkillOpt-Sleep's index
         (redacted, incremental: files already read cost nothing). Reads transcripts only; writes
         only the index in the data directory."""
-        scope = guards.project(config, project, required=False) if project else None
+        scope = guards.project(config, project, required=False)
+        if scope is None and config.projects:
+            raise ToolError("name one of this server's projects in the call ("
+                            + ", ".join(str(p) for p in config.projects) + "); it harvests only those.")
         args = ["harvest", "--json", "--source", source]
         args += ["--project", str(scope)] if scope else ["--all-projects"]
         if since:
@@ -80,7 +84,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         job: harvest, mine, replay the recurring tasks through the trainer, gate, and stage the
         improvements as proposal branches (your working tree is never touched)."""
         folder = guards.project(config, project)
-        for job in jobs.list_jobs():
+        for job in jobs.list_jobs():  # every job: a night started by another server holds the project too
             if job.active and job.spec.kind == "sleep_run" and job.spec.project == str(folder):
                 raise ToolError(f"a night for {folder} is already running as job {job.spec.job_id}.")
         argv = [*SLEEP, "run", "--project", str(folder), "--json", *(["--dry-run"] if dry_run else [])]
@@ -101,7 +105,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         status.next_night, status.schedule_note = await anyio.to_thread.run_sync(_next_night, config, scope)
         status.last_night, status.last_night_note = await anyio.to_thread.run_sync(_last_night, config, scope)
         status.pending_proposals = await proposal_summaries(config, scope, include_decided=False)
-        status.running_jobs = [job_info(j, detail=False) for j in jobs.list_jobs() if j.active]
+        status.running_jobs = [job_info(j, detail=False) for j in visible_jobs(config) if j.active]
         return status
 
     @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
@@ -148,11 +152,22 @@ def register(app: MCPServer, config: ServerConfig) -> None:
 
         folder = None
         if not all:  # a project whose folder is gone can still be unscheduled
-            folder = guards.in_cwd(config, project) if project else guards.project(config, None, required=False)
+            folder = guards.in_cwd(config, project, "project") if project else guards.project(config, None,
+                                                                                             required=False)
+            if folder is not None and not guards.in_scope(config, folder):
+                raise guards.out_of_scope(config, "that schedule", str(folder))
         if folder is None and not all:
             raise ToolError("name the project (its folder) in the call, or pass all=true.")
         try:
-            out = await anyio.to_thread.run_sync(lambda: api.unschedule(folder, everything=all))
+            if all and config.projects:  # every schedule of this server's projects, no other
+                outs = [await anyio.to_thread.run_sync(api.unschedule, p) for p in config.projects]
+                out = outs[0]
+                for more in outs[1:]:
+                    out.changes += more.changes
+                    out.notes += more.notes
+                    out.removed += more.removed
+            else:
+                out = await anyio.to_thread.run_sync(lambda: api.unschedule(folder, everything=all))
         except ScheduleError as exc:
             raise ToolError(str(exc)) from None
         return ScheduleResult(scheduled=False, project=str(folder) if folder else None, changes=out.changes,

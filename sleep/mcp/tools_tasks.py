@@ -58,7 +58,7 @@ def _rows(scopes: list[str | None]) -> list[TaskRow]:
     return sorted(rows.values(), key=lambda r: (r.project, -r.support, r.id))
 
 
-def _set(task_id: str, enabled: bool) -> TaskChange:
+def _set(config: ServerConfig, task_id: str, enabled: bool) -> TaskChange:
     from sleep.index import Index
     from sleep.mine.store import get_task, set_enabled
 
@@ -68,6 +68,8 @@ def _set(task_id: str, enabled: bool) -> TaskChange:
         task = get_task(index.conn, task_id)
         if task is None:
             raise ToolError(f"no task {task_id!r}; list_tasks shows the ids.")
+        if not guards.in_scope(config, task.project):
+            raise guards.out_of_scope(config, f"task {task_id}", task.project)
         if task.enabled == enabled:
             return TaskChange(task_id=task_id, enabled=enabled, changed=[])
         with index.transaction():
@@ -94,4 +96,4 @@ def register(app: MCPServer, config: ServerConfig) -> None:
     async def set_task_enabled(task_id: Annotated[str, Field(pattern=TASK_ID, description="a task id from list_tasks")],
                                enabled: bool) -> TaskChange:
         """Enable or disable one mined task: nights replay only enabled tasks. Undo with the opposite call."""
-        return await anyio.to_thread.run_sync(_set, task_id, enabled)
+        return await anyio.to_thread.run_sync(_set, config, task_id, enabled)

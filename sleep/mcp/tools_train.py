@@ -20,19 +20,24 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from sleep.mcp import guards, jobs
+from sleep.mcp import overrides as ov
 from sleep.mcp import runs as rd
 from sleep.mcp.follow import follow
 from sleep.mcp.guards import ServerConfig
 from sleep.mcp.jobview import event_line, job_info
 from sleep.mcp.models import JobInfo, JobList, RunDetail, RunInfo, RunList
+from sleep.mcp.outbound import outbound
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 STARTS_MODEL_WORK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                     open_world_hint=True)
 
-ConfigArg = Annotated[str, Field(description="a config YAML file (relative to the server's start directory) "
-                                             "or a packaged config name such as 'searchqa/local'")]
-Overrides = Annotated[list[str], Field(description="`--set` style overrides, e.g. ['train.num_epochs=1']")]
+ConfigArg = Annotated[str, Field(description="a config YAML file in the project or the data directory (relative "
+                                             "to the server's start directory) or a packaged config name such "
+                                             "as 'searchqa/local'")]
+Overrides = Annotated[list[str], Field(description="`--set` style overrides, e.g. ['train.num_epochs=1']; runs are "
+                                                   "written only to the server's output folders, models reached "
+                                                   "only at the config's own URL or on loopback")]
 Wait = Annotated[float, Field(ge=0, le=guards.MAX_WAIT_S,
                               description="seconds to wait for the job, with progress notifications "
                                           "(0: return at once; the job goes on either way)")]
@@ -45,14 +50,19 @@ LISTED_JOBS = 50  # job_status without an id: the newest ones (and every running
 
 
 def roots(config: ServerConfig) -> list[Path]:
-    """The output folders runs are read from: the configured ones and those of jobs started here."""
-    found = list(config.outputs)
-    for job in jobs.list_jobs():
-        if job.spec.run_dir:
-            root = Path(job.spec.run_dir).parent.parent
-            if root not in found:
-                found.append(root)
-    return found
+    """The output folders runs are read from: the server's own, and nothing a job or a call names."""
+    return list(config.outputs)
+
+
+def visible(config: ServerConfig, job: jobs.JobRecord) -> bool:
+    """Whether this server shows ``job``: a night of one of its projects, or a run in its output folders."""
+    if job.spec.kind == "sleep_run":
+        return guards.in_scope(config, job.spec.project)
+    return bool(job.spec.run_dir) and guards.inside(Path(job.spec.run_dir), config.outputs)
+
+
+def visible_jobs(config: ServerConfig) -> list[jobs.JobRecord]:
+    return [j for j in jobs.list_jobs() if visible(config, j)]
 
 
 def _settings(config_path: str, overrides: list[str]):
@@ -62,6 +72,34 @@ def _settings(config_path: str, overrides: list[str]):
         return load_settings(config_path, overrides)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         raise ToolError(str(exc)) from None
+
+
+async def _checked_settings(config: ServerConfig, cfg: str, overrides: list[str], *, resume: bool = False):
+    """The settings of ``cfg`` with ``overrides``, after checking each override's value against the
+    config's own settings, and the skill files the result reads."""
+    base = await anyio.to_thread.run_sync(_settings, cfg, [])
+    extra = ov.check(config, overrides, base=base, resume=resume)
+    settings = await anyio.to_thread.run_sync(_settings, cfg, extra) if extra else base
+    if not resume:  # a resumed run reads its skill from its own directory
+        ov.check_effective(config, settings)
+    return settings, extra
+
+
+def _output_root(config: ServerConfig, settings) -> tuple[Path, list[str]]:
+    """Where the run goes: the config's ``output.root`` when it is one of the server's output
+    folders, else the server's default folder (and a note saying so)."""
+    if not rd.RUN_ID.match(settings.env.name) or ".." in settings.env.name:
+        raise ToolError(f"env.name {settings.env.name!r} is not an env's name (letters, digits, '.', '_' and '-').")
+    named = guards.in_cwd(config, str(settings.output.root), "output.root")
+    for root in config.outputs:
+        if guards.inside(named, [root]) and guards.inside(root, [named]):
+            return root, []
+    default = type(settings.output).model_fields["root"].default
+    if str(settings.output.root) == default:
+        return config.default_output, []
+    return config.default_output, [
+        f"the config's output.root {named} is not one of this server's output folders, so the run is written "
+        f"to {config.default_output} (start the server with --outputs {named} to write there)."]
 
 
 def _active_on(run_dir: Path) -> jobs.JobRecord | None:
@@ -74,14 +112,16 @@ def _active_on(run_dir: Path) -> jobs.JobRecord | None:
 def reporter(ctx: Context):
     """Progress notifications to the caller of the current tool call (none if it asked for none)."""
     async def send(progress: float, total: float | None, message: str | None) -> None:
-        await ctx.report_progress(progress, total, message)
+        await ctx.report_progress(progress, total, outbound(message) if message else message)
     return send
 
 
-async def _started(job: jobs.JobRecord, wait_seconds: float, ctx: Context) -> JobInfo:
+async def _started(job: jobs.JobRecord, wait_seconds: float, ctx: Context, notes: list[str] | None = None) -> JobInfo:
     if wait_seconds > 0:
         job = await follow(job.spec.job_id, wait_seconds, reporter(ctx))
-    return job_info(job)
+    info = job_info(job)
+    info.notes = list(notes or [])
+    return info
 
 
 def register(app: MCPServer, config: ServerConfig) -> None:
@@ -94,7 +134,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         directory) to continue a stopped run after its last finished step. The job runs in its own
         process and survives this server and the client; follow it with job_status and stop it with
         cancel_job. Models are called as the config says (possibly remote APIs)."""
-        extra = guards.overrides(overrides)
+        guards.overrides(overrides)
         if (config_path is None) == (resume is None):
             raise ToolError("give exactly one of config_path (a new run) or resume (a stopped run).")
         if resume is not None:
@@ -104,24 +144,29 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                 raise ToolError(f"run {run.run_id} is already running as job {busy.spec.job_id}.")
             if not (run.path / "state.json").is_file():
                 raise ToolError(f"run {run.run_id} has no finished step to resume from (no state.json).")
+            _, extra = await _checked_settings(config, str(run.path / "config.yaml"), overrides, resume=True)
             argv = [*SKILLOPT, "train", "--resume", str(run.path), *_sets(extra), "--json"]
             job = jobs.start("train", argv, cwd=config.cwd, label=f"resume {run.env}/{run.run_id}",
                              run_dir=str(run.path), resumed=True)
             return await _started(job, wait_seconds, ctx)
         cfg = guards.config_arg(config, config_path or "")
-        settings = await anyio.to_thread.run_sync(_settings, cfg, extra)
-        run_id = settings.output.run_id or jobs.new_job_id()
-        root = guards.in_cwd(config, str(settings.output.root))
+        settings, extra = await _checked_settings(config, cfg, overrides)
+        run_id = str(settings.output.run_id or jobs.new_job_id())
+        if not rd.RUN_ID.match(run_id) or ".." in run_id:
+            raise ToolError(f"output.run_id {run_id!r} is not a plain name (letters, digits, '.', '_' and '-'; "
+                            "no '/', no '..'); set another one.")
+        root, notes = _output_root(config, settings)
         run_dir = root / settings.env.name / run_id
         if (run_dir / "state.json").exists():
             raise ToolError(f"{run_dir} already holds a run: resume it with train_skill(resume='{run_dir}') "
                             "or choose another output.run_id.")
         if _active_on(run_dir):
             raise ToolError(f"a job is already writing {run_dir}; choose another output.run_id.")
-        argv = [*SKILLOPT, "train", "--config", cfg, *_sets(extra), *_sets(_pinned(extra, root, run_id)), "--json"]
+        argv = [*SKILLOPT, "train", "--config", cfg, *_sets(_not_output(extra)),
+                *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
         job = jobs.start("train", argv, cwd=config.cwd, label=f"train {settings.env.name} ({cfg})",
                          run_dir=str(run_dir))
-        return await _started(job, wait_seconds, ctx)
+        return await _started(job, wait_seconds, ctx, notes)
 
     @guards.tool(app, STARTS_MODEL_WORK)
     async def evaluate_skill(ctx: Context, config_path: ConfigArg,
@@ -133,19 +178,19 @@ def register(app: MCPServer, config: ServerConfig) -> None:
 
         Runs as a job; if it is not done within wait_seconds the job id is returned and job_status
         gives the scores later. Writes an eval-<id> run directory; never changes the skill."""
-        extra = guards.overrides(overrides)
+        guards.overrides(overrides)
         cfg = guards.config_arg(config, config_path)
-        skill = guards.existing_file(config, skill_path, "skill_path") if skill_path else None
-        settings = await anyio.to_thread.run_sync(_settings, cfg, extra)
+        skill = guards.skill_file(config, skill_path, "skill_path") if skill_path else None
+        settings, extra = await _checked_settings(config, cfg, overrides)
         run_id = jobs.new_job_id()
-        root = guards.in_cwd(config, str(settings.output.root))
-        argv = [*SKILLOPT, "eval", "--config", cfg, "--split", split, *_sets(extra),
+        root, notes = _output_root(config, settings)
+        argv = [*SKILLOPT, "eval", "--config", cfg, "--split", split, *_sets(_not_output(extra)),
                 *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
         if skill is not None:
             argv[4:4] = ["--skill", str(skill)]
         job = jobs.start("evaluate", argv, cwd=config.cwd, label=f"eval {split} ({skill or 'seed skill'})",
                          run_dir=str(root / settings.env.name / f"eval-{run_id}"))
-        return await _started(job, wait_seconds, ctx)
+        return await _started(job, wait_seconds, ctx, notes)
 
     @guards.tool(app, READ_ONLY)
     async def job_status(ctx: Context, job_id: JobId | None = None, wait_seconds: Wait = 0) -> JobList:
@@ -155,13 +200,13 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         if job_id is None:
             if wait_seconds:
                 raise ToolError("wait_seconds needs a job_id.")
-            records = jobs.list_jobs()
+            records = visible_jobs(config)
             active = sum(1 for j in records if j.active)
             shown = [j for i, j in enumerate(records) if i < LISTED_JOBS or j.active]
             more = f" (the newest {len(shown)} shown)" if len(shown) < len(records) else ""
             return JobList(jobs=[job_info(j, detail=False) for j in shown],
                            message=f"{len(records)} jobs, {active} running{more}.")
-        job = await _lookup(job_id)
+        job = await _lookup(config, job_id)
         if wait_seconds > 0 and job.active:
             job = await follow(job_id, wait_seconds, reporter(ctx))
         return JobList(jobs=[job_info(job)])
@@ -172,7 +217,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
         """Stop a running job cleanly (SIGINT, like Ctrl-C). A training run stops at its next
         checkpoint and stays resumable with train_skill(resume=...). Cancelling an ended job
         changes nothing."""
-        job = await _lookup(job_id)
+        job = await _lookup(config, job_id)
         if not job.active:
             info = job_info(job)
             info.next = f"job {job_id} had already ended ({job.state}); nothing was changed. " + info.next
@@ -211,11 +256,17 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                          recent_events=[event_line(e) for e in events])
 
 
-async def _lookup(job_id: str) -> jobs.JobRecord:
+async def _lookup(config: ServerConfig, job_id: str) -> jobs.JobRecord:
     try:
-        return jobs.read(job_id)
+        job = jobs.read(job_id)
     except jobs.JobError as exc:
         raise ToolError(str(exc)) from None
+    if not visible(config, job):
+        if job.spec.kind == "sleep_run":
+            raise guards.out_of_scope(config, f"job {job_id} (a night)", job.spec.project)
+        raise ToolError(f"job {job_id} writes {job.spec.run_dir}, outside this server's output folders "
+                        f"({', '.join(str(p) for p in config.outputs)}); job_status without an id lists its jobs.")
+    return job
 
 
 def _resolve(config: ServerConfig, ref: str) -> rd.RunRef:
@@ -225,11 +276,9 @@ def _resolve(config: ServerConfig, ref: str) -> rd.RunRef:
         raise ToolError(str(exc)) from None
 
 
-def _pinned(extra: list[str], root: Path, run_id: str) -> list[str]:
-    """The output root and run id, made explicit so the job's run directory is known up front."""
-    given = {v.split("=", 1)[0] for v in extra}
-    pinned = [] if "output.root" in given else [f"output.root={root}"]
-    return pinned + ([] if "output.run_id" in given else [f"output.run_id={run_id}"])
+def _not_output(extra: list[str]) -> list[str]:
+    """The overrides without the output folder and run id, which the server pins itself (checked)."""
+    return [v for v in extra if v.split("=", 1)[0].strip() not in ("output.root", "output.run_id")]
 
 
 def _sets(values: list[str]) -> list[str]:

@@ -4,9 +4,16 @@ It reads the hook's JSON on stdin (``session_id``, ``transcript_path``, ``cwd``,
 ``hook_event_name``, ``reason``), notes ``transcript_path`` in ``noted_files`` and
 returns at once. It never fails the agent: it always exits 0; input it cannot use
 is logged (bounded, no transcript text) to ``logs/hook.log`` in the data directory.
-If the index is busy (a harvest is writing), the note goes to ``noted-spool.jsonl``,
-which the next harvest reads first. Notes from the hook are hints for the night;
-the watcher, not the hook, is what lets a harvest skip its full scan.
+If the index is busy (a harvest is writing), missing or older than noted files,
+the note goes to ``noted-spool.jsonl``, which the next harvest reads first. Notes
+from the hook are hints for the night; the watcher, not the hook, is what lets a
+harvest skip its full scan.
+
+It must be quick: Claude Code gives all SessionEnd hooks together 1.5 s unless the
+person's own settings allow more (docs/sleep-plugins.md). So it loads only the
+standard library, ``sqlite3`` and :mod:`sleep.paths` (``skillopt-sleep`` runs it
+before building its parser, :func:`sleep.cli.main`), never creates or migrates the
+index, and waits at most :data:`BUSY_MS` for it.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from sleep import paths
 
 MAX_INPUT = 1 << 20
 MAX_LOG = 256 << 10
-BUSY_MS = 250
+BUSY_MS = 50  # then the spool: a harvest holding the index must not hold the session's exit
 SPOOL = "noted-spool.jsonl"
 HOST = "claude-code"
 
@@ -57,30 +64,41 @@ def transcript_of(text: str) -> tuple[str | None, str]:
     return path, ""
 
 
-def note_path(path: str) -> str:
-    """Note ``path`` in the index, or in the spool when the index is busy; says which."""
-    from sleep.index import Index, _now
+def _now() -> str:
+    """UTC now, ISO 8601 with milliseconds (the index's format)."""
+    ms = time.time_ns() // 1_000_000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
 
+
+def note_path(path: str) -> str:
+    """Note ``path`` in the index, or in the spool when the index is busy, missing or older; says which."""
     index_path = paths.index_path()
-    if not index_path.exists():
-        with Index.open(index_path):  # creates it (nobody else is writing a file that does not exist)
-            pass
     row = (path, HOST, _now(), "hook")
-    try:
-        conn = sqlite3.connect(str(index_path), timeout=BUSY_MS / 1000, isolation_level=None)
+    if index_path.exists():
         try:
-            if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 6:
-                raise sqlite3.OperationalError("the index predates noted files")
-            conn.execute("INSERT INTO noted_files (path, host, noted_at, version, source) VALUES (?,?,?,1,?)"
-                         " ON CONFLICT(path) DO UPDATE SET noted_at=excluded.noted_at,"
-                         " version=noted_files.version+1, source=excluded.source", row)
-        finally:
-            conn.close()
-        return "noted"
-    except sqlite3.Error:
-        with open(paths.data_dir() / SPOOL, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"path": path, "host": HOST, "noted_at": row[2]}) + "\n")
-        return "spooled"
+            # mode=rw: the hook never creates the index (nor migrates it); a harvest does.
+            uri = Path(os.path.abspath(index_path)).as_uri() + "?mode=rw"
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, isolation_level=None)
+            try:
+                conn.execute("PRAGMA synchronous=NORMAL")  # no fsync for a hint (the index is WAL)
+                if int(conn.execute("PRAGMA user_version").fetchone()[0]) < 6:
+                    raise sqlite3.OperationalError("the index predates noted files")
+                conn.execute("INSERT INTO noted_files (path, host, noted_at, version, source) VALUES (?,?,?,1,?)"
+                             " ON CONFLICT(path) DO UPDATE SET noted_at=excluded.noted_at,"
+                             " version=noted_files.version+1, source=excluded.source", row)
+            finally:
+                conn.close()
+            return "noted"
+        except sqlite3.Error:
+            pass
+    paths.data_dir().mkdir(mode=0o700, parents=True, exist_ok=True)
+    line = json.dumps({"path": path, "host": HOST, "noted_at": row[2]}) + "\n"
+    fd = os.open(paths.data_dir() / SPOOL, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return "spooled"
 
 
 def session_end(stdin: IO[str] | None = None) -> int:

@@ -16,7 +16,7 @@ import re
 import signal
 import sys
 import time
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
 
@@ -158,3 +158,50 @@ def stop_jobs(skillopt_home: Path) -> None:
                     os.kill(child, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def http_server(cwd: Path, *args: str, port: int | None = None):
+    """``skillopt-sleep mcp --http`` on a free loopback port, until the block ends: yields (process, port)."""
+    import socket
+    import subprocess
+
+    port = port or free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "sleep.cli", "mcp", "--http", "--port", str(port), *args],
+                            cwd=cwd, env=server_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            time.sleep(0.1)
+        yield proc, port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def http_client(port: int, token: str | None = None, origin: str | None = None) -> Client:
+    """The SDK's client over streamable HTTP, sending the bearer token and an Origin when given."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    if origin is not None:
+        headers["Origin"] = origin
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+    transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)
+    return Client(transport, mode="legacy")

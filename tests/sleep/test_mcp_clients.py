@@ -38,7 +38,7 @@ def test_inspector_cli_calls_a_tool(tmp_path: Path) -> None:
                "--tool-name", "list_runs"], tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout)["structuredContent"] == {
-        "runs": [], "roots": [str(tmp_path / "outputs")], "truncated": False}
+        "runs": [], "roots": [str(Path(os.environ["SKILLOPT_HOME"]) / "runs")], "truncated": False}
 
 
 def test_claude_mcp_add_then_list_reports_connected(tmp_path: Path) -> None:

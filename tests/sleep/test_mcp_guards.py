@@ -85,11 +85,11 @@ async def test_a_run_id_of_dots_is_refused(tmp_path: Path) -> None:
         "'..' is not a valid run id (letters, digits, '.', '_' and '-'; no '..').")
 
 
-async def test_a_run_path_outside_the_output_folders_is_refused(tmp_path: Path) -> None:
+async def test_a_run_path_outside_the_output_folders_is_refused(tmp_path: Path, homes) -> None:
     elsewhere = tmp_path / "elsewhere" / "env" / "r1"
     elsewhere.mkdir(parents=True)
     message = await _error(tmp_path, "get_run", {"run": str(elsewhere)})
-    assert message == (f"{elsewhere} is outside the known output folders ({tmp_path / 'outputs'}); runs are read "
+    assert message == (f"{elsewhere} is outside the known output folders ({homes.skillopt / 'runs'}); runs are read "
                        "only there (start the server with --outputs DIR to add one).")
 
 
@@ -104,7 +104,7 @@ async def test_a_symlinked_run_directory_leading_out_is_not_listed_or_read(tmp_p
     outside = _fake_run(tmp_path / "secret" / "env" / "s1")
     (tmp_path / "outputs" / "env").mkdir(parents=True)
     os.symlink(outside, tmp_path / "outputs" / "env" / "s1")
-    async with connect(cwd=tmp_path) as client:
+    async with connect("--outputs", "outputs", cwd=tmp_path) as client:
         runs = await call(client, "list_runs")
         by_id = await call_error(client, "get_run", {"run": "s1"})
         by_path = await call_error(client, "get_run", {"run": str(tmp_path / "outputs" / "env" / "s1")})
@@ -117,7 +117,7 @@ async def test_a_symlinked_file_inside_a_run_is_not_read(tmp_path: Path) -> None
     run = _fake_run(tmp_path / "outputs" / "env" / "r1")
     (tmp_path / "private.md").write_text("not for the agent")
     os.symlink(tmp_path / "private.md", run / "best_skill.md")
-    async with connect(cwd=tmp_path) as client:
+    async with connect("--outputs", "outputs", cwd=tmp_path) as client:
         detail = await call(client, "get_run", {"run": "r1"})
     assert detail["best_skill"] is None
 
@@ -179,7 +179,7 @@ async def test_schedule_refuses_a_malformed_time(tmp_path: Path) -> None:
 
 async def test_a_resource_uri_climbing_out_is_refused(tmp_path: Path) -> None:
     _fake_run(tmp_path / "outputs" / "env" / "r1")
-    async with connect(cwd=tmp_path) as client:
+    async with connect("--outputs", "outputs", cwd=tmp_path) as client:
         with pytest.raises(MCPError):
             await client.read_resource("skillopt://runs/..%2F..%2Fetc/history")
         await call(client, "job_status")

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from mcp_testutil import connect, server_env
+from mcp_testutil import connect, http_client, http_server, server_env
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "mcp_tools_list.json"
 TOOLS = {"train_skill", "evaluate_skill", "job_status", "cancel_job", "list_runs", "get_run", "sleep_harvest",
@@ -87,34 +85,13 @@ async def test_resources_and_the_prompt_are_listed(tmp_path: Path) -> None:
     assert [(p.name, [a.name for a in p.arguments or []]) for p in prompts.prompts] == [("morning-review", ["project"])]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-async def test_streamable_http_on_loopback_initializes_and_lists_tools(tmp_path: Path) -> None:
-    from mcp.client.client import Client
-
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "sleep.cli", "mcp", "--http", "--port", str(port)], cwd=tmp_path,
-                            env=server_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
-            time.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+async def test_streamable_http_on_loopback_initializes_and_lists_tools(tmp_path: Path, homes) -> None:
+    with http_server(tmp_path) as (proc, port):
+        token = (homes.skillopt / "mcp-http-token").read_text().strip()
+        async with http_client(port, token) as client:
             assert client.server_info is not None and client.server_info.name == "skillopt"
             listed = await client.list_tools()
             status = await client.call_tool("job_status", {})
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     assert {t.name for t in listed.tools} == TOOLS
     assert status.structured_content == {"jobs": [], "message": "0 jobs, 0 running."}
     assert proc.stdout is not None and proc.stdout.read() == b""  # logs go to stderr and the log file

@@ -45,9 +45,13 @@ async def test_list_proposals_of_a_configured_project_only(tmp_path: Path) -> No
     other = make_repo(tmp_path / "other")
     async with connect("--project", str(other), cwd=tmp_path) as client:
         mine = await call(client, "list_proposals")
-        named = await call(client, "list_proposals", {"project": str(repo)})
+        named = await call_error(client, "list_proposals", {"project": str(repo)})
+    async with connect(cwd=tmp_path) as client:
+        unscoped = await call(client, "list_proposals", {"project": str(repo)})
     assert mine == {"proposals": [], "message": "0 proposals, 0 pending review."}
-    assert [p["id"] for p in named["proposals"]] == [tests.id, lint.id]
+    assert named == (f"Error executing tool list_proposals: project {str(repo)!r} is outside this server's "
+                     f"projects ({other}); start a server with --project for it.")
+    assert [p["id"] for p in unscoped["proposals"]] == [tests.id, lint.id]
 
 
 async def test_show_proposal_gives_the_report_and_the_staged_diff(tmp_path: Path) -> None:

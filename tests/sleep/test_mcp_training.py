@@ -31,7 +31,7 @@ async def test_train_skill_runs_to_completion_with_progress(tmp_path: Path) -> N
     async def progress(value: float, total: float | None, message: str | None) -> None:
         seen.append((value, total, message))
 
-    async with connect(cwd=tmp_path, env=fake_copilot_env(tmp_path, delay=0.2)) as client:
+    async with connect("--outputs", "out", cwd=tmp_path, env=fake_copilot_env(tmp_path, delay=0.2)) as client:
         started = await call(client, "train_skill", {"config_path": "config.yaml"})
         assert started["state"] in ("starting", "running")
         status = await call(client, "job_status", {"job_id": started["job_id"], "wait_seconds": 240},
@@ -50,18 +50,19 @@ async def test_train_skill_runs_to_completion_with_progress(tmp_path: Path) -> N
                           "best_source": "step 1", "best_reason": "full val 1.000 > previous best 0.000",
                           "error": "", "failed_items": 0, "usage": job["train_summary"]["usage"]},
         "eval_scores": None, "night": None, "error": None,
-        "next": "get_run(run='<tmp>/out/jsonl_tasks/t1') shows its history and best skill.",
+        "next": "get_run(run='<tmp>/out/jsonl_tasks/t1') shows its history and best skill.", "notes": [],
     }
     assert job["recent_events"][-1] == "Done (completed) after 2 steps; best val 1.00"
     values = [v for v, _, _ in seen]
     assert len(seen) >= 3 and values == sorted(values) and len(set(values)) == len(values), seen
     assert any(m and m.startswith("[Step 1/2]") for _, _, m in seen), seen
-    assert seen[-1][1] == 2.0 and seen[-1][0] >= 2.0 and seen[-1][2].endswith("completed")
+    assert all(v <= total for v, total, _ in seen if total is not None), seen
+    assert seen[-1][1] == 2.0 and seen[-1][0] == 2.0 and seen[-1][2].endswith("completed")
 
 
 async def test_cancel_job_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
     config = scripted_config(tmp_path, steps=4, slow=True, run_id="c1")
-    async with connect(cwd=tmp_path, env=fake_copilot_env(tmp_path, delay=1.0)) as client:
+    async with connect("--outputs", "out", cwd=tmp_path, env=fake_copilot_env(tmp_path, delay=1.0)) as client:
         job_id = (await call(client, "train_skill", {"config_path": str(config)}))["job_id"]
         for _ in range(1200):  # until step 1 has finished and step 2 has begun
             job = (await call(client, "job_status", {"job_id": job_id}))["jobs"][0]
@@ -120,7 +121,7 @@ async def test_evaluate_skill_returns_scores(tmp_path: Path) -> None:
     scripted_config(tmp_path)
     skill = tmp_path / "yes.md"
     skill.write_text("---\nname: yes-skill\ndescription: says yes\n---\n\nAlways reply yes.\n")
-    async with connect(cwd=tmp_path) as client:
+    async with connect("--outputs", "out", cwd=tmp_path) as client:
         result = await call(client, "evaluate_skill", {"config_path": "config.yaml", "skill_path": "yes.md",
                                                         "split": "val", "wait_seconds": 240})
     assert result["state"] == "completed"
@@ -153,7 +154,7 @@ async def test_list_runs_get_run_and_resources_read_a_finished_run(tmp_path: Pat
     assert best.contents[0].text == detail["best_skill"]
 
 
-async def test_concurrent_read_only_calls_all_answer(tmp_path: Path) -> None:
+async def test_concurrent_read_only_calls_all_answer(tmp_path: Path, homes: Homes) -> None:
     import anyio
 
     results: list[dict] = []
@@ -165,12 +166,12 @@ async def test_concurrent_read_only_calls_all_answer(tmp_path: Path) -> None:
         async with anyio.create_task_group() as tg:
             for _ in range(20):
                 tg.start_soon(one, client)
-    assert results == [{"runs": [], "roots": [str(tmp_path / "outputs")], "truncated": False}] * 20
+    assert results == [{"runs": [], "roots": [str(homes.skillopt / "runs")], "truncated": False}] * 20
 
 
 async def test_train_skill_refuses_a_run_directory_that_holds_a_run(tmp_path: Path) -> None:
     scripted_config(tmp_path, run_id="x1")
-    async with connect(cwd=tmp_path) as client:
+    async with connect("--outputs", "out", cwd=tmp_path) as client:
         await call(client, "train_skill", {"config_path": "config.yaml", "wait_seconds": 240})
         message = await call_error(client, "train_skill", {"config_path": "config.yaml"})
     run_dir = tmp_path / "out" / "jsonl_tasks" / "x1"

@@ -52,7 +52,11 @@ def test_the_plugins_skill_and_command_have_different_names() -> None:
     assert commands == {"skillopt-sleep"} and skills and not skills & commands
 
 
-def test_the_command_offers_each_subcommand_and_allows_only_skillopt_sleep() -> None:
+# Decisions the person confirms in Claude Code's own permission prompt, never pre-approved.
+ASK_FIRST = {"adopt", "reject"}
+
+
+def test_the_command_offers_each_subcommand_and_pre_approves_only_skillopt_sleep_reads_and_runs() -> None:
     meta, body = front_matter(CLAUDE_PLUGIN / "commands" / "skillopt-sleep.md")
     hint_words = re.findall(r"[a-z][a-z-]+", meta["argument-hint"])
     assert [w for w in hint_words if w in SUBCOMMANDS] == SUBCOMMANDS
@@ -61,10 +65,17 @@ def test_the_command_offers_each_subcommand_and_allows_only_skillopt_sleep() -> 
     assert all(allowed), f"a rule beyond `skillopt-sleep SUBCOMMAND`: {rules}"
     allowed_subs = {m.group(1) for m in allowed}
     run_in_body = set(re.findall(r"`skillopt-sleep ([a-z-]+)", body))
-    assert run_in_body == allowed_subs, "every command the body runs is allowed, and nothing else"
+    assert allowed_subs == run_in_body - ASK_FIRST, "every command the body runs is allowed, but adopt and reject"
     for sub in SUBCOMMANDS:
         assert f"- `{sub}" in body, f"no instructions for `{sub}`"
     assert "$ARGUMENTS" in body
+
+
+def test_only_the_person_can_invoke_the_command() -> None:
+    # Claude Code 2.1.197's own schema: "disable-model-invocation: If true, the model cannot invoke
+    # this via the Skill tool; only users can type the slash command."
+    meta, _ = front_matter(CLAUDE_PLUGIN / "commands" / "skillopt-sleep.md")
+    assert meta["disable-model-invocation"] is True
 
 
 def _cli_mentions() -> list[tuple[str, str, list[str]]]:
@@ -165,6 +176,55 @@ def test_uninstall_and_marketplace_remove_leave_nothing_installed(tmp_path: Path
     assert gone.returncode == 0, gone.stdout + gone.stderr
     assert json.loads(run([claude, "plugin", "list", "--json"], tmp_path).stdout) == []
     assert "skillopt" not in run([claude, "plugin", "marketplace", "list"], tmp_path).stdout
+
+
+class _RecordingModelServer:
+    """A stand-in for the Anthropic API on loopback that records each request and refuses it,
+    so `claude -p` shows what it would send the model without a login or the network."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.bodies: list[bytes] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                outer.bodies.append(self.rfile.read(int(self.headers.get("content-length", 0))))
+                reply = json.dumps({"type": "error", "error": {"type": "invalid_request_error",
+                                                               "message": "offline test"}}).encode()
+                self.send_response(400)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_model_is_offered_the_guide_but_not_the_command(tmp_path: Path) -> None:
+    claude = npm_tool("claude")
+    _install(claude)
+    model = _RecordingModelServer()
+    try:
+        env = {**client_env(), "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-offline-test"}
+        run([claude, "-p", "hello", "--max-turns", "1"], tmp_path, env=env, timeout=180)
+    finally:
+        model.close()
+    sent = b"\n".join(model.bodies).decode("utf-8", "replace")
+    assert "skillopt-sleep:skillopt-sleep-guide" in sent, "claude -p never listed the plugin's skills"
+    assert not re.search(r"skillopt-sleep:skillopt-sleep(?!-guide)", sent), "the model is offered /skillopt-sleep"
 
 
 @pytest.mark.parametrize("found_by", ["PATH", "SKILLOPT_SLEEP_BIN"])

@@ -82,7 +82,10 @@ def test_without_codex_on_path_config_toml_is_edited_and_codex_reads_it(tmp_path
     assert out.returncode == 0, out.stderr
     assert "created ([mcp_servers.skillopt] runs" in out.stdout and "by a TOML edit" in out.stdout
     config = homes.codex / "config.toml"
-    assert toml_loads(config.read_text()) == {"mcp_servers": {"skillopt": {"command": EXE, "args": ["mcp"]}}}
+    from sleep.mcp.launch import SERVER_ENV_VARS, TOOL_TIMEOUT_S
+
+    assert toml_loads(config.read_text()) == {"mcp_servers": {"skillopt": {
+        "command": EXE, "args": ["mcp"], "env_vars": list(SERVER_ENV_VARS), "tool_timeout_sec": TOOL_TIMEOUT_S}}}
     assert codex_servers(env_with(codex_on_path=True), tmp_path)["skillopt"]["transport"]["command"] == EXE
 
     assert bash(CODEX_INSTALL, "--uninstall", env=env, cwd=tmp_path).returncode == 0
@@ -156,3 +159,86 @@ def test_codex_shows_the_installed_skill_to_its_model_and_not_after_uninstall(tm
     assert "/skillopt-sleep/SKILL.md)" in seen  # the skill's file, under the skills root Codex names
     assert bash(CODEX_INSTALL, "--uninstall", env=env, cwd=tmp_path).returncode == 0
     assert "skillopt-sleep: " not in model_sees()
+
+
+# ----- what Codex gives the server it starts ---------------------------------------------
+
+# A model provider on a closed loopback port: `codex exec` starts the MCP servers, then fails
+# to reach the model (no network, no login). Codex's provider keys: model_providers.<id>.
+OFFLINE_PROVIDER = ('model = "gpt-test"\nmodel_provider = "offline"\n\n[model_providers.offline]\n'
+                    'name = "offline"\nbase_url = "http://127.0.0.1:9/v1"\nwire_api = "responses"\n'
+                    'env_key = "OFFLINE_KEY"\nrequest_max_retries = 0\nstream_max_retries = 0\n')
+RECORDER = """#!/bin/sh
+# Records the environment Codex starts the server with, then runs the real server.
+env > "{log}"
+exec "{exe}" "$@"
+"""
+
+
+def _codex_starts_the_server(tmp_path: Path, env: dict[str, str], recorded: Path) -> dict[str, str]:
+    """Run `codex exec` until it has started the registered server; the environment the server got."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen([npm_tool("codex"), "exec", "--skip-git-repo-check", "say hi"], cwd=tmp_path, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (recorded.exists() and recorded.read_text().endswith("\n")) and time.monotonic() < deadline:
+            assert proc.poll() is None or recorded.exists(), proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+            time.sleep(0.2)
+        time.sleep(0.5)  # the recorder has finished writing
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait(timeout=30)
+    assert recorded.exists(), "codex exec never started the server"
+    return dict(line.split("=", 1) for line in recorded.read_text().splitlines() if "=" in line)
+
+
+async def test_codex_starts_the_server_with_the_data_dir_and_it_sees_the_same_proposals(
+        tmp_path: Path, homes: Homes) -> None:
+    from proposal_testutil import CANDIDATE, SKILL, make_repo, report
+
+    from sleep.proposals import stage
+
+    staged = stage(make_repo(tmp_path / "app") / SKILL, CANDIDATE, report())  # in this test's SKILLOPT_HOME
+    recorded = tmp_path / "server-env.txt"
+    recorder = tmp_path / "bin" / "skillopt-sleep-recorder"
+    recorder.parent.mkdir()
+    recorder.write_text(RECORDER.format(log=recorded, exe=EXE))
+    recorder.chmod(0o755)
+    homes.codex.mkdir(parents=True)
+    (homes.codex / "config.toml").write_text(OFFLINE_PROVIDER)
+    env = {**env_with(codex_on_path=True), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+           "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"), "NOT_FOR_THE_SERVER": "1", "OFFLINE_KEY": "x"}
+    out = run([EXE, "integrate", "codex", "--command", str(recorder), "--skill", str(CODEX_SKILL)], tmp_path,
+              env=env)
+    assert out.returncode == 0, out.stderr
+
+    seen = _codex_starts_the_server(tmp_path, env, recorded)
+
+    assert "NOT_FOR_THE_SERVER" not in seen  # Codex forwards only its short list and env_vars
+    assert {k: seen.get(k) for k in ("SKILLOPT_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CODEX_HOME",
+                                     "CLAUDE_CONFIG_DIR")} == {k: env[k] for k in (
+        "SKILLOPT_HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR")}
+    params = StdioServerParameters(command=EXE, args=["mcp"], env=seen, cwd=str(tmp_path))
+    async with Client(params, mode="legacy") as client:
+        listed = (await client.call_tool("list_proposals", {})).structured_content
+    assert [p["id"] for p in listed["proposals"]] == [staged.id]
+
+
+def test_codex_reads_the_tool_timeout_and_the_forwarded_names(tmp_path: Path, homes: Homes) -> None:
+    from sleep.mcp.launch import MAX_WAIT_S, SERVER_ENV_VARS
+
+    env = env_with(codex_on_path=True)
+    assert bash(CODEX_INSTALL, env=env, cwd=tmp_path).returncode == 0
+    got = run([npm_tool("codex"), "mcp", "get", "skillopt", "--json"], tmp_path, env=env)
+    assert got.returncode == 0, got.stderr[-2000:]
+    entry = json.loads(got.stdout)
+    assert entry["transport"]["env_vars"] == list(SERVER_ENV_VARS)
+    assert entry["tool_timeout_sec"] > MAX_WAIT_S  # evaluate_skill waits 60 s, Codex's default timeout

@@ -70,7 +70,9 @@ def test_with_a_real_session_end_it_exits_zero_fast_and_notes_the_session(tmp_pa
     project.mkdir()
     event = a_finished_session(homes, project)
     env = plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}")
-    run_hook(hook_command(), b"{}", env, project)  # the first run creates the index; time the usual case
+    from sleep.index import Index
+
+    Index.open().close()  # the index exists, as after any harvest: time the usual case
 
     done, elapsed = run_hook(hook_command(), json.dumps(event).encode(), env, project)
 
@@ -100,3 +102,36 @@ def test_without_skillopt_installed_the_hook_never_fails_the_session(tmp_path: P
     assert done.returncode == 0
     assert b"SkillOpt is not installed" in done.stderr
     assert elapsed < FAST_S
+
+
+# What the hook loads decides how fast it is (Claude Code gives every SessionEnd hook together
+# 1.5 s; bench/hook.py measures the time). Counted here, not timed.
+LOADED = ("import sys\nfrom sleep.cli import main\nmain(['hook', 'session-end'])\n"
+          "print(' '.join(sorted(m for m in sys.modules if m == 'sleep' or m.startswith(('sleep.', "
+          "'skillopt_core', 'git', 'yaml', 'pydantic', 'platformdirs.android')))))\n")
+
+
+def test_the_hook_loads_only_the_standard_library_sqlite_and_the_data_dir(tmp_path: Path, homes: Homes) -> None:
+    needs_the_hook()
+    from sleep.index import Index
+
+    Index.open().close()
+    event = a_finished_session(homes, tmp_path)
+    done = subprocess.run([sys.executable, "-c", LOADED], input=json.dumps(event), capture_output=True, text=True,
+                          timeout=60, env=plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["sleep", "sleep.cli", "sleep.lock", "sleep.paths", "sleep.scheduler",
+                                   "sleep.scheduler.hook"]
+    assert noted(homes, event["transcript_path"])
+
+
+def test_without_an_index_the_hook_spools_the_note_and_creates_nothing_else(tmp_path: Path, homes: Homes) -> None:
+    needs_the_hook()
+    event = a_finished_session(homes, tmp_path)
+    done, _ = run_hook(hook_command(), json.dumps(event).encode(),
+                       plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in homes.skillopt.iterdir()) == ["noted-spool.jsonl"]
+    [line] = (homes.skillopt / "noted-spool.jsonl").read_text().splitlines()
+    assert json.loads(line)["path"] == event["transcript_path"]
+    assert (homes.skillopt / "noted-spool.jsonl").stat().st_mode & 0o077 == 0  # private, like the index
