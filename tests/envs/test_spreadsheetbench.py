@@ -10,6 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from openpyxl import Workbook
@@ -137,6 +141,37 @@ def test_the_bwrap_sandbox_has_no_network_and_no_keys(tmp_path, monkeypatch) -> 
             "wb = Workbook(); wb.active.title = 'Sheet1'; wb.active['A1'] = net + ':' + os.environ.get('OPENAI_API_KEY', 'nokey'); wb.save(sys.argv[2])\n")
     gold = workbook(tmp_path / "1_x_golden.xlsx", [["closed:nokey"]])
     assert run_case(code, inp, gold, "A1", 20, env.launcher).passed
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+@pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs a virtualenv to copy")
+def test_the_bwrap_sandbox_runs_an_interpreter_that_lives_under_tmp(tmp_path) -> None:
+    """CI's virtualenv is under /tmp, which the sandbox mounts as a fresh tmpfs:
+    the interpreter's own folders are bound back (a venv under /tmp built of links
+    to this one, as python -m venv lays it out)."""
+    venv = Path(tempfile.mkdtemp(prefix="skillopt-venv-", dir="/tmp"))
+    try:
+        shutil.copyfile(Path(sys.prefix) / "pyvenv.cfg", venv / "pyvenv.cfg")
+        (venv / "bin").mkdir()
+        (venv / "bin" / "python").symlink_to(Path(sys.executable).resolve())
+        lib = f"lib/python{sys.version_info[0]}.{sys.version_info[1]}"
+        (venv / lib).mkdir(parents=True)
+        (venv / lib / "site-packages").symlink_to(Path(sys.prefix) / lib / "site-packages")
+        inp, gold = tmp_path / "1_x_init.xlsx", tmp_path / "1_x_golden.xlsx"
+        workbook(inp, [[1]])
+        workbook(gold, [["ran"]])
+        code = ("import sys\nfrom openpyxl import Workbook\n"
+                "wb = Workbook(); wb.active.title = 'Sheet1'; wb.active['A1'] = 'ran'; wb.save(sys.argv[2])\n")
+        probe = ("import sys, shutil\n"
+                 "from pathlib import Path\n"
+                 "from skillopt_core.envs.spreadsheetbench.execute import BwrapSandbox, run_case\n"
+                 f"r = run_case({code!r}, Path({str(inp)!r}), Path({str(gold)!r}), 'A1', 20, BwrapSandbox(shutil.which('bwrap')))\n"
+                 "print(sys.prefix, r.passed, r.problem)\n")
+        out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split()[:2] == [str(venv), "True"], out.stdout
+    finally:
+        shutil.rmtree(venv)
 
 
 def test_local_config_trains_offline(tmp_path, capsys) -> None:

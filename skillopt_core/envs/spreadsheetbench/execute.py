@@ -51,9 +51,28 @@ class BwrapSandbox:
 
     def __call__(self, argv: list[str], workdir: Path) -> list[str]:
         work = str(workdir)
+        # /tmp is a fresh tmpfs inside, so an interpreter or a checkout that lives
+        # under /tmp (a CI virtualenv, say) is bound back, read-only.
+        back = [arg for path in interpreter_paths_under_tmp() for arg in ("--ro-bind", path, path)]
         return [self.bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
-                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *back,
                 "--bind", work, work, "--chdir", work, "--", *argv]
+
+
+def interpreter_paths_under_tmp() -> list[str]:
+    """The outermost existing folders under /tmp that this interpreter runs from
+    or imports from (its prefixes, its ``sys.path``), shortest first."""
+    tmp = Path("/tmp")
+    found: set[Path] = set()
+    for entry in (sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).parent), *sys.path):
+        path = Path(entry or ".").absolute()
+        if path != tmp and tmp in path.parents and path.is_dir():
+            found.add(path)
+    kept: list[Path] = []
+    for path in sorted(found, key=lambda p: len(p.parts)):
+        if not any(k in path.parents for k in kept):
+            kept.append(path)
+    return [str(p) for p in kept]
 
 
 NO_SANDBOX = NoSandbox()
