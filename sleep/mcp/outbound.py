@@ -3,9 +3,11 @@
 Tool results (text content and structured content), resource contents, prompt
 texts, progress messages and error messages are filtered by this one function
 before they leave the process, so a secret in a run's files, a job's stderr
-or a proposal's report never reaches the client. Today the filter is the
-harvest's redactor (:class:`sleep.redact.Redactor`); a stronger filter is
-swapped in here, and only here. The walkers below apply it to every string of
+or a proposal's report never reaches the client. The filter is the one
+everything leaving the data directory passes: every secret value a harvest
+ever redacted (remembered as keyed hashes, :mod:`sleep.known_secrets`) is
+replaced wherever it stands, then the harvest's redactor
+(:class:`sleep.redact.Redactor`) runs; it is swapped here, and only here. The walkers below apply it to every string of
 a result (never to keys), passing the key as context.
 """
 
@@ -27,10 +29,14 @@ def outbound(text: str, context: str = "") -> str:
     ``context`` is the label the text is shown under (a JSON key such as
     ``skill_hash``): the filter reads it like the words before a value on a
     line, which tells a content hash from a token, and it is not returned."""
+    from sleep import known_secrets, paths
     from sleep.redact import Redactor
 
     if not text:
         return text
+    known = known_secrets.cached(paths.index_path())  # an unreadable index raises: nothing leaves unchecked
+    if known is not None:
+        text, _ = known.scrub(text)
     if context:
         label = context.replace("_", " ").replace("-", " ") + ": "  # read as words: `skill hash: <hex>`
         out = Redactor().redact(label + text)

@@ -180,5 +180,6 @@ def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | boo
     app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol)],
                     exception_handlers={404: not_found, HTTPException: http_error, Exception: server_error})
     app.state.ui = state
+    outbound.use_index(index_path)  # the secrets this index remembers are never shown
     outbound.warm()
     return app

@@ -10,10 +10,14 @@ what may leave. The page builders apply it to the texts they display (see
 :mod:`sleep.ui.review_pages`, :mod:`sleep.ui.live`): typed view values are
 built from the files, and each of their strings goes through here once.
 
-Today the filter is the harvester's redactor (:class:`sleep.redact.Redactor`).
-A stronger one (for instance one that also knows the secrets the harvester has
-redacted before) replaces the body of :func:`_filter`; when what it knows
-changes, call :func:`forget` so no page keeps an answer it gave earlier.
+The filter is the one everything leaving the data directory passes
+(:func:`sleep.redact.scrub_outbound`): every secret value a harvest of the
+index ever redacted (remembered as keyed hashes, :mod:`sleep.known_secrets`)
+is replaced wherever it stands, then the harvester's redactor runs. The
+remembered set is looked at again at most every :data:`RECHECK_SECONDS` (and
+at once when the index in use changes); when it changed, every memoised
+answer is dropped (:func:`forget`), so a secret harvested while the dashboard
+runs is filtered from the next page on.
 
 Cost: the redactor reads about 1 MB/s of prose and ~10-20 µs per short string,
 so short strings (most texts of a page repeat: stage names, actions, roles)
@@ -27,10 +31,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+import time
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-__all__ = ["forget", "outbound", "scrub"]
+__all__ = ["forget", "outbound", "scrub", "use_index"]
 
 MEMO_CHARS = 512  # strings up to this length are memoised
 MEMO_ENTRIES = 65_536
@@ -38,10 +44,51 @@ MEMO_ENTRIES = 65_536
 _HEX = re.compile(r"[0-9a-f]{7,64}")
 _local = threading.local()
 _generation = [0]  # bumped by forget(): caches built before it are not reused
+RECHECK_SECONDS = 0.25  # how stale the remembered-secret set may be (a few stat calls per look)
+
+
+class _Known:
+    """The remembered secrets of the index in use, looked up again at most every RECHECK_SECONDS."""
+
+    def __init__(self) -> None:
+        self.index: Path | None = None  # None: the data directory's index (paths.index_path(), per call)
+        self.lock = threading.Lock()
+        self.path: Path | None = None
+        self.checked = float("-inf")
+        self.value: Any = None
+
+    def current(self) -> Any:
+        from sleep import known_secrets, paths
+
+        path = self.index or paths.index_path()
+        now = time.monotonic()
+        with self.lock:
+            if path == self.path and now - self.checked < RECHECK_SECONDS:
+                return self.value
+            value = known_secrets.cached(path)  # may raise: an unreadable index lets nothing out
+            changed = value is not self.value or path != self.path
+            self.path, self.checked, self.value = path, now, value
+        if changed:
+            forget()
+        return value
+
+
+_known = _Known()
+
+
+def use_index(path: Path | None) -> None:
+    """Filter against the secrets remembered by the index at ``path`` (None: the data directory's)."""
+    _known.index = Path(path) if path is not None else None
+    _known.path = None
+    forget()
 
 
 def _filter(text: str) -> str:
-    """The filter itself: the harvester's redactor (one per thread: it keeps per-call state)."""
+    """The filter itself: remembered values, then the harvester's redactor (one per thread: it keeps
+    per-call state)."""
+    known = _known.value
+    if known is not None:
+        text, _ = known.scrub(text)
     redactor = getattr(_local, "redactor", None)
     if redactor is None:
         from sleep.redact import Redactor
@@ -60,6 +107,7 @@ def outbound(text: str) -> str:
     if not text:
         return text
     try:
+        _known.current()
         return _memo(text) if len(text) <= MEMO_CHARS else _filter(text)
     except Exception:  # a filter that fails must not show the text it could not check
         return "[REDACTED: the text could not be checked]"
@@ -100,7 +148,12 @@ def warm() -> None:
 
 
 def generation() -> int:
-    """Changes whenever :func:`forget` runs; caches of built pages include it in their keys."""
+    """Changes whenever :func:`forget` runs (also when the remembered secrets changed since the last
+    look); caches of built pages include it in their keys."""
+    try:
+        _known.current()
+    except Exception:  # an unreadable index: the next outbound() call refuses the text
+        forget()
     return _generation[0]
 
 

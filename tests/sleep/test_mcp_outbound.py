@@ -117,3 +117,25 @@ async def test_a_prompt_text_is_filtered(tmp_path: Path) -> None:
         prompt = await client.get_prompt("morning-review", {"project": f"/srv/{GITHUB}"})
     text = " ".join(m.content.text for m in prompt.messages)
     assert "[REDACTED:github-token]" in text and _leaks(text) == []
+
+
+async def test_a_remembered_secret_in_a_form_the_rules_miss_never_leaves(tmp_path: Path, homes: Homes) -> None:
+    """Issue 19 §1, defence in depth: every value a harvest ever redacted is filtered from the
+    tools' results too, where the rules alone would see nothing ("deploy / <password>")."""
+    import sleep_builders as b
+    from sleep_testutil import run as harvest
+
+    password = "Qx7vR2mLk9Zt4Wn"
+    b.write_jsonl(b.claude_session_path(homes.claude, "/work/app", "k"), [
+        b.claude_user(f"load the fixtures with mysql -u deploy -p{password} ledger", sid="k", cwd="/work/app", t=0)])
+    assert harvest().secrets_remembered >= 1
+    run = _run_with_secrets(tmp_path / "runs")
+    (run / "best_skill.md").write_text(f"# Deploy\n\n- Log in as deploy / {password}.\n")
+    async with connect("--outputs", "runs", cwd=tmp_path) as client:
+        result = await client.call_tool("get_run", {"run": "leaky"})
+        best = await client.read_resource("skillopt://runs/leaky/best_skill")
+    structured = result.structured_content or {}
+    text = " ".join(getattr(c, "text", "") for c in result.content)
+    assert password not in json.dumps(structured) + text + best.contents[0].text
+    assert "deploy / [REDACTED:known-secret]" in structured["best_skill"]
+    assert structured["history"][0]["skill_hash"].startswith("e74b7f44")

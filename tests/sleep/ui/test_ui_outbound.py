@@ -154,3 +154,37 @@ def test_no_planted_secret_reaches_any_page(planted) -> None:
                   f"{run_url}/events", "adopt refused"):
         assert "[REDACTED:" in seen[where], where  # the text around each secret is still shown
     assert shown.count(CLUE) > 50
+
+
+PASSWORD = "Qx7vR2mLk9Zt4Wn"  # typed in a session as `mysql -p…`: redacted there, remembered as a hash
+LATER = "Hj3kL9qWe2rT5yUi"
+
+
+def _remember(homes, sid: str, prompt: str) -> None:
+    import sleep_builders as b
+    from sleep_testutil import run as harvest
+
+    b.write_jsonl(b.claude_session_path(homes.claude, "/work/app", sid), [
+        b.claude_user(prompt, sid=sid, cwd="/work/app", t=0)])
+    assert harvest().secrets_remembered >= 1
+
+
+def test_a_remembered_secret_in_a_form_the_rules_miss_reaches_no_page(fresh_run: Path, homes, monkeypatch) -> None:
+    """Issue 19 §1, defence in depth: the dashboard filters every value a harvest ever redacted,
+    also where it stands bare (the rules alone see nothing in "deploy / <password>")."""
+    from sleep.redact import Redactor
+
+    monkeypatch.setattr(outbound, "RECHECK_SECONDS", 0.0)
+    _remember(homes, "k", f"load the fixtures with mysql -u deploy -p{PASSWORD} ledger")
+    said = f"log in as deploy / {PASSWORD}"
+    assert Redactor().redact(said) == said
+    best = fresh_run / "best_skill.md"
+    best.write_text(best.read_text() + f"\n- {said}\n- and later as admin / {LATER}\n")
+    c = client([fresh_run.parents[1]])
+    url = run_links(c.get("/runs").text)[0]
+    page, raw = c.get(url).text, c.get(f"{url}/best?raw=1").text
+    assert PASSWORD not in page + raw and "[REDACTED:known-secret]" in raw
+    assert LATER in raw  # not yet remembered: shown as written
+    _remember(homes, "k2", f"curl -u admin:{LATER} http://127.0.0.1/health")
+    raw = c.get(f"{url}/best?raw=1").text  # the memoised answers are dropped once the index remembers more
+    assert LATER not in raw and PASSWORD not in raw and raw.count("[REDACTED:known-secret]") == 2
