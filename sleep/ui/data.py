@@ -142,6 +142,10 @@ def _night(row: dict[str, Any]) -> Night:
     tasks = report.get("tasks") if isinstance(report.get("tasks"), dict) else {}
     scores = report.get("scores") if isinstance(report.get("scores"), dict) else {}
     proposal = report.get("proposal") if isinstance(report.get("proposal"), dict) else {}
+    if row.get("outcome") == "running" and _process_gone(row.get("project")):
+        row = {**row, "outcome": "interrupted", "reason": (
+            f"the night stopped during its {row.get('stage') or report.get('stage')} stage (killed or crashed); "
+            "nothing was staged")}
     return Night(
         id=_text(row.get("id")) or "?", project=_text(row.get("project")), started_at=_text(row.get("started_at")),
         finished_at=_text(row.get("finished_at")), stage=_text(row.get("stage")), outcome=_text(row.get("outcome")),
@@ -151,6 +155,22 @@ def _night(row: dict[str, Any]) -> Night:
         calls=_num(usage.get("model_calls"), int), tokens=_num(usage.get("tokens"), int),
         cost_usd=_num(usage.get("cost_usd"), float), run_dir=_text(row.get("run_dir")),
         proposal_id=_text(proposal.get("id") or row.get("proposal_id")))
+
+
+def _process_gone(project: Any) -> bool:
+    """Whether a night recorded running has no process any more: its lock is free (the OS frees
+    it however the process died). Shown as interrupted at once, as ``status`` and ``history`` do
+    (:func:`sleep.cycle.store.settle_dead`); the dashboard only reads, so the record itself is
+    settled by the next command that writes."""
+    if not isinstance(project, str) or not project:
+        return False
+    from sleep.cycle.store import night_lock_path
+    from sleep.lock import FileLock
+
+    try:
+        return not FileLock(night_lock_path(project)).held()
+    except OSError:
+        return False
 
 
 def list_nights(*, project: str | None = None, limit: int = 200, index_path: Path | None = None) -> Listing[Night]:

@@ -87,3 +87,25 @@ def test_nights_page_explains_the_empty_state(homes, tmp_path: Path) -> None:
     _index(homes)
     html = client([tmp_path]).get("/nights").text
     assert 'id="nights-note"' in html and "skillopt-sleep run" in html
+
+
+def test_a_night_whose_process_is_gone_shows_as_interrupted_at_once(homes, tmp_path: Path) -> None:
+    """Issue 19 §2: a night recorded running whose lock is free (its process died) is shown as
+    interrupted, as `status` and `history` say, not as running until the next night. The
+    dashboard only reads: the record itself is settled by the next command that writes."""
+    from sleep.cycle.store import NightRecord, night_lock_path, save
+    from sleep.lock import FileLock
+
+    _index(homes)
+    with Index.open() as index:
+        save(index, NightRecord("dead", "/p/gone", "2026-11-29T02:00:00Z", stage="replay", outcome="running"))
+        save(index, NightRecord("live", "/p/live", "2026-11-30T02:00:00Z", stage="replay", outcome="running"))
+    night_lock_path("/p/live").parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(night_lock_path("/p/live")):
+        rows = {n.id: n for n in list_nights().rows}
+        html = client([tmp_path]).get("/nights").text
+    assert rows["dead"].outcome == "interrupted" and "replay stage" in rows["dead"].reason
+    assert rows["live"].outcome == "running"
+    assert "interrupted" in html
+    with Index.open() as index:  # reading changed nothing
+        assert index.conn.execute("SELECT outcome FROM cycles WHERE id = 'dead'").fetchone()[0] == "running"
