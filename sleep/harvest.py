@@ -243,6 +243,10 @@ class _Harvester:
                 project = None
         if is_under(project, self.project):
             return True
+        if project and is_under(self.project, project):
+            # Started in a directory above the project: the person may have moved into
+            # it mid-session, and the turns typed there belong to it (Session.for_project).
+            return True
         if cur is None:
             c = FileCursor(file.path, file.host, file.kind, status=STATUS_PEEK, project_dir=project)
             self.index.put_cursor(c)
