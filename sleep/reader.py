@@ -116,6 +116,18 @@ class ParseStats:
         self.lines_ignored += 1
         self.lines_skipped_undecoded += 1
 
+    def merge(self, other: "ParseStats") -> None:
+        """Add the counts of ``other`` (a worker's stats for one file) to these."""
+        for name in ("lines_total", "lines_kept", "lines_ignored", "lines_skipped_undecoded", "bytes_read",
+                     "records_with_unknown_fields"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped_lines.update(other.skipped_lines)
+        self.skipped_files.update(other.skipped_files)
+        self.actions.update(other.actions)
+        for reason, where in other.examples.items():
+            for w in where:
+                self._example(reason, w)
+
     def counts_add_up(self) -> bool:
         return self.lines_total == self.lines_kept + self.lines_ignored + sum(self.skipped_lines.values())
 
