@@ -130,6 +130,13 @@ def copilot_cli_home() -> Path:
     return Path(override).expanduser() if override else home() / ".copilot"
 
 
+def gemini_home() -> Path:
+    """Gemini CLI's ``.gemini`` folder: under ``$GEMINI_CLI_HOME`` when set (the CLI's own
+    override of the home directory), else under the home directory."""
+    override = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(override).expanduser() if override else home()) / ".gemini"
+
+
 def vscode_user_dirs() -> list[Path]:
     """Every VS Code ``User`` directory that may hold Copilot Chat sessions.
 

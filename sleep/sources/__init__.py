@@ -197,12 +197,14 @@ def all_sources() -> dict[str, "Source"]:
     from sleep.sources.codex import CodexSource
     from sleep.sources.copilot_cli import CopilotCliSource
     from sleep.sources.copilot_vscode import CopilotVSCodeSource
+    from sleep.sources.gemini_cli import GeminiCliSource
 
     return {
         "claude-code": ClaudeCodeSource(),
         "codex": CodexSource(),
         "copilot-vscode": CopilotVSCodeSource(),
         "copilot-cli": CopilotCliSource(),
+        "gemini-cli": GeminiCliSource(),
     }
 
 
@@ -211,5 +213,6 @@ SOURCE_GROUPS: dict[str, tuple[str, ...]] = {
     "claude-code": ("claude-code",),
     "codex": ("codex",),
     "copilot": ("copilot-vscode", "copilot-cli"),
-    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli"),
+    "gemini": ("gemini-cli",),
+    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli"),
 }
