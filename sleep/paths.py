@@ -137,6 +137,13 @@ def gemini_home() -> Path:
     return (Path(override).expanduser() if override else home()) / ".gemini"
 
 
+def opencode_home() -> Path:
+    """OpenCode's data folder: ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``
+    (OpenCode uses the XDG layout on every platform)."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg).expanduser() if xdg else home() / ".local" / "share") / "opencode"
+
+
 def vscode_user_dirs() -> list[Path]:
     """Every VS Code ``User`` directory that may hold Copilot Chat sessions.
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli")
+HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode")
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
 _ISO_NORMAL = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

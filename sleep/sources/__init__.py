@@ -198,6 +198,7 @@ def all_sources() -> dict[str, "Source"]:
     from sleep.sources.copilot_cli import CopilotCliSource
     from sleep.sources.copilot_vscode import CopilotVSCodeSource
     from sleep.sources.gemini_cli import GeminiCliSource
+    from sleep.sources.opencode import OpenCodeSource
 
     return {
         "claude-code": ClaudeCodeSource(),
@@ -205,6 +206,7 @@ def all_sources() -> dict[str, "Source"]:
         "copilot-vscode": CopilotVSCodeSource(),
         "copilot-cli": CopilotCliSource(),
         "gemini-cli": GeminiCliSource(),
+        "opencode": OpenCodeSource(),
     }
 
 
@@ -214,5 +216,6 @@ SOURCE_GROUPS: dict[str, tuple[str, ...]] = {
     "codex": ("codex",),
     "copilot": ("copilot-vscode", "copilot-cli"),
     "gemini": ("gemini-cli",),
-    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli"),
+    "opencode": ("opencode",),
+    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode"),
 }
