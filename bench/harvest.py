@@ -113,14 +113,11 @@ class Column:
 
 
 def _workers() -> str:
-    try:
-        sys.path.insert(0, str(REPO))
-        from sleep.harvest_pool import workers
-        return str(workers())
-    except ImportError:
-        return "1 (no pool in this code)"
-    finally:
-        sys.path.remove(str(REPO))
+    """The harvest's worker count in the measured code (asked of a process that imports it)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", "from sleep.harvest_pool import workers; print(workers())"],
+                         env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    return out.stdout.strip() if out.returncode == 0 else "1 (no pool in this code)"
 
 
 def _env(home: Path, skillopt: Path) -> dict[str, str]:
