@@ -1,5 +1,5 @@
 """Gemini CLI sessions: ``$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats/session-*.json``
-(default ``~/.gemini``; FORMATS.md, "Gemini CLI chats").
+(default ``~/.gemini``; docs/sleep-harvest.md, "What is read").
 
 Gemini CLI records every conversation automatically, one file per session,
 under a folder per project: named by the SHA-256 of the project's absolute path

@@ -1,5 +1,5 @@
 """OpenCode sessions in its JSON storage: ``$XDG_DATA_HOME/opencode/storage``
-(default ``~/.local/share/opencode/storage``; FORMATS.md, "OpenCode storage").
+(default ``~/.local/share/opencode/storage``; docs/sleep-harvest.md, "What is read").
 
 OpenCode keeps one JSON file per thing: ``project/<projectID>.json``
 (``{id, worktree, vcs}``), ``session/<projectID>/<sessionID>.json`` (``{id,
