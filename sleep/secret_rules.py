@@ -83,7 +83,7 @@ TOKEN_PREFIX_RX = re.compile(
     r"|AIza|k_live_|k_test_|hf_|npm_|dapi|_v1_|shp|gsk_|eyJ")
 def placeholder_value(value: str) -> bool:
     """A value written to be replaced, not a secret: ``your_key``, ``sk-ai-v1-your-key-here``,
-    ``<token>``, ``xxxx``, ``changeme``, ``example``. Random credentials hold none of
+    ``sk-proj-xxxxx``, ``changeme``, ``example``. Random credentials hold none of
     these words (each is 4+ letters; a random base62 string holds a given one about once
     in ten million)."""
     return _PLACEHOLDER_VALUE_RX.search(value) is not None
@@ -91,7 +91,7 @@ def placeholder_value(value: str) -> bool:
 
 _PLACEHOLDER_VALUE_RX = re.compile(
     r"(?i)(?:^|[-_.])your(?:[-_.]|$)|^your[A-Z_\-]|your[-_]?(?:own[-_]?)?(?:api[-_]?)?(?:key|token|secret)"
-    r"|[-_]here$|x{5,}|\*{4,}|placeholder|example|changeme|change[-_]me|replace[-_]?(?:me|this)|dummy|\.\.\.|<|>")
+    r"|[-_]here$|x{5,}|\*{4,}|placeholder|example|changeme|change[-_]me|replace[-_]?(?:me|this)|dummy")
 
 
 TOKEN_RULE_BY_GROUP = {f"r{i}": Rule(kind, vet=lambda m: not placeholder_value(m.group(0)))
