@@ -112,12 +112,25 @@ class Column:
         return statistics.median(x.cpu for x in self.runs)
 
 
+def _workers() -> str:
+    """The harvest's worker count in the measured code (asked of a process that imports it)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", "from sleep.harvest_pool import workers; print(workers())"],
+                         env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
+    return out.stdout.strip() if out.returncode == 0 else "1 (no pool in this code)"
+
+
 def _env(home: Path, skillopt: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(HOME=str(home), SKILLOPT_HOME=str(skillopt), CLAUDE_CONFIG_DIR=str(home / ".claude"),
                CODEX_HOME=str(home / ".codex"), COPILOT_HOME=str(home / ".copilot"), PYTHONPATH=str(REPO))
     env.pop("APPDATA", None)
     env.pop("XDG_DATA_HOME", None)
+    # An installed package has compiled bytecode: a process that compiles every module
+    # first (PYTHONDONTWRITEBYTECODE, set on some CI machines) is not how a user runs it.
+    # Bytecode goes beside the corpus, never into the repository.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(home.parent / "pycache")
     return env
 
 
@@ -156,6 +169,7 @@ def measure(home: Path, files: dict[str, list[Path]], work: Path, runs: int, var
     reports: dict[str, dict] = {}
     for src, paths in files.items():
         (work / f"{src}.list").write_text("\n".join(map(str, paths)))
+    harvest_once(home, work / "warm-up", "all")  # writes the bytecode every later process loads
     for _ in range(runs):
         for src in files:
             for name in names:
@@ -226,7 +240,8 @@ def main() -> int:
         n = sum(len(v) for v in files.values())
         mb = sum(p.stat().st_size for v in files.values() for p in v) / 1e6
         print(f"realistic corpus: {mb:,.0f} MB in {n:,} files under {home} (built in {time.perf_counter() - t:.0f} s); "
-              f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs (shared machines add noise)\n")
+              f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs (shared machines add noise), "
+              f"harvest workers {_workers()}\n")
         measure(home, files, work, args.runs, variants)
         flat_memory_and_rereads(home, small, work, args.runs)
         if args.stress:

@@ -9,7 +9,6 @@ unusable line or file is counted by reason (``report.skipped``).
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat as stat_mod
@@ -18,14 +17,15 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from sleep import known_secrets, paths
 from sleep.cursor import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
                           head_digest, plan_read)
+from sleep.harvest_pool import POOL_MIN_BYTES, Job, Outcome, Pool, parse_job, stat_error, workers
 from sleep.index import Index, session_key
 from sleep.lock import FileLock
-from sleep.reader import DEFAULT_MAX_LINE_BYTES, ParseContext, open_binary
+from sleep.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
 from sleep.redact import Redactor
 from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 from sleep.sources import SOURCE_GROUPS, ParseResult, Source, SourceFile, all_sources, is_under
@@ -122,6 +122,11 @@ class _Harvester:
         self.project = os.path.abspath(os.path.expanduser(opts.project)) if opts.project else None
         self.pending = 0
         self.plan: HarvestPlan | None = None
+        # Files to parse, parsed together (in worker processes when that pays: sleep.harvest_pool).
+        self.jobs: list[Job] = []
+        self.job_bytes = 0
+        n = workers()
+        self.pool = Pool(n, opts.use_detect_secrets, opts.max_line_bytes) if n > 1 else None
 
     def run(self) -> HarvestReport:
         started = time.perf_counter()
@@ -149,6 +154,7 @@ class _Harvester:
                     self._file(src, file, rep)
                     rep.bytes_read += self.ctx.stats.bytes_read - before
                     self._maybe_commit()
+                self._parse_jobs()
             for path in set(self.cursors) - seen:
                 if not os.path.lexists(path):
                     self.index.delete_cursor(path)
@@ -157,8 +163,12 @@ class _Harvester:
             self._remember_secrets()
             self.index.conn.execute("COMMIT")
         except BaseException:
+            if self.pool is not None:
+                self.pool.terminate()
             self.index.rollback()  # not a bare ROLLBACK: SQLite already rolled back on a full disk
             raise
+        if self.pool is not None:
+            self.pool.close()
         return self._report(reports, time.perf_counter() - started)
 
     def _maybe_commit(self) -> None:
@@ -189,7 +199,7 @@ class _Harvester:
         try:
             st = os.stat(file.path)
         except OSError as exc:
-            stats.skip_file(_stat_error(file.path, exc), file.path)
+            stats.skip_file(stat_error(file.path, exc), file.path)
             return
         if not stat_mod.S_ISREG(st.st_mode):
             stats.skip_file("not_a_regular_file", file.path)
@@ -243,6 +253,10 @@ class _Harvester:
                 project = None
         if is_under(project, self.project):
             return True
+        if project and is_under(self.project, project):
+            # Started in a directory above the project: the person may have moved into
+            # it mid-session, and the turns typed there belong to it (Session.for_project).
+            return True
         if cur is None:
             c = FileCursor(file.path, file.host, file.kind, status=STATUS_PEEK, project_dir=project)
             self.index.put_cursor(c)
@@ -251,34 +265,57 @@ class _Harvester:
 
     def _read(self, src: Source, file: SourceFile, cur: FileCursor | None, action: str,
               start: int, reason: str, rep: SourceReport) -> None:
-        stats = self.ctx.stats
+        """Queue the file for parsing (:meth:`_parse_jobs` parses the queue and stores it)."""
+        prior = None
+        if action == "append" and cur is not None and cur.session_key:
+            prior = self.index.get_session_by_key(cur.session_key)
         try:
-            f = open_binary(file.path)
-        except OSError as exc:
-            stats.skip_file(_stat_error(file.path, exc), file.path)
+            size = max(0, os.stat(file.path).st_size - start)
+        except OSError:
+            size = 0
+        self.jobs.append(Job(src, file, start, prior, size, token=(cur, action, reason, rep)))
+        self.job_bytes += size
+
+    def _parse_jobs(self) -> None:
+        """Parse the queued files (in worker processes when there are enough bytes) and
+        store each outcome, in queue order, as the only writer."""
+        jobs, self.jobs, total, self.job_bytes = self.jobs, [], self.job_bytes, 0
+        if not jobs:
             return
-        with f:
-            try:
-                st = os.fstat(f.fileno())
-                head = head_digest(os.pread(f.fileno(), 1024, 0)) if hasattr(os, "pread") \
-                    else head_digest(f.read(1024))
-                f.seek(start)
-                prior = None
-                if action == "append" and cur is not None and cur.session_key:
-                    prior = self.index.get_session_by_key(cur.session_key)
-                result = src.parse(file, f, start, prior, self.ctx)
-            except OSError as exc:
-                stats.skip_file("read_error", f"{file.path}: {exc.strerror or exc}")
+        if self.pool is not None and len(jobs) > 1 and total >= POOL_MIN_BYTES:
+            done = self.pool.map(jobs)
+        else:
+            done = self._parse_here(jobs)
+        for job, out in done:
+            cur, action, reason, rep = job.token
+            if out.stats is not None:  # parsed in a worker: its counts join this harvest's
+                self.ctx.stats.merge(out.stats)
+                self.ctx.redactor.counts.update(out.counts)
+                self.ctx.redactor.values.update(out.values)
+            rep.bytes_read += out.bytes_read
+            self._finish(job.file, cur, action, reason, rep, out)
+            self._maybe_commit()
+
+    def _parse_here(self, jobs: list[Job]) -> Iterator[tuple[Job, Outcome]]:
+        for job in jobs:
+            before = self.ctx.stats.bytes_read
+            out = parse_job(job, self.ctx)
+            out.bytes_read = self.ctx.stats.bytes_read - before
+            yield job, out
+
+    def _finish(self, file: SourceFile, cur: FileCursor | None, action: str, reason: str,
+                rep: SourceReport, out: Outcome) -> None:
+        if out.skip is not None:
+            why, where, leave = out.skip
+            self.ctx.stats.skip_file(why, where)
+            if leave:
                 self._leave(file.path)
-                return
-            except Exception as exc:  # a parser bug must cost one file, not the harvest
-                stats.skip_file("parser_error", f"{file.path}: {type(exc).__name__}: {exc}")
-                self._leave(file.path)
-                return
+            return
+        assert out.result is not None and out.st is not None
         rep.files_read += 1
         if action != "append":
             rep.rereads[reason] = rep.rereads.get(reason, 0) + 1
-        self._store(file, st, cur, result, action, rep, head)
+        self._store(file, out.st, cur, out.result, action, rep, out.head)
 
     def _store(self, file: SourceFile, st: os.stat_result, cur: FileCursor | None,
                result: ParseResult, action: str, rep: SourceReport, head: str) -> None:
@@ -351,16 +388,6 @@ class _Harvester:
         r.mb_per_s = round(r.bytes_read / 1e6 / elapsed, 2) if elapsed > 0 else 0.0
         r.watch = self.plan.summary() if self.plan is not None else {}
         return r
-
-
-def _stat_error(path: str, exc: OSError) -> str:
-    if exc.errno == errno.ELOOP:
-        return "symlink_loop"
-    if exc.errno == errno.ENOENT:
-        return "dangling_symlink" if os.path.islink(path) else "file_vanished"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "unreadable_file"
-    return "unreadable_file"
 
 
 def _read_head(path: str, n: int) -> bytes:

@@ -485,7 +485,9 @@ class Index:
 
     def sessions(self, project: str | None = None, host: str | None = None,
                  include_subagents: bool = True) -> list[Session]:
-        """Stored sessions, newest first; ``project`` keeps that directory and below."""
+        """Stored sessions, newest first; ``project`` keeps that directory and below: a
+        session started elsewhere whose working directory moved into it is kept with
+        only the turns typed there (:meth:`Session.for_project`)."""
         from sleep.sources import is_under
 
         sql = "SELECT data, project_dir FROM sessions WHERE 1=1"
@@ -499,6 +501,11 @@ class Index:
         out = []
         for data, project_dir in self.conn.execute(sql, args):
             if project and not is_under(project_dir, project):
+                if b'"project":' not in data:
+                    continue  # no turn was typed in another directory
+                moved = Session.from_dict(orjson.loads(data)).for_project(project, is_under)
+                if moved is not None:
+                    out.append(moved)
                 continue
             out.append(Session.from_dict(orjson.loads(data)))
         return out

@@ -130,6 +130,20 @@ def copilot_cli_home() -> Path:
     return Path(override).expanduser() if override else home() / ".copilot"
 
 
+def gemini_home() -> Path:
+    """Gemini CLI's ``.gemini`` folder: under ``$GEMINI_CLI_HOME`` when set (the CLI's own
+    override of the home directory), else under the home directory."""
+    override = os.environ.get("GEMINI_CLI_HOME")
+    return (Path(override).expanduser() if override else home()) / ".gemini"
+
+
+def opencode_home() -> Path:
+    """OpenCode's data folder: ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``
+    (OpenCode uses the XDG layout on every platform)."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    return (Path(xdg).expanduser() if xdg else home() / ".local" / "share") / "opencode"
+
+
 def vscode_user_dirs() -> list[Path]:
     """Every VS Code ``User`` directory that may hold Copilot Chat sessions.
 

@@ -127,7 +127,8 @@ _SSH_KEY_TYPE_RX = re.compile(r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|s
                               r"|sk-ecdsa-sha2-nistp256@openssh\.com) $")
 _ONCHAIN_WORD_RX = re.compile(
     r"(?i)\b(?:address(?:es)?|pubkey|public[ _]?key|publickey|wallet|mint|program(?:[ _]?id)?|account"
-    r"|owner|signature|txid|tx|transaction|solana|explorer|recipient|spender|validator)\b")
+    r"|owner|signature|txid|tx|transaction|solana|explorer|recipient|spender|validator|token[ _]?mint|nft|dex|pool"
+    r"|helius|solscan|devnet|mainnet|testnet|lamports?|spl)s?\b")
 _SIGNATURE_WORD_RX = re.compile(r"(?i)\b(?:signature|sig|txid|tx|transaction)\b")
 _SECRET_WORD_RX = re.compile(r"(?i)private|secret|seed|mnemonic|passphrase|password|credential")
 _B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -162,9 +163,10 @@ def public_by_structure(token: str) -> bool:
     return False
 
 
-def public_identifier(token: str, line_before: str, line_after: str) -> bool:
+def public_identifier(token: str, line_before: str, line_after: str, onchain_text: bool = False) -> bool:
     """True if ``token`` (already judged random-looking) is a public value, judged
-    from the token and the text around it on its line. A word such as "private",
+    from the token and the text around it on its line (``onchain_text``: the whole
+    text speaks of on-chain things, :func:`onchain_context`). A word such as "private",
     "secret" or "seed" just before the token vetoes the exemptions that rest on
     context alone."""
     if _HASH_LABEL_RX.search(line_before[-12:]):
@@ -183,14 +185,24 @@ def public_identifier(token: str, line_before: str, line_after: str) -> bool:
     if _HEX_RX.match(body):
         return _DIGEST_WORD_RX.search(line_before[-40:]) is not None
     raw = b58decode(token)
-    # Solana public keys (32 bytes) and signatures (64) carry no checksum: only a
-    # word on the line says what they are. A 64-byte value must be named a signature
+    # Solana public keys (32 bytes) and signatures (64) carry no checksum: a word says
+    # what they are. For a 32-byte value (an address or program id) that word may be
+    # anywhere in the text (``onchain_text``: a list of addresses under one heading, a
+    # program id repeated through a prompt), unless a credential word just before the
+    # value names it otherwise. A 64-byte value must be named a signature on its line
     # (a Solana secret key has the same shape).
     if raw is not None and len(raw) == 32:
-        return bool(_ONCHAIN_WORD_RX.search(near) or _ONCHAIN_WORD_RX.search(line_after[:30]))
+        if _ONCHAIN_WORD_RX.search(near) or _ONCHAIN_WORD_RX.search(line_after[:30]):
+            return True
+        return onchain_text and _CREDENTIAL_WORD_RX.search(near[-30:]) is None
     if raw is not None and len(raw) == 64:
         return bool(_SIGNATURE_WORD_RX.search(near))
     return False
+
+
+def onchain_context(text: str) -> bool:
+    """True if ``text`` speaks of on-chain things (an address, a program, a wallet ...)."""
+    return _ONCHAIN_WORD_RX.search(text) is not None
 
 
 # ----- secret by context ------------------------------------------------------------------

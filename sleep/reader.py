@@ -16,6 +16,8 @@ Every line read ends up in exactly one bucket, so the counts add up::
 from __future__ import annotations
 
 import io
+import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Iterator
@@ -28,6 +30,43 @@ BUFFER_BYTES = 1 << 20
 DEFAULT_MAX_LINE_BYTES = 16 << 20
 _DRAIN_BYTES = 1 << 20
 _MAX_EXAMPLES = 3
+
+
+_BOM = b"\xef\xbb\xbf"
+_LONE_SURROGATE_RX = re.compile(r"[\ud800-\udfff]")
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE_RX.sub("\ufffd", value) if _LONE_SURROGATE_RX.search(value) else value
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    return value
+
+
+def loads_lenient(data: bytes) -> Any:
+    """``orjson.loads``, and what it refuses but a host really writes: a leading UTF-8
+    byte order mark (PowerShell-written files) and lone surrogate escapes such as
+    ``\\ud800`` (Node writes them when it cuts an emoji in two), which become U+FFFD.
+    Raises ``orjson.JSONDecodeError`` (a ValueError) for anything else."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        if data.startswith(_BOM):
+            data = data[len(_BOM):]
+            try:
+                return orjson.loads(data)
+            except orjson.JSONDecodeError:
+                pass
+        if b"\\u" not in data and b"\\U" not in data:
+            raise
+        try:
+            return _without_surrogates(json.loads(data.decode("utf-8")))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise orjson.JSONDecodeError("invalid JSON", "", 0) from None
 
 
 @dataclass
@@ -77,6 +116,18 @@ class ParseStats:
         self.lines_ignored += 1
         self.lines_skipped_undecoded += 1
 
+    def merge(self, other: "ParseStats") -> None:
+        """Add the counts of ``other`` (a worker's stats for one file) to these."""
+        for name in ("lines_total", "lines_kept", "lines_ignored", "lines_skipped_undecoded", "bytes_read",
+                     "records_with_unknown_fields"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.skipped_lines.update(other.skipped_lines)
+        self.skipped_files.update(other.skipped_files)
+        self.actions.update(other.actions)
+        for reason, where in other.examples.items():
+            for w in where:
+                self._example(reason, w)
+
     def counts_add_up(self) -> bool:
         return self.lines_total == self.lines_kept + self.lines_ignored + sum(self.skipped_lines.values())
 
@@ -93,7 +144,7 @@ class ParseContext:
         """Parse one JSON object, or count why not (``invalid_json``, ``non_utf8``,
         ``not_an_object``) and return None. The caller counts kept/ignored."""
         try:
-            obj = orjson.loads(data)
+            obj = loads_lenient(data)
         except orjson.JSONDecodeError:
             try:
                 data.decode("utf-8")

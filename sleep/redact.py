@@ -46,7 +46,8 @@ from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, de
                                         detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
                                         token_gate)
 from sleep.encoded_secrets import PERCENT_RUN_RX, EncodedForms
-from sleep.public_ids import looks_high_entropy, public_identifier, secret_by_context, shannon_entropy
+from sleep.public_ids import (looks_high_entropy, onchain_context, public_identifier, secret_by_context,
+                              shannon_entropy)
 from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
                                 TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
 from sleep.typed_passwords import TYPED_PASSWORD_RULES
@@ -100,6 +101,8 @@ class Redactor(EncodedForms):
         # harvest with nothing new (or nothing that passes the gate) should not pay.
         self._scan: Callable[[str], list[tuple[str, str]]] | None = None
         self._scan_loaded = not self.use_detect_secrets
+        self._onchain_text: str | None = None
+        self._onchain_value = False
 
     @property
     def total(self) -> int:
@@ -227,7 +230,7 @@ class Redactor(EncodedForms):
             else:
                 line_end = text.find("\n", at)
                 after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
-                if public_identifier(value, before, after):
+                if public_identifier(value, before, after, self._onchain(text)):
                     continue
             out.append(token[last:e.start()])
             out.append(self._found("high-entropy", value))
@@ -236,6 +239,12 @@ class Redactor(EncodedForms):
             return token
         out.append(token[last:])
         return "".join(out)
+
+    def _onchain(self, text: str) -> bool:
+        """:func:`onchain_context` of the text being redacted, computed once per text."""
+        if self._onchain_text is not text:  # holding the text: its id cannot be reused
+            self._onchain_text, self._onchain_value = text, onchain_context(text)
+        return self._onchain_value
 
     def _token_rule(self, t: re.Match[str]) -> str:
         return self._apply(TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t)

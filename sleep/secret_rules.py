@@ -81,7 +81,21 @@ TOKEN_PATTERNS: list[tuple[str, str]] = [
 TOKEN_PREFIX_RX = re.compile(
     r"sk-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|agent)-|xox|A[KSBCGIRPN][A-Z0-9]{2}|A3T"
     r"|AIza|k_live_|k_test_|hf_|npm_|dapi|_v1_|shp|gsk_|eyJ")
-TOKEN_RULE_BY_GROUP = {f"r{i}": Rule(kind) for i, (kind, _) in enumerate(TOKEN_PATTERNS)}
+def placeholder_value(value: str) -> bool:
+    """A value written to be replaced, not a secret: ``your_key``, ``sk-ai-v1-your-key-here``,
+    ``sk-proj-xxxxx``, ``changeme``, ``example``. Random credentials hold none of
+    these words (each is 4+ letters; a random base62 string holds a given one about once
+    in ten million)."""
+    return _PLACEHOLDER_VALUE_RX.search(value) is not None
+
+
+_PLACEHOLDER_VALUE_RX = re.compile(
+    r"(?i)(?:^|[-_.])your(?:[-_.]|$)|^your[A-Z_\-]|your[-_]?(?:own[-_]?)?(?:api[-_]?)?(?:key|token|secret)"
+    r"|[-_]here$|x{5,}|\*{4,}|placeholder|example|changeme|change[-_]me|replace[-_]?(?:me|this)|dummy")
+
+
+TOKEN_RULE_BY_GROUP = {f"r{i}": Rule(kind, vet=lambda m: not placeholder_value(m.group(0)))
+                       for i, (kind, _) in enumerate(TOKEN_PATTERNS)}
 TOKEN_RULES_RX = re.compile("|".join(f"(?P<r{i}>{p})" for i, (_, p) in enumerate(TOKEN_PATTERNS)))
 # Every token rule and the entropy check need 16+ characters of this class; finding
 # such runs first is what keeps redaction cheap on ordinary text.
@@ -155,7 +169,8 @@ _CREDENTIAL_CHAR_RX = re.compile(r"[0-9_\-+/=!@#%^&.]")
 
 def is_placeholder(value: str) -> bool:
     """``$TOKEN``, ``<your password>``, ``true``, an earlier marker: not a secret."""
-    return value.startswith(_PLACEHOLDER_START) or value.lower().strip() in _PLACEHOLDER_WORDS or "REDACTED" in value
+    return value.startswith(_PLACEHOLDER_START) or value.lower().strip() in _PLACEHOLDER_WORDS or "REDACTED" in value \
+        or placeholder_value(value)
 
 
 def keyword_replacement(m: re.Match[str]) -> tuple[str, str, str] | None:

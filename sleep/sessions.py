@@ -16,9 +16,9 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
-HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli")
+HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode")
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
 _ISO_NORMAL = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -64,18 +64,26 @@ def parse_iso(value: str | None) -> datetime | None:
         return None
 
 
+def _same_dir(a: str, b: str) -> bool:
+    return a.rstrip("/\\") == b.rstrip("/\\")
+
+
 @dataclass
 class Prompt:
     """One prompt the person typed (never tool output or injected context), and
     what the agent did in the turn it opened: ``shell`` holds a short signature
     of each shell command run (program and subcommand, e.g. ``pytest -q``,
     ``ruff check``; never the full command line), ``files`` the project-relative
-    paths read or changed. Both are redacted, de-duplicated and in first-use order."""
+    paths read or changed. Both are redacted, de-duplicated and in first-use order.
+    ``project`` is the directory the prompt was typed in when that is not the
+    session's ``project_dir`` (the person moved into a sub-project mid-session);
+    ``files`` are then relative to it. None means the session's project."""
 
     text: str
     at: str | None = None
     shell: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    project: str | None = None
 
 
 @dataclass
@@ -107,7 +115,8 @@ class Session:
     (Claude Code ``entrypoint`` such as ``cli`` / ``sdk-cli``, Codex
     ``originator`` such as ``codex_cli_rs`` / ``codex_exec``); ``scripted`` is
     true when that marks the person's own automation (``claude -p``, the SDK,
-    ``codex exec``) rather than an interactive session.
+    ``codex exec``) rather than an interactive session. ``models`` lists every
+    model the session used, in first-use order; ``model`` is the last one.
     """
 
     host: str
@@ -126,6 +135,7 @@ class Session:
     entrypoint: str | None = None
     scripted: bool = False
     model: str | None = None
+    models: list[str] = field(default_factory=list)
     source_path: str | None = None
     state: dict[str, Any] = field(default_factory=dict)
 
@@ -140,9 +150,20 @@ class Session:
         if self.ended_at is None or at > self.ended_at:
             self.ended_at = at
 
-    def add_prompt(self, text: str, at: str | None) -> int:
-        """Open a new turn with a (redacted) prompt; returns its index."""
-        self.prompts.append(Prompt(text=text, at=at))
+    def note_model(self, model: str | None) -> None:
+        """The session is (now) using ``model``: it becomes ``model`` and joins ``models``."""
+        if not model:
+            return
+        self.model = model
+        if model not in self.models:
+            self.models.append(model)
+
+    def add_prompt(self, text: str, at: str | None, project: str | None = None) -> int:
+        """Open a new turn with a (redacted) prompt typed in ``project`` (None: the
+        session's project); returns its index."""
+        if project is not None and self.project_dir is not None and _same_dir(project, self.project_dir):
+            project = None
+        self.prompts.append(Prompt(text=text, at=at, project=project))
         self.finals.append(None)
         return len(self.prompts) - 1
 
@@ -175,6 +196,41 @@ class Session:
                 and len(self.prompts[-1].files) < MAX_TURN_ACTIONS:
             self.prompts[-1].files.append(path)
 
+    def turn_project(self, index: int = -1) -> str | None:
+        """The project directory turn ``index`` was typed in."""
+        if not self.prompts:
+            return self.project_dir
+        return self.prompts[index].project or self.project_dir
+
+    def projects(self) -> list[str]:
+        """Every project directory a turn of this session was typed in (the session's first)."""
+        out = [self.project_dir] if self.project_dir else []
+        for p in self.prompts:
+            if p.project and p.project not in out:
+                out.append(p.project)
+        return out
+
+    def for_project(self, project: str, under: Callable[[str | None, str], bool]) -> "Session | None":
+        """This session as seen from ``project``: itself if it belongs there (``under(
+        project_dir, project)``), else a copy holding only the turns typed in ``project``
+        or below (with that turn's directory as ``project_dir``), or None if it has none."""
+        if under(self.project_dir, project):
+            return self
+        keep = [i for i, p in enumerate(self.prompts) if p.project and under(p.project, project)]
+        if not keep:
+            return None
+        copy = Session.from_dict(self.to_dict(with_state=False))
+        first = copy.prompts[keep[0]].project
+        copy.prompts = [copy.prompts[i] for i in keep]
+        copy.finals = [copy.finals[i] for i in keep]
+        for p in copy.prompts:
+            p.project = None if p.project == first else p.project
+        index_of = {old: new for new, old in enumerate(keep)}
+        copy.feedback = [Feedback(f.kind, f.text, f.at, index_of[f.prompt_index])
+                         for f in copy.feedback if f.prompt_index in index_of]
+        copy.project_dir = first
+        return copy
+
     @property
     def turn_count(self) -> int:
         return len(self.prompts)
@@ -191,14 +247,15 @@ class Session:
         data: dict[str, Any] = {
             "host": self.host, "session_id": self.session_id, "project_dir": self.project_dir,
             "started_at": self.started_at, "ended_at": self.ended_at,
-            "prompts": [{"text": p.text, "at": p.at, "shell": list(p.shell), "files": list(p.files)}
-                        for p in self.prompts],
+            "prompts": [{"text": p.text, "at": p.at, "shell": list(p.shell), "files": list(p.files),
+                         **({"project": p.project} if p.project else {})} for p in self.prompts],
             "finals": list(self.finals), "tools": dict(self.tools), "skills": dict(self.skills),
             "commands": dict(self.commands),
             "feedback": [{"kind": f.kind, "text": f.text, "at": f.at, "prompt_index": f.prompt_index}
                          for f in self.feedback],
             "is_subagent": self.is_subagent, "parent_session_id": self.parent_session_id,
-            "entrypoint": self.entrypoint, "scripted": self.scripted, "model": self.model, "source_path": self.source_path,
+            "entrypoint": self.entrypoint, "scripted": self.scripted, "model": self.model, "models": list(self.models),
+            "source_path": self.source_path,
         }
         if with_state:
             data["state"] = self.state
@@ -210,6 +267,8 @@ class Session:
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["prompts"] = [Prompt(**p) for p in data.get("prompts") or []]
         kwargs["feedback"] = [Feedback(**f) for f in data.get("feedback") or []]
+        if not kwargs.get("models") and kwargs.get("model"):
+            kwargs["models"] = [kwargs["model"]]  # stored before sessions kept every model
         return cls(**kwargs)
 
 

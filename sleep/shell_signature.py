@@ -44,6 +44,11 @@ _LONG_FLAG_RX = re.compile(r"^--[A-Za-z][A-Za-z0-9\-]{0,31}")
 _SHORT_FLAG_RX = re.compile(r"^-[A-Za-z]{1,4}$")
 _SCRIPT_RX = re.compile(r"\.(?:py|pyw|js|mjs|cjs|ts|mts|rb|pl|php|sh|bash|zsh|ps1|lua|r|R|jl)$")
 _WINDOWS_PATH_RX = re.compile(r"^[A-Za-z]:\\")
+# An unquoted word whose every backslash is followed by a name character is a Windows
+# path (``backend\app.py``, ``.\venv\Scripts\activate``), not shell escapes.
+_BACKSLASH_PATH_RX = re.compile(r"^[^'\"\\]*(?:\\[A-Za-z0-9_.$\-][^'\"\\]*)+$")
+# PowerShell parameters are whole words in Pascal case (``-Force``, ``-ItemType``).
+_POWERSHELL_PARAM_RX = re.compile(r"^-[A-Z][a-z]+(?:[A-Z][a-z]*){0,3}$")
 _PATH_SEP_RX = re.compile(r"[/\\]")
 _HEREDOC_DELIM_RX = re.compile(r"""^['"]?([^'"\s]+)['"]?$""")
 
@@ -192,7 +197,8 @@ def _dedupe(items: list[str]) -> list[str]:
 
 
 def _unquote(word: str) -> str:
-    if ("'" not in word and '"' not in word and "\\" not in word) or _WINDOWS_PATH_RX.match(word):
+    if ("'" not in word and '"' not in word and "\\" not in word) or _WINDOWS_PATH_RX.match(word) \
+            or _BACKSLASH_PATH_RX.match(word):
         return word  # a Windows path's backslashes are separators, not escapes
     return _UNQUOTE_RX.sub(lambda m: m.group(1) if m.group(1) is not None
                            else (m.group(2) if m.group(2) is not None else (m.group(3) or "")), word)
@@ -271,7 +277,9 @@ def _flag(word: str) -> str | None:
         m = _LONG_FLAG_RX.match(word)
         return m.group(0) if m else None
     if word.startswith("-") and len(word) > 1 and word[1].isalpha():
-        return word if _SHORT_FLAG_RX.match(word) else word[:2]
+        if _SHORT_FLAG_RX.match(word) or _POWERSHELL_PARAM_RX.match(word):
+            return word
+        return word[:2]
     return None
 
 

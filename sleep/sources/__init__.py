@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Protocol
 
 import orjson
 
-from sleep.reader import ParseContext, ParseStats, open_binary
+from sleep.reader import ParseContext, ParseStats, loads_lenient, open_binary
 from sleep.sessions import HistoryPrompt, Session
 
 
@@ -159,7 +159,7 @@ def head_records(path: str, marker: bytes, max_lines: int,
             if marker not in data:
                 continue
             try:
-                rec = orjson.loads(data)
+                rec = loads_lenient(data)
             except orjson.JSONDecodeError:
                 continue
             if isinstance(rec, dict):
@@ -181,7 +181,9 @@ def text_of(value: object) -> str:
     return ""
 
 
-SKILL_PATH_RX = re.compile(r"skills[/\\]([a-z0-9][a-z0-9\-]{0,63})[/\\]SKILL\.md")
+# Separators may still be JSON-escaped (``skills\\\\name\\\\SKILL.md`` in a tool's raw
+# argument string on Windows): one or more backslashes, or a slash.
+SKILL_PATH_RX = re.compile(r"skills(?:/|\\+)([a-z0-9][a-z0-9\-]{0,63})(?:/|\\+)SKILL\.md")
 
 
 def skills_in(text: str) -> list[str]:
@@ -195,12 +197,16 @@ def all_sources() -> dict[str, "Source"]:
     from sleep.sources.codex import CodexSource
     from sleep.sources.copilot_cli import CopilotCliSource
     from sleep.sources.copilot_vscode import CopilotVSCodeSource
+    from sleep.sources.gemini_cli import GeminiCliSource
+    from sleep.sources.opencode import OpenCodeSource
 
     return {
         "claude-code": ClaudeCodeSource(),
         "codex": CodexSource(),
         "copilot-vscode": CopilotVSCodeSource(),
         "copilot-cli": CopilotCliSource(),
+        "gemini-cli": GeminiCliSource(),
+        "opencode": OpenCodeSource(),
     }
 
 
@@ -209,5 +215,7 @@ SOURCE_GROUPS: dict[str, tuple[str, ...]] = {
     "claude-code": ("claude-code",),
     "codex": ("codex",),
     "copilot": ("copilot-vscode", "copilot-cli"),
-    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli"),
+    "gemini": ("gemini-cli",),
+    "opencode": ("opencode",),
+    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode"),
 }

@@ -141,11 +141,12 @@ class TurnActions:
             return
         stats = self.ctx.stats.actions
         stats["files"] += 1
-        key = (path, cwd, self.s.project_dir)
+        project = self.s.turn_project()
+        key = (path, cwd, project)
         if key in self._paths:
             rel = self._paths[key]
         else:
-            rel = project_path(path, self.s.project_dir, cwd)
+            rel = project_path(path, project, cwd)
             if len(self._paths) < 4096:
                 self._paths[key] = rel
         if rel is None:

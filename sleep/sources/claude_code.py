@@ -73,7 +73,9 @@ IGNORED_TYPES = frozenset({
     b"attachment", b"system", b"summary", b"custom-title", b"ai-title", b"last-prompt", b"permission-mode",
     b"file-history-snapshot", b"queue-operation", b"progress", b"tag", b"agent-name", b"mode",
 })
-_CWD_RX = re.compile(rb'"cwd":("(?:[^"\\]|\\.){1,4096}")')
+_CWD_RX = re.compile(rb'"cwd":\s*("(?:[^"\\]|\\.){1,4096}")')
+# A skill started as a slash command: Claude Code sends its SKILL.md after this line.
+_SKILL_BASE_RX = re.compile(r"Base directory for this skill:\s*(\S[^\n]*?)\s*(?:\n|$)")
 _MODEL_RX = re.compile(rb'"model":"([^"\\]{1,80})"')
 _ENTRYPOINT_RX = re.compile(rb'"entrypoint":"([A-Za-z0-9_.\-]{1,40})"')
 # Scripted entry points: `claude -p` and the Agent SDKs.
@@ -164,14 +166,18 @@ class ClaudeCodeSource:
         if file.project_slug is None:
             return None
         slug = slugify(project.rstrip("/\\") or project)
-        if file.project_slug == slug or file.project_slug.startswith(slug + "-"):
-            return None
+        if file.project_slug == slug or file.project_slug.startswith(slug + "-") \
+                or slug.startswith(file.project_slug + "-"):
+            return None  # the project, below it, or above it (the cwd may move into the project)
         return False
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
-        for rec in head_records(file.path, b'"cwd":"', 200):
-            if isinstance(rec.get("cwd"), str):
-                return rec["cwd"]
+        """The first cwd, found by its bytes; a transcript written with spaced JSON
+        (``"cwd": "``) or escaped keys is found by parsing its first lines."""
+        for marker in (b'"cwd":"', b'"cwd"'):
+            for rec in head_records(file.path, marker, 200):
+                if isinstance(rec.get("cwd"), str):
+                    return rec["cwd"]
         return None
 
     # ----- parsing ---------------------------------------------------------------------
@@ -244,15 +250,17 @@ class _SessionParser(LogParser):
         if m and m.group(1) == b"<synthetic>":
             return
         if m:
-            self.s.model = m.group(1).decode("utf-8", "replace")
+            self.s.note_model(m.group(1).decode("utf-8", "replace"))
         self.answered = True
 
     def _session_fields(self, cwd: Any, entrypoint: Any) -> None:
         """The session's project (its first cwd) and how it was started (first entrypoint)."""
-        if self.s.project_dir is None and isinstance(cwd, str):
-            self.s.project_dir = cwd
-            if is_replay_path(cwd):
-                self.replay = True
+        if isinstance(cwd, str):
+            self.cwd = cwd  # every record carries the cwd it was written in
+            if self.s.project_dir is None:
+                self.s.project_dir = cwd
+                if is_replay_path(cwd):
+                    self.replay = True
         if self.s.entrypoint is None and isinstance(entrypoint, str):
             self.s.entrypoint = entrypoint
             self.s.scripted = entrypoint.startswith(_SCRIPTED_ENTRYPOINT_PREFIX)
@@ -297,9 +305,11 @@ class _SessionParser(LogParser):
                     self._tool_result(block, at)
         if has_tool_result or not texts:
             return
+        text = "\n".join(texts).strip()
+        if "Base directory for this skill:" in text:
+            self._skill_started(text)
         if rec.get("isMeta") or rec.get("isCompactSummary") or rec.get("isVisibleInTranscriptOnly"):
             return
-        text = "\n".join(texts).strip()
         if text.startswith("[Request interrupted by user"):
             self._feedback("interruption", "", at)
             return
@@ -318,6 +328,17 @@ class _SessionParser(LogParser):
             if not text:
                 return
         self._prompt(text, at)
+
+    def _skill_started(self, text: str) -> None:
+        """A skill the person started as a slash command (``/name``): Claude Code follows
+        the command with the skill's body, headed ``Base directory for this skill: <dir>``;
+        the skill is its directory's name."""
+        m = _SKILL_BASE_RX.search(text)
+        if not m:
+            return
+        name = re.split(r"[/\\]", m.group(1).rstrip("/\\"))[-1]
+        if name:
+            self.s.add_skill(name)
 
     def _prompt(self, text: str, at: str | None) -> bool:
         if not super()._prompt(text, at):
@@ -345,7 +366,7 @@ class _SessionParser(LogParser):
         if model == "<synthetic>" or rec.get("isApiErrorMessage"):
             return
         if isinstance(model, str):
-            self.s.model = model
+            self.s.note_model(model)
         mid = msg.get("id") or rec.get("requestId") or rec.get("uuid")
         if mid != self.msg_id:
             # A new message; records of one streamed message share its id.

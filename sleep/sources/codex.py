@@ -31,6 +31,7 @@ import orjson
 
 from sleep.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
 from sleep.sources.actions import TurnActions
+from sleep.sources.code_mode import nested_calls
 from sleep.sources.history import parse_codex_history
 from sleep.sources.turns import LogParser, parse_log
 
@@ -39,7 +40,10 @@ _HEAD = 200
 _TYPES_RX = re.compile(rb'"type":"([a-z_]+)","payload":\{"type":"([a-z_]+)"')
 _COMPACTED = b'"type":"compacted"'
 _TS_RX = re.compile(rb'^\{"timestamp":"([^"]{10,40})"')
-_TURN_CONTEXT_RX = re.compile(rb'^\{"timestamp":"[^"]{10,40}","type":"turn_context"')
+# 0.14x writes an "ordinal" between the timestamp and the type.
+_TURN_CONTEXT_RX = re.compile(rb'^\{"timestamp":"[^"]{10,40}",(?:"ordinal":\d{1,12},)?"type":"turn_context"')
+_WORLD_STATE_RX = re.compile(rb'^\{(?:"timestamp":"[^"]{10,40}",)?(?:"ordinal":\d{1,12},)?"type":"world_state"')
+_CWD_RX = re.compile(rb'"cwd":("(?:[^"\\]|\\.){1,4096}")')
 _MODEL_RX = re.compile(rb'"model":"([^"\\]{1,100})"')
 _INPUT_ROLES = (b',"role":"user"', b',"role":"developer"', b',"role":"system"')
 # `codex exec` and the SDKs (which drive `codex exec`); `mcp`: another program drives Codex.
@@ -54,11 +58,15 @@ SKIP_PAYLOADS = frozenset({
     b"task_complete", b"get_history_entry_response", b"view_image_tool_call",
     b"local_shell_call_output", b"ghost_snapshot", b"compaction",
 })
-KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted",
+                         "world_state"})
 # Legacy (pre-envelope) record types.
 LEGACY_ITEMS = frozenset({"message", "function_call", "function_call_output", "reasoning",
                           "local_shell_call", "custom_tool_call", "custom_tool_call_output",
                           "web_search_call"})
+# Code mode (0.14x): the model's tools, called from an ``exec`` script (sleep.sources.code_mode).
+_CODE_MODE_TOOLS = ("exec", "code_mode", "js")
+_ANSWER_TOOLS = ("request_user_input", "request_user_input_async")
 _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
                       "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
 
@@ -116,7 +124,7 @@ def skippable(head: bytes) -> bool:
     a user / developer message (the copy of a turn whose prompt the event gives)."""
     m = _TYPES_RX.search(head)
     if m is None:
-        return _COMPACTED in head
+        return _COMPACTED in head or _WORLD_STATE_RX.match(head) is not None
     ptype = m.group(2)
     if ptype in SKIP_PAYLOADS:
         return True
@@ -128,6 +136,8 @@ class _RolloutParser(LogParser):
         super().__init__(session, file, ctx)
         self.cur_ts: str | None = None
         self.actions = TurnActions(session, ctx)
+        # request_user_input calls whose answer (a function_call_output) is still to come.
+        self.asked: list[str] = list(session.state.get("asked", []))
 
     def _note_ts(self, head: bytes) -> None:
         ts = _TS_RX.match(head)
@@ -137,15 +147,21 @@ class _RolloutParser(LogParser):
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
         head = data[:_HEAD]
-        if skippable(head):
+        if skippable(head) and not (self.asked and self._answers_a_question(data)):
             self._note_ts(head)
             stats.skipped_undecoded()
             return
         if self.s.project_dir is not None and _TURN_CONTEXT_RX.match(head):
-            # Per-turn settings repeat the project; the model is all that may change.
+            # Per-turn settings: the model and the working directory are all that may change.
             model = _MODEL_RX.search(data, 0, 4096)
             if model:
-                self.s.model = model.group(1).decode("utf-8", "replace")
+                self.s.note_model(model.group(1).decode("utf-8", "replace"))
+            cwd = _CWD_RX.search(data, 0, 8192)
+            if cwd:
+                try:
+                    self.cwd = orjson.loads(cwd.group(1))
+                except orjson.JSONDecodeError:
+                    pass
             self._note_ts(head)
             stats.skipped_undecoded()
             return
@@ -188,11 +204,15 @@ class _RolloutParser(LogParser):
             return True
         if rtype == "turn_context":
             cwd = p.get("cwd")
-            if self.s.project_dir is None and isinstance(cwd, str):
-                self._set_project(cwd)
+            if isinstance(cwd, str):
+                if self.s.project_dir is None:
+                    self._set_project(cwd)
+                self.cwd = cwd
             if isinstance(p.get("model"), str):
-                self.s.model = p["model"]
+                self.s.note_model(p["model"])
             return True
+        if rtype == "world_state":
+            return False  # the environment's state (cwd, shell, sandbox): nothing of the person's
         ptype = p.get("type")
         if rtype == "event_msg":
             if ptype == "user_message":
@@ -220,6 +240,11 @@ class _RolloutParser(LogParser):
             if ptype in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
                 self._tool(p)
                 return True
+            if ptype == "function_call_output" and p.get("call_id") in self.asked:
+                self.asked.remove(p["call_id"])
+                for answer in _answers(p.get("output")):
+                    self._answer(answer, self.cur_ts)
+                return True
             return False
         return False  # compacted
 
@@ -227,6 +252,8 @@ class _RolloutParser(LogParser):
         sid = p.get("id")
         if isinstance(sid, str) and sid:
             self.s.session_id = sid
+        if isinstance(p.get("model"), str):
+            self.s.note_model(p["model"])
         originator, source = p.get("originator"), p.get("source")
         if isinstance(originator, str) and self.s.entrypoint is None:
             self.s.entrypoint = originator
@@ -246,8 +273,18 @@ class _RolloutParser(LogParser):
 
     def _set_project(self, cwd: str) -> None:
         self.s.project_dir = cwd
+        self.cwd = self.cwd or cwd
         if is_replay_path(cwd):
             self.replay = True
+
+    def _answers_a_question(self, data: bytes) -> bool:
+        """A ``function_call_output`` line that answers a pending ``request_user_input``."""
+        return b'"function_call_output"' in data[:_HEAD] and any(
+            f'"call_id":"{c}"'.encode() in data[:_HEAD + 200] for c in self.asked)
+
+    def close(self) -> None:
+        super().close()
+        self.s.state["asked"] = self.asked[-20:]
 
     def _tool(self, p: dict[str, Any]) -> None:
         ptype = p.get("type")
@@ -262,8 +299,28 @@ class _RolloutParser(LogParser):
         if isinstance(args, str):
             for skill in skills_in(args):
                 self.s.add_skill(skill)
-        self._actions(ptype, name, args, p)
+        if name in _ANSWER_TOOLS and isinstance(p.get("call_id"), str):
+            self.asked.append(p["call_id"])
+        if ptype == "custom_tool_call" and name in _CODE_MODE_TOOLS:
+            self._code_mode(args)
+        else:
+            self._actions(ptype, name, args, p)
         self.answered = True
+
+    def _code_mode(self, script: Any) -> None:
+        """The shell commands and patches an ``exec`` script runs (sleep.sources.code_mode)."""
+        for name, arg in nested_calls(script):
+            if name in ("exec_command", "shell", "shell_command", "local_shell"):
+                if isinstance(arg, dict):
+                    workdir = arg.get("workdir") if isinstance(arg.get("workdir"), str) else None
+                    self._shell(arg.get("cmd", arg.get("command")), workdir)
+                elif isinstance(arg, str):
+                    self._shell(arg, None)
+            elif name == "apply_patch":
+                self.actions.patch(arg.get("input", arg.get("patch")) if isinstance(arg, dict) else arg)
+            elif name in ("read_file", "view_image", "write_file", "edit_file") and isinstance(arg, dict):
+                workdir = arg.get("workdir") if isinstance(arg.get("workdir"), str) else None
+                self.actions.path(arg.get("file_path", arg.get("path")), workdir)
 
     def _actions(self, ptype: Any, name: str | None, args: Any, p: dict[str, Any]) -> None:
         """Shell commands and patched files of one tool call (see FORMATS.md, Codex)."""
@@ -316,6 +373,28 @@ class _RolloutParser(LogParser):
                 self._final(text)
         elif rec.get("type") in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
             self._tool(rec)
+
+
+def _answers(output: Any) -> list[str]:
+    """The answers of a ``request_user_input`` output: ``{"answers": {"<question id>":
+    {"answers": ["..."]}}}`` (a JSON string, or the object itself)."""
+    if isinstance(output, dict) and "content" in output and "answers" not in output:
+        output = output.get("content")
+    if isinstance(output, str):
+        try:
+            output = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            return []
+    if not isinstance(output, dict) or not isinstance(output.get("answers"), dict):
+        return []
+    out: list[str] = []
+    for entry in output["answers"].values():
+        values = entry.get("answers") if isinstance(entry, dict) else entry
+        if isinstance(values, str):
+            values = [values]
+        if isinstance(values, list):
+            out.extend(v for v in values if isinstance(v, str) and v.strip())
+    return out
 
 
 def _content_text(content: Any) -> str:

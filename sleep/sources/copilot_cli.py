@@ -43,6 +43,12 @@ _SHELL_TOOLS = frozenset({"bash", "shell", "powershell", "run_in_terminal", "wri
 _FILE_TOOLS = frozenset({"view", "read", "read_file", "edit", "create", "write", "write_file", "str_replace",
                          "str_replace_editor", "insert", "edit_file", "create_file", "glob", "grep", "rg"})
 _CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
+# Blocks the CLI adds to what the person typed before storing it: a reminder about
+# parallel tool calls (legacy JSON), the current time (flat JSONL), system notices.
+_INJECTED_BLOCK_RX = re.compile(
+    r"\s*<(reminder|current_datetime|system_reminder|system_notification)>[\s\S]*?</\1>\s*")
+# The system prompt of builds that record no cwd: "... working directory: c:\Users\me\app".
+_WORKING_DIR_RX = re.compile(r"(?i)\b(?:current )?working directory(?: is)?\s*:?\s*[`'\"]?([^\s`'\"][^\n`'\"]*?)[`'\"]?\s*(?:\n|$)")
 _TS_KEY = b'"timestamp":"'
 
 
@@ -59,6 +65,26 @@ def _ts_from_tail(data: bytes) -> str | None:
     start = at + len(_TS_KEY)
     end = data.find(b'"', start, start + 48)
     return iso_utc(data[start:end].decode("ascii", "replace")) if end > 0 else None
+
+
+def typed_text(text: str) -> str:
+    """What the person typed: ``text`` without the blocks the CLI injects."""
+    if "<" in text and "</" in text:
+        text = _INJECTED_BLOCK_RX.sub("\n\n", text)
+    return text.strip()
+
+
+def working_dir_of(system_prompt: Any) -> str | None:
+    """The working directory a system prompt names, if it looks like an absolute path."""
+    if not isinstance(system_prompt, str) or "orking directory" not in system_prompt:
+        return None
+    m = _WORKING_DIR_RX.search(system_prompt)
+    if not m:
+        return None
+    path = m.group(1).strip().rstrip(".")
+    if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path) or path.startswith("~"):
+        return path
+    return None
 
 
 def workspace_cwd(session_dir: Path) -> str | None:
@@ -99,12 +125,18 @@ class CopilotCliSource:
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         if file.kind != "events":
-            return None
-        cwd = workspace_cwd(Path(file.path).parent)
-        if cwd:
-            return cwd
+            return _legacy_project(file.path)
+        if not file.path.endswith(".jsonl") or Path(file.path).name == "events.jsonl":
+            cwd = workspace_cwd(Path(file.path).parent)
+            if cwd:
+                return cwd
         for rec in head_records(file.path, b'"cwd"', 20):
             cwd = _cwd_of(rec.get("data"))
+            if cwd:
+                return cwd
+        for rec in head_records(file.path, b'orking directory', 20):
+            data = rec.get("data")
+            cwd = working_dir_of(data.get("content")) if isinstance(data, dict) else None
             if cwd:
                 return cwd
         return None
@@ -183,11 +215,20 @@ class _EventParser(LogParser):
             self.s.note_time(iso_utc(d.get("startTime")))
             model = d.get("selectedModel") or d.get("model")
             if isinstance(model, str):
-                self.s.model = model
+                self.s.note_model(model)
         elif etype == "user.message":
             text = d.get("content")
-            if isinstance(text, str) and text.strip() and d.get("source") not in ("system", "agent"):
-                self._prompt(text.strip(), at)
+            if isinstance(text, str) and d.get("source") not in ("system", "agent"):
+                text = typed_text(text)
+                if text:
+                    self._prompt(text, at)
+        elif etype == "system.message":
+            if self.s.project_dir is None:
+                cwd = working_dir_of(d.get("content"))
+                if cwd:
+                    self.s.project_dir = cwd
+                    if is_replay_path(cwd):
+                        self.replay = True
         elif etype == "assistant.message":
             text = d.get("content")
             if isinstance(text, str) and text.strip():
@@ -203,7 +244,7 @@ class _EventParser(LogParser):
         elif etype == "session.model_change":
             model = d.get("newModel") or d.get("model")
             if isinstance(model, str):
-                self.s.model = model
+                self.s.note_model(model)
         elif etype == "abort":
             self._feedback("interruption", "", at)
         else:
@@ -235,8 +276,45 @@ class _EventParser(LogParser):
             self.replay = True
 
 
+def _legacy_project(path: str) -> str | None:
+    """The working directory a legacy session's system message names (whole-file read)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(4 << 20)
+        doc = orjson.loads(data)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    messages = doc.get("chatMessages") if isinstance(doc, dict) else None
+    for msg in messages if isinstance(messages, list) else []:
+        if isinstance(msg, dict) and msg.get("role") == "system":
+            cwd = working_dir_of(text_of(msg.get("content")))
+            if cwd:
+                return cwd
+    return None
+
+
+def _timeline(doc: dict[str, Any]) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """From a legacy session's ``timeline``: (typed text, time) of each ``user`` entry in
+    order, and every entry's time."""
+    typed: list[tuple[str, str | None]] = []
+    times: list[str] = []
+    entries = doc.get("timeline")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        at = iso_utc(entry.get("timestamp"))
+        if at:
+            times.append(at)
+        if entry.get("type") == "user" and isinstance(entry.get("text"), str):
+            typed.append((typed_text(entry["text"]), at))
+    return typed, times
+
+
 def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResult:
-    """``history-session-state/<id>.json``: ``{sessionId, startTime, chatMessages: [...]}``."""
+    """``history-session-state/<id>.json``: ``{sessionId, startTime, chatMessages: [...],
+    timeline: [...]}``. Prompts come from ``chatMessages`` (the CLI appends a
+    ``<reminder>`` block to each, removed here); their times, and the session's end,
+    from the ``timeline`` entries, which carry a timestamp each."""
     data = f.read()
     ctx.stats.bytes_read += len(data)
     if not data.strip():
@@ -253,6 +331,10 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
     sid = doc.get("sessionId") if isinstance(doc.get("sessionId"), str) else file.session_id
     s = Session(host=HOST, session_id=sid or Path(file.path).stem, source_path=file.path)
     s.note_time(iso_utc(doc.get("startTime")))
+    typed, times = _timeline(doc)
+    for at in times:
+        s.note_time(at)
+    used = [False] * len(typed)
     answered = False
     actions = TurnActions(s, ctx)
     for msg in messages:
@@ -260,10 +342,20 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
             continue
         role = msg.get("role")
         text = text_of(msg.get("content")).strip()
+        if role == "system":
+            if s.project_dir is None:
+                s.project_dir = working_dir_of(text)
+                if is_replay_path(s.project_dir):
+                    return ParseResult(None, replay=True)
+            continue
         if role == "user" and text:
+            text = typed_text(text)
+            if not text:
+                continue
             if not s.prompts and is_replay_prompt(text):
                 return ParseResult(None, replay=True)
-            open_turn(s, text, None, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            open_turn(s, text, _prompt_time(text, typed, used), ctx.redactor,
+                      follows_answer=bool(s.prompts) and answered)
             answered = False
         elif role == "assistant":
             for call in msg.get("tool_calls") or []:
@@ -276,3 +368,17 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
                 s.finals[-1] = ctx.redactor.redact(text)
                 answered = True
     return ParseResult(s)
+
+
+def _prompt_time(text: str, typed: list[tuple[str, str | None]], used: list[bool]) -> str | None:
+    """The time of the timeline's ``user`` entry for a prompt: the first unused one with
+    the same text, else the next unused one in order."""
+    for i, (t, at) in enumerate(typed):
+        if not used[i] and t == text:
+            used[i] = True
+            return at
+    for i, (_, at) in enumerate(typed):
+        if not used[i]:
+            used[i] = True
+            return at
+    return None

@@ -279,7 +279,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
         s.note_time(at)
         text = _message_text(req).strip()
         if isinstance(req.get("modelId"), str):
-            s.model = req["modelId"]
+            s.note_model(req["modelId"])
         if text and not req.get("isSystemInitiated"):
             if not s.prompts and is_replay_prompt(text):
                 return None

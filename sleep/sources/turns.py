@@ -21,11 +21,13 @@ from sleep.sessions import Feedback, Session
 from sleep.sources import ParseResult, SourceFile
 
 
-def open_turn(s: Session, text: str, at: str | None, redactor: Redactor, *, follows_answer: bool) -> int:
-    """Add the redacted prompt ``text`` as a new turn of ``s`` and record the feedback it
-    expresses (``follows_answer``: the agent answered the previous turn). Returns its index."""
+def open_turn(s: Session, text: str, at: str | None, redactor: Redactor, *, follows_answer: bool,
+              project: str | None = None) -> int:
+    """Add the redacted prompt ``text`` as a new turn of ``s`` (typed in ``project``; None:
+    the session's) and record the feedback it expresses (``follows_answer``: the agent
+    answered the previous turn). Returns its index."""
     redacted = redactor.redact(text)
-    idx = s.add_prompt(redacted, at)
+    idx = s.add_prompt(redacted, at, project)
     kind = classify_feedback(text, follows_agent_turn=follows_answer)
     if kind:
         s.feedback.append(Feedback(kind, redacted, at, idx))
@@ -50,6 +52,9 @@ class LogParser:
         self.answered = bool(st.get("answered", False))
         self.checked_replay = bool(st.get("checked_replay", False))
         self.final_raw: str | None = None  # the open turn's answer, redacted at close
+        # The working directory of the latest record, when the host records one per record
+        # or per turn: the next prompt is typed there.
+        self.cwd: str | None = st.get("cwd")
 
     def feed(self, data: bytes, where: str) -> None:
         """Take one complete line; count it exactly once in ``ctx.stats``."""
@@ -63,9 +68,20 @@ class LogParser:
                 self.replay = True
                 return False
         self._close_turn()
-        open_turn(self.s, text, at, self.ctx.redactor, follows_answer=bool(self.s.prompts) and self.answered)
+        open_turn(self.s, text, at, self.ctx.redactor, follows_answer=bool(self.s.prompts) and self.answered,
+                  project=self.cwd)
         self.answered = False
         return True
+
+    def _answer(self, text: str, at: str | None) -> None:
+        """What the person answered to the agent's question (``request_user_input``):
+        not a new turn, a signal about the open one, classified like a prompt
+        (a correction, an approval) and otherwise kept as an ``answer``."""
+        text = text.strip()
+        if not text:
+            return
+        kind = classify_feedback(text, follows_agent_turn=True) or "answer"
+        self._feedback(kind, self.ctx.redactor.redact(text), at)
 
     def _final(self, text: str) -> None:
         """The agent answered with ``text``: the open turn's final answer so far."""
@@ -87,7 +103,7 @@ class LogParser:
         """End of the bytes read: close the open turn and keep the continuation state
         (subclasses add their own keys to ``Session.state``)."""
         self._close_turn()
-        self.s.state.update(answered=self.answered, checked_replay=self.checked_replay)
+        self.s.state.update(answered=self.answered, checked_replay=self.checked_replay, cwd=self.cwd)
 
 
 def parse_log(parser: LogParser, f: BinaryIO, start: int, prior: Session | None) -> ParseResult:

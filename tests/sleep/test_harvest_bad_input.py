@@ -12,6 +12,7 @@ import pytest
 from sleep_testutil import Homes, run
 
 import sleep.harvest as harvest_mod
+import sleep.harvest_pool as harvest_pool
 from sleep.index import Index
 
 CWD = "/work/app"
@@ -79,14 +80,14 @@ def test_empty_file_is_counted(homes: Homes) -> None:
 def test_unreadable_file_is_counted(homes: Homes, monkeypatch) -> None:
     locked = _good(homes, "locked")
     _good(homes, "open")
-    real_open = harvest_mod.open_binary
+    real_open = harvest_pool.open_binary
 
     def fake_open(path: str):
         if path == str(locked):
             raise PermissionError(13, "Permission denied", path)
         return real_open(path)
 
-    monkeypatch.setattr(harvest_mod, "open_binary", fake_open)
+    monkeypatch.setattr(harvest_pool, "open_binary", fake_open)
     report = run()
     assert report.skipped_files == {"unreadable_file": 1}
     assert report.sessions_new == 1
@@ -117,14 +118,14 @@ def test_symlink_loops_are_counted(homes: Homes) -> None:
 def test_file_deleted_before_it_is_opened_is_counted(homes: Homes, monkeypatch) -> None:
     doomed = _good(homes, "doomed")
     _good(homes, "stays")
-    real_open = harvest_mod.open_binary
+    real_open = harvest_pool.open_binary
 
     def delete_then_open(path: str):
         if path == str(doomed):
             os.unlink(path)
         return real_open(path)
 
-    monkeypatch.setattr(harvest_mod, "open_binary", delete_then_open)
+    monkeypatch.setattr(harvest_pool, "open_binary", delete_then_open)
     report = run()
     assert report.skipped_files == {"file_vanished": 1}
     assert report.sessions_new == 1
@@ -132,14 +133,14 @@ def test_file_deleted_before_it_is_opened_is_counted(homes: Homes, monkeypatch) 
 
 def test_file_deleted_while_being_read_is_harvested_from_the_open_handle(homes: Homes, monkeypatch) -> None:
     doomed = _good(homes, "doomed")
-    real_open = harvest_mod.open_binary
+    real_open = harvest_pool.open_binary
 
     def open_then_delete(path: str):
         f = real_open(path)
         os.unlink(path)
         return f
 
-    monkeypatch.setattr(harvest_mod, "open_binary", open_then_delete)
+    monkeypatch.setattr(harvest_pool, "open_binary", open_then_delete)
     report = run()
     assert report.sessions_new == 1 and report.skipped == {}
     assert not doomed.exists()

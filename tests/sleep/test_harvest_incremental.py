@@ -12,6 +12,7 @@ import pytest
 from sleep_testutil import Homes, run
 
 import sleep.harvest as harvest_mod
+import sleep.harvest_pool as harvest_pool
 from sleep.harvest import HarvestOptions, harvest
 from sleep.index import Index
 from sleep.lock import FileLock, LockBusy
@@ -29,7 +30,7 @@ def _no_reads(monkeypatch) -> None:
     def fail(*a, **k):
         raise AssertionError("file content was read")
 
-    monkeypatch.setattr(harvest_mod, "open_binary", fail)
+    monkeypatch.setattr(harvest_pool, "open_binary", fail)
     monkeypatch.setattr(harvest_mod, "_read_head", fail)
 
 
