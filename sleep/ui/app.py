@@ -130,11 +130,17 @@ def signed(value: Any) -> str:
     return str(value) if f is None else f"{f:+.2f}"
 
 
+def num(value: Any) -> str:
+    """A setting's number as written (4, 0.5, 1e-05)."""
+    f = _finite(value)
+    return "–" if f is None else f"{f:g}"
+
+
 def make_templates() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
                              autoescape=jinja2.select_autoescape(["html"], default=True),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(score=score, count=count, seconds=seconds, when=when, signed=signed)
+    env.filters.update(score=score, count=count, seconds=seconds, when=when, signed=signed, num=num)
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)  # compile now, not on the first visitor's request
     return env

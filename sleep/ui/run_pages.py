@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sleep.ui import live, rundata, stepdata
+from sleep.ui import live, rundata, runtable, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
 from sleep.ui.runfiles import RunFileError
@@ -69,7 +69,20 @@ async def home(request: Request) -> Response:
 async def runs_list(request: Request) -> Response:
     u = ui(request)
     rows = await run_in_threadpool(u.catalog.rows)
-    return render(request, "runs.html", rows=rows, bases=u.catalog.bases(), skipped=u.catalog.skipped)
+    v = runtable.view(rows, request.query_params)
+    return render(request, "runs.html", v=v, per_choices=runtable.PER_CHOICES, bases=u.catalog.bases(),
+                  skipped=u.catalog.skipped)
+
+
+async def runs_export(request: Request) -> Response:
+    """``/runs.csv`` and ``/runs.json``: every run the table with the same parameters shows."""
+    u = ui(request)
+    rows = runtable.export_rows(await run_in_threadpool(u.catalog.rows), request.query_params)
+    if request.url.path.endswith(".csv"):
+        return Response(runtable.to_csv(rows), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="runs.csv"'})
+    return Response(runtable.to_json(rows), media_type="application/json",
+                    headers={"Content-Disposition": 'attachment; filename="runs.json"'})
 
 
 # ----- one run -------------------------------------------------------------------------------
@@ -199,6 +212,8 @@ _RUN = "/runs/{root}/{env}/{run}"
 routes = [
     Route("/", home),
     Route("/runs", runs_list),
+    Route("/runs.csv", runs_export, name="runs_csv"),
+    Route("/runs.json", runs_export, name="runs_json"),
     Route(_RUN, run_page),
     Route(_RUN + "/fragments", run_fragments),
     Route(_RUN + "/events", run_events),
