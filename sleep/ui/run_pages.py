@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sleep.ui import live, rundata, runtable, stepdata
+from sleep.ui import charts, live, runconfig, rundata, runtable, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
 from sleep.ui.runfiles import RunFileError
@@ -85,24 +85,69 @@ async def runs_export(request: Request) -> Response:
                     headers={"Content-Disposition": 'attachment; filename="runs.json"'})
 
 
+async def compare_page(request: Request) -> Response:
+    """``/compare?run=<root>/<env>/<run>&run=…``: the runs' curves overlaid and their settings side by side."""
+    u = ui(request)
+    wanted = request.query_params.getlist("run")
+    refs, missing = [], []
+    for key in dict.fromkeys(wanted):  # once each, in the order ticked
+        parts = key.split("/")
+        try:
+            if len(parts) != 3:
+                raise RunNotFound(f"{key!r} is not <root>/<env>/<run>")
+            refs.append(u.catalog.resolve(*parts))
+        except RunNotFound as exc:
+            missing.append(str(exc))
+    pages = [await run_in_threadpool(_page, ref, u) for ref in refs[:charts.COLOURS]]
+    configs = [await run_in_threadpool(runconfig.read_config, p.ref.path) for p in pages]
+    labels = [p.ref.run_id if [q.ref.run_id for q in pages].count(p.ref.run_id) == 1 else f"{p.ref.env}/{p.ref.run_id}"
+              for p in pages]
+    rows = runconfig.differing(configs)
+    only = request.query_params.get("all") != "1"
+    return render(request, "compare.html", pages=pages, labels=labels, missing=missing,
+                  dropped=max(0, len(refs) - charts.COLOURS), settings=[r for r in rows if r[2] or not only],
+                  n_same=sum(1 for r in rows if not r[2]), only=only,
+                  charts=charts.compare_charts(list(zip(labels, [p.steps for p in pages]))) if pages else [],
+                  query=request.url.query)
+
+
 # ----- one run -------------------------------------------------------------------------------
 
 def _page(ref: RunRef, u) -> rundata.RunPage:
     return rundata.load_run(ref, u.catalog.row(ref))
 
 
-def _curve(page: rundata.RunPage) -> str:
+def _zoom(request: Request) -> tuple[int, int | None]:
+    """The zoomed range of steps (``?from=&to=``), (0, None) for all of them."""
+    lo = _int(request, "from", 0) or 0
+    hi = _int(request, "to")
+    if hi is not None and hi <= lo:
+        lo, hi = 0, None  # an empty range shows everything
+    return max(0, lo), hi
+
+
+def _curve(page: rundata.RunPage, zoom: tuple[int, int | None] = (0, None)) -> str:
     epochs = []
     for e in page.epochs:
         after = max((s.step for s in page.steps if s.epoch == e.epoch), default=0)
         epochs.append((after, f"E{e.epoch}: slow update {e.slow_action.replace('_', ' ')}"))
-    return curve_svg(page.initial_val, page.steps, page.row.total_steps, epochs, f"{page.ref.url}/steps")
+    return curve_svg(page.initial_val, page.steps, page.row.total_steps, epochs, f"{page.ref.url}/steps",
+                     first=zoom[0], last_step=zoom[1])
+
+
+def _charts(page: rundata.RunPage, zoom: tuple[int, int | None] = (0, None)) -> str:
+    return "".join(charts.run_charts(page.steps, zoom[0], zoom[1]))
 
 
 async def run_page(request: Request) -> Response:
     ref = _ref(request)
-    page = await run_in_threadpool(_page, ref, ui(request))
-    return render(request, "run.html", page=page, curve=_curve(page), run=page.row, limit=_limit(request))
+    u = ui(request)
+    page = await run_in_threadpool(_page, ref, u)
+    zoom = _zoom(request)
+    config = await run_in_threadpool(runconfig.read_config, ref.path)
+    return render(request, "run.html", page=page, curve=_curve(page, zoom), charts=_charts(page, zoom),
+                  run=page.row, limit=_limit(request), zoom=zoom, config=config,
+                  query=request.url.query)
 
 
 def _limit(request: Request) -> int | None:
@@ -115,8 +160,10 @@ async def run_fragments(request: Request) -> Response:
     u = ui(request)
     page = await run_in_threadpool(_page, ref, u)
     macros = u.templates.get_template(PARTS).module
+    zoom = _zoom(request)
     return JSONResponse({
-        "header": str(macros.header(page)), "curve": _curve(page),
+        "header": str(macros.header(page)), "curve": _curve(page, zoom), "charts": _charts(page, zoom),
+        "skills": str(macros.skills(page)),
         "steps": str(macros.step_rows(page, _limit(request))),
         "epochs": str(macros.epochs(page)), "live": page.row.live, "offset": page.events_offset,
     })
@@ -212,6 +259,7 @@ _RUN = "/runs/{root}/{env}/{run}"
 routes = [
     Route("/", home),
     Route("/runs", runs_list),
+    Route("/compare", compare_page),
     Route("/runs.csv", runs_export, name="runs_csv"),
     Route("/runs.json", runs_export, name="runs_json"),
     Route(_RUN, run_page),
