@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sleep.ui import charts, live, runconfig, rundata, runtable, stepdata
+from sleep.ui import charts, live, runconfig, rundata, runtable, samples, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
 from sleep.ui.runfiles import RunFileError
@@ -189,8 +189,25 @@ async def step_page(request: Request) -> Response:
     if step is None:
         raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no step {n} (yet).")
     diff = side_by_side(step.before or "", step.candidate) if step.candidate is not None else None
-    return render(request, "step.html", ref=ref, n=n, step=step, diff=diff,
+    by_id, _ = await run_in_threadpool(samples.items, ref)
+    return render(request, "step.html", ref=ref, n=n, step=step, diff=diff, items=by_id,
                   run=await run_in_threadpool(ui(request).catalog.row, ref))
+
+
+async def sample_page(request: Request) -> Response:
+    ref = _ref(request)
+    n, i = request.path_params["n"], request.path_params["i"]
+    view = await run_in_threadpool(samples.sample_view, ref, n, i)
+    if view is None:
+        raise HTTPException(404, f"Step {n} of {ref.env}/{ref.run_id} has no sample {i}.")
+    return render(request, "sample.html", v=view, ref=ref, n=n)
+
+
+async def matrix_page(request: Request) -> Response:
+    ref = _ref(request)
+    lo, hi = _int(request, "from"), _int(request, "to")
+    m = await run_in_threadpool(samples.matrix, ref, lo, hi)
+    return render(request, "matrix.html", m=m, ref=ref)
 
 
 def _skill_steps(ref: RunRef) -> list[int]:
@@ -266,6 +283,8 @@ routes = [
     Route(_RUN + "/fragments", run_fragments),
     Route(_RUN + "/events", run_events),
     Route(_RUN + "/steps/{n:int}", step_page),
+    Route(_RUN + "/steps/{n:int}/samples/{i:int}", sample_page),
+    Route(_RUN + "/matrix", matrix_page),
     Route(_RUN + "/skills/{n:int}", skill_page),
     Route(_RUN + "/best", best_skill),
     Route(_RUN + "/diff", diff_page),

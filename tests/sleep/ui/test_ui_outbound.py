@@ -56,6 +56,9 @@ def _plant_run(run: Path) -> None:
             continue
         if path.suffix == ".json":
             path.write_text(json.dumps(plant(json.loads(path.read_text()))))
+        elif path.name == "items.jsonl":  # the run's tasks: every text planted, the ids kept
+            lines = [json.loads(line) for line in path.read_text().splitlines()]
+            path.write_text("".join(json.dumps({**plant(t), "id": t["id"]}) + "\n" for t in lines))
         elif path.suffix == ".jsonl":
             lines = [json.loads(line) for line in path.read_text().splitlines()]
             # keep the kinds and the levels: the pages choose events by them
