@@ -107,3 +107,37 @@ def test_matrix_shows_val_fixes_and_breaks_and_train_pass_fail_by_skill_version(
     item, step = flips[0]
     row = train.split(f">{item}</code></th>", 1)[1].split("</tr>", 1)[0]
     assert f'<td class="cell m-fixed"><a href="{url}/steps/{step}/samples/' in row
+
+
+def test_step_page_labels_each_gate_number(toy_run: Path) -> None:
+    c = client([toy_run.parents[1]])
+    url = run_links(c.get("/runs").text)[0]
+    gate = json.loads((toy_run / "steps" / "step_0001" / "gate.json").read_text())
+    h = json.loads((toy_run / "history.json").read_text())[0]
+    assert gate["early_stopped"] and h["action"] == "accept"  # the toy run's first step: accepted early
+    html = c.get(f"{url}/steps/1").text
+    explain = html.split('id="gate-explain"', 1)[1].split("</section>", 1)[0]
+    n, k = gate["n_items"], gate["n_evaluated"]
+    assert f"Candidate on the {k} val items evaluated</th><td id=\"gate-evaluated\">{gate['candidate_mean']:.3f}" in explain
+    worst = gate["candidate_mean"] * k / n
+    assert f"Worst case over all {n} val items</th><td id=\"gate-bound\">{worst:.3f}" in explain
+    assert f"if the {n - k} items not evaluated all scored 0" in explain
+    assert f"Candidate on the full val set ({n} items, after accepting)</th><td id=\"gate-full\">{h['val_after']:.3f}" in explain
+
+
+def test_a_running_runs_page_says_how_far_the_rollout_is(fresh_run: Path) -> None:
+    events = (fresh_run / "events.jsonl").read_text().splitlines()
+    upto = next(i for i, line in enumerate(events) if '"step_started"' in line and '"step": 2' in line)
+    head = [json.loads(line) for line in events[: upto + 1]]
+    now = "2099-01-01T00:00:00.000Z"  # far in the future: the run is not stale
+    tick = {"event": "rollout_progress", "run_id": "run", "at": now, "step": 2, "phase": "train", "done": 3,
+            "total": 8, "label": ""}
+    (fresh_run / "events.jsonl").write_text("".join(json.dumps({**e, "at": now}) + "\n" for e in head)
+                                            + json.dumps(tick) + "\n")
+    (fresh_run / "summary.json").unlink()
+    c = client([fresh_run.parents[1]])
+    url = run_links(c.get("/runs").text)[0]
+    html = c.get(url).text
+    assert 'data-live="1"' in html
+    assert re.search(r'id="activity"[^>]*>Step 2 · rollout train: 3 of 8 items done</p>', html)
+    assert '<progress id="rollout-progress"' in html
