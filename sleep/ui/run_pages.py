@@ -210,6 +210,17 @@ async def matrix_page(request: Request) -> Response:
     return render(request, "matrix.html", m=m, ref=ref)
 
 
+async def item_page(request: Request) -> Response:
+    """``/runs/…/items?id=<item id>``: every rollout and gate delta of one item (the id is only compared
+    with the run's own ids, never made into a path)."""
+    ref = _ref(request)
+    item_id = request.query_params.get("id") or ""
+    h = await run_in_threadpool(samples.item_history, ref, item_id)
+    if h is None:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no item {item_id!r}.")
+    return render(request, "item.html", h=h, ref=ref)
+
+
 def _skill_steps(ref: RunRef) -> list[int]:
     return rundata.numbered(ref.path, "skills", "step_", ".md")
 
@@ -285,6 +296,7 @@ routes = [
     Route(_RUN + "/steps/{n:int}", step_page),
     Route(_RUN + "/steps/{n:int}/samples/{i:int}", sample_page),
     Route(_RUN + "/matrix", matrix_page),
+    Route(_RUN + "/items", item_page),
     Route(_RUN + "/skills/{n:int}", skill_page),
     Route(_RUN + "/best", best_skill),
     Route(_RUN + "/diff", diff_page),

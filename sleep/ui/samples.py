@@ -299,3 +299,36 @@ def matrix(ref: RunRef, first: int | None = None, last: int | None = None) -> Ma
     by_id, _ = items(ref)
     return Matrix(cols, actions, val_rows, train_rows, lo, hi, all_steps[-1] if all_steps else 0,
                   {k: v.prompt for k, v in by_id.items()}, p.lines)
+
+
+@dataclass
+class ItemHistory:
+    item_id: str
+    item: Item | None
+    items_note: str
+    split: str
+    train: list[tuple[int, Sample]]  # (step, sample) of every train rollout of the item
+    val: list[tuple[int, float, str]]  # (step, delta, gate action) where the gate evaluated it
+    problems: list[str] = field(default_factory=list)
+
+
+def item_history(ref: RunRef, item_id: str) -> ItemHistory | None:
+    """Everything the run did with one item, or None when the run knows no such item."""
+    p = Problems()
+    by_id, note = items(ref)
+    splits = _splits(ref, p)
+    split = next((name for name, ids in splits.items() if item_id in ids), "")
+    steps = sorted(set(h.step for h in history(ref.path, p)) | set(numbered(ref.path, "steps", "step_")))
+    actions = {h.step: h.action for h in history(ref.path, p)}
+    train, val = [], []
+    for s in steps:
+        train += [(s, smp) for smp in step_samples(ref, s, p) if smp.task_id == item_id]
+
+        def gate(value: Any, q: Problems) -> dict[str, float]:
+            return dict(c.numbers_by_name(c.mapping(value, q, "gate.json", "the file").get("deltas"), q, "gate.json", "deltas"))
+        d = load_json(ref.path, f"steps/step_{s:04d}/gate.json", p, gate, {}).get(item_id)
+        if d is not None:
+            val.append((s, d, actions.get(s, "")))
+    if not (train or val or split or item_id in by_id):
+        return None
+    return ItemHistory(item_id, by_id.get(item_id), note, split, train, val, p.lines)

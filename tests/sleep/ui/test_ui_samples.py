@@ -86,7 +86,7 @@ def test_matrix_shows_val_fixes_and_breaks_and_train_pass_fail_by_skill_version(
     gate = json.loads((toy_run / "steps" / "step_0001" / "gate.json").read_text())
     val = html.split('id="matrix-val"', 1)[1].split("</table>", 1)[0]
     for item, d in gate["deltas"].items():
-        row = val.split(f">{item}</code></th>", 1)[1].split("</tr>", 1)[0]
+        row = val.split(f">{item}</code></a></th>", 1)[1].split("</tr>", 1)[0]
         first = re.findall(r'<td class="cell m-(\w+)">', row)[0]
         kept = history[0]["action"].startswith("accept")
         assert first == ({True: "fixed", False: "up"}[kept] if d > 0 else "same" if d == 0 else
@@ -94,7 +94,7 @@ def test_matrix_shows_val_fixes_and_breaks_and_train_pass_fail_by_skill_version(
     # Train: every rollout of step 1 is a cell in column "skill 0", linking to its sample.
     train = html.split('id="matrix-train"', 1)[1].split("</table>", 1)[0]
     for i, r in enumerate(_rollouts(toy_run, 1)):
-        row = train.split(f">{r['task_id']}</code></th>", 1)[1].split("</tr>", 1)[0]
+        row = train.split(f">{r['task_id']}</code></a></th>", 1)[1].split("</tr>", 1)[0]
         cell = re.findall(r'<td class="cell m-(\w+)">(?:<a href="([^"]+)")?', row)[0]
         assert cell == ("pass" if r["hard"] >= 1 else "fail", f"{url}/steps/1/samples/{i}")
     # An item that failed, then passed under a later skill, is marked fixed there (and only there).
@@ -105,7 +105,7 @@ def test_matrix_shows_val_fixes_and_breaks_and_train_pass_fail_by_skill_version(
     flips = [(item, b[0]) for item, seq in runs.items() for a, b in zip(seq, seq[1:]) if not a[1] and b[1]]
     assert flips, "the toy run has an item fixed by training"
     item, step = flips[0]
-    row = train.split(f">{item}</code></th>", 1)[1].split("</tr>", 1)[0]
+    row = train.split(f">{item}</code></a></th>", 1)[1].split("</tr>", 1)[0]
     assert f'<td class="cell m-fixed"><a href="{url}/steps/{step}/samples/' in row
 
 
