@@ -12,32 +12,7 @@ import json
 import re
 from pathlib import Path
 
-import yaml
-from ui_testutil import client
-
-RUN_FILES = ("config.yaml", "summary.json", "events.jsonl", "history.json", "state.json", "best_skill.md")
-
-
-def make_runs(toy_run: Path, outputs: Path, n: int) -> list[dict]:
-    """``n`` runs ``r000``…: best val i/n, learning rate 1/2/4, gate mean or paired (every 5th)."""
-    config = yaml.safe_load((toy_run / "config.yaml").read_text())
-    summary = json.loads((toy_run / "summary.json").read_text())
-    made = []
-    for i in range(n):
-        run = outputs / ("env_a" if i % 2 else "env_b") / f"r{i:03d}"
-        run.mkdir(parents=True)
-        for name in RUN_FILES[2:]:
-            (run / name).write_bytes((toy_run / name).read_bytes())
-        lr = (1, 2, 4)[i % 3]
-        gate = "paired" if i % 5 == 0 else "mean"
-        cfg = {**config, "optimizer": {**config["optimizer"], "learning_rate": lr},
-               "evaluation": {**config["evaluation"], "gate_policy": gate}}
-        (run / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
-        best = None if i == 7 else round(i / n, 4)
-        (run / "summary.json").write_text(json.dumps({**summary, "best_val": best}))
-        made.append({"run": run.name, "lr": lr, "gate": gate, "best": best})
-    return made
-
+from ui_testutil import client, make_runs
 
 def ids(html: str) -> list[str]:
     return re.findall(r'<tr class="run-row"[^>]*>\s*<td class="tick"><input[^>]*></td>\s*<td><a href="[^"]+">(r\d+)</a>', html)
