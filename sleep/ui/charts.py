@@ -58,6 +58,8 @@ def _usd(v: float) -> str:
 
 
 def _secs(v: float) -> str:
+    if abs(v) < 1:
+        return f"{v * 1000:.0f} ms" if abs(v) >= 0.001 or v == 0 else f"{v * 1000:.2f} ms"
     return f"{v:.1f} s" if v < 100 else f"{v / 60:.1f} min"
 
 
