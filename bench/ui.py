@@ -146,16 +146,23 @@ def served_app(outputs: Path):
 def browser_paint(served: Served, path: str, profile: Path) -> tuple[float, float, int] | None:
     """(first contentful paint, load event, DOM elements) of ``path`` in chromium, medians of 3 warm loads."""
     got = _browser(served, path, profile, (
+        # The paint entries may be recorded after the load event: wait for them (buffered observer).
+        "const done = arguments[arguments.length - 1];"
         "const n = performance.getEntriesByType('navigation')[0];"
-        "const p = performance.getEntriesByName('first-contentful-paint')[0];"
-        "return [p ? p.startTime : -1, n.loadEventEnd - n.startTime, document.getElementsByTagName('*').length];"))
+        "const finish = (t) => done([t, n.loadEventEnd - n.startTime, document.getElementsByTagName('*').length]);"
+        "const pick = (list) => list.find(e => e.name === 'first-contentful-paint') || list.find(e => e.name === 'first-paint');"
+        "const now = pick(performance.getEntriesByType('paint'));"
+        "if (now) { finish(now.startTime); } else {"
+        "  new PerformanceObserver((l) => { const e = pick(l.getEntries()); if (e) { finish(e.startTime); } })"
+        "    .observe({type: 'paint', buffered: true});"
+        "  setTimeout(() => finish(-1), 3000); }"), asynchronous=True)
     if got is None:
         return None
     return (statistics.median(g[0] for g in got) / 1000, statistics.median(g[1] for g in got) / 1000,
             int(statistics.median(g[2] for g in got)))
 
 
-def _browser(served: Served, path: str, profile: Path, script: str) -> list | None:
+def _browser(served: Served, path: str, profile: Path, script: str, asynchronous: bool = False) -> list | None:
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver):
         return None
@@ -178,7 +185,7 @@ def _browser(served: Served, path: str, profile: Path, script: str) -> list | No
         out = []
         for _ in range(3):
             d.get(served.url + path)
-            out.append(d.execute_script(script))
+            out.append(d.execute_async_script(script) if asynchronous else d.execute_script(script))
         return out
     finally:
         d.quit()

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sleep.ui import charts, live, runconfig, rundata, runtable, samples, stepdata
+from sleep.ui import charts, labels, live, runconfig, rundata, runtable, samples, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
 from sleep.ui.runfiles import RunFileError
@@ -146,8 +146,33 @@ async def run_page(request: Request) -> Response:
     zoom = _zoom(request)
     config = await run_in_threadpool(runconfig.read_config, ref.path)
     return render(request, "run.html", page=page, curve=_curve(page, zoom), charts=_charts(page, zoom),
-                  run=page.row, limit=_limit(request), zoom=zoom, config=config,
-                  query=request.url.query)
+                  run=page.row, limit=_limit(request), zoom=zoom, config=config, labels=page.row.labels,
+                  flash=u.take_flash(request.query_params.get("flash")),
+                  query="&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "flash"))
+
+
+async def labels_post(request: Request) -> Response:
+    """Save the run's name, tags, note and archived flag; a redirect back to the run page says how it went."""
+    from starlette.responses import RedirectResponse
+
+    ref = _ref(request)
+    u = ui(request)
+    form = await request.form()
+
+    def back(kind: str, title: str, messages: list[str]) -> Response:
+        return RedirectResponse(f"{ref.url}?flash={u.flash(kind, title, messages)}", status_code=303)
+
+    if not u.policy.csrf_ok(form.get("csrf")):
+        return back("error", "Not saved", ["The form's security token is missing or out of date (the dashboard "
+                                           "was restarted?). Nothing was changed: save again on this page."])
+    try:
+        new = labels.parse_form(form.get("name"), form.get("tags"), form.get("note"), form.get("archived"))
+        await run_in_threadpool(labels.write_labels, ref.path, new)
+    except labels.BadLabels as exc:
+        return back("error", "Not saved", [str(exc), "Nothing was changed."])
+    except OSError as exc:
+        return back("error", "Not saved", [f"{ref.path}: {exc.strerror or exc}; nothing was changed."])
+    return back("ok", "Saved." + (" The run is archived: the runs table hides it." if new.archived else ""), [])
 
 
 def _limit(request: Request) -> int | None:
@@ -297,6 +322,7 @@ routes = [
     Route(_RUN + "/steps/{n:int}/samples/{i:int}", sample_page),
     Route(_RUN + "/matrix", matrix_page),
     Route(_RUN + "/items", item_page),
+    Route(_RUN + "/labels", labels_post, methods=["POST"]),
     Route(_RUN + "/skills/{n:int}", skill_page),
     Route(_RUN + "/best", best_skill),
     Route(_RUN + "/diff", diff_page),

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
 
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
+from sleep.ui.labels import LABELS, Labels, read_labels
 from sleep.ui.runconfig import RunConfig, read_config
 from sleep.ui.runfiles import RunFileError, file_sig, json_object, open_in_run, read_bytes
 
@@ -57,6 +58,7 @@ class RunRow:
     tokens: int | None = None
     error: str = ""
     config: RunConfig = RunConfig()  # config.yaml (the table's config columns)
+    labels: Labels = Labels()  # labels.json: name, tags, note, archived (the dashboard's)
 
     @property
     def status_label(self) -> str:
@@ -205,7 +207,8 @@ def _summary(run: Path) -> dict[Any, Any] | None:
 
 def row_sig(run: Path) -> tuple:
     """What the row depends on: the summary's, the events' and the config's file versions."""
-    return (file_sig(run / "summary.json"), file_sig(run / EVENTS), file_sig(run / "config.yaml"))
+    return (file_sig(run / "summary.json"), file_sig(run / EVENTS), file_sig(run / "config.yaml"),
+            file_sig(run / LABELS))
 
 
 def _epoch_of(at: str | None) -> float | None:
@@ -228,7 +231,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
                  started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
                  last_event_at=c.opt_text(tail.get("at"), p, EVENTS, "at"),
                  total_steps=c.integer(head.get("total_steps"), p, EVENTS, "total_steps"),
-                 config=read_config(path))
+                 config=read_config(path), labels=read_labels(path))
     if summary:
         usage = c.mapping(summary.get("usage"), p, where, "usage")
         num = lambda key: c.number(summary.get(key), p, where, key)  # noqa: E731

@@ -8,7 +8,8 @@ rows by default (at most :data:`MAX_PER_PAGE`), so 1,000 runs cost one page of D
 Parameters: ``sort`` (a column key of :data:`COLUMNS`), ``dir`` (``asc`` / ``desc``),
 ``q`` (words that must all appear in the run id, env (or its folder), status or config columns),
 one exact-match filter per filterable column (``env=``, ``status=``, ``lr=``,
-``schedule=``, ``gate=``, ``models=``, ``budget=``), ``group`` (a filterable column),
+``schedule=``, ``gate=``, ``models=``, ``budget=``), ``tag=`` (runs with that tag),
+``archived=1`` (archived runs too; they are hidden otherwise), ``group`` (a filterable column),
 ``page`` (from 1) and ``per``. A value that is not one of these is ignored and said
 (:attr:`TableView.notes`), never an error: a shared link from an older version still opens.
 """
@@ -57,6 +58,8 @@ def _cfg(attr: str) -> Callable[[RunRow], Any]:
 
 COLUMNS: tuple[Column, ...] = (
     Column("run", "Run", lambda r: r.ref.run_id),
+    Column("name", "Name", lambda r: r.labels.name or None),
+    Column("tags", "Tags", lambda r: " ".join(r.labels.tags) or None),
     Column("env", "Env", lambda r: r.env, filterable=True),
     Column("status", "Status", lambda r: r.status, filterable=True),
     Column("started", "Started (UTC)", lambda r: r.started_at),
@@ -89,7 +92,10 @@ class TableView:
     q: str
     filters: dict[str, str]
     group: str
-    params: dict[str, str]  # the effective parameters (for links)
+    tag: str = ""
+    archived_hidden: int = 0  # archived runs left out (``archived=1`` shows them)
+    show_archived: bool = False
+    params: dict[str, str] = field(default_factory=dict)  # the effective parameters (for links)
     notes: list[str] = field(default_factory=list)
     choices: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # filter -> (value, runs)
 
@@ -189,18 +195,31 @@ def view(rows: list[RunRow], params: Mapping[str, str]) -> TableView:
     if per != PER_PAGE:
         eff["per"] = str(per)
 
+    tag = (params.get("tag") or "").strip()
+    if tag:
+        eff["tag"] = tag
+    show_archived = params.get("archived") == "1"
+    if show_archived:
+        eff["archived"] = "1"
     words = q.lower().split()
     searched = [BY_KEY[k] for k in ("run", "env", "status", *(k for k, _, _ in CONFIG_COLUMNS))]
     choices: dict[str, dict[str, int]] = {k: {} for k in FILTERS}
     matching = []
+    hidden = 0
     for row in rows:
+        if row.labels.archived and not show_archived:
+            hidden += 1
+            continue
+        if tag and tag not in row.labels.tags:
+            continue
         texts = {k: BY_KEY[k].text(row) for k in FILTERS}
         for k, t in texts.items():
             choices[k][t] = choices[k].get(t, 0) + 1
         if any(texts[k] != v for k, v in filters.items()):
             continue
         if words:
-            hay = " ".join([row.ref.env, *(c.text(row) for c in searched)]).lower()
+            hay = " ".join([row.ref.env, row.labels.name, *row.labels.tags, row.labels.note,
+                            *(c.text(row) for c in searched)]).lower()
             if not all(w in hay for w in words):
                 continue
         matching.append(row)
@@ -218,7 +237,7 @@ def view(rows: list[RunRow], params: Mapping[str, str]) -> TableView:
     if page != 1:
         eff["page"] = str(page)
     return TableView(matching[(page - 1) * per: page * per], len(matching), len(rows), page, pages, per,
-                     sort, direction, q, filters, group, eff, notes,
+                     sort, direction, q, filters, group, tag, hidden, show_archived, eff, notes,
                      {k: sorted(v.items(), key=lambda kv: (kv[0] == "", kv[0])) for k, v in choices.items()})
 
 

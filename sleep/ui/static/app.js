@@ -150,6 +150,17 @@
     return left + (right - left) * (step - first) / Math.max(1, last - first);
   }
 
+  function curveReadout(svg, clientX) {
+    var out = document.getElementById("curve-readout");
+    var marks = svg.querySelectorAll("g.mark[data-tip]");
+    if (!out || !marks.length) { return; }
+    var want = stepAt(svg, svgX(svg, clientX)), best = null;
+    marks.forEach(function (m) {
+      if (best === null || Math.abs(Number(m.dataset.step) - want) < Math.abs(Number(best.dataset.step) - want)) { best = m; }
+    });
+    out.textContent = best.dataset.tip;
+  }
+
   function readout(svg, clientX) {
     var steps = (svg.dataset.steps || "").split(",").filter(Boolean).map(Number);
     var out = svg.parentNode.querySelector(".readout");
@@ -173,7 +184,7 @@
       start = svgX(svg, ev.clientX);
     });
     svg.addEventListener("pointermove", function (ev) {
-      if (svg.dataset.steps !== undefined) { readout(svg, ev.clientX); }
+      if (svg.dataset.steps !== undefined) { readout(svg, ev.clientX); } else { curveReadout(svg, ev.clientX); }
       if (start === null || !brush) { return; }
       var x = svgX(svg, ev.clientX);
       brush.setAttribute("x", Math.min(start, x)); brush.setAttribute("width", Math.abs(x - start));
