@@ -107,8 +107,12 @@ def chart(series: Sequence[Series], title: str, fmt: Callable[[float], str], cha
     if not values:
         return head + '<p class="note">No value yet.</p></figure>'
     lo, hi = min(values), max(values)
-    if lo >= 0 and hi <= 1 and fmt is _score:
-        y0, y1, tick = _nice(max(0.0, lo - 0.02), min(1.0, hi + 0.02))
+    if lo >= 0 and hi <= 1 and fmt is _score:  # scores: tenths, at least 0.2 tall, labels never repeat
+        a, b = math.floor(lo * 10) / 10, math.ceil(hi * 10) / 10
+        if b - a < 0.2:
+            a = max(0.0, min(a, b - 0.2))
+            b = a + 0.2
+        y0, y1, tick = _nice(a, b)
     else:
         y0, y1, tick = _nice(min(0.0, lo), hi)
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM

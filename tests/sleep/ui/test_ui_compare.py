@@ -114,3 +114,13 @@ def test_a_500_step_curve_labels_step_500_and_uses_small_markers() -> None:
     assert ticks[-1] == "500" and len(ticks) == 11
     assert svg.count('r="4.5"') <= 1  # the legend's; marks are small
     assert len(re.findall(r'class="mark (?:accept|reject)[^"]*" data-step', svg)) == 500
+
+
+@pytest.mark.parametrize("values", [(0.0, 0.0), (0.39, 0.41), (0.0, 0.62), (0.9, 1.0)])
+def test_score_charts_label_their_axis_without_repeats(values: tuple[float, float]) -> None:
+    from sleep.ui.charts import Series, _score, chart
+
+    svg = chart([Series("x", ((1, values[0]), (2, values[1])))], "t", _score, "c")
+    labels = re.findall(r'text-anchor="end">([^<]+)<', svg)
+    assert len(labels) == len(set(labels)) >= 3
+    assert float(labels[0]) <= min(values) and float(labels[-1]) >= max(values)
