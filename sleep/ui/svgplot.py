@@ -101,6 +101,7 @@ def curve_svg(initial_val: float | None, steps: Sequence[StepRow], total_steps: 
 
     out = [f'<svg class="curve" id="curve" viewBox="0 0 {W} {H}" role="img" '
            f'aria-label="val score by step: {len(steps)} steps" data-first="{first}" data-last="{last}" '
+           f'data-step-url="{escape(step_url)}" '
            f'data-left="{LEFT}" data-right="{W - RIGHT}" data-width="{W}">']
     # grid and axes
     n_ticks = int(round((y1 - y0) / tick))
@@ -176,11 +177,9 @@ def _marker(s: StepRow, x, y, step_url: str, dense: bool = False) -> str:
                      f'M{_f(cx - 4)} {_f(cy + 4)}L{_f(cx + 4)} {_f(cy - 4)}"/>')
         cur = f" vs current {s.val_current:.3f}" if s.val_current is not None else ""
         tip = f"step {s.step}: {s.action.replace('_', ' ')}, candidate {s.val_candidate:.3f}{cur}{items}"
-    if dense:  # no <title> per mark: the page's readout shows data-tip under the pointer (half the bytes)
-        body = shape
-        if step_url:
-            body = f'<a href="{escape(step_url)}/{s.step}">{body}</a>'
-        return f'<g class="{cls}" data-step="{s.step}" data-tip="{escape(tip)}">{body}</g>'
+    if dense:  # no <title> and no <a> per mark: the page's script shows data-tip under the pointer and
+        # opens <data-step-url>/<step> on a click (the step table links every step too): a third of the bytes
+        return f'<g class="{cls}" data-step="{s.step}" data-tip="{escape(tip)}">{shape}</g>'
     body = f'<title>{escape(tip)}</title>{shape}'
     if step_url:
         body = f'<a href="{escape(step_url)}/{s.step}">{body}</a>'

@@ -194,7 +194,11 @@
       var a = Math.round(stepAt(svg, start)), b = Math.round(stepAt(svg, svgX(svg, ev.clientX)));
       start = null;
       if (brush) { brush.setAttribute("width", 0); }
-      if (Math.abs(b - a) < 2) { return; }
+      if (Math.abs(b - a) < 2) {
+        var mark = ev.target.closest ? ev.target.closest("g.mark[data-tip]") : null;
+        if (mark && svg.dataset.stepUrl) { window.location.assign(svg.dataset.stepUrl + "/" + mark.dataset.step); }
+        return;
+      }
       var url = new URL(window.location.href);
       url.searchParams.set("from", Math.min(a, b)); url.searchParams.set("to", Math.max(a, b));
       window.location.assign(url.toString());

@@ -109,11 +109,14 @@ def test_a_500_step_curve_labels_step_500_and_uses_small_markers() -> None:
     steps = [StepRow.from_record({"step": s, "action": "accept" if s % 3 == 0 else "reject", "val_current": 0.3,
                                   "val_candidate": 0.31, "val_after": 0.3, "best_val": 0.3, "gate_items": 10,
                                   "gate_evaluated": 10}) for s in range(1, 501)]
-    svg = curve_svg(0.3, steps, 500)
+    svg = curve_svg(0.3, steps, 500, step_url="/runs/x/e/r/steps")
     ticks = re.findall(r'<text class="tick" x="[^"]+" y="\d+" text-anchor="middle">(\d+)</text>', svg)
     assert ticks[-1] == "500" and len(ticks) == 11
     assert svg.count('r="4.5"') <= 1  # the legend's; marks are small
     assert len(re.findall(r'class="mark (?:accept|reject)[^"]*" data-step', svg)) == 500
+    # The page's script shows each mark's tip under the pointer and opens its step on a click.
+    assert 'data-step-url="/runs/x/e/r/steps"' in svg and 'data-step="3" data-tip="step 3: accept, candidate 0.310' in svg
+    assert "<title>step " not in svg
 
 
 @pytest.mark.parametrize("values", [(0.0, 0.0), (0.39, 0.41), (0.0, 0.62), (0.9, 1.0)])
