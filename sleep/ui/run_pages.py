@@ -11,6 +11,8 @@ uses such a file lists it among its problems.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -148,7 +150,7 @@ async def run_page(request: Request) -> Response:
     return render(request, "run.html", page=page, curve=_curve(page, zoom), charts=_charts(page, zoom),
                   run=page.row, limit=_limit(request), zoom=zoom, config=config, labels=page.row.labels,
                   flash=u.take_flash(request.query_params.get("flash")),
-                  query="&".join(f"{k}={v}" for k, v in request.query_params.items() if k != "flash"))
+                  query=urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "flash"]))
 
 
 async def labels_post(request: Request) -> Response:

@@ -244,6 +244,14 @@ def test_dashboard_capabilities_in_a_real_browser(browser, toy_run: Path, tmp_pa
                   what="the progress to reach 7 of 8")
             _shoot(browser, shot_dir, "live", shots)
             browser.set_window_size(1440, 900)
+            # The other pages fit a phone too (empty states here: no index).
+            browser.set_window_size(390, 844)
+            for page in ("/", "/nights", "/tasks", "/proposals"):
+                browser.get(served.url + page)
+                width = browser.execute_script("return document.documentElement.scrollWidth;")
+                assert width <= 391, (page, width)
+            browser.set_window_size(1440, 900)
+            browser.get(served.url + app.state.ui.catalog.resolve(*_key(app, "live")).url)
             live.wait_done()
             _wait(browser, lambda d: "completed" in d.find_element(By.ID, "run-status").text, timeout=60,
                   what="the live page to show the run completed")
