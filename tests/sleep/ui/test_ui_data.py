@@ -87,4 +87,3 @@ def test_nights_page_explains_the_empty_state(homes, tmp_path: Path) -> None:
     _index(homes)
     html = client([tmp_path]).get("/nights").text
     assert 'id="nights-note"' in html and "skillopt-sleep run" in html
-
