@@ -144,7 +144,8 @@ def test_no_planted_secret_reaches_any_page(planted) -> None:
                          and not u.endswith("/labels"))  # the POST-only forms
     run_url = run_links(seen["/runs"])[0]
     for extra in (f"{run_url}/best?raw=1", f"{run_url}/skills/1?raw=1", f"{run_url}/events",
-                  f"{run_url}/fragments", f"{run_url}/diff?a=0&b=6&context=all"):
+                  f"{run_url}/fragments", f"{run_url}/diff?a=0&b=6&context=all", "/runs.csv", "/runs.json",
+                  "/compare?run=" + "/".join(run_url.split("/")[2:])):
         seen[extra] = c.get(extra).text
     refused = c.get(post(c, "/proposals/b0rkedbranch/adopt", {}).headers["location"])  # the library's message
     seen["adopt refused"] = refused.text
