@@ -15,8 +15,11 @@ uvicorn on a free loopback port and prints, each the median of ``--repeat``:
   real browser (navigation start to the load event, curve and table drawn).
 
 Targets (issue 15): the list stays fast with 1,000 runs; a 500-step run page
-loads in under a second. Usage: ``python bench/ui.py [--runs 1000]
-[--steps 500] [--repeat 5] [--dir DIR] [--keep]``. Nothing touches the real
+loads in under a second. Issue 25: in chromium, the runs list with 1,000 runs
+and the 500-step run page each paint first within 300 ms; ``--baseline DIR``
+(a checkout of main, say) measures the same runs with that tree's dashboard
+and prints its figures beside today's. Usage: ``python bench/ui.py [--runs 1000]
+[--steps 500] [--repeat 5] [--dir DIR] [--keep] [--baseline DIR]``. Nothing touches the real
 home: HOME and SKILLOPT_HOME point into the scratch folder.
 """
 
@@ -37,8 +40,10 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+# --code DIR serves another checkout's dashboard (e.g. main's, for the "before" column); set before imports.
+_CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv[:-1] else REPO
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(_CODE))
 
 RUN_FILES = ("config.yaml", "summary.json", "events.jsonl", "history.json", "state.json", "best_skill.md")
 
@@ -138,6 +143,54 @@ def served_app(outputs: Path):
     return create_app([outputs], data_dir=None)
 
 
+def browser_paint(served: Served, path: str, profile: Path) -> tuple[float, float, int] | None:
+    """(first contentful paint, load event, DOM elements) of ``path`` in chromium, medians of 3 warm loads."""
+    got = _browser(served, path, profile, (
+        # The paint entries may be recorded after the load event: wait for them (buffered observer).
+        "const done = arguments[arguments.length - 1];"
+        "const n = performance.getEntriesByType('navigation')[0];"
+        "const finish = (t) => done([t, n.loadEventEnd - n.startTime, document.getElementsByTagName('*').length]);"
+        "const pick = (list) => list.find(e => e.name === 'first-contentful-paint') || list.find(e => e.name === 'first-paint');"
+        "const now = pick(performance.getEntriesByType('paint'));"
+        "if (now) { finish(now.startTime); } else {"
+        "  new PerformanceObserver((l) => { const e = pick(l.getEntries()); if (e) { finish(e.startTime); } })"
+        "    .observe({type: 'paint', buffered: true});"
+        "  setTimeout(() => finish(-1), 3000); }"), asynchronous=True)
+    if got is None:
+        return None
+    return (statistics.median(g[0] for g in got) / 1000, statistics.median(g[1] for g in got) / 1000,
+            int(statistics.median(g[2] for g in got)))
+
+
+def _browser(served: Served, path: str, profile: Path, script: str, asynchronous: bool = False) -> list | None:
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        return None
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        return None
+    os.environ["SE_OFFLINE"] = "true"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1440,900", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    d = webdriver.Chrome(options=options, service=Service(executable_path=driver))
+    try:
+        d.get(f"{served.url}/?token={served.token}")
+        d.get(served.url + path)  # warm the static files and the server's caches
+        out = []
+        for _ in range(3):
+            d.get(served.url + path)
+            out.append(d.execute_async_script(script) if asynchronous else d.execute_script(script))
+        return out
+    finally:
+        d.quit()
+
+
 def browser_load(served: Served, path: str, profile: Path) -> float | None:
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver):
@@ -170,6 +223,21 @@ def browser_load(served: Served, path: str, profile: Path) -> float | None:
         d.quit()
 
 
+def _baseline(args: argparse.Namespace, scratch: Path) -> dict | None:
+    """The same measurements with another checkout's dashboard, on the same run directories."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, __file__, "--code", args.baseline, "--json", "--dir", str(scratch),
+                          "--keep", "--runs", str(args.runs), "--steps", str(args.steps), "--repeat", str(args.repeat)],
+                         capture_output=True, text=True, timeout=1800)
+    last = (out.stdout.strip().splitlines() or [""])[-1]
+    try:
+        return json.loads(last)
+    except ValueError:
+        print(f"baseline failed: {out.stderr.strip()[-500:]}")
+        return None
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=1000)
@@ -177,20 +245,28 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--dir", type=Path, help="scratch folder (default: a new temporary one)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    ap.add_argument("--baseline", metavar="DIR", help="another checkout (e.g. main) measured on the same runs "
+                    "for the 'before' column")
+    ap.add_argument("--code", metavar="DIR", help="serve this checkout's dashboard (used by --baseline)")
+    ap.add_argument("--json", action="store_true", help="print the figures as JSON (used by --baseline)")
     args = ap.parse_args()
     scratch = Path(args.dir or tempfile.mkdtemp(prefix="skillopt-ui-bench-"))
     scratch.mkdir(parents=True, exist_ok=True)
     os.environ["HOME"] = str(scratch / "home")
     os.environ["SKILLOPT_HOME"] = str(scratch / "skillopt-home")
     try:
-        template = toy_run(scratch)
         outputs = scratch / "outputs"
         t = time.perf_counter()
-        many_runs(template, outputs, args.runs)
-        long = long_run(template, outputs, args.steps)
-        print(f"built {args.runs} runs + one of {args.steps} steps in {time.perf_counter() - t:.1f} s "
-              f"(history.json {long.joinpath('history.json').stat().st_size / 1e6:.1f} MB, "
-              f"events.jsonl {long.joinpath('events.jsonl').stat().st_size / 1e6:.1f} MB)")
+        if not (outputs / "long_env").is_dir():  # --code reuses the runs --baseline's caller built
+            template = toy_run(scratch)
+            many_runs(template, outputs, args.runs)
+        long = outputs / "long_env" / "long-run"
+        if not long.is_dir():
+            long = long_run(template, outputs, args.steps)
+        if not args.json:
+            print(f"built {args.runs} runs + one of {args.steps} steps in {time.perf_counter() - t:.1f} s "
+                  f"(history.json {long.joinpath('history.json').stat().st_size / 1e6:.1f} MB, "
+                  f"events.jsonl {long.joinpath('events.jsonl').stat().st_size / 1e6:.1f} MB)")
         cold = []
         for _ in range(args.repeat):
             with Served(served_app(outputs)) as s:
@@ -207,6 +283,15 @@ def main() -> int:
             step = [fetch(s, f"{ref.url}/steps/1") for _ in range(args.repeat)]
             browser = browser_load(s, ref.url, scratch / "profile")
             browser_all = browser_load(s, f"{ref.url}?steps=all", scratch / "profile")
+            paint_runs = browser_paint(s, "/runs", scratch / "profile")
+            paint_page = browser_paint(s, ref.url, scratch / "profile")
+        if args.json:
+            print(json.dumps({"runs_warm": statistics.median(x for x, _ in warm),
+                              "runs_cold": statistics.median(x for x, _ in cold),
+                              "runs_kb": warm[0][1] / 1e3, "page": statistics.median(x for x, _ in page),
+                              "page_kb": page[0][1] / 1e3, "paint_runs": paint_runs, "paint_page": paint_page}))
+            return 0
+        before = _baseline(args, scratch) if args.baseline else None
 
         def line(what: str, samples: list[tuple[float, int]], target: str) -> None:
             secs = statistics.median(x for x, _ in samples)
@@ -221,6 +306,24 @@ def main() -> int:
         line(f"run page, {args.steps} steps, ?steps=all", page_all, "-")
         line(f"live-update fragments, {args.steps} steps", frags, "-")
         line("step page", step, "-")
+        print(f"first paint in chromium (issue 25 target <= 300 ms; 'before' = {args.baseline or 'not measured'}):")
+        print(f"  {'':<44} {'before':>10} {'now':>10}")
+        for what, key, now in ((f"runs list, {args.runs + 1} runs: first paint", "paint_runs", paint_runs),
+                               (f"run page, {args.steps} steps: first paint", "paint_page", paint_page)):
+            if now is None:
+                print(f"  {what:<44} skipped (needs chromium, chromium-driver and selenium)")
+                continue
+            old = (before or {}).get(key)
+            old_text = f"{old[0] * 1000:7.0f} ms" if old else "         –"
+            print(f"  {what:<44} {old_text} {now[0] * 1000:7.0f} ms")
+            old_dom = f"{old[2]:10,}" if old else "         –"
+            print(f"  {'  DOM elements':<44} {old_dom} {now[2]:10,}")
+            old_load = f"{old[1] * 1000:7.0f} ms" if old else "         –"
+            print(f"  {'  load event':<44} {old_load} {now[1] * 1000:7.0f} ms")
+        if before:
+            print(f"  {'runs list over HTTP, warm (server side)':<44} {before['runs_warm'] * 1000:7.0f} ms "
+                  f"{statistics.median(x for x, _ in warm) * 1000:7.0f} ms   "
+                  f"({before['runs_kb']:.0f} kB → {warm[0][1] / 1e3:.0f} kB)")
         if browser is None:
             print("  run page in chromium: skipped (needs chromium, chromium-driver and selenium)")
         else:
@@ -230,7 +333,7 @@ def main() -> int:
     finally:
         if not args.keep:
             shutil.rmtree(scratch, ignore_errors=True)
-        else:
+        elif not args.json:
             print(f"kept {scratch}")
     return 0
 

@@ -118,6 +118,13 @@ def _write_tasks(path: Path, tasks: Sequence[Task]) -> None:
     atomic_write_text(path, "".join(json.dumps(_task_record(t), ensure_ascii=False, default=str) + "\n" for t in tasks))
 
 
+def _write_items(path: Path, dataset: Dataset) -> None:
+    """The run's items as it saw them (``items.jsonl``, jsonl_tasks lines), so a reader of the run
+    directory (the dashboard's sample view) can show each rollout's prompt and reference."""
+    atomic_write_text(path, "".join(json.dumps(_task_record(t), ensure_ascii=False, default=str) + "\n"
+                                    for name in SPLITS for t in dataset.split(name)))
+
+
 def _dataset_record(dataset: Dataset) -> dict:
     all_tasks = [t for name in SPLITS for t in dataset.split(name)]
     return {"version": 1, "splits": {name: [t.id for t in dataset.split(name)] for name in SPLITS},
@@ -283,6 +290,8 @@ def prepare_training(
         else:
             dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
         atomic_write_json(run_dir.path / "dataset.json", _dataset_record(dataset))
+        if not (run_dir.path / "tasks.jsonl").exists():  # caller tasks are written there already
+            _write_items(run_dir.path / "items.jsonl", dataset)
     caller_path = run_dir.path / "caller_edits.json"
     caller = [Edit.from_dict(e) for e in read_json(caller_path)] if caller_path.exists() else []
     bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)

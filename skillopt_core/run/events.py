@@ -209,16 +209,30 @@ def _name(fn: Subscriber) -> str:
     return getattr(fn, "__qualname__", None) or type(fn).__name__
 
 
+PROGRESS_EVERY = 1.0  # seconds between the progress ticks events.jsonl keeps of one rollout
+
+
 class JsonlEventLog:
-    """Appends every event as one JSON line (events.jsonl in the run directory)."""
+    """Appends every event as one JSON line (events.jsonl in the run directory).
+
+    Progress ticks (:class:`RolloutProgress`) are kept sparsely, for a dashboard following
+    the file: one no sooner than :data:`PROGRESS_EVERY` seconds after the rollout started or
+    the last one kept, and never the last tick (``rollout_done`` follows). A rollout
+    finishing within a second leaves none."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._progress_at = time.monotonic()
 
     def __call__(self, event: Event) -> None:
-        if isinstance(event, RolloutProgress):
-            return  # progress ticks are for live displays, not the record
+        if isinstance(event, RolloutStarted):
+            self._progress_at = time.monotonic()
+        elif isinstance(event, RolloutProgress):
+            now = time.monotonic()
+            if event.done >= event.total or now - self._progress_at < PROGRESS_EVERY:
+                return
+            self._progress_at = now
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event.to_dict(), ensure_ascii=False, default=str) + "\n")
 

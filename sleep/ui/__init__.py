@@ -9,7 +9,11 @@ SVG drawn here. Nothing is fetched from another host, so it works offline.
 Modules: ``runs`` (finding run directories, the list), ``runfiles`` (opening
 a run's files, and only those inside it), ``coerce`` (lenient typed reading of
 their JSON), ``rundata`` / ``stepdata`` / ``runrow`` (a run's, a step's and a
-list row's typed values), ``outbound`` (the one filter every displayed text
+list row's typed values), ``runconfig`` (a run's ``config.yaml``), ``runtable``
+(sorting, filtering, grouping, paging and exporting the runs table), ``samples``
+(each rollout's input → output → expected → score, trajectories, the items × skill
+versions matrix), ``labels`` (a run's name, tags, note and archived flag),
+``charts`` (per-step line charts), ``outbound`` (the one filter every displayed text
 of run data, proposals, nights and tasks passes), ``svgplot`` and
 ``textdiff`` (pure renderers), ``live`` (tailing ``events.jsonl``), ``data``
 (nights and mined tasks), ``guard`` (access token, loopback host names, CSRF

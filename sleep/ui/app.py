@@ -8,6 +8,7 @@ files (our own CSS and JavaScript), and the :class:`Guard` middleware.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import secrets
 from collections import OrderedDict
@@ -20,8 +21,8 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
-from starlette.routing import Mount
+from starlette.responses import FileResponse, HTMLResponse, Response
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sleep import paths
@@ -31,6 +32,31 @@ from sleep.ui.runs import RunCatalog
 
 HERE = Path(__file__).parent
 MAX_FLASHES = 200
+STATIC_MAX_AGE = 7 * 24 * 3600  # static URLs carry ?v=<hash of the files>: a new version is a new URL
+
+
+def static_version() -> str:
+    """A short hash of the static files, appended to their URLs so a browser may cache them."""
+    h = hashlib.sha256()
+    for f in sorted((HERE / "static").iterdir()):
+        if f.is_file():
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:10]
+
+
+class CachedStatic(StaticFiles):
+    """Our own CSS, script and icon, cacheable by this browser only (every request needs the token)."""
+
+    async def get_response(self, path: str, scope) -> Response:
+        resp = await super().get_response(path, scope)
+        if resp.status_code in (200, 304):
+            resp.headers["Cache-Control"] = f"private, max-age={STATIC_MAX_AGE}"
+        return resp
+
+
+async def favicon(request: Request) -> Response:
+    return FileResponse(HERE / "static" / "favicon.svg", media_type="image/svg+xml",
+                        headers={"Cache-Control": f"private, max-age={STATIC_MAX_AGE}"})
 
 
 @dataclass
@@ -40,6 +66,7 @@ class Ui:
     catalog: RunCatalog
     policy: Policy
     templates: jinja2.Environment
+    static_v: str = ""
     index_path: Path | None = None  # None: the data directory's index
     poll: float = 0.25  # how often a live stream looks at events.jsonl (seconds)
     stream_seconds: float = 600.0  # a live stream ends after this; the browser reconnects
@@ -66,7 +93,8 @@ def ui(request: Request) -> Ui:
 def render(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
     u = ui(request)
     html = u.templates.get_template(name).render(
-        request=request, csrf_field=CSRF_FIELD, csrf=u.policy.csrf, path=request.url.path, **context)
+        request=request, csrf_field=CSRF_FIELD, csrf=u.policy.csrf, path=request.url.path, v_static=u.static_v,
+        **context)
     return HTMLResponse(html, status_code=status)
 
 
@@ -130,11 +158,17 @@ def signed(value: Any) -> str:
     return str(value) if f is None else f"{f:+.2f}"
 
 
+def num(value: Any) -> str:
+    """A setting's number as written (4, 0.5, 1e-05)."""
+    f = _finite(value)
+    return "–" if f is None else f"{f:g}"
+
+
 def make_templates() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
                              autoescape=jinja2.select_autoescape(["html"], default=True),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(score=score, count=count, seconds=seconds, when=when, signed=signed)
+    env.filters.update(score=score, count=count, seconds=seconds, when=when, signed=signed, num=num)
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)  # compile now, not on the first visitor's request
     return env
@@ -173,10 +207,10 @@ def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | boo
     folders = [Path(p) for p in (outputs if outputs is not None else [Path("outputs")])]
     data = paths.data_dir() if data_dir is True else (Path(data_dir) if data_dir else None)
     pol = policy or Policy()
-    state = Ui(RunCatalog(folders, data, rescan_seconds=rescan_seconds), pol, make_templates(),
+    state = Ui(RunCatalog(folders, data, rescan_seconds=rescan_seconds), pol, make_templates(), static_version(),
                index_path, poll, stream_seconds)
-    routes = [*run_pages.routes, *review_pages.routes,
-              Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static")]
+    routes = [*run_pages.routes, *review_pages.routes, Route("/favicon.ico", favicon),
+              Mount("/static", app=CachedStatic(directory=str(HERE / "static")), name="static")]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol)],
                     exception_handlers={404: not_found, HTTPException: http_error, Exception: server_error})
     app.state.ui = state

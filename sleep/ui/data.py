@@ -13,6 +13,8 @@ Tables read:
 - ``tasks`` (the miner, index migration 3): ``id``, ``project``, ``intent``,
   ``prompt``, ``support``, ``hosts`` (JSON list), ``first_seen``,
   ``last_seen``, ``judge_summary``, ``enabled``.
+- ``task_members`` and ``mine_prompts`` (the miner): the prompts a task was mined from,
+  and ``sessions`` (the harvest) for when they were; the task detail page only.
 - ``cycles`` (the nightly cycle, migration 5, :mod:`sleep.cycle.store`): the
   columns ``id``, ``project``, ``started_at``, ``finished_at``, ``stage``,
   ``outcome``, ``reason``, ``run_dir``, ``proposal_id``, and the night's
@@ -93,7 +95,11 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 def _open(table: str, index_path: Path | None, missing: str) -> tuple[sqlite3.Connection | None, list[str], str]:
     path = Path(index_path) if index_path else paths.index_path()
     if not path.is_file():
-        return None, [], f"No index yet at {path}: run `skillopt-sleep harvest` first."
+        return None, [], (f"No index yet at {path}: nothing has been read from your agent sessions. "
+                          "`skillopt-sleep harvest` reads them, `skillopt-sleep mine` finds the tasks you repeat, "
+                          "and `skillopt-sleep run` trains a night on those tasks "
+                          "(`skillopt-sleep schedule` runs it every night; `skillopt-sleep demo` shows one on "
+                          "sample data).")
     try:
         conn = _connect(path)
         cols = _columns(conn, table)
@@ -192,7 +198,9 @@ def list_nights(*, project: str | None = None, limit: int = 200, index_path: Pat
         return Listing([], True, f"Could not read the nights: {exc}.")
     finally:
         conn.close()
-    return Listing(rows, True, "" if rows else "No nights yet: run `skillopt-sleep run` in a project.")
+    return Listing(rows, True, "" if rows else (
+        "No nights yet. A night needs mined tasks: `skillopt-sleep harvest`, then `skillopt-sleep mine`, "
+        "then `skillopt-sleep run` in the project (or `skillopt-sleep schedule` to run it every night)."))
 
 
 def last_night(index_path: Path | None = None) -> Night | None:
@@ -233,4 +241,68 @@ def list_tasks(*, project: str | None = None, index_path: Path | None = None) ->
         return Listing([], True, f"Could not read the mined tasks: {exc}.")
     finally:
         conn.close()
-    return Listing(rows, True, "" if rows else "No recurring task found yet: run `skillopt-sleep mine`.")
+    return Listing(rows, True, "" if rows else (
+        "No recurring task found yet. `skillopt-sleep mine` looks for prompts you repeat in the sessions "
+        "`skillopt-sleep harvest` has read; it needs a few sessions that ask for the same kind of thing."))
+
+
+@dataclass(frozen=True)
+class Member:
+    host: str
+    session_id: str
+    prompt_index: int | None
+    at: str | None
+    text: str
+
+
+@dataclass(frozen=True)
+class TaskDetail:
+    task: MinedTask
+    context: str
+    judge: str  # the judge spec (rubric or rules) as indented JSON
+    members: tuple[Member, ...]
+    more_members: int = 0
+
+
+MAX_MEMBERS = 200
+
+
+def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetail | None, str]:
+    """One mined task with its judge and the prompts it was mined from; (None, why) when not found."""
+    conn, cols, note = _open("tasks", index_path, "This version's index has no `tasks` table.")
+    if conn is None:
+        return None, note
+    try:
+        cur = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id,))
+        names = [d[0] for d in cur.description]
+        row = cur.fetchone()
+        if row is None:
+            return None, f"No mined task {task_id!r} in the index (it may have been merged or re-mined)."
+        d = dict(zip(names, row))
+        judge = _json(d.get("judge").decode("utf-8", "replace") if isinstance(d.get("judge"), bytes) else d.get("judge"))
+        judge_text = outbound(json.dumps(judge, ensure_ascii=False, indent=1)) if judge is not None else (
+            _text(d.get("judge")) or "")
+        members: list[Member] = []
+        more = 0
+        if _columns(conn, "task_members"):
+            has_prompts = bool(_columns(conn, "mine_prompts"))
+            has_sessions = bool(_columns(conn, "sessions"))
+            sql = ("SELECT m.host, m.session_id, m.prompt_index, "
+                   + ("p.at, p.text " if has_prompts else "NULL, NULL ")
+                   + (", s.started_at " if has_sessions else ", NULL ")
+                   + "FROM task_members m "
+                   + ("LEFT JOIN mine_prompts p ON p.host = m.host AND p.session_id = m.session_id "
+                      "AND p.prompt_index = m.prompt_index " if has_prompts else "")
+                   + ("LEFT JOIN sessions s ON s.host = m.host AND s.session_id = m.session_id " if has_sessions else "")
+                   + "WHERE m.task_id = ? ORDER BY 4 DESC, 6 DESC")
+            for host, sid, idx, at, text, started in conn.execute(sql, (task_id,)).fetchall():
+                if len(members) >= MAX_MEMBERS:
+                    more += 1
+                    continue
+                members.append(Member(_text(host) or "", _text(sid) or "", _num(idx, int), _text(at or started),
+                                      _text(text) or ""))
+    except sqlite3.Error as exc:
+        return None, f"Could not read the task: {exc}."
+    finally:
+        conn.close()
+    return TaskDetail(_task(d), _text(d.get("context")) or "", judge_text, tuple(members), more), ""

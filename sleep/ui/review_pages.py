@@ -26,9 +26,9 @@ from starlette.routing import Route
 
 from sleep import paths
 from sleep.ui.app import Ui, render, ui
-from sleep.ui.data import list_nights, list_tasks
+from sleep.ui.data import list_nights, list_tasks, task_detail
 from sleep.ui.outbound import outbound, scrub
-from sleep.ui.textdiff import parse_unified
+from sleep.ui.textdiff import sbs_from_unified
 
 _PID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{3,63}$")
 # Fields of a proposal holding hashes the library computed (git commits, sha256 of the skill files).
@@ -102,7 +102,7 @@ async def proposal_page(request: Request) -> Response:
         raise HTTPException(404, str(exc)) from None
     flash = u.take_flash(request.query_params.get("flash"))
     return render(request, "proposal.html", p=proposal, r=proposal.report,
-                  diff=parse_unified(diff) if diff is not None else None, no_diff=no_diff, flash=flash)
+                  diff=sbs_from_unified(diff) if diff is not None else None, no_diff=no_diff, flash=flash)
 
 
 async def _decide(request: Request, action: str) -> Response:
@@ -171,6 +171,15 @@ async def tasks_page(request: Request) -> Response:
     return render(request, "tasks.html", listing=listing, project=project)
 
 
+async def task_page(request: Request) -> Response:
+    u = ui(request)
+    tid = request.path_params["tid"]
+    detail, why = await run_in_threadpool(lambda: task_detail(tid, index_path=u.index_path))
+    if detail is None:
+        raise HTTPException(404, why)
+    return render(request, "task.html", d=detail, t=detail.task)
+
+
 routes = [
     Route("/proposals", proposals_list),
     Route("/proposals/{pid}", proposal_page),
@@ -178,4 +187,5 @@ routes = [
     Route("/proposals/{pid}/reject", reject_post, methods=["POST"]),
     Route("/nights", nights_page),
     Route("/tasks", tasks_page),
+    Route("/tasks/{tid}", task_page),
 ]

@@ -11,13 +11,15 @@ uses such a file lists it among its problems.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from sleep.ui import live, rundata, stepdata
+from sleep.ui import charts, labels, live, runconfig, rundata, runtable, samples, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
 from sleep.ui.runfiles import RunFileError
@@ -69,7 +71,46 @@ async def home(request: Request) -> Response:
 async def runs_list(request: Request) -> Response:
     u = ui(request)
     rows = await run_in_threadpool(u.catalog.rows)
-    return render(request, "runs.html", rows=rows, bases=u.catalog.bases(), skipped=u.catalog.skipped)
+    v = runtable.view(rows, request.query_params)
+    return render(request, "runs.html", v=v, per_choices=runtable.PER_CHOICES, bases=u.catalog.bases(),
+                  skipped=u.catalog.skipped)
+
+
+async def runs_export(request: Request) -> Response:
+    """``/runs.csv`` and ``/runs.json``: every run the table with the same parameters shows."""
+    u = ui(request)
+    rows = runtable.export_rows(await run_in_threadpool(u.catalog.rows), request.query_params)
+    if request.url.path.endswith(".csv"):
+        return Response(runtable.to_csv(rows), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": 'attachment; filename="runs.csv"'})
+    return Response(runtable.to_json(rows), media_type="application/json",
+                    headers={"Content-Disposition": 'attachment; filename="runs.json"'})
+
+
+async def compare_page(request: Request) -> Response:
+    """``/compare?run=<root>/<env>/<run>&run=…``: the runs' curves overlaid and their settings side by side."""
+    u = ui(request)
+    wanted = request.query_params.getlist("run")
+    refs, missing = [], []
+    for key in dict.fromkeys(wanted):  # once each, in the order ticked
+        parts = key.split("/")
+        try:
+            if len(parts) != 3:
+                raise RunNotFound(f"{key!r} is not <root>/<env>/<run>")
+            refs.append(u.catalog.resolve(*parts))
+        except RunNotFound as exc:
+            missing.append(str(exc))
+    pages = [await run_in_threadpool(_page, ref, u) for ref in refs[:charts.COLOURS]]
+    configs = [await run_in_threadpool(runconfig.read_config, p.ref.path) for p in pages]
+    labels = [p.ref.run_id if [q.ref.run_id for q in pages].count(p.ref.run_id) == 1 else f"{p.ref.env}/{p.ref.run_id}"
+              for p in pages]
+    rows = runconfig.differing(configs)
+    only = request.query_params.get("all") != "1"
+    return render(request, "compare.html", pages=pages, labels=labels, missing=missing,
+                  dropped=max(0, len(refs) - charts.COLOURS), settings=[r for r in rows if r[2] or not only],
+                  n_same=sum(1 for r in rows if not r[2]), only=only,
+                  charts=charts.compare_charts(list(zip(labels, [p.steps for p in pages]))) if pages else [],
+                  query=request.url.query)
 
 
 # ----- one run -------------------------------------------------------------------------------
@@ -78,18 +119,62 @@ def _page(ref: RunRef, u) -> rundata.RunPage:
     return rundata.load_run(ref, u.catalog.row(ref))
 
 
-def _curve(page: rundata.RunPage) -> str:
+def _zoom(request: Request) -> tuple[int, int | None]:
+    """The zoomed range of steps (``?from=&to=``), (0, None) for all of them."""
+    lo = _int(request, "from", 0) or 0
+    hi = _int(request, "to")
+    if hi is not None and hi <= lo:
+        lo, hi = 0, None  # an empty range shows everything
+    return max(0, lo), hi
+
+
+def _curve(page: rundata.RunPage, zoom: tuple[int, int | None] = (0, None)) -> str:
     epochs = []
     for e in page.epochs:
         after = max((s.step for s in page.steps if s.epoch == e.epoch), default=0)
         epochs.append((after, f"E{e.epoch}: slow update {e.slow_action.replace('_', ' ')}"))
-    return curve_svg(page.initial_val, page.steps, page.row.total_steps, epochs, f"{page.ref.url}/steps")
+    return curve_svg(page.initial_val, page.steps, page.row.total_steps, epochs, f"{page.ref.url}/steps",
+                     first=zoom[0], last_step=zoom[1])
+
+
+def _charts(page: rundata.RunPage, zoom: tuple[int, int | None] = (0, None)) -> str:
+    return "".join(charts.run_charts(page.steps, zoom[0], zoom[1]))
 
 
 async def run_page(request: Request) -> Response:
     ref = _ref(request)
-    page = await run_in_threadpool(_page, ref, ui(request))
-    return render(request, "run.html", page=page, curve=_curve(page), run=page.row, limit=_limit(request))
+    u = ui(request)
+    page = await run_in_threadpool(_page, ref, u)
+    zoom = _zoom(request)
+    config = await run_in_threadpool(runconfig.read_config, ref.path)
+    return render(request, "run.html", page=page, curve=_curve(page, zoom), charts=_charts(page, zoom),
+                  run=page.row, limit=_limit(request), zoom=zoom, config=config, labels=page.row.labels,
+                  flash=u.take_flash(request.query_params.get("flash")),
+                  query=urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "flash"]))
+
+
+async def labels_post(request: Request) -> Response:
+    """Save the run's name, tags, note and archived flag; a redirect back to the run page says how it went."""
+    from starlette.responses import RedirectResponse
+
+    ref = _ref(request)
+    u = ui(request)
+    form = await request.form()
+
+    def back(kind: str, title: str, messages: list[str]) -> Response:
+        return RedirectResponse(f"{ref.url}?flash={u.flash(kind, title, messages)}", status_code=303)
+
+    if not u.policy.csrf_ok(form.get("csrf")):
+        return back("error", "Not saved", ["The form's security token is missing or out of date (the dashboard "
+                                           "was restarted?). Nothing was changed: save again on this page."])
+    try:
+        new = labels.parse_form(form.get("name"), form.get("tags"), form.get("note"), form.get("archived"))
+        await run_in_threadpool(labels.write_labels, ref.path, new)
+    except labels.BadLabels as exc:
+        return back("error", "Not saved", [str(exc), "Nothing was changed."])
+    except OSError as exc:
+        return back("error", "Not saved", [f"{ref.path}: {exc.strerror or exc}; nothing was changed."])
+    return back("ok", "Saved." + (" The run is archived: the runs table hides it." if new.archived else ""), [])
 
 
 def _limit(request: Request) -> int | None:
@@ -102,8 +187,10 @@ async def run_fragments(request: Request) -> Response:
     u = ui(request)
     page = await run_in_threadpool(_page, ref, u)
     macros = u.templates.get_template(PARTS).module
+    zoom = _zoom(request)
     return JSONResponse({
-        "header": str(macros.header(page)), "curve": _curve(page),
+        "header": str(macros.header(page)), "curve": _curve(page, zoom), "charts": _charts(page, zoom),
+        "skills": str(macros.skills(page)),
         "steps": str(macros.step_rows(page, _limit(request))),
         "epochs": str(macros.epochs(page)), "live": page.row.live, "offset": page.events_offset,
     })
@@ -129,8 +216,36 @@ async def step_page(request: Request) -> Response:
     if step is None:
         raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no step {n} (yet).")
     diff = side_by_side(step.before or "", step.candidate) if step.candidate is not None else None
-    return render(request, "step.html", ref=ref, n=n, step=step, diff=diff,
+    by_id, _ = await run_in_threadpool(samples.items, ref)
+    return render(request, "step.html", ref=ref, n=n, step=step, diff=diff, items=by_id,
                   run=await run_in_threadpool(ui(request).catalog.row, ref))
+
+
+async def sample_page(request: Request) -> Response:
+    ref = _ref(request)
+    n, i = request.path_params["n"], request.path_params["i"]
+    view = await run_in_threadpool(samples.sample_view, ref, n, i)
+    if view is None:
+        raise HTTPException(404, f"Step {n} of {ref.env}/{ref.run_id} has no sample {i}.")
+    return render(request, "sample.html", v=view, ref=ref, n=n)
+
+
+async def matrix_page(request: Request) -> Response:
+    ref = _ref(request)
+    lo, hi = _int(request, "from"), _int(request, "to")
+    m = await run_in_threadpool(samples.matrix, ref, lo, hi)
+    return render(request, "matrix.html", m=m, ref=ref)
+
+
+async def item_page(request: Request) -> Response:
+    """``/runs/…/items?id=<item id>``: every rollout and gate delta of one item (the id is only compared
+    with the run's own ids, never made into a path)."""
+    ref = _ref(request)
+    item_id = request.query_params.get("id") or ""
+    h = await run_in_threadpool(samples.item_history, ref, item_id)
+    if h is None:
+        raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no item {item_id!r}.")
+    return render(request, "item.html", h=h, ref=ref)
 
 
 def _skill_steps(ref: RunRef) -> list[int]:
@@ -199,10 +314,17 @@ _RUN = "/runs/{root}/{env}/{run}"
 routes = [
     Route("/", home),
     Route("/runs", runs_list),
+    Route("/compare", compare_page),
+    Route("/runs.csv", runs_export, name="runs_csv"),
+    Route("/runs.json", runs_export, name="runs_json"),
     Route(_RUN, run_page),
     Route(_RUN + "/fragments", run_fragments),
     Route(_RUN + "/events", run_events),
     Route(_RUN + "/steps/{n:int}", step_page),
+    Route(_RUN + "/steps/{n:int}/samples/{i:int}", sample_page),
+    Route(_RUN + "/matrix", matrix_page),
+    Route(_RUN + "/items", item_page),
+    Route(_RUN + "/labels", labels_post, methods=["POST"]),
     Route(_RUN + "/skills/{n:int}", skill_page),
     Route(_RUN + "/best", best_skill),
     Route(_RUN + "/diff", diff_page),

@@ -21,7 +21,7 @@ from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
 from sleep.ui.runfiles import FileCache, RunFileError, list_in_run, open_in_run, parse_json
-from sleep.ui.runrow import RunRow, event_file_size, first_event, scan_tail
+from sleep.ui.runrow import RunRow, event_file_size, first_event, head_and_tail, scan_tail
 from sleep.ui.runs import RunRef
 
 T = TypeVar("T")
@@ -102,6 +102,7 @@ class Usage:
     input_tokens: int
     output_tokens: int
     latency_s: float | None
+    cost_usd: float | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,12 @@ class StepRow:
     timings: dict[str, float]
     budget_text: str
     usage: tuple[Usage, ...] = ()
+
+    @property
+    def cost_usd(self) -> float | None:
+        """What the backends reported this step cost (None when none reported a cost)."""
+        costs = [u.cost_usd for u in self.usage if u.cost_usd is not None]
+        return sum(costs) if costs else None
 
     @property
     def accepted(self) -> bool:
@@ -166,7 +173,8 @@ def _usage(value: Any, p: Problems, where: str):
             yield Usage(outbound(str(role)), outbound(str(stage)), c.count(u.get("calls"), p, where, f"{key}.calls"),
                         c.count(u.get("input_tokens"), p, where, f"{key}.input_tokens"),
                         c.count(u.get("output_tokens"), p, where, f"{key}.output_tokens"),
-                        c.number(u.get("latency_s"), p, where, f"{key}.latency_s"))
+                        c.number(u.get("latency_s"), p, where, f"{key}.latency_s"),
+                        c.number(u.get("cost_usd"), p, where, f"{key}.cost_usd"))
 
 
 def _history(value: Any, p: Problems) -> list[StepRow]:
@@ -263,6 +271,7 @@ class RunPage:
     events_offset: int  # where a live page starts following events.jsonl
     notices: list[str] = field(default_factory=list)  # warnings the run itself emitted
     problems: list[str] = field(default_factory=list)  # what the page could not read or left out
+    activity: str = ""  # what a running run was doing at its last event
 
     @property
     def initial_val(self) -> float | None:
@@ -293,8 +302,31 @@ def load_run(ref: RunRef, row: RunRow) -> RunPage:
     epochs = [_epoch(path, n, problems) for n in epoch_numbers]
     started = _start(first_event(path), problems)
     notices = scan_tail(path, _is_warning, lambda e: c.text(e.get("text"), problems, "events.jsonl", "text"))
+    activity = activity_text(head_and_tail(path)[2]) if row.live else ""
     return RunPage(ref, row, started, steps, epochs, numbered(path, "skills", "step_", ".md"), offset,
-                   notices[-20:], problems.lines)
+                   notices[-20:], problems.lines, activity)
+
+
+def activity_text(e: dict[Any, Any] | None) -> str:
+    """What the last event says a running run is doing (the page's script says it likewise)."""
+    if not e:
+        return ""
+    p = Problems()
+    kind = c.text(e.get("event"), p, "events.jsonl", "event")
+    step = c.integer(e.get("step"), p, "events.jsonl", "step")
+    total = c.integer(e.get("total_steps"), p, "events.jsonl", "total_steps")
+    where = (f"Step {step}/{total} · " if total else f"Step {step} · ") if step else ""
+    label = c.text(e.get("label"), p, "events.jsonl", "label") or c.text(e.get("phase"), p, "events.jsonl", "phase")
+    if kind == "rollout_progress":
+        done, of = c.count(e.get("done"), p, "", "done"), c.count(e.get("total"), p, "", "total")
+        return f"{where}rollout {label}: {done} of {of} items done"
+    if kind == "rollout_started":
+        return f"{where}rollout {label}: {c.count(e.get('n_items'), p, '', 'n_items')} items"
+    if kind == "rollout_done" and e.get("phase") == "train":
+        return f"{where}rollout train done; the optimizer is reflecting on the results…"
+    if kind == "edits_applied":
+        return f"{where}edits applied; the gate is scoring the candidate on val…"
+    return f"{where}{kind.replace('_', ' ')}" if kind else ""
 
 
 def _is_warning(e: dict[Any, Any]) -> bool:

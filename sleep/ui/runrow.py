@@ -1,7 +1,8 @@
 """One line of the runs list, read cheaply from a run directory, and the readers of ``events.jsonl``.
 
-The list reads ``summary.json`` and the first and last lines of
-``events.jsonl`` only (never ``history.json``). The last event decides the
+The list reads ``summary.json``, ``config.yaml`` (:mod:`sleep.ui.runconfig`,
+for the config columns) and the first and last lines of ``events.jsonl`` only
+(never ``history.json``). The last event decides the
 status: ``run_end`` gives its status; without one the run is going, and its
 events are folded incrementally (a visit reads only the bytes added since
 the last one) for its step and best val score. A run silent for
@@ -22,6 +23,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
 
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
+from sleep.ui.labels import LABELS, Labels, read_labels
+from sleep.ui.runconfig import RunConfig, read_config
 from sleep.ui.runfiles import RunFileError, file_sig, json_object, open_in_run, read_bytes
 
 if TYPE_CHECKING:
@@ -54,6 +57,8 @@ class RunRow:
     calls: int | None = None
     tokens: int | None = None
     error: str = ""
+    config: RunConfig = RunConfig()  # config.yaml (the table's config columns)
+    labels: Labels = Labels()  # labels.json: name, tags, note, archived (the dashboard's)
 
     @property
     def status_label(self) -> str:
@@ -201,8 +206,9 @@ def _summary(run: Path) -> dict[Any, Any] | None:
 
 
 def row_sig(run: Path) -> tuple:
-    """What the row depends on: the summary's and the events' file versions."""
-    return (file_sig(run / "summary.json"), file_sig(run / EVENTS))
+    """What the row depends on: the summary's, the events' and the config's file versions."""
+    return (file_sig(run / "summary.json"), file_sig(run / EVENTS), file_sig(run / "config.yaml"),
+            file_sig(run / LABELS))
 
 
 def _epoch_of(at: str | None) -> float | None:
@@ -224,7 +230,8 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
     row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
                  started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
                  last_event_at=c.opt_text(tail.get("at"), p, EVENTS, "at"),
-                 total_steps=c.integer(head.get("total_steps"), p, EVENTS, "total_steps"))
+                 total_steps=c.integer(head.get("total_steps"), p, EVENTS, "total_steps"),
+                 config=read_config(path), labels=read_labels(path))
     if summary:
         usage = c.mapping(summary.get("usage"), p, where, "usage")
         num = lambda key: c.number(summary.get(key), p, where, key)  # noqa: E731

@@ -29,6 +29,21 @@ class Gate:
     n_items: int | None = None
     reason: str = ""
     deltas: tuple[tuple[str, float], ...] = ()  # largest change first
+    n_evaluated: int | None = None
+    early_stopped: bool = False
+
+    @property
+    def bound(self) -> tuple[str, float] | None:
+        """When the gate stopped early: the bound that decided, ("worst", mean if every item not
+        evaluated scored 0) or ("best", mean if every one scored 1), over all ``n_items``."""
+        if not (self.early_stopped and self.n_items and self.n_evaluated is not None
+                and self.candidate_mean is not None and self.n_evaluated < self.n_items):
+            return None
+        rest = self.n_items - self.n_evaluated
+        worst = self.candidate_mean * self.n_evaluated / self.n_items
+        if self.current_mean is not None and self.candidate_mean > self.current_mean:
+            return ("worst", worst)
+        return ("best", worst + rest / self.n_items)
 
 
 def _gate(value: Any, p: Problems) -> Gate:
@@ -38,7 +53,8 @@ def _gate(value: Any, p: Problems) -> Gate:
     return Gate(c.text(d.get("policy"), p, where, "policy"), c.number(d.get("current_mean"), p, where, "current_mean"),
                 c.number(d.get("candidate_mean"), p, where, "candidate_mean"),
                 c.integer(d.get("n_items"), p, where, "n_items"), c.text(d.get("reason"), p, where, "reason"),
-                tuple(deltas))
+                tuple(deltas), c.integer(d.get("n_evaluated"), p, where, "n_evaluated"),
+                c.flag(d.get("early_stopped"), p, where, "early_stopped"))
 
 
 @dataclass(frozen=True)

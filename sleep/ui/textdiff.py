@@ -7,6 +7,7 @@ page can mark the words that changed, not only the lines.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 from difflib import SequenceMatcher
 
 Segment = tuple[str, bool]  # (text, changed)
@@ -121,3 +122,55 @@ def parse_unified(diff: str) -> list[DiffLine]:
         else:
             out.append(DiffLine("ctx", line))
     return out
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def _shift(side: Side, by: int) -> Side:
+    return side if side.number is None else Side(side.number + by, side.segments)
+
+
+def sbs_from_unified(diff: str) -> SideBySide:
+    """A side-by-side view of a unified diff: each hunk's old and new lines in two columns (numbered
+    as in the files), the lines between hunks as a "skip" row. File headers are left out."""
+    rows: list[Row] = []
+    added = removed = 0
+    old: list[str] = []
+    new: list[str] = []
+    starts: tuple[int, int] | None = None
+    last_end = 0
+
+    def flush() -> None:
+        nonlocal added, removed, last_end
+        if starts is None:
+            return
+        part = side_by_side("\n".join(old), "\n".join(new), None)
+        gap = starts[0] - 1 - last_end
+        if gap > 0:
+            rows.append(Row("skip", _GAP, _GAP, gap))
+        rows.extend(Row(r.kind, _shift(r.left, starts[0] - 1), _shift(r.right, starts[1] - 1), r.skipped)
+                    for r in part.rows)
+        added += part.added
+        removed += part.removed
+        last_end = starts[0] - 1 + len(old)
+
+    for line in diff.splitlines():
+        m = _HUNK.match(line)
+        if m:
+            flush()
+            starts, old, new = (int(m.group(1)), int(m.group(2))), [], []
+        elif line.startswith("diff --git"):
+            flush()
+            starts, last_end = None, 0
+        elif starts is None or line.startswith("\\"):
+            continue  # headers; "\ No newline at end of file"
+        elif line.startswith("+"):
+            new.append(line[1:])
+        elif line.startswith("-"):
+            old.append(line[1:])
+        else:
+            old.append(line[1:])
+            new.append(line[1:])
+    flush()
+    return SideBySide(rows, added, removed)

@@ -220,7 +220,16 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
             # The morning review: adopt through the page.
             browser.get(f"{served.url}/proposals")
             browser.find_element(By.LINK_TEXT, proposal.id).click()
-            assert "+- Run `ruff check .` before the tests." in browser.find_element(By.ID, "diff").text
+            diff = browser.find_element(By.ID, "diff")
+            added = diff.find_elements(By.CSS_SELECTOR, "tr.insert td.r")
+            assert [a.text for a in added] == ["- Run `ruff check .` before the tests."]  # side by side, as written
+            # Read the change, then decide: the Decide panel comes after the diff.
+            assert browser.find_element(By.ID, "adopt").location["y"] > diff.location["y"]
+            browser.set_window_size(390, 844)  # a phone: the side-by-side diff wraps, the page never scrolls sideways
+            assert browser.execute_script("return document.documentElement.scrollWidth;") <= 391
+            ln = browser.find_element(By.CSS_SELECTOR, "#diff td.ln").size["width"]
+            assert ln < 60, ln  # line numbers stay narrow even when the first row is "⋯ N unchanged lines"
+            browser.set_window_size(1400, 1500)
             browser.find_element(By.ID, "adopt").click()
             flash = _wait(browser, lambda d: d.find_elements(By.ID, "flash"), what="the adopt result")[0]
             assert f"Adopted {proposal.id}" in flash.text

@@ -56,6 +56,9 @@ def _plant_run(run: Path) -> None:
             continue
         if path.suffix == ".json":
             path.write_text(json.dumps(plant(json.loads(path.read_text()))))
+        elif path.name == "items.jsonl":  # the run's tasks: every text planted, the ids kept
+            lines = [json.loads(line) for line in path.read_text().splitlines()]
+            path.write_text("".join(json.dumps({**plant(t), "id": t["id"]}) + "\n" for t in lines))
         elif path.suffix == ".jsonl":
             lines = [json.loads(line) for line in path.read_text().splitlines()]
             # keep the kinds and the levels: the pages choose events by them
@@ -137,10 +140,12 @@ def test_no_planted_secret_reaches_any_page(planted) -> None:
         assert r.status_code in (200, 404), (url, r.status_code)
         seen[url] = r.text
         if "html" in r.headers.get("content-type", ""):
-            queue.extend(u for u in _links(r.text) if u not in seen and "/adopt" not in u and "/reject" not in u)
+            queue.extend(u for u in _links(r.text) if u not in seen and "/adopt" not in u and "/reject" not in u
+                         and not u.endswith("/labels"))  # the POST-only forms
     run_url = run_links(seen["/runs"])[0]
     for extra in (f"{run_url}/best?raw=1", f"{run_url}/skills/1?raw=1", f"{run_url}/events",
-                  f"{run_url}/fragments", f"{run_url}/diff?a=0&b=6&context=all"):
+                  f"{run_url}/fragments", f"{run_url}/diff?a=0&b=6&context=all", "/runs.csv", "/runs.json",
+                  "/compare?run=" + "/".join(run_url.split("/")[2:])):
         seen[extra] = c.get(extra).text
     refused = c.get(post(c, "/proposals/b0rkedbranch/adopt", {}).headers["location"])  # the library's message
     seen["adopt refused"] = refused.text

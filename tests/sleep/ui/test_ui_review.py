@@ -28,9 +28,14 @@ def test_overview_lists_what_waits_for_review(tmp_path: Path) -> None:
 def test_proposal_page_shows_report_and_the_staged_diff(tmp_path: Path) -> None:
     _, p = staged(tmp_path)
     html = client([tmp_path / "outputs"]).get(f"/proposals/{p.id}").text
-    assert '<span class="add">+- Run `ruff check .` before the tests.</span>' in html
+    # Side by side, numbered as in the file: the Markdown list item reads as written, not as "+- ".
+    diff = html.split('<table class="sbs" id="diff">', 1)[1].split("</table>", 1)[0]
+    assert '<tr class="insert">\n  <td class="ln"></td>\n  <td class="l"></td>\n  <td class="ln">9</td>\n' \
+           '  <td class="r"><mark>- Run `ruff check .` before the tests.</mark></td>' in diff
+    assert '<td class="ln">8</td>\n  <td class="l">- Run `pytest -q` from the repository root.</td>' in diff
     assert INTENT in html  # the report's task intent, next to its delta
     assert 'id="adopt"' in html and 'id="reject"' in html
+    assert html.index('id="diff"') < html.index('<h2>Decide</h2>')  # read the change, then decide
 
 
 def test_adopt_through_the_page_writes_the_candidate_and_says_so(tmp_path: Path) -> None:

@@ -34,16 +34,18 @@ def _free_port() -> int:
 class Dashboard:
     """``python -m sleep.cli ui`` in a child process; ``url`` is the address it printed."""
 
-    def __init__(self, outputs: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, outputs: Path, *args: str, env: dict[str, str] | None = None,
+                 command: tuple[str, ...] = ("sleep.cli", "ui")) -> None:
         self.port = _free_port()
-        self.args = ["ui", "--port", str(self.port), "--outputs", str(outputs), *args]
+        self.module = command[0]
+        self.args = [*command[1:], "--port", str(self.port), "--outputs", str(outputs), *args]
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self.proc: subprocess.Popen | None = None
         self.url = ""
         self.printed: list[str] = []
 
     def __enter__(self) -> "Dashboard":
-        self.proc = subprocess.Popen([sys.executable, "-m", "sleep.cli", *self.args], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", self.module, *self.args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=self.env)
         assert self.proc.stdout is not None
         first = self.proc.stdout.readline()
@@ -173,3 +175,20 @@ def test_a_bad_port_is_one_line(flag: str) -> None:
     r = subprocess.run([sys.executable, "-m", "sleep.cli", "ui", flag, "70000"], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "not a port number" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_originals_entry_point_serves_the_same_dashboard_with_its_token(toy_run: Path) -> None:
+    from skillopt_webui.app import parser
+
+    assert parser().parse_args([]).port == 7860 and parser().parse_args([]).host == "127.0.0.1"
+    with Dashboard(toy_run.parents[1], command=("skillopt_webui.app",)) as ui:
+        assert ui.url.startswith(f"http://127.0.0.1:{ui.port}/?token=")
+        status, _, _ = ui.request("GET", "/runs")
+        assert status == 401  # the same token check
+        status, headers, _ = ui.request("GET", "/runs?token=" + ui.token)
+        assert status == 303
+        cookie = headers["set-cookie"].split(";", 1)[0]
+        status, _, body = ui.request("GET", "/runs", headers={"Cookie": cookie})
+        assert status == 200 and ">run</a>" in body
+        code, _, _ = ui.stop()
+        assert code == 0

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from pathlib import Path
+
+import yaml
 
 from starlette.testclient import TestClient
 from toy_world import backends, make_backend, settings_for
@@ -81,3 +84,27 @@ def sse_messages(text: str) -> list[dict]:
 
 def event_kinds(messages: list[dict]) -> list[str]:
     return [json.loads(m["data"]).get("event") for m in messages if m["event"] == "message"]
+
+
+RUN_FILES = ("config.yaml", "summary.json", "events.jsonl", "history.json", "state.json", "best_skill.md")
+
+
+def make_runs(toy_run: Path, outputs: Path, n: int) -> list[dict]:
+    """A sweep of ``n`` runs ``r000``…: best val i/n, learning rate 1/2/4, gate mean or paired (every 5th)."""
+    config = yaml.safe_load((toy_run / "config.yaml").read_text())
+    summary = json.loads((toy_run / "summary.json").read_text())
+    made = []
+    for i in range(n):
+        run = outputs / ("env_a" if i % 2 else "env_b") / f"r{i:03d}"
+        run.mkdir(parents=True)
+        for name in RUN_FILES[2:]:
+            os.link(toy_run / name, run / name)  # shared, read-only
+        lr = (1, 2, 4)[i % 3]
+        gate = "paired" if i % 5 == 0 else "mean"
+        cfg = {**config, "optimizer": {**config["optimizer"], "learning_rate": lr},
+               "evaluation": {**config["evaluation"], "gate_policy": gate}}
+        (run / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        best = None if i == 7 else round(i / n, 4)
+        (run / "summary.json").write_text(json.dumps({**summary, "best_val": best}))
+        made.append({"run": run.name, "lr": lr, "gate": gate, "best": best})
+    return made
