@@ -37,6 +37,7 @@ from skillopt_core.backends import BackendError
 from skillopt_core.evaluation.gate import GateDecision, GateSettings, TIE_EPSILON, decide, decide_early
 from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
 from skillopt_core.optim.aggregate import Patch, aggregate
+from skillopt_core.optim.judge_guard import JudgeGuard, rubric_texts
 from skillopt_core.optim.epoch import (
     SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance,
 )
@@ -94,6 +95,8 @@ class Trainer:
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         self.caller_edits = list(caller_edits)
+        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()))
+                      if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
         self._step = 0
         self._failed_items = 0
@@ -104,8 +107,13 @@ class Trainer:
     def _emit(self, event: ev.Event) -> None:
         self.bus.emit(event)
 
+    def _round_seed(self, gate_round: int) -> int:
+        """The sample seed of one round of val measurements (round 0: train.seed)."""
+        return self.s.train.seed + 104_729 * gate_round
+
     async def _rollout(self, skill: Skill, tasks: Sequence[Task], phase: str, label: str = "",
-                       stop_when: Callable[[Mapping[str, float]], bool] | None = None) -> list[RolloutResult]:
+                       stop_when: Callable[[Mapping[str, float]], bool] | None = None,
+                       seed: int | None = None) -> list[RolloutResult]:
         t = self.s.train
         self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers, label))
 
@@ -114,7 +122,7 @@ class Trainer:
 
         results = await run_rollouts(
             self.rt.env, self.rt.target, skill, tasks,
-            samples=t.samples_per_item, workers=t.workers, cache=self.cache, seed=t.seed,
+            samples=t.samples_per_item, workers=t.workers, cache=self.cache, seed=t.seed if seed is None else seed,
             max_tokens=self.s.model.target_max_tokens, temperature=self.s.model.temperature, on_progress=progress,
             stop_when=stop_when, metric=self.s.evaluation.gate_metric,
         )
@@ -126,31 +134,83 @@ class Trainer:
         ))
         return results
 
-    async def _val_scores(self, skill: Skill, label: str, items: Sequence[Task] | None = None) -> dict[str, float]:
-        results = await self._rollout(skill, self.val if items is None else items, "val", label)
+    async def _val_scores(self, skill: Skill, label: str, items: Sequence[Task] | None = None,
+                          seed: int | None = None) -> dict[str, float]:
+        results = await self._rollout(skill, self.val if items is None else items, "val", label, seed=seed)
         return per_item(results, self.s.evaluation.gate_metric)
 
-    async def _gate(self, candidate: Skill, current_scores: dict[str, float], label: str) -> tuple[GateDecision, dict[str, float]]:
+    async def _gate(self, candidate: Skill, current: Skill, current_scores: dict[str, float], label: str,
+                    seed: int) -> tuple[GateDecision, dict[str, float]]:
         """Evaluate the candidate on val with ``workers`` calls in flight, stopping
-        as soon as the gate's decision is certain (when early stopping is on)."""
+        as soon as the gate's decision is certain (when early stopping is on).
+
+        ``current_scores`` were measured with the same val items and sample
+        seed (``seed``) as the candidate is now: the comparison is paired.
+        With ``evaluation.resample_disagreements`` K, a fully evaluated
+        candidate and the current skill are both answered K more times on the
+        items where they disagree, and the gate decides on the averages."""
         stop_when = None
         if self.s.evaluation.early_stop:
             def stop_when(partial: Mapping[str, float]) -> bool:
                 return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores, dict(partial)) is not None
-        results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when)
+        results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
             early = decide_early(self.gate_settings, current_scores, cand)
             assert early is not None  # the evaluation only stops once the decision is certain
             return early, cand
+        extra = self.s.evaluation.resample_disagreements
+        disagree = [t for t in self.val if abs(cand[t.id] - current_scores[t.id]) > TIE_EPSILON]
+        if extra and disagree:
+            cur_more, cand_more = dict(current_scores), dict(cand)
+            for k in range(1, extra + 1):
+                more_seed = seed + k
+                cur_k = await self._val_scores(current, f"{label}: resample current", disagree, seed=more_seed)
+                cand_k = await self._val_scores(candidate, f"{label}: resample candidate", disagree, seed=more_seed)
+                for t in disagree:
+                    cur_more[t.id] += cur_k[t.id]
+                    cand_more[t.id] += cand_k[t.id]
+            for t in disagree:
+                cur_more[t.id] /= extra + 1
+                cand_more[t.id] /= extra + 1
+            decision = decide(self.gate_settings, cur_more, cand_more)
+            return decision, cand
         return decide(self.gate_settings, current_scores, cand), cand
 
-    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str) -> dict[str, float]:
+    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: int) -> dict[str, float]:
         """``partial`` completed to every val item (the rest are evaluated now)."""
         missing = [t for t in self.val if t.id not in partial]
         if not missing:
             return partial
-        return {**partial, **await self._val_scores(skill, label, missing)}
+        return {**partial, **await self._val_scores(skill, label, missing, seed=seed)}
+
+    async def _accepted_scores(self, state: TrainState, skill: Skill, partial: dict[str, float], label: str) -> dict[str, float]:
+        """Full-val scores of a just-accepted skill. With ``evaluation.remeasure``
+        they come from a fresh round of sample seeds (the draw that got the
+        skill accepted is biased upwards: it won a comparison), and later
+        candidates are measured on that round too; otherwise the gate's draw
+        is completed."""
+        if not self.s.evaluation.remeasure:
+            return await self._full_val(skill, partial, label, self._round_seed(state.gate_round))
+        state.gate_round += 1
+        return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
+
+    async def _screen(self, candidate: Skill, batch: Sequence[Task], results: Sequence[RolloutResult]) -> dict[str, Any]:
+        """The candidate on the first ``evaluation.screen_items`` items of the
+        step's train batch, against the current skill's rollouts of this step
+        on the same items and seeds. Ties pass: the screen only stops a
+        candidate that did worse."""
+        metric = self.s.evaluation.gate_metric
+        tasks = list(batch[: self.s.evaluation.screen_items])
+        ids = {t.id for t in tasks}
+        current = {k: v for k, v in per_item(results, metric).items() if k in ids}
+        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate"), metric)
+        cur_mean, cand_mean = _mean(current), _mean(cand)
+        passed = cand_mean >= cur_mean - TIE_EPSILON
+        verdict = "passes to the val gate" if passed else "rejected before the val gate"
+        sign = "≥" if passed else "<"
+        return {"passed": passed, "items": len(tasks), "current_mean": cur_mean, "candidate_mean": cand_mean,
+                "reason": f"screen on {len(tasks)} train items: {cand_mean:.2f} {sign} {cur_mean:.2f}; {verdict}"}
 
     def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str) -> None:
         """Make ``skill_text`` the best skill iff its full-val score beats the best so far."""
@@ -287,7 +347,8 @@ class Trainer:
         current = Skill.parse(state.current_skill)
         current_scores = dict(state.current_scores or {})
 
-        results = await self._rollout(current, self._batch(epoch, index), "train")
+        batch = self._batch(epoch, index)
+        results = await self._rollout(current, batch, "train")
         train_score = mean_score(results, "hard")
         atomic_write_json(sdir / "rollouts.json", [r.to_dict() for r in results])
         timings["rollout"] = time.perf_counter() - t0
@@ -304,10 +365,16 @@ class Trainer:
         timings["reflect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         caller = self.caller_edits if gs == 0 else []
-        agg = await aggregate(self.rt.optimizer, refl.edits + caller, use_model=o.merge_with_model,
+        proposed, refused = refl.edits + caller, []
+        if self.guard is not None:
+            proposed, refused = self.guard.split(proposed)
+            for r in refused:
+                self._emit(ev.Notice("info", f"step {step}: edit refused, it {r.reason}"))
+        agg = await aggregate(self.rt.optimizer, proposed, use_model=o.merge_with_model,
                               max_tokens=self.s.model.optimizer_max_tokens)
         atomic_write_json(sdir / "patches.json", {
             "proposed": [e.to_dict() for e in refl.edits + caller], "merged": [p.to_dict() for p in agg.patches],
+            "refused": [r.to_dict() for r in refused],
             "invalid_replies": refl.invalid_replies, "problems": refl.problems,
             "merge_used_model": agg.used_model, "merge_fallback": agg.fallback_reason, "merge_dropped": agg.dropped,
         })
@@ -336,16 +403,24 @@ class Trainer:
 
         t4 = time.perf_counter()
         decision: GateDecision | None = None
+        screen: dict[str, Any] | None = None
         cand_scores: dict[str, float] = {}
+        round_seed = self._round_seed(state.gate_round)
         if candidate.hash == current.hash:
             action, reason = "no_change", "candidate identical to the current skill; 0 model calls"
         elif not self.s.evaluation.use_gate:
-            cand_scores = await self._val_scores(candidate, "val candidate")
+            cand_scores = await self._val_scores(candidate, "val candidate", seed=round_seed)
             action, reason = "accept_ungated", f"gate off; val score {_mean(cand_scores):.2f}"
         else:
-            decision, cand_scores = await self._gate(candidate, current_scores, "gate candidate")
-            action, reason = ("accept" if decision.accept else "reject"), decision.reason
-        atomic_write_json(sdir / "gate.json", decision.to_dict() if decision else {"action": action, "reason": reason})
+            if self.s.evaluation.screen_items:
+                screen = await self._screen(candidate, batch, results)
+            if screen is not None and not screen["passed"]:
+                action, reason = "reject", screen["reason"]
+            else:
+                decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate", round_seed)
+                action, reason = ("accept" if decision.accept else "reject"), decision.reason
+        gate_record = decision.to_dict() if decision else {"action": action, "reason": reason}
+        atomic_write_json(sdir / "gate.json", {**gate_record, "screen": screen} if screen else gate_record)
         self._emit(ev.GateDecided(
             step, total, action, reason,
             decision.current_mean if decision else _mean(current_scores),
@@ -354,7 +429,7 @@ class Trainer:
         ))
         val_before = _mean(current_scores)
         if action.startswith("accept"):
-            cand_scores = await self._full_val(candidate, cand_scores, "val accepted")
+            cand_scores = await self._accepted_scores(state, candidate, cand_scores, "val accepted")
             current, current_scores = candidate, cand_scores
             state.current_skill, state.current_scores = candidate.render(), cand_scores
             self._offer_best(state, state.current_skill, cand_scores, f"step {step}")
@@ -375,6 +450,7 @@ class Trainer:
             "action": action, "gate_reason": reason,
             "gate_items": len(self.val), "gate_evaluated": decision.n_evaluated if decision else len(cand_scores),
             "gate_early_stopped": bool(decision and decision.early_stopped),
+            "screen": screen, "n_refused": len(refused), "gate_round": state.gate_round,
             "n_proposed": len(refl.edits), "n_caller_edits": len(caller), "n_patches": len(agg.patches),
             "n_selected": len(selected), "n_applied": applied.applied_count, "outcomes": dict(outcomes),
             "invalid_replies": refl.invalid_replies, "skipped_edits": refl.skipped_edits,
@@ -426,7 +502,10 @@ class Trainer:
         sdir = self.run_dir.slow_update_dir(epoch + 1)
         record: dict[str, Any] = {"groups": groups, "summary": summarize_comparison(groups), "guidance": reply.text, "error": reply.error}
         action, candidate = "none", None
-        if reply.text:
+        refusal = self.guard.reason(reply.text) if self.guard is not None and reply.text else None
+        if refusal:
+            record["refused"] = f"guidance addresses the judge, not the task ({refusal})"
+        elif reply.text:
             try:
                 candidate = current.set_protected_block(SLOW_UPDATE_BLOCK, reply.text)
             except ValueError as exc:  # e.g. the reply itself contains a protected-region marker
@@ -436,13 +515,14 @@ class Trainer:
             if candidate.hash == current.hash:
                 action = "no_change"
             elif self.s.optimizer.slow_update_gate:
-                decision, scores = await self._gate(candidate, dict(state.current_scores or {}), "gate slow update")
+                decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}), "gate slow update",
+                                                    self._round_seed(state.gate_round))
                 record["gate"] = decision.to_dict()
                 action = "accept" if decision.accept else "reject"
             else:
                 action = "accept_ungated"
             if action.startswith("accept"):
-                scores = await self._full_val(candidate, scores, "val slow update")
+                scores = await self._accepted_scores(state, candidate, scores, "val slow update")
                 state.current_skill, state.current_scores = candidate.render(), scores
                 self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}")
             atomic_write_text(sdir / "candidate.md", candidate.render())
