@@ -53,7 +53,7 @@ async def test_a_candidate_worse_on_the_train_items_is_rejected_before_any_val_r
     summary = await train(settings, backends=backends(world(["BAD."], lambda i, s: "apple" if "BAD." in s else "banana")))
     record = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
     assert record["action"] == "reject" and record["screen"]["passed"] is False
-    assert record["screen"]["items"] == 6 and record["gate_evaluated"] == 0
+    assert record["screen"]["items"] == 6 and record["screen"]["evaluated"] <= 6 and record["gate_evaluated"] == 0
     assert record["gate_reason"].startswith("screen on 6 train items")
     assert "gate candidate" not in labels(summary.run_dir)
     assert json.loads(Path(summary.run_dir, "steps", "step_0001", "gate.json").read_text())["screen"]["passed"] is False
@@ -119,3 +119,22 @@ async def test_the_guard_can_be_turned_off(tmp_path):
     settings = new_loop(tmp_path, "train.steps_per_epoch=1", "optimizer.refuse_judge_edits=false")
     summary = await train(settings, backends=backends(world([gaming], lambda i, s: "banana" if "rubric" in s else "apple")))
     assert json.loads(Path(summary.run_dir, "history.json").read_text())[0]["action"] == "accept"
+
+
+async def test_screen_early_stopping_changes_no_decision_and_evaluates_fewer_items(tmp_path):
+    records = {}
+    for early in ("true", "false"):
+        settings = new_loop(tmp_path / early, "train.steps_per_epoch=1", f"evaluation.early_stop={early}")
+        summary = await train(settings, backends=backends(world(["BAD."], lambda i, s: "apple" if "BAD." in s or i % 4 == 3 else "banana cherry")))
+        records[early] = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
+    assert records["true"]["action"] == records["false"]["action"] == "reject"
+    assert records["true"]["screen"]["evaluated"] < records["false"]["screen"]["evaluated"] == 6
+
+
+async def test_after_a_re_measured_accept_the_best_follows_the_paired_winner(tmp_path):
+    settings = new_loop(tmp_path, "train.steps_per_epoch=1")
+    summary = await train(settings, backends=backends(world(["Always say banana."],
+                                                            lambda i, s: "banana" if "banana." in s else "apple")))
+    state = json.loads(Path(summary.run_dir, "state.json").read_text())
+    assert "Always say banana." in state["best_skill"] and state["best_source"] == "step 1"
+    assert state["best_reason"].startswith("passed the gate against the best skill (paired)")

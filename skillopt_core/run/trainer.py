@@ -199,26 +199,45 @@ class Trainer:
         """The candidate on the first ``evaluation.screen_items`` items of the
         step's train batch, against the current skill's rollouts of this step
         on the same items and seeds. Ties pass: the screen only stops a
-        candidate that did worse."""
+        candidate that did worse. With ``evaluation.early_stop`` the screen
+        stops once its answer is certain (scores lie in 0..1, so the candidate
+        passes as soon as its sum reaches the current skill's, and fails once
+        even perfect scores on the rest could not reach it)."""
         metric = self.s.evaluation.gate_metric
         tasks = list(batch[: self.s.evaluation.screen_items])
         ids = {t.id for t in tasks}
         current = {k: v for k, v in per_item(results, metric).items() if k in ids}
-        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate"), metric)
-        cur_mean, cand_mean = _mean(current), _mean(cand)
-        passed = cand_mean >= cur_mean - TIE_EPSILON
+        bar = math.fsum(current.values())
+
+        def certain(partial: Mapping[str, float]) -> bool:
+            got = math.fsum(partial.values())
+            return got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON
+
+        stop_when = certain if self.s.evaluation.early_stop else None
+        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when), metric)
+        got = math.fsum(cand.values())
+        passed = got >= bar - TIE_EPSILON
+        n = len(tasks)
         verdict = "passes to the val gate" if passed else "rejected before the val gate"
         sign = "≥" if passed else "<"
-        return {"passed": passed, "items": len(tasks), "current_mean": cur_mean, "candidate_mean": cand_mean,
-                "reason": f"screen on {len(tasks)} train items: {cand_mean:.2f} {sign} {cur_mean:.2f}; {verdict}"}
+        early = f" (decided after {len(cand)} of {n})" if len(cand) < n else ""
+        return {"passed": passed, "items": n, "evaluated": len(cand), "current_sum": bar, "candidate_sum": got,
+                "reason": f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{early}; {verdict}"}
 
-    def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str) -> None:
-        """Make ``skill_text`` the best skill iff its full-val score beats the best so far."""
+    def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
+                    beat_best: bool = False) -> None:
+        """Make ``skill_text`` the best skill iff its full-val score beats the best
+        so far, or (``beat_best``) it just passed the gate against the best
+        skill itself on the same val items and samples (a re-measured score is
+        a fresh draw, not comparable with the best's older one)."""
         assert len(scores) == len(self.val), "only fully evaluated skills may become the best"
         val, previous = _mean(scores), state.best_val
-        if previous is not None and val <= previous + TIE_EPSILON:
+        if not beat_best and previous is not None and val <= previous + TIE_EPSILON:
             return
-        reason = f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None else f"full val {val:.3f}"
+        if beat_best:
+            reason = f"passed the gate against the best skill (paired); re-measured full val {val:.3f}"
+        else:
+            reason = f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None else f"full val {val:.3f}"
         state.best_skill, state.best_val, state.best_source, state.best_reason = skill_text, val, source, reason
         self._emit(ev.BestChanged(self._step, source, val, previous, reason))
 
@@ -429,10 +448,11 @@ class Trainer:
         ))
         val_before = _mean(current_scores)
         if action.startswith("accept"):
+            beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
             cand_scores = await self._accepted_scores(state, candidate, cand_scores, "val accepted")
             current, current_scores = candidate, cand_scores
             state.current_skill, state.current_scores = candidate.render(), cand_scores
-            self._offer_best(state, state.current_skill, cand_scores, f"step {step}")
+            self._offer_best(state, state.current_skill, cand_scores, f"step {step}", beat_best)
         elif action == "reject":
             state.remember("rejected", [e.to_dict() for e in selected])
         timings["gate"] = time.perf_counter() - t4
@@ -522,9 +542,10 @@ class Trainer:
             else:
                 action = "accept_ungated"
             if action.startswith("accept"):
+                beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
                 scores = await self._accepted_scores(state, candidate, scores, "val slow update")
                 state.current_skill, state.current_scores = candidate.render(), scores
-                self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}")
+                self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}", beat_best)
             atomic_write_text(sdir / "candidate.md", candidate.render())
         record["action"] = action
         atomic_write_json(sdir / "comparison.json", record)
