@@ -10,10 +10,19 @@ Guarantees (each has its test):
   failure, a crash) resumes by redoing the interrupted unit, so with
   deterministic backends a stopped-and-resumed run has the same history as an
   uninterrupted one.
+- **Screen, then gate (the default).** A candidate is first run on
+  ``evaluation.screen_items`` items of the step's train batch, paired with the
+  current skill's rollouts of the step (ties pass); only then on val. With
+  ``evaluation.remeasure`` an accepted skill is measured again on a fresh
+  round of val sample seeds (``state.gate_round``), and later candidates are
+  gated on that round: the comparison is always paired and its bar is never
+  the draw that won the accept. Edits that address the judge rather than the
+  task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
-  update). ``state.best_source`` / ``best_reason`` and each history record say
+  update), or, after a re-measured accept, by the skill that just passed the
+  gate against the best skill itself on the same items and seeds. ``state.best_source`` / ``best_reason`` and each history record say
   which skill is best and why.
 - **One bad item is not a failed run.** Items whose call failed score 0 and
   are counted; systemic failures stop the run with ``status="failed"``, a
