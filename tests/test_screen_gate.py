@@ -138,3 +138,12 @@ async def test_after_a_re_measured_accept_the_best_follows_the_paired_winner(tmp
     state = json.loads(Path(summary.run_dir, "state.json").read_text())
     assert "Always say banana." in state["best_skill"] and state["best_source"] == "step 1"
     assert state["best_reason"].startswith("passed the gate against the best skill (paired)")
+
+
+async def test_an_ungated_accept_is_not_re_measured(tmp_path):
+    settings = new_loop(tmp_path, "train.steps_per_epoch=1", "evaluation.use_gate=false")
+    summary = await train(settings, backends=backends(world(["Always say banana."],
+                                                            lambda i, s: "banana" if "banana." in s else "apple")))
+    record = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
+    assert record["action"] == "accept_ungated" and record["gate_round"] == 0
+    assert not any("re-measured" in label for label in labels(summary.run_dir))

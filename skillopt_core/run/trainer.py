@@ -193,13 +193,15 @@ class Trainer:
             return partial
         return {**partial, **await self._val_scores(skill, label, missing, seed=seed)}
 
-    async def _accepted_scores(self, state: TrainState, skill: Skill, partial: dict[str, float], label: str) -> dict[str, float]:
-        """Full-val scores of a just-accepted skill. With ``evaluation.remeasure``
-        they come from a fresh round of sample seeds (the draw that got the
-        skill accepted is biased upwards: it won a comparison), and later
-        candidates are measured on that round too; otherwise the gate's draw
-        is completed."""
-        if not self.s.evaluation.remeasure:
+    async def _accepted_scores(self, state: TrainState, skill: Skill, partial: dict[str, float], label: str,
+                               gated: bool = True) -> dict[str, float]:
+        """Full-val scores of a just-accepted skill. After a gated accept with
+        ``evaluation.remeasure`` they come from a fresh round of sample seeds
+        (the draw that got the skill accepted is biased upwards: it won a
+        comparison), and later candidates are measured on that round too;
+        otherwise (or after an ungated accept, which no draw selected) the
+        draw is completed."""
+        if not (self.s.evaluation.remeasure and gated):
             return await self._full_val(skill, partial, label, self._round_seed(state.gate_round))
         state.gate_round += 1
         return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
@@ -458,7 +460,7 @@ class Trainer:
         val_before = _mean(current_scores)
         if action.startswith("accept"):
             beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
-            cand_scores = await self._accepted_scores(state, candidate, cand_scores, "val accepted")
+            cand_scores = await self._accepted_scores(state, candidate, cand_scores, "val accepted", action == "accept")
             current, current_scores = candidate, cand_scores
             state.current_skill, state.current_scores = candidate.render(), cand_scores
             self._offer_best(state, state.current_skill, cand_scores, f"step {step}", beat_best)
@@ -552,7 +554,7 @@ class Trainer:
                 action = "accept_ungated"
             if action.startswith("accept"):
                 beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
-                scores = await self._accepted_scores(state, candidate, scores, "val slow update")
+                scores = await self._accepted_scores(state, candidate, scores, "val slow update", action == "accept")
                 state.current_skill, state.current_scores = candidate.render(), scores
                 self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}", beat_best)
             atomic_write_text(sdir / "candidate.md", candidate.render())
