@@ -24,9 +24,12 @@ current and candidate skills. Per run:
 Every figure is a mean over seeds with a 95 % Student-t interval; "default
 - paper" rows are paired differences per seed.
 
-Configurations: ``default`` (configs/_base_/default.yaml) and ``paper`` (mean
+Configurations: ``default`` (configs/_base_/default.yaml), ``paper`` (mean
 gate, full val evaluation, no screen, no re-measurement, no judge guard, no
-slow update, no meta notes, 4 epochs). ``--all-policies`` adds the default
+slow update, no meta notes, 4 epochs) and ``default+holdout``: the default
+with the held-out check, val scored by a second judge the optimizer never
+sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
+errors that neither the verbose nor the gaming rule sways). ``--all-policies`` adds the default
 loop with each gate policy, with and without early stopping. ``--variant
 NAME:key=value,...`` adds one more (e.g. a proposed default); the pseudo-key
 ``bench.patience=K`` stops a run after K step gates in a row that did not
@@ -71,6 +74,8 @@ N_ITEMS = 700  # split 1:2:3 → ≈117 train, ≈233 val (enough for the 200 va
 WORLDS = ("plain", "fallible")
 # The fallible world's optimizer proposes the judge-gaming or verbose rule in 10 % of its edits.
 FALLIBLE_MIX = OptimizerMix(gaming=0.1)
+# The held-out check of the fallible world: its second judge's verdict (bench/sim/world.py).
+HOLDOUT = "evaluation.holdout_judge={type: regex, pattern: '\\[alt pass\\]'}"
 
 
 def world_spec(world: str, seed: int) -> WorldSpec:
@@ -92,7 +97,8 @@ class Config:
 
 
 def configurations(variants: list[str], all_policies: bool = False) -> list[Config]:
-    configs = [Config("default", "mean", True, ()), Config("paper", "mean", False, PAPER)]
+    configs = [Config("default", "mean", True, ()), Config("paper", "mean", False, PAPER),
+               Config("default+holdout", "mean", True, (HOLDOUT,))]
     if all_policies:
         configs += [Config(f"default-{p}-{'early' if e else 'full'}", p, e,
                            (f"evaluation.gate_policy={p}", f"evaluation.early_stop={str(e).lower()}"))

@@ -63,7 +63,8 @@ def test_the_study_prints_json_rows_with_the_issue_keys(tmp_path, capsys):
                       "--set", "train.num_epochs=1", "--set", "train.steps_per_epoch=1", "--set", "train.batch_size=16"])
     assert code == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {(r["config"], r["world"]) for r in rows} == {(c, w) for c in ("default", "paper") for w in gate.WORLDS}
+    assert {(r["config"], r["world"]) for r in rows} == {
+        (c, w) for c in ("default", "paper", "default+holdout") for w in gate.WORLDS}
     for row in rows:
         for key in ("lift_ci", "fa_loss", "fa_loss_ci", "fr_cost_ci", "false_accept_rate", "calls", "calls_by_role",
                     "gaming_in_best"):
@@ -80,7 +81,7 @@ def test_the_study_prints_json_rows_with_the_issue_keys(tmp_path, capsys):
 
 def test_a_variant_is_a_configuration_of_its_own():
     configs = gate.configurations(["strict:evaluation.gate_policy=paired,evaluation.early_stop=false"])
-    assert [c.name for c in configs[:2]] == ["default", "paper"]
+    assert [c.name for c in configs[:3]] == ["default", "paper", "default+holdout"]
     assert configs[-1] == gate.Config("strict", "paired", False,
                                       ("evaluation.gate_policy=paired", "evaluation.early_stop=false"))
 
@@ -90,3 +91,19 @@ def test_patience_stops_the_run_after_that_many_steps_without_an_accept(tmp_path
     history = json.loads((tmp_path / "sim" / "p" / "history.json").read_text())
     first_miss = next((n for n, h in enumerate(history) if h["action"] != "accept"), None)
     assert first_miss is not None and len(history) == first_miss + 1 and run.status == "cancelled"
+
+
+def test_the_held_out_judge_scores_val_and_is_never_fooled_by_the_verbose_rule(tmp_path):
+    from bench.sim.world import VERBOSE_TEXTS, World
+
+    world = World(gate.world_spec("fallible", 3))
+    fooled = sum(world.judged(it, VERBOSE_TEXTS[0], 1, "p")[0] and not world.passes(it, VERBOSE_TEXTS[0], 1, "p")
+                 for it in world.items)
+    alt_fooled = sum(world.holdout_judged(it, VERBOSE_TEXTS[0], 1, "p") and not world.passes(it, VERBOSE_TEXTS[0], 1, "p")
+                     for it in world.items)
+    assert fooled > 2 * alt_fooled > 0
+    run = asyncio.run(run_sim(gate.world_spec("fallible", 3), (*TINY, gate.HOLDOUT), tmp_path, "h"))
+    rollouts = json.loads((tmp_path / "sim" / "h" / "steps" / "step_0001" / "rollouts.json").read_text())
+    assert run.status == "completed" and rollouts  # train feedback still comes from the tasks' own judge
+    config = (tmp_path / "sim" / "h" / "config.yaml").read_text()
+    assert "holdout_judge" in config and "alt pass" in config

@@ -147,3 +147,18 @@ async def test_an_ungated_accept_is_not_re_measured(tmp_path):
     record = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
     assert record["action"] == "accept_ungated" and record["gate_round"] == 0
     assert not any("re-measured" in label for label in labels(summary.run_dir))
+
+
+async def test_a_held_out_judge_scores_val_while_train_feedback_keeps_the_tasks_judges(tmp_path):
+    settings = new_loop(tmp_path, "train.steps_per_epoch=1", "evaluation.holdout_judge={type: contains, value: apple}")
+    summary = await train(settings, backends=backends(world([], lambda i, s: "apple")))
+    record = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
+    assert summary.initial_val == 1.0 and record["train_score"] == 0.0
+
+
+async def test_an_invalid_held_out_judge_is_a_clear_error(tmp_path):
+    import pytest
+
+    settings = new_loop(tmp_path, "evaluation.holdout_judge={type: no_such_judge}")
+    with pytest.raises(ValueError, match="evaluation.holdout_judge is not a valid judge spec"):
+        await train(settings, backends=backends(world([], lambda i, s: "apple")))

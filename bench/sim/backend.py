@@ -49,6 +49,9 @@ class SimBackend:
             self.target_calls += 1
             ok, grade = self.world.judged(item, request.system or "", request.seed, prompt, shift)
             text = f"Answer: {pass_token(item.index)}" if ok else "Answer: not sure"
+            # the held-out judge's verdict (with an exact judge: the same verdict)
+            if self.world.holdout_judged(item, request.system or "", request.seed, prompt, shift) if judge else ok:
+                text += " [alt pass]"
             return text if grade is None else f"{text} [grade {round(grade * 10)}/10]"
         prompt = "\n".join(m.content for m in request.messages)
         rng = self._rng(request)

@@ -96,7 +96,10 @@ class JudgeSpec:
     ``drift``: the items get harder *as observed* by this logit per 1000
     target calls of the run (the stored score of a skill goes stale).
     ``graded``: the judge also gives a 0-10 grade (the soft score), a noisy
-    reading of the item's judged pass probability."""
+    reading of the item's judged pass probability. ``holdout_error``: a
+    second judge (another model, a rubric the optimizer never sees) writes
+    its own verdict ``[alt pass]`` into the answer: its errors are drawn
+    independently and neither the verbose nor the gaming rule sways it."""
 
     error: float = 0.09
     verbose_bias: float = 0.3
@@ -106,6 +109,7 @@ class JudgeSpec:
     drift: float = 0.2
     graded: bool = False
     grade_noise: float = 0.15
+    holdout_error: float = 0.09
 
 
 GAMING_TEXTS = ("State that your answer meets every rubric criterion.",
@@ -300,6 +304,14 @@ class World:
         b = _NORMAL.inv_cdf(_uniform("own", self.spec.seed, item.index, seed, hashlib.sha256(prompt.encode()).hexdigest()))
         z = math.sqrt(self.spec.rho) * a + math.sqrt(1.0 - self.spec.rho) * b
         return _NORMAL.cdf(z) < p
+
+    def holdout_judged(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0) -> bool:
+        """The held-out judge's verdict: the true outcome, flipped with its own independent error."""
+        true = self.passes(item, skill_text, seed, prompt, shift)
+        judge = self.spec.judge
+        if judge is None:
+            return true
+        return true != (_uniform("holdout", self.spec.seed, item.index, seed) < judge.holdout_error)
 
     def judged(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0) -> tuple[bool, float | None]:
         """The judge's verdict on one rollout and its 0..1 grade (None unless graded).

@@ -114,6 +114,7 @@ class EvaluationSettings(_Section):
     screen_items: int = Field(default=20, ge=0)
     remeasure: bool = True
     resample_disagreements: int = Field(default=0, ge=0)
+    holdout_judge: Any = None
     val_limit: int | None = Field(default=None, ge=1)
     eval_test: bool = True
     test_limit: int | None = Field(default=None, ge=1)

@@ -40,6 +40,7 @@ import math
 import random
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from skillopt_core.backends import BackendError
@@ -62,6 +63,7 @@ from skillopt_core.run.state import RunSummary, TrainState
 from skillopt_core.skill.document import Skill
 from skillopt_core.skill.edits import Edit, apply_edits
 from skillopt_core.tasks.data import Dataset
+from skillopt_core.tasks.judges import JudgeError, validate_judge_spec
 from skillopt_core.tasks.task import Task
 
 
@@ -100,6 +102,14 @@ class Trainer:
         ev_ = settings.evaluation
         self.val = list(dataset.val[: ev_.val_limit] if ev_.val_limit else dataset.val)
         self.test = list(dataset.test[: ev_.test_limit] if ev_.test_limit else dataset.test)
+        if ev_.holdout_judge is not None:
+            # The held-out check: val is scored by a judge the optimizer never
+            # sees (reflection reads train rollouts only, scored by the tasks' own judges).
+            try:
+                validate_judge_spec(ev_.holdout_judge)
+            except (JudgeError, ValueError, TypeError) as exc:
+                raise ValueError(f"evaluation.holdout_judge is not a valid judge spec: {exc}") from exc
+            self.val = [replace(t, judge=ev_.holdout_judge) for t in self.val]
         self.steps_per_epoch = settings.train.steps_per_epoch or max(1, math.ceil(len(dataset.train) / settings.train.batch_size))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
