@@ -185,8 +185,9 @@ def paired(results: dict[tuple, dict[int, SimRun]], configs: list[Config], world
 
 
 def run_study(seeds: int, val_sizes: tuple[int, ...], configs: list[Config], extra: tuple[str, ...], jobs: int,
-              root: Path, progress=None, worlds: tuple[str, ...] = WORLDS) -> tuple[list[dict], list[dict]]:
-    work = [(c, w, v, s, extra, str(root)) for w in worlds for c in configs for v in val_sizes for s in range(seeds)]
+              root: Path, progress=None, worlds: tuple[str, ...] = WORLDS, first_seed: int = 0) -> tuple[list[dict], list[dict]]:
+    work = [(c, w, v, s, extra, str(root)) for w in worlds for c in configs for v in val_sizes
+            for s in range(first_seed, first_seed + seeds)]
     results: dict[tuple, dict[int, SimRun]] = {}
 
     def keep(n: int, c: Config, w: str, v: int, s: int, r: SimRun) -> None:
@@ -341,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="5 seeds and 2 epochs (about a minute on 2 cores)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON on stdout (progress on stderr)")
     ap.add_argument("--seeds", type=int, help="paired seeds per cell (default 20; --quick 5)")
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed+1, ... (a replicate study)")
     ap.add_argument("--val-sizes", type=lambda s: tuple(int(x) for x in s.split(",")), default=VAL_SIZES)
     ap.add_argument("--worlds", type=lambda s: tuple(x for x in s.split(",") if x), default=WORLDS,
                     help="plain, fallible and/or graded (a fallible judge that also grades 0-10), comma-separated")
@@ -368,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {done}/{total} runs ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
     with tempfile.TemporaryDirectory(prefix="skillopt-gate-") as tmp:
-        rows, pairs = run_study(seeds, args.val_sizes, configs, extra, args.jobs, Path(tmp), progress, args.worlds)
+        rows, pairs = run_study(seeds, args.val_sizes, configs, extra, args.jobs, Path(tmp), progress, args.worlds,
+                                args.first_seed)
     args.out.mkdir(parents=True, exist_ok=True)
     flat = [{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in r.items()} for r in rows]
     with open(args.out / "gate.csv", "w", newline="") as fh:
