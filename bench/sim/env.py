@@ -48,10 +48,12 @@ class SimEnv(PromptEnv):
         self.world = register_world(WorldSpec.from_dict(raw))
 
     async def score(self, task: Task, response: str) -> Score:
-        """The contains judge; with a graded fallible judge the soft score is its 0-10 grade."""
+        """The contains judge; with a graded fallible judge the soft score is its
+        0-10 grade (only for the task's own judge: a held-out judge does not see it)."""
         score = await super().score(task, response)
         grade = re.search(r"\[grade (\d+)/10\]", response)
-        if grade is None:
+        own = isinstance(task.judge, dict) and task.judge.get("type") == "contains"
+        if grade is None or not own:
             return score
         return Score(score.hard, int(grade.group(1)) / 10, score.feedback)
 

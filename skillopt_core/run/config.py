@@ -107,7 +107,7 @@ class OptimizerSettings(_Section):
 class EvaluationSettings(_Section):
     use_gate: bool = True
     gate_policy: Literal["mean", "paired", "no_regression"] = "mean"
-    gate_metric: Literal["hard", "soft"] = "soft"
+    gate_metric: Literal["hard", "soft"] = "hard"
     min_effect: float = Field(default=0.0, ge=0.0, le=1.0)
     alpha: float = Field(default=0.1, gt=0.0, lt=1.0)
     early_stop: bool = True
