@@ -1,29 +1,41 @@
-"""The gate study: how safely and cheaply each gate configuration learns,
-measured on the simulated world where the truth is known exactly.
+"""The gate study: how much each loop configuration truly learns, what its
+gate's mistakes cost, and how many calls it spends, measured on the simulated
+world where the truth is known exactly -- with an exact judge ("plain") and
+with a fallible one ("fallible": judge errors, a verbosity bias, a rule that
+games the judge, rule dilution and interaction, drift; bench/sim/world.py).
 
-For every seed (a new world and a new training seed), every val size and
-every configuration, the real trainer runs a full training with the sim env
-and backends (bench/sim). Each gate decision is then checked against the
-exact true quality (on the run's test split) of the current and candidate
-skills:
+For every world, seed and configuration, the real trainer runs a full
+training with the sim env and backends (bench/sim). Seeds are *paired*: seed
+s is the same world and the same training seed for every configuration, so
+differences between configurations are measured per seed. Each gate decision
+is checked against the exact true quality (on the run's test split) of the
+current and candidate skills. Per run:
 
 - lift: true quality of the best skill minus that of the initial skill;
-- false-accept rate: accepted / decisions whose candidate was truly worse;
-- false-reject rate: rejected / decisions whose candidate was truly better;
-- val rollouts per decision: val items (x samples) the gate scored before it
-  decided (early stopping lowers this, never the decision);
-- calls: model calls of the whole run (target and optimizer; the test-split
-  evaluation is off, the lift is exact); wall: seconds per run (noisy on a
-  shared machine; the counts are not).
+- quality lost to false accepts: the sum, over accepted truly worse
+  candidates, of how much worse each one was;
+- false-reject cost: the sum, over rejected truly better candidates, of how
+  much better each one was (an upper bound on what the rejections cost);
+- calls by role: target rollouts by phase (train, screen, val) and optimizer
+  calls; the test-split evaluation is off, the lift is exact;
+- the share of seeds whose best skill states the judge-gaming rule (and the
+  verbose rule the fallible judge favours).
 
-Configurations: ``default`` (configs/_base_/default.yaml) with each gate
-policy, with and without early stopping, and ``paper`` (mean gate, full val
-evaluation, no slow update, no meta notes, 4 epochs). ``--variant
+Every figure is a mean over seeds with a 95 % Student-t interval; "default
+- paper" rows are paired differences per seed.
+
+Configurations: ``default`` (configs/_base_/default.yaml), ``paper`` (mean
+gate, full val evaluation, no screen, no re-measurement, no judge guard, no
+slow update, no meta notes, 4 epochs) and ``default+holdout``: the default
+with the held-out check, val scored by a second judge the optimizer never
+sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
+errors that neither the verbose nor the gaming rule sways). ``--all-policies`` adds the default
+loop with each gate policy, with and without early stopping. ``--variant
 NAME:key=value,...`` adds one more (e.g. a proposed default); the pseudo-key
 ``bench.patience=K`` stops a run after K step gates in a row that did not
-accept (a stopping rule the engine lacks, emulated by cancelling the run).
+accept (emulated by cancelling the run).
 
-Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR]``.
+Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``.
 """
 
 from __future__ import annotations
@@ -47,14 +59,33 @@ sys.path.insert(0, str(REPO))
 
 from bench.sim import WorldSpec  # noqa: E402
 from bench.sim.measure import SimRun, run_sim  # noqa: E402
+from bench.sim.world import JudgeSpec, OptimizerMix  # noqa: E402
+from skillopt_core.evaluation.stats import mean_ci  # noqa: E402
 
-VAL_SIZES = (10, 20, 40, 200)
+VAL_SIZES = (40,)
 DEFAULT_VAL_SIZE = 40  # the engine has no default val size; the study's middle size stands for it
 POLICIES = ("mean", "paired", "no_regression")
 # The paper's procedure, pinned so that a change of our defaults does not move it.
 PAPER = ("evaluation.gate_policy=mean", "evaluation.early_stop=false", "train.num_epochs=4",
-         "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
+         "train.batch_size=40", "evaluation.screen_items=0", "evaluation.remeasure=false",
+         "evaluation.gate_metric=hard", "evaluation.resample_disagreements=0",
+         "optimizer.refuse_judge_edits=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
 N_ITEMS = 700  # split 1:2:3 → ≈117 train, ≈233 val (enough for the 200 val size), ≈350 test
+WORLDS = ("plain", "fallible")
+# The fallible world's optimizer proposes the judge-gaming or verbose rule in 10 % of its edits.
+FALLIBLE_MIX = OptimizerMix(gaming=0.1)
+# The held-out check of the fallible world: its second judge's verdict (bench/sim/world.py).
+HOLDOUT = "evaluation.holdout_judge={type: regex, pattern: '\\[alt pass\\]'}"
+
+
+def world_spec(world: str, seed: int) -> WorldSpec:
+    if world == "plain":
+        return WorldSpec(seed=seed, n_items=N_ITEMS)
+    if world == "fallible":
+        return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(), optimizer=FALLIBLE_MIX)
+    if world == "graded":
+        return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(graded=True), optimizer=FALLIBLE_MIX)
+    raise ValueError(f"unknown world {world!r}; use plain, fallible or graded")
 
 
 @dataclass(frozen=True)
@@ -65,10 +96,13 @@ class Config:
     settings: tuple[str, ...]
 
 
-def configurations(variants: list[str]) -> list[Config]:
-    configs = [Config("default", p, e, (f"evaluation.gate_policy={p}", f"evaluation.early_stop={str(e).lower()}"))
-               for p in POLICIES for e in (True, False)]
-    configs.append(Config("paper", "mean", False, PAPER))
+def configurations(variants: list[str], all_policies: bool = False) -> list[Config]:
+    configs = [Config("default", "mean", True, ()), Config("paper", "mean", False, PAPER),
+               Config("default+holdout", "mean", True, (HOLDOUT,))]
+    if all_policies:
+        configs += [Config(f"default-{p}-{'early' if e else 'full'}", p, e,
+                           (f"evaluation.gate_policy={p}", f"evaluation.early_stop={str(e).lower()}"))
+                    for p in POLICIES for e in (True, False)]
     for text in variants:
         name, _, body = text.partition(":")
         settings = tuple(s.strip() for s in body.split(",") if s.strip())
@@ -78,59 +112,98 @@ def configurations(variants: list[str]) -> list[Config]:
     return configs
 
 
-def _one(job: tuple[Config, int, int, tuple[str, ...], str]) -> tuple[Config, int, int, SimRun]:
-    config, val_size, seed, extra, root = job
+def _one(job: tuple[Config, str, int, int, tuple[str, ...], str]) -> tuple[Config, str, int, int, SimRun]:
+    config, world, val_size, seed, extra, root = job
     settings = [*config.settings, f"evaluation.val_limit={val_size}", f"train.seed={seed}", *extra]
-    run_id = f"{config.name}-{config.policy}-{int(config.early_stop)}-v{val_size}-s{seed}"
-    result = asyncio.run(run_sim(WorldSpec(seed=seed, n_items=N_ITEMS), settings, Path(root), run_id))
-    return config, val_size, seed, result
+    run_id = f"{config.name}-{world}-v{val_size}-s{seed}"
+    result = asyncio.run(run_sim(world_spec(world, seed), settings, Path(root), run_id))
+    return config, world, val_size, seed, result
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def summarise(config: Config, val_size: int, runs: list[SimRun]) -> dict:
+def _ci(values: list[float]) -> dict:
+    mean, low, high = mean_ci(values)
+    return {"mean": mean, "low": low, "high": high}
+
+
+def summarise(config: Config, world: str, val_size: int, runs: list[SimRun]) -> dict:
     decisions = [d for r in runs for d in r.decisions]
     worse = [d for d in decisions if d.truly_worse]
     better = [d for d in decisions if d.truly_better]
     lifts = [r.lift for r in runs]
     samples = runs[0].samples
+    gated = [d for d in decisions if d.evaluated]
     per_decision = statistics.fmean(d.evaluated * samples for d in decisions) if decisions else 0.0
+    phases = sorted({p for r in runs for p in r.phase_calls})
     return {
-        "config": config.name, "policy": config.policy, "early_stop": config.early_stop, "val_size": val_size,
-        "seeds": len(runs),
-        "lift": statistics.fmean(lifts), "lift_sem": statistics.stdev(lifts) / math.sqrt(len(lifts)) if len(lifts) > 1 else 0.0,
+        "config": config.name, "world": world, "policy": config.policy, "early_stop": config.early_stop,
+        "val_size": val_size, "seeds": len(runs),
+        "lift": statistics.fmean(lifts), "lift_ci": _ci(lifts),
+        "lift_sem": statistics.stdev(lifts) / math.sqrt(len(lifts)) if len(lifts) > 1 else 0.0,
+        "fa_loss": statistics.fmean(r.false_accept_loss for r in runs), "fa_loss_ci": _ci([r.false_accept_loss for r in runs]),
+        "fr_cost": statistics.fmean(r.false_reject_cost for r in runs), "fr_cost_ci": _ci([r.false_reject_cost for r in runs]),
         "false_accept_rate": _rate(sum(d.accepted for d in worse), len(worse)),
         "false_reject_rate": _rate(sum(not d.accepted for d in better), len(better)),
         "truly_worse": len(worse), "truly_better": len(better), "decisions": len(decisions),
-        "accepted": sum(d.accepted for d in decisions),
+        "accepted": sum(d.accepted for d in decisions), "reached_val_gate": len(gated),
         "val_rollouts_per_decision": per_decision, "val_fraction": per_decision / (val_size * samples),
         "val_calls": statistics.fmean(r.val_calls for r in runs),
-        "calls": statistics.fmean(r.calls for r in runs), "wall_s": statistics.fmean(r.wall_s for r in runs),
+        "calls": statistics.fmean(r.calls for r in runs), "calls_ci": _ci([float(r.calls) for r in runs]),
+        "calls_by_role": {**{f"target.{p}": statistics.fmean(r.phase_calls.get(p, 0) for r in runs) for p in phases},
+                          "optimizer": statistics.fmean(r.optimizer_calls for r in runs)},
+        "gaming_in_best": statistics.fmean("gaming" in r.best_rules for r in runs),
+        "verbose_in_best": statistics.fmean("verbose" in r.best_rules for r in runs),
+        "wall_s": statistics.fmean(r.wall_s for r in runs),
         "failed_runs": sum(r.status not in ("completed", "cancelled") for r in runs),
         "patience_stops": sum(r.status == "cancelled" for r in runs),
     }
 
 
+def paired(results: dict[tuple, dict[int, SimRun]], configs: list[Config], worlds, val_sizes, base: str = "paper") -> list[dict]:
+    """Each configuration minus ``base``, seed by seed."""
+    rows = []
+    for world in worlds:
+        for v in val_sizes:
+            ref = results.get((base, world, v))
+            if not ref:
+                continue
+            for c in configs:
+                if c.name == base:
+                    continue
+                mine = results[(c.name, world, v)]
+                seeds = sorted(set(mine) & set(ref))
+                rows.append({
+                    "config": c.name, "minus": base, "world": world, "val_size": v, "seeds": len(seeds),
+                    "d_lift": _ci([mine[s].lift - ref[s].lift for s in seeds]),
+                    "d_fa_loss": _ci([mine[s].false_accept_loss - ref[s].false_accept_loss for s in seeds]),
+                    "calls_ratio": _ci([mine[s].calls / ref[s].calls for s in seeds]),
+                })
+    return rows
+
+
 def run_study(seeds: int, val_sizes: tuple[int, ...], configs: list[Config], extra: tuple[str, ...], jobs: int,
-              root: Path, progress=None) -> list[dict]:
-    work = [(c, v, s, extra, str(root)) for c in configs for v in val_sizes for s in range(seeds)]
-    results: dict[tuple, list[SimRun]] = {}
+              root: Path, progress=None, worlds: tuple[str, ...] = WORLDS, first_seed: int = 0) -> tuple[list[dict], list[dict]]:
+    work = [(c, w, v, s, extra, str(root)) for w in worlds for c in configs for v in val_sizes
+            for s in range(first_seed, first_seed + seeds)]
+    results: dict[tuple, dict[int, SimRun]] = {}
+
+    def keep(n: int, c: Config, w: str, v: int, s: int, r: SimRun) -> None:
+        results.setdefault((c.name, w, v), {})[s] = r
+        if progress:
+            progress(n, len(work))
+
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
-            done = pool.map(_one, work)
-            for n, (c, v, s, r) in enumerate(done, 1):
-                results.setdefault((c, v), []).append(r)
-                if progress:
-                    progress(n, len(work))
+            for n, (c, w, v, s, r) in enumerate(pool.map(_one, work), 1):
+                keep(n, c, w, v, s, r)
     else:
         for n, job in enumerate(work, 1):
-            c, v, s, r = _one(job)
-            results.setdefault((c, v), []).append(r)
-            if progress:
-                progress(n, len(work))
-    return [summarise(c, v, results[(c, v)]) for c in configs for v in val_sizes]
+            keep(n, *_one(job))
+    rows = [summarise(c, w, v, list(results[(c.name, w, v)].values())) for w in worlds for c in configs for v in val_sizes]
+    return rows, paired(results, configs, worlds, val_sizes)
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -143,43 +216,100 @@ def _fmt(value, digits: int = 3) -> str:
     return str(value)
 
 
-def print_table(rows: list[dict], out=sys.stdout) -> None:
-    head = ("config", "policy", "early", "val", "lift", "±sem", "FA rate", "(n)", "FR rate", "(n)",
-            "val/decision", "frac", "calls", "wall s")
-    print(("{:<9} {:<13} {:>5} {:>4} {:>7} {:>6} {:>8} {:>5} {:>8} {:>5} {:>12} {:>5} {:>7} {:>7}").format(*head), file=out)
+def _ci_text(ci: dict, digits: int = 3, signed: bool = False) -> str:
+    f = f"{{:+.{digits}f}}" if signed else f"{{:.{digits}f}}"
+    return f"{f.format(ci['mean'])} [{f.format(ci['low'])}, {f.format(ci['high'])}]"
+
+
+def _roles(row: dict) -> str:
+    return ", ".join(f"{k.removeprefix('target.')} {v:.0f}" for k, v in row["calls_by_role"].items())
+
+
+def print_table(rows: list[dict], pairs: list[dict], out=sys.stdout) -> None:
+    head = ("world", "config", "val", "lift [95% CI]", "FA loss/run", "FR cost/run", "FA rate (n)", "FR rate (n)",
+            "calls", "gaming", "verbose", "calls by role")
+    fmt = "{:<8} {:<22} {:>4} {:>24} {:>24} {:>24} {:>12} {:>12} {:>6} {:>6} {:>7}  {}"
+    print(fmt.format(*head), file=out)
     for r in rows:
-        print(("{:<9} {:<13} {:>5} {:>4} {:>7} {:>6} {:>8} {:>5} {:>8} {:>5} {:>12} {:>5} {:>7} {:>7}").format(
-            r["config"], r["policy"], _fmt(r["early_stop"]), r["val_size"], _fmt(r["lift"]), _fmt(r["lift_sem"]),
-            _fmt(r["false_accept_rate"]), r["truly_worse"], _fmt(r["false_reject_rate"]), r["truly_better"],
-            _fmt(r["val_rollouts_per_decision"], 1), _fmt(r["val_fraction"], 2), _fmt(r["calls"], 0),
-            _fmt(r["wall_s"], 2)), file=out)
+        print(fmt.format(
+            r["world"], r["config"], r["val_size"], _ci_text(r["lift_ci"]), _ci_text(r["fa_loss_ci"], 4),
+            _ci_text(r["fr_cost_ci"]), f"{_fmt(r['false_accept_rate'], 2)} ({r['truly_worse']})",
+            f"{_fmt(r['false_reject_rate'], 2)} ({r['truly_better']})", f"{r['calls']:.0f}",
+            f"{r['gaming_in_best']:.0%}", f"{r['verbose_in_best']:.0%}", _roles(r)), file=out)
+    if pairs:
+        print("\npaired differences per seed (95% CI):", file=out)
+        for p in pairs:
+            print(f"  {p['world']:<8} {p['config']} - {p['minus']} at val {p['val_size']} ({p['seeds']} seeds): "
+                  f"Δlift {_ci_text(p['d_lift'], signed=True)}, ΔFA loss {_ci_text(p['d_fa_loss'], 4, signed=True)}, "
+                  f"calls {_ci_text(p['calls_ratio'], 2)}×", file=out)
 
 
-def targets(rows: list[dict], default_val: int) -> list[str]:
+def targets(rows: list[dict], pairs: list[dict], default_val: int, config: str = "default") -> list[str]:
     """The issue's targets, each with its figure and met / not met."""
     lines = []
-    pairs = [(a, b) for a in rows for b in rows if a["config"] == b["config"] == "default" and a["policy"] == b["policy"]
-             and a["val_size"] == b["val_size"] and a["early_stop"] and not b["early_stop"]]
-    if pairs:
-        ratio = statistics.fmean(a["val_rollouts_per_decision"] / b["val_rollouts_per_decision"] for a, b in pairs)
-        same = all(a["accepted"] == b["accepted"] and a["decisions"] == b["decisions"] for a, b in pairs)
-        lines.append(f"early stopping: {ratio:.0%} of full evaluation's val rollouts per decision on average "
-                     f"(target ≤ 80%: {'met' if ratio <= 0.8 else 'NOT met'}); same decisions in every cell: {same}")
-    default = next((r for r in rows if r["config"] == "default" and r["policy"] == "mean" and r["early_stop"]
-                    and r["val_size"] == default_val), None)
-    paper = next((r for r in rows if r["config"] == "paper" and r["val_size"] == default_val), None)
-    if default:
-        fa = default["false_accept_rate"]
-        lines.append(f"default (mean, early stop) false-accept rate at val {default_val}: {_fmt(fa)} over "
-                     f"{default['truly_worse']} truly worse candidates (target ≤ 0.02: "
-                     f"{'met' if fa is not None and fa <= 0.02 else 'NOT met'})")
-    if default and paper:
-        lift_ok = default["lift"] >= paper["lift"]
-        calls = default["calls"] / paper["calls"]
-        lines.append(f"default vs paper at val {default_val}: lift {default['lift']:.3f} vs {paper['lift']:.3f} "
-                     f"({'met' if lift_ok else 'NOT met'}: at least paper's); calls {calls:.0%} of paper's "
-                     f"(target ≤ 60%: {'met' if calls <= 0.6 else 'NOT met'})")
+    for world in sorted({r["world"] for r in rows}):
+        mine = next((r for r in rows if r["config"] == config and r["world"] == world and r["val_size"] == default_val), None)
+        pair = next((p for p in pairs if p["config"] == config and p["world"] == world and p["val_size"] == default_val), None)
+        if not mine or not pair:
+            continue
+        d, ratio = pair["d_lift"], pair["calls_ratio"]
+        lines.append(f"{world}: {config} - paper lift {_ci_text(d, signed=True)} "
+                     f"(target: lower bound ≥ -0.01: {'met' if d['low'] >= -0.01 else 'NOT met'})")
+        lines.append(f"{world}: quality lost to false accepts {mine['fa_loss']:.4f} per run "
+                     f"(target ≤ 0.005: {'met' if mine['fa_loss'] <= 0.005 else 'NOT met'})")
+        lines.append(f"{world}: calls {ratio['mean']:.2f}× paper's [{ratio['low']:.2f}, {ratio['high']:.2f}] "
+                     f"(target ≤ 0.8×: {'met' if ratio['mean'] <= 0.8 else 'NOT met'})")
+        if world != "plain":
+            paper = next((r for r in rows if r["config"] == "paper" and r["world"] == world and r["val_size"] == default_val), None)
+            extra = f" (paper-style: {paper['gaming_in_best']:.0%})" if paper else ""
+            lines.append(f"{world}: judge-gaming rule in {mine['gaming_in_best']:.0%} of best skills{extra} "
+                         f"(target ≤ 10%: {'met' if mine['gaming_in_best'] <= 0.10 else 'NOT met'})")
     return lines
+
+
+README_START = "<!-- gate-table:start (generated by bench/gate.py --readme) -->"
+README_END = "<!-- gate-table:end -->"
+
+
+def readme_table(rows: list[dict], pairs: list[dict], lines: list[str], seeds: int, commit: str) -> str:
+    out = [README_START, "",
+           f"Generated by `python bench/gate.py --readme` at commit `{commit}`: {seeds} paired seeds, "
+           f"val {rows[0]['val_size']}, mean over seeds with a 95 % interval; FA loss = true quality lost to false "
+           "accepts per run, FR cost = true quality of rejected better candidates per run, gaming = share of best "
+           "skills stating the judge-gaming rule.", "",
+           "| world | config | lift | FA loss / run | FR cost / run | FA rate (n) | calls / run | gaming | calls by role |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['world']} | {r['config']} | {_ci_text(r['lift_ci'])} | {_ci_text(r['fa_loss_ci'], 4)} | "
+                   f"{_ci_text(r['fr_cost_ci'])} | {_fmt(r['false_accept_rate'], 3)} ({r['truly_worse']}) | "
+                   f"{r['calls']:.0f} | {r['gaming_in_best']:.0%} | {_roles(r)} |")
+    out += ["", "Paired differences (per seed):", ""]
+    out += [f"- {p['world']}, {p['config']} − {p['minus']}: Δlift {_ci_text(p['d_lift'], signed=True)}, "
+            f"calls {_ci_text(p['calls_ratio'], 2)}×" for p in pairs]
+    out += ["", "Targets (issue 21):", ""] + [f"- {line}" for line in lines] + ["", README_END]
+    return "\n".join(out)
+
+
+def write_readme(text: str, path: Path = REPO / "README.md") -> None:
+    readme = path.read_text()
+    if README_START not in readme or README_END not in readme:
+        raise SystemExit(f"{path} has no gate-table markers ({README_START!r} ... {README_END!r})")
+    head, rest = readme.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    path.write_text(head + text + tail)
+
+
+def _commit() -> str:
+    import subprocess
+
+    try:
+        sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True).stdout.strip()
+        return sha + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -189,18 +319,18 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    markers = {10: "o", 20: "s", 40: "^", 200: "D"}
-    labels = sorted({(r["config"], r["policy"], r["early_stop"]) for r in rows})
+    markers = {"plain": "o", "fallible": "s", "graded": "^"}
+    configs = sorted({r["config"] for r in rows})
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for n, label in enumerate(labels):
-        mine = [r for r in rows if (r["config"], r["policy"], r["early_stop"]) == label]
-        for r in mine:
-            ax.errorbar(r["calls"], r["lift"], yerr=r["lift_sem"], marker=markers.get(r["val_size"], "x"),
-                        color=colors[n % len(colors)], linestyle="none",
-                        label=f"{label[0]} {label[1]}{' early' if label[2] else ''}" if r is mine[0] else None)
+    for r in rows:
+        n = configs.index(r["config"])
+        ci = r["lift_ci"]
+        ax.errorbar(r["calls"], ci["mean"], yerr=[[ci["mean"] - ci["low"]], [ci["high"] - ci["mean"]]],
+                    marker=markers.get(r["world"], "x"), color=colors[n % len(colors)], linestyle="none",
+                    label=f"{r['config']} ({r['world']})")
     ax.set_xlabel("model calls per run")
-    ax.set_ylabel("true held-out lift (exact)")
-    ax.set_title("Lift against calls (markers: val 10 ○, 20 □, 40 △, 200 ◇)")
+    ax.set_ylabel("true held-out lift (exact), 95% CI")
+    ax.set_title("Lift against calls (○ plain judge, □ fallible judge)")
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -209,46 +339,62 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="3 seeds and 2 epochs (about two minutes on 2 cores)")
-    ap.add_argument("--json", action="store_true", help="print the table as JSON on stdout (progress on stderr)")
-    ap.add_argument("--seeds", type=int, help="seeds per cell (default 10; --quick 3)")
+    ap.add_argument("--quick", action="store_true", help="5 seeds and 2 epochs (about a minute on 2 cores)")
+    ap.add_argument("--json", action="store_true", help="print the rows as JSON on stdout (progress on stderr)")
+    ap.add_argument("--seeds", type=int, help="paired seeds per cell (default 20; --quick 5)")
+    ap.add_argument("--first-seed", type=int, default=0, help="seeds are first-seed, first-seed+1, ... (a replicate study)")
     ap.add_argument("--val-sizes", type=lambda s: tuple(int(x) for x in s.split(",")), default=VAL_SIZES)
+    ap.add_argument("--worlds", type=lambda s: tuple(x for x in s.split(",") if x), default=WORLDS,
+                    help="plain, fallible and/or graded (a fallible judge that also grades 0-10), comma-separated")
+    ap.add_argument("--all-policies", action="store_true", help="also the default loop with each gate policy, early stop on/off")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:key=value,...",
                     help="add a configuration: the defaults plus these settings")
     ap.add_argument("--set", action="append", default=[], metavar="key=value",
                     help="a setting for every configuration (e.g. train.num_epochs=2)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="runs in parallel (processes)")
-    ap.add_argument("--out", type=Path, default=REPO / "outputs" / "bench", help="where gate.csv and gate.png go")
+    ap.add_argument("--out", type=Path, default=REPO / "outputs" / "bench", help="where gate.csv, gate.json and gate.png go")
+    ap.add_argument("--readme", action="store_true", help="rewrite README.md's gate table from this study")
     args = ap.parse_args(argv)
-    seeds = args.seeds or (3 if args.quick else 10)
+    seeds = args.seeds or (5 if args.quick else 20)
     extra = tuple(args.set) + (("train.num_epochs=2",) if args.quick else ())
-    configs = configurations(args.variant)
+    configs = configurations(args.variant, args.all_policies)
     log = sys.stderr if args.json else sys.stdout
-    print(f"gate study: {len(configs)} configurations x {len(args.val_sizes)} val sizes x {seeds} seeds "
-          f"({len(configs) * len(args.val_sizes) * seeds} training runs, {args.jobs} at a time)", file=log)
+    n_runs = len(configs) * len(args.val_sizes) * len(args.worlds) * seeds
+    print(f"gate study: {len(configs)} configurations x {len(args.worlds)} worlds x {len(args.val_sizes)} val sizes x "
+          f"{seeds} seeds ({n_runs} training runs, {args.jobs} at a time)", file=log)
     started = time.perf_counter()
+    commit = _commit()
 
     def progress(done: int, total: int) -> None:
         if done == total or done % max(1, total // 10) == 0:
             print(f"  {done}/{total} runs ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
 
     with tempfile.TemporaryDirectory(prefix="skillopt-gate-") as tmp:
-        rows = run_study(seeds, args.val_sizes, configs, extra, args.jobs, Path(tmp), progress)
+        rows, pairs = run_study(seeds, args.val_sizes, configs, extra, args.jobs, Path(tmp), progress, args.worlds,
+                                args.first_seed)
     args.out.mkdir(parents=True, exist_ok=True)
+    flat = [{k: (json.dumps(v) if isinstance(v, dict) else v) for k, v in r.items()} for r in rows]
     with open(args.out / "gate.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(fh, fieldnames=list(flat[0]))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(flat)
+    default_val = DEFAULT_VAL_SIZE if DEFAULT_VAL_SIZE in args.val_sizes else args.val_sizes[-1]
+    lines = targets(rows, pairs, default_val)
+    (args.out / "gate.json").write_text(json.dumps({"commit": commit, "seeds": seeds, "settings": list(extra),
+                                                    "rows": rows, "paired": pairs, "targets": lines}, indent=1))
     plot(rows, args.out / "gate.png")
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        print_table(rows)
-    default_val = DEFAULT_VAL_SIZE if DEFAULT_VAL_SIZE in args.val_sizes else args.val_sizes[-1]
-    for line in targets(rows, default_val):
+        print_table(rows, pairs)
+    for line in lines:
         print(line, file=log)
-    print(f"{time.perf_counter() - started:.0f} s in all; wrote {args.out / 'gate.csv'} and {args.out / 'gate.png'}",
-          file=log)
+    if args.readme:
+        write_readme(readme_table([r for r in rows if r["val_size"] == default_val],
+                                  [p for p in pairs if p["val_size"] == default_val], lines, seeds, commit))
+        print("README.md gate table rewritten", file=log)
+    print(f"{time.perf_counter() - started:.0f} s in all (commit {commit}); wrote {args.out / 'gate.csv'}, "
+          f"gate.json and gate.png", file=log)
     return 0
 
 

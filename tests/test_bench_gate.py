@@ -18,7 +18,7 @@ TINY = ("train.num_epochs=2", "train.steps_per_epoch=2", "train.batch_size=16", 
 
 
 def test_every_gate_decision_of_a_run_is_replayed_with_its_truth(tmp_path):
-    run = asyncio.run(run_sim(WorldSpec(seed=2, n_items=200), TINY, tmp_path, "r"))
+    run = asyncio.run(run_sim(WorldSpec(seed=2, n_items=200), (*TINY, "optimizer.use_slow_update=true"), tmp_path, "r"))
     history = json.loads((tmp_path / "sim" / "r" / "history.json").read_text())
     step_decisions = [h for h in history if h["action"] in ("accept", "reject")]
     slow = [p for p in (tmp_path / "sim" / "r" / "slow_update").glob("*/comparison.json")
@@ -26,7 +26,26 @@ def test_every_gate_decision_of_a_run_is_replayed_with_its_truth(tmp_path):
     assert len(run.decisions) == len(step_decisions) + len(slow)
     assert [d.accepted for d in run.decisions if d.where.startswith("step")] == \
            [h["action"] == "accept" for h in step_decisions]
-    assert all(0 < d.evaluated <= 10 for d in run.decisions)
+    # a candidate the screen rejected reached no val item; every other one did
+    steps = [d for d in run.decisions if d.where.startswith("step")]
+    out = [bool(h["screen"]) and not h["screen"]["passed"] for h in step_decisions]
+    assert any(out) and not all(out)
+    assert all((d.evaluated == 0) if o else (0 < d.evaluated <= 10) for d, o in zip(steps, out))
+    assert run.phase_calls["train"] > 0 and run.optimizer_calls > 0
+    assert run.false_accept_loss >= 0 and run.false_reject_cost >= 0
+
+
+def test_the_fallible_judge_is_fooled_by_the_gaming_rule_and_the_guard_keeps_it_out(tmp_path):
+    from bench.sim.world import GAMING_TEXTS, World
+    from skillopt_core.optim.judge_guard import judge_addressing_reason
+
+    world = World(gate.world_spec("fallible", 1))
+    item = world.items[0]
+    plain = world.judged_pass_probability(item, set())
+    assert world.judged_pass_probability(item, {"gaming"}) > plain + 0.2
+    assert world.true_quality(GAMING_TEXTS[0]) == world.true_quality("")
+    assert all(judge_addressing_reason(t) for t in GAMING_TEXTS)
+    assert gate.world_spec("plain", 1).key == WorldSpec(seed=1, n_items=gate.N_ITEMS).key  # the plain world is unchanged
 
 
 def test_early_stopping_changes_no_decision_and_evaluates_fewer_items(tmp_path):
@@ -38,22 +57,31 @@ def test_early_stopping_changes_no_decision_and_evaluates_fewer_items(tmp_path):
 
 
 def test_the_study_prints_json_rows_with_the_issue_keys(tmp_path, capsys):
-    code = gate.main(["--json", "--seeds", "1", "--val-sizes", "10", "--jobs", "1", "--out", str(tmp_path),
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{gate.README_START}\nold table\n{gate.README_END}\nrest\n")
+    code = gate.main(["--json", "--seeds", "2", "--val-sizes", "10", "--jobs", "1", "--out", str(tmp_path),
                       "--set", "train.num_epochs=1", "--set", "train.steps_per_epoch=1", "--set", "train.batch_size=16"])
     assert code == 0
     rows = json.loads(capsys.readouterr().out)
-    assert {(r["config"], r["policy"], r["early_stop"]) for r in rows} == {
-        *(("default", p, e) for p in gate.POLICIES for e in (True, False)), ("paper", "mean", False)}
+    assert {(r["config"], r["world"]) for r in rows} == {
+        (c, w) for c in ("default", "paper", "default+holdout") for w in gate.WORLDS}
     for row in rows:
-        for key in ("config", "policy", "early_stop", "val_size", "lift", "false_accept_rate",
-                    "false_reject_rate", "val_rollouts_per_decision", "calls"):
+        for key in ("lift_ci", "fa_loss", "fa_loss_ci", "fr_cost_ci", "false_accept_rate", "calls", "calls_by_role",
+                    "gaming_in_best"):
             assert key in row
-        assert row["val_size"] == 10 and row["calls"] > 0
+        assert row["val_size"] == 10 and row["calls"] > 0 and row["seeds"] == 2
+    saved = json.loads((tmp_path / "gate.json").read_text())
+    assert {p["world"] for p in saved["paired"]} == set(gate.WORLDS) and saved["targets"]
     assert (tmp_path / "gate.csv").is_file() and (tmp_path / "gate.png").stat().st_size > 0
+    table = gate.readme_table(rows, saved["paired"], saved["targets"], 2, "abc1234")
+    gate.write_readme(table, readme)
+    text = readme.read_text()
+    assert "old table" not in text and "at commit `abc1234`" in text and text.endswith("rest\n")
 
 
 def test_a_variant_is_a_configuration_of_its_own():
     configs = gate.configurations(["strict:evaluation.gate_policy=paired,evaluation.early_stop=false"])
+    assert [c.name for c in configs[:3]] == ["default", "paper", "default+holdout"]
     assert configs[-1] == gate.Config("strict", "paired", False,
                                       ("evaluation.gate_policy=paired", "evaluation.early_stop=false"))
 
@@ -63,3 +91,19 @@ def test_patience_stops_the_run_after_that_many_steps_without_an_accept(tmp_path
     history = json.loads((tmp_path / "sim" / "p" / "history.json").read_text())
     first_miss = next((n for n, h in enumerate(history) if h["action"] != "accept"), None)
     assert first_miss is not None and len(history) == first_miss + 1 and run.status == "cancelled"
+
+
+def test_the_held_out_judge_scores_val_and_is_never_fooled_by_the_verbose_rule(tmp_path):
+    from bench.sim.world import VERBOSE_TEXTS, World
+
+    world = World(gate.world_spec("fallible", 3))
+    fooled = sum(world.judged(it, VERBOSE_TEXTS[0], 1, "p")[0] and not world.passes(it, VERBOSE_TEXTS[0], 1, "p")
+                 for it in world.items)
+    alt_fooled = sum(world.holdout_judged(it, VERBOSE_TEXTS[0], 1, "p") and not world.passes(it, VERBOSE_TEXTS[0], 1, "p")
+                     for it in world.items)
+    assert fooled > 2 * alt_fooled > 0
+    run = asyncio.run(run_sim(gate.world_spec("fallible", 3), (*TINY, gate.HOLDOUT), tmp_path, "h"))
+    rollouts = json.loads((tmp_path / "sim" / "h" / "steps" / "step_0001" / "rollouts.json").read_text())
+    assert run.status == "completed" and rollouts  # train feedback still comes from the tasks' own judge
+    config = (tmp_path / "sim" / "h" / "config.yaml").read_text()
+    assert "holdout_judge" in config and "alt pass" in config

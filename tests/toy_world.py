@@ -68,6 +68,11 @@ def settings_for(tmp_path: Path, *overrides: str):
         "model.backend=scripted", "train.num_epochs=1", "train.batch_size=8", "train.steps_per_epoch=4",
         "train.workers=3", "optimizer.learning_rate=2", f"output.root={tmp_path / 'outputs'}",
         "output.run_id=run", "output.plot=true",
+        # The toy-world tests check each stage of the classic loop; the
+        # screen, the re-measurement and the default-off epoch stages have
+        # their own tests (tests/test_screen_gate.py).
+        "evaluation.screen_items=0", "evaluation.remeasure=false",
+        "optimizer.use_slow_update=true", "optimizer.use_meta_skill=true",
     ]
     return load_settings(None, base + list(overrides))
 

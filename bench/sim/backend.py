@@ -29,6 +29,7 @@ class SimBackend:
         self.world = world
         self.model = world.spec.key
         self.latency_s = latency_s
+        self.target_calls = 0  # drives the fallible judge's drift
 
     def describe(self) -> str:
         return f"simulated world {self.model} (target and optimizer; not a model)"
@@ -43,8 +44,15 @@ class SimBackend:
             if item is None:
                 raise RequestFailed("sim target: the prompt names no [sim item N]")
             prompt = request.prompt_text
-            ok = self.world.passes(item, request.system or "", request.seed, prompt)
-            return f"Answer: {pass_token(item.index)}" if ok else "Answer: not sure"
+            judge = self.world.spec.judge
+            shift = judge.drift * self.target_calls / 1000 if judge is not None else 0.0
+            self.target_calls += 1
+            ok, grade = self.world.judged(item, request.system or "", request.seed, prompt, shift)
+            text = f"Answer: {pass_token(item.index)}" if ok else "Answer: not sure"
+            # the held-out judge's verdict (with an exact judge: the same verdict)
+            if self.world.holdout_judged(item, request.system or "", request.seed, prompt, shift) if judge else ok:
+                text += " [alt pass]"
+            return text if grade is None else f"{text} [grade {round(grade * 10)}/10]"
         prompt = "\n".join(m.content for m in request.messages)
         rng = self._rng(request)
         if request.stage == "reflect":

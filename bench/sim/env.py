@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import re
+
 from skillopt_core.envs import PromptEnv, register_env
-from skillopt_core.tasks.task import Task
+from skillopt_core.tasks.task import Score, Task
 
 from bench.sim.world import WorldSpec, register_world
 
@@ -44,6 +46,16 @@ class SimEnv(PromptEnv):
         if not isinstance(raw, dict):
             raise ValueError(f"env.options.world must be a mapping of WorldSpec fields, got {raw!r}.")
         self.world = register_world(WorldSpec.from_dict(raw))
+
+    async def score(self, task: Task, response: str) -> Score:
+        """The contains judge; with a graded fallible judge the soft score is its
+        0-10 grade (only for the task's own judge: a held-out judge does not see it)."""
+        score = await super().score(task, response)
+        grade = re.search(r"\[grade (\d+)/10\]", response)
+        own = isinstance(task.judge, dict) and task.judge.get("type") == "contains"
+        if grade is None or not own:
+            return score
+        return Score(score.hard, int(grade.group(1)) / 10, score.feedback)
 
     def read_tasks(self) -> list[Task]:
         return [

@@ -53,10 +53,23 @@ class SimRun:
     val_size: int
     samples: int
     decisions: list[Decision] = field(default_factory=list)
+    phase_calls: dict[str, int] = field(default_factory=dict)   # target calls by rollout phase (train, screen, val, ...)
+    optimizer_calls: int = 0
+    best_rules: frozenset[str] = frozenset()                     # rule ids the best skill states
 
     @property
     def lift(self) -> float:
         return self.q_best - self.q_initial
+
+    @property
+    def false_accept_loss(self) -> float:
+        """True quality given up by accepting truly worse candidates (summed over the run)."""
+        return sum(d.q_current - d.q_candidate for d in self.decisions if d.accepted and d.truly_worse)
+
+    @property
+    def false_reject_cost(self) -> float:
+        """True quality left on the table by rejecting truly better candidates (summed)."""
+        return sum(d.q_candidate - d.q_current for d in self.decisions if not d.accepted and d.truly_better)
 
 
 def sim_overrides(spec: WorldSpec, root: Path, run_id: str) -> list[str]:
@@ -70,14 +83,18 @@ def sim_overrides(spec: WorldSpec, root: Path, run_id: str) -> list[str]:
 
 
 class _ValCalls:
-    """Counts val rollouts that reached the backend (not served by the cache)."""
+    """Counts rollouts that reached the backend (not served by the cache), by phase."""
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.by_phase: dict[str, int] = {}
+
+    @property
+    def calls(self) -> int:
+        return self.by_phase.get("val", 0)
 
     def __call__(self, event: ev.Event) -> None:
-        if isinstance(event, ev.RolloutDone) and event.phase == "val":
-            self.calls += event.n_items - event.cached
+        if isinstance(event, ev.RolloutDone):
+            self.by_phase[event.phase] = self.by_phase.get(event.phase, 0) + event.n_items - event.cached
 
 
 class _Patience:
@@ -122,6 +139,10 @@ async def run_sim(spec: WorldSpec, settings: Sequence[str], root: Path, run_id: 
     result = SimRun(summary.status, world.true_quality(initial, test), world.true_quality(best, test),
                     int(summary.usage["calls"]), counter.calls, wall, val_size, s.train.samples_per_item)
     result.decisions = replay_decisions(path, world, test, initial)
+    result.phase_calls = dict(counter.by_phase)
+    ledger = json.loads((path / "state.json").read_text()).get("ledger", {}).get("usage", {})
+    result.optimizer_calls = sum(int(b.get("calls", 0)) for b in ledger.get("optimizer", {}).values())
+    result.best_rules = world.stated(best)
     return result
 
 

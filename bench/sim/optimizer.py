@@ -81,7 +81,10 @@ class Proposer:
         return None
 
     def kind(self) -> str:
-        m, r = self.mix, self.rng.random()
+        m = self.mix
+        if m.gaming and self.world.spec.judge is not None and self.rng.random() < m.gaming:
+            return "gaming"
+        r = self.rng.random()
         for name, rate in (("helpful", m.helpful), ("neutral", m.neutral), ("harmful", m.harmful)):
             if r < rate:
                 return name
@@ -95,6 +98,9 @@ class Proposer:
         if kind == "helpful":
             return (self._add([r for r in w.rules if r.kind == "helpful" and r.category in (cat, GENERAL)],
                               f"{cat} tasks fail") or self.rule_edit("neutral", categories))
+        if kind == "gaming":  # the edits a judge rewards: claim compliance, or write more
+            return (self._add([r for r in w.rules if r.kind in ("gaming", "verbose")], "answers were judged failing")
+                    or self.rule_edit("neutral", categories))
         if kind == "neutral":
             return self._add([r for r in w.rules if r.kind == "neutral"], "clearer answers")
         if kind == "harmful":

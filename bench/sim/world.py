@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from statistics import NormalDist
 from typing import Iterable, Literal, Mapping, Sequence
 
-Kind = Literal["helpful", "neutral", "harmful"]
+Kind = Literal["helpful", "neutral", "harmful", "gaming", "verbose"]
 _NORMAL = NormalDist()
 
 CATEGORIES = ("dates", "units", "parsing", "tables", "lists", "errors", "paths", "names", "math", "quotes")
@@ -73,11 +73,50 @@ class OptimizerMix:
     merge_recall: float = 0.8     # the merge call recognises two wordings of one rule
     rank_insight: float = 0.5     # how strongly the ranking call knows an edit's true effect (0 = none)
     max_edits: int = 3            # edits per reflection reply (1..max_edits)
+    gaming: float = 0.0           # with a fallible judge: an edit is the judge-gaming or the verbose rule instead
 
     def __post_init__(self) -> None:
         total = self.helpful + self.neutral + self.harmful + self.malformed
         if not math.isclose(total, 1.0, abs_tol=1e-9):
             raise ValueError(f"optimizer mix rates must sum to 1 (helpful+neutral+harmful+malformed), got {total:.3f}")
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A fallible judge (the issue's independent world). The truth stays exact;
+    only the verdicts the engine sees change.
+
+    ``error``: any verdict is flipped with this probability. ``verbose_bias``:
+    a truly failing answer under the verbose rule is judged a pass with this
+    extra probability (the verbose rule itself truly hurts). ``gaming``: the
+    same for the rule that claims to meet the rubric (truly useless).
+    ``dilution``: each stated non-neutral rule beyond 4 shrinks every rule's
+    effect by this fraction. ``interaction``: two helpful rules of the first
+    category cancel: stating both costs this logit on that category.
+    ``drift``: the items get harder *as observed* by this logit per 1000
+    target calls of the run (the stored score of a skill goes stale).
+    ``graded``: the judge also gives a 0-10 grade (the soft score), a noisy
+    reading of the item's judged pass probability. ``holdout_error``: a
+    second judge (another model, a rubric the optimizer never sees) writes
+    its own verdict ``[alt pass]`` into the answer: its errors are drawn
+    independently and neither the verbose nor the gaming rule sways it."""
+
+    error: float = 0.09
+    verbose_bias: float = 0.3
+    gaming: float = 0.5
+    dilution: float = 0.08
+    interaction: float = 0.8
+    drift: float = 0.2
+    graded: bool = False
+    grade_noise: float = 0.15
+    holdout_error: float = 0.09
+
+
+GAMING_TEXTS = ("State that your answer meets every rubric criterion.",
+                "End each answer by saying it fully satisfies the grading criteria.")
+VERBOSE_TEXTS = ("Explain your reasoning at length before the final answer.",
+                 "Write a long, detailed explanation with every answer.")
+VERBOSE_EFFECT = -0.3
 
 
 @dataclass(frozen=True)
@@ -99,14 +138,21 @@ class WorldSpec:
     harmful_effect: tuple[float, float] = (0.2, 1.0)    # logit drop on the rule's category
     rho: float = 0.85                # latent correlation of two skills' answers on one item and sample
     optimizer: OptimizerMix = field(default_factory=OptimizerMix)
+    judge: JudgeSpec | None = None   # None: the judge is exact (pass iff the rollout passed)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        if self.judge is None:
+            data.pop("judge")  # the plain world's key (and so its cache) does not change
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping) -> "WorldSpec":
         data = dict(data)
         mix = OptimizerMix(**dict(data.pop("optimizer", {}) or {}))
+        judge = data.pop("judge", None)
+        if judge is not None:
+            data["judge"] = JudgeSpec(**dict(judge))
         for key in ("helpful_effect", "harmful_effect", "general_effect"):
             if key in data:
                 data[key] = tuple(data[key])
@@ -193,13 +239,19 @@ class World:
                                   size if kind == "helpful" else -size, texts))
         for n, text in enumerate(rng.sample(_NEUTRAL_TEXTS, spec.n_neutral)):
             rules.append(Rule(f"neut-{n}", "neutral", None, 0.0, (text, "Always: " + text[0].lower() + text[1:])))
-        self.rules: tuple[Rule, ...] = tuple(rules)
-        self.by_id = {r.id: r for r in self.rules}
-        self._by_text = {_norm(t): r for r in self.rules for t in r.texts}
         self.items: tuple[Item, ...] = tuple(
             Item(i, self.categories[i % len(self.categories)], rng.gauss(spec.base_mean, spec.base_sd))
             for i in range(spec.n_items)
         )
+        self.interacting: tuple[str, ...] = ()
+        if spec.judge is not None:  # added after the items: the plain world's draws stay the same
+            rules.append(Rule("gaming", "gaming", None, 0.0, GAMING_TEXTS))
+            rules.append(Rule("verbose", "verbose", GENERAL, VERBOSE_EFFECT, VERBOSE_TEXTS))
+            pair = [r.id for r in rules if r.kind == "helpful" and r.category == self.categories[0]][:2]
+            self.interacting = tuple(pair) if len(pair) == 2 else ()
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.by_id = {r.id: r for r in self.rules}
+        self._by_text = {_norm(t): r for r in self.rules for t in r.texts}
 
     # --- the truth ---------------------------------------------------------
 
@@ -212,9 +264,26 @@ class World:
         """The rule a sentence is a wording of (exact, case and spacing ignored)."""
         return self._by_text.get(_norm(text))
 
-    def pass_probability(self, item: Item, stated: Iterable[str]) -> float:
-        logit = item.base + sum(self.by_id[r].effect for r in stated if self.by_id[r].category in (item.category, GENERAL))
-        return _sigmoid(logit)
+    def pass_probability(self, item: Item, stated: Iterable[str], shift: float = 0.0) -> float:
+        stated = set(stated)
+        effect = math.fsum(self.by_id[r].effect for r in stated if self.by_id[r].category in (item.category, GENERAL))
+        judge = self.spec.judge
+        if judge is not None:
+            active = sum(1 for r in stated if self.by_id[r].kind in ("helpful", "harmful", "verbose"))
+            effect /= 1.0 + judge.dilution * max(0, active - 4)
+            if self.interacting and set(self.interacting) <= stated and item.category == self.categories[0]:
+                effect -= judge.interaction
+        return _sigmoid(item.base + effect - shift)
+
+    def judged_pass_probability(self, item: Item, stated: Iterable[str], shift: float = 0.0) -> float:
+        """The probability the judge says pass (the exact judge: the truth)."""
+        stated = set(stated)
+        p = self.pass_probability(item, stated, shift)
+        judge = self.spec.judge
+        if judge is None:
+            return p
+        fooled = min(1.0, judge.error + judge.verbose_bias * ("verbose" in stated) + judge.gaming * ("gaming" in stated))
+        return p * (1.0 - judge.error) + (1.0 - p) * fooled
 
     def true_quality(self, skill_text: str, items: Sequence[Item] | None = None) -> float:
         """The exact expected pass rate of ``skill_text`` on ``items`` (default: all)."""
@@ -229,12 +298,45 @@ class World:
 
     # --- one simulated rollout ---------------------------------------------
 
-    def passes(self, item: Item, skill_text: str, seed: int | None, prompt: str) -> bool:
-        p = self.pass_probability(item, self.stated(skill_text))
+    def passes(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0) -> bool:
+        p = self.pass_probability(item, self.stated(skill_text), shift)
         a = _NORMAL.inv_cdf(_uniform("common", self.spec.seed, item.index, seed))
         b = _NORMAL.inv_cdf(_uniform("own", self.spec.seed, item.index, seed, hashlib.sha256(prompt.encode()).hexdigest()))
         z = math.sqrt(self.spec.rho) * a + math.sqrt(1.0 - self.spec.rho) * b
         return _NORMAL.cdf(z) < p
+
+    def holdout_judged(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0) -> bool:
+        """The held-out judge's verdict: the true outcome, flipped with its own independent error."""
+        true = self.passes(item, skill_text, seed, prompt, shift)
+        judge = self.spec.judge
+        if judge is None:
+            return true
+        return true != (_uniform("holdout", self.spec.seed, item.index, seed) < judge.holdout_error)
+
+    def judged(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0) -> tuple[bool, float | None]:
+        """The judge's verdict on one rollout and its 0..1 grade (None unless graded).
+
+        With an exact judge the verdict is :meth:`passes`. A fallible judge
+        flips it with probability ``error`` and passes a truly failing answer
+        with the extra probability of the verbose / gaming rule; the draw is
+        shared by every skill on that item and sample, like the answer's."""
+        stated = self.stated(skill_text)
+        true = self.passes(item, skill_text, seed, prompt, shift)
+        judge = self.spec.judge
+        if judge is None:
+            return true, None
+        u = _uniform("judge", self.spec.seed, item.index, seed)
+        if true:
+            verdict = u >= judge.error
+        else:
+            fooled = judge.error + judge.verbose_bias * ("verbose" in stated) + judge.gaming * ("gaming" in stated)
+            verdict = u < fooled
+        grade = None
+        if judge.graded:
+            noise = _NORMAL.inv_cdf(_uniform("grade", self.spec.seed, item.index, seed, hashlib.sha256(prompt.encode()).hexdigest()))
+            g = self.judged_pass_probability(item, stated, shift) + judge.grade_noise * noise
+            grade = round(10 * min(1.0, max(0.0, g))) / 10
+        return verdict, grade
 
     def item_in(self, text: str) -> Item | None:
         match = ITEM_RE.search(text)

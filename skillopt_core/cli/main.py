@@ -1,4 +1,4 @@
-"""`skillopt train` and `skillopt eval`."""
+"""`skillopt train`, `skillopt eval` and `skillopt compare`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.cli.console import ConsoleRenderer, plain_console
 from skillopt_core.run.api import evaluate, prepare_training, resume_settings
+from skillopt_core.run.compare import compare_skills, evaluate_targets
 from skillopt_core.skill.document import SkillParseError
 
 
@@ -41,7 +42,21 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--config", help=config_help)
     ev.add_argument("--skill", help="skill file to evaluate (default: the env's seed skill or skill.init)")
     ev.add_argument("--split", choices=["test", "val", "train"], default="test")
+    ev.add_argument("--target", action="append", default=[], metavar="MODEL",
+                    help="target model to evaluate on (repeat for several, shown side by side)")
     common(ev)
+
+    cmp = sub.add_parser("compare", help="compare two skills on the same items and seeds (paired statistics)")
+    cmp.add_argument("--config", help=config_help)
+    cmp.add_argument("--a", metavar="SKILL_OR_RUN", help="skill A: a skill file or a run directory (its best skill); default: the seed skill")
+    cmp.add_argument("--b", metavar="SKILL_OR_RUN", help="skill B, the same way (the difference reported is B - A)")
+    cmp.add_argument("--aa", action="store_true", help="A/A calibration: compare A with itself on disjoint seeds")
+    cmp.add_argument("--split", choices=["test", "val", "train"], default="test")
+    cmp.add_argument("--seeds", type=int, default=1, help="answer every item once per seed; repeats are averaged within item")
+    cmp.add_argument("--metric", choices=["hard", "soft"], default="hard", help="pass/fail or graded scores")
+    cmp.add_argument("--target", action="append", default=[], metavar="MODEL",
+                     help="target model (repeat to compare on several, side by side)")
+    common(cmp)
     return parser
 
 
@@ -60,6 +75,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             run = prepare_training(settings, resume=args.resume, force=args.force, subscribers=[renderer])
             result = asyncio.run(run.run()).to_dict()
             exit_code = EXIT_CODES[result["status"]]
+        elif args.command == "compare":
+            settings = load_settings(args.config, args.overrides)
+            result = asyncio.run(compare_skills(
+                settings, args.a, args.b, split=args.split, seeds=args.seeds, aa=args.aa,
+                targets=args.target or [None], metric=args.metric, subscribers=[renderer]))
+            if not args.json:
+                for row in result["targets"]:
+                    out.print(f"{row['target']}: {row['summary']}")
+                out.print(f"Results: {result['run_dir']}")
+            exit_code = 0
+        elif args.target:
+            settings = load_settings(args.config, args.overrides)
+            result = asyncio.run(evaluate_targets(settings, args.target, skill_path=args.skill, split=args.split,
+                                                  subscribers=[renderer]))
+            if not args.json:
+                width = max(len(r["target"]) for r in result["targets"])
+                for row in result["targets"]:
+                    out.print(f"{row['target']:<{width}}  {args.split}: hard {row['hard']:.3f}, soft {row['soft']:.3f} "
+                              f"over {row['n_items']} items")
+                out.print(f"Results: {result['run_dir']}")
+            exit_code = 0
         else:
             settings = load_settings(args.config, args.overrides)
             result = asyncio.run(evaluate(settings, skill_path=args.skill, split=args.split, subscribers=[renderer]))
@@ -75,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     if args.json:
         result = {k: v for k, v in result.items() if k != "per_item"}
+        if "targets" in result:
+            result["targets"] = [{k: v for k, v in r.items() if k not in ("per_item",)} for r in result["targets"]]
         print(json.dumps(result, indent=2, default=str))
     return exit_code
 

@@ -98,9 +98,10 @@ class OptimizerSettings(_Section):
     show_reference: bool = True
     merge_with_model: bool = True
     rank_with_model: bool = True
-    use_slow_update: bool = True
+    use_slow_update: bool = False
     slow_update_gate: bool = True
-    use_meta_skill: bool = True
+    use_meta_skill: bool = False
+    refuse_judge_edits: bool = True
 
 
 class EvaluationSettings(_Section):
@@ -110,6 +111,10 @@ class EvaluationSettings(_Section):
     min_effect: float = Field(default=0.0, ge=0.0, le=1.0)
     alpha: float = Field(default=0.1, gt=0.0, lt=1.0)
     early_stop: bool = True
+    screen_items: int = Field(default=20, ge=0)
+    remeasure: bool = True
+    resample_disagreements: int = Field(default=0, ge=0)
+    holdout_judge: Any = None
     val_limit: int | None = Field(default=None, ge=1)
     eval_test: bool = True
     test_limit: int | None = Field(default=None, ge=1)

@@ -43,6 +43,9 @@ class TrainState:
     meta_notes: str = ""
     history: list[dict] = field(default_factory=list)
     ledger: dict = field(default_factory=dict)
+    # Which round of val sample seeds the current skill's scores come from
+    # (a new round after each accept when evaluation.remeasure is on).
+    gate_round: int = 0
 
     def to_dict(self) -> dict:
         return {"version": STATE_VERSION, **self.__dict__}

@@ -10,10 +10,19 @@ Guarantees (each has its test):
   failure, a crash) resumes by redoing the interrupted unit, so with
   deterministic backends a stopped-and-resumed run has the same history as an
   uninterrupted one.
+- **Screen, then gate (the default).** A candidate is first run on
+  ``evaluation.screen_items`` items of the step's train batch, paired with the
+  current skill's rollouts of the step (ties pass); only then on val. With
+  ``evaluation.remeasure`` an accepted skill is measured again on a fresh
+  round of val sample seeds (``state.gate_round``), and later candidates are
+  gated on that round: the comparison is always paired and its bar is never
+  the draw that won the accept. Edits that address the judge rather than the
+  task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
-  update). ``state.best_source`` / ``best_reason`` and each history record say
+  update), or, after a re-measured accept, by the skill that just passed the
+  gate against the best skill itself on the same items and seeds. ``state.best_source`` / ``best_reason`` and each history record say
   which skill is best and why.
 - **One bad item is not a failed run.** Items whose call failed score 0 and
   are counted; systemic failures stop the run with ``status="failed"``, a
@@ -31,12 +40,14 @@ import math
 import random
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from skillopt_core.backends import BackendError
 from skillopt_core.evaluation.gate import GateDecision, GateSettings, TIE_EPSILON, decide, decide_early
 from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
 from skillopt_core.optim.aggregate import Patch, aggregate
+from skillopt_core.optim.judge_guard import JudgeGuard, rubric_texts
 from skillopt_core.optim.epoch import (
     SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance,
 )
@@ -52,6 +63,7 @@ from skillopt_core.run.state import RunSummary, TrainState
 from skillopt_core.skill.document import Skill
 from skillopt_core.skill.edits import Edit, apply_edits
 from skillopt_core.tasks.data import Dataset
+from skillopt_core.tasks.judges import JudgeError, validate_judge_spec
 from skillopt_core.tasks.task import Task
 
 
@@ -90,10 +102,20 @@ class Trainer:
         ev_ = settings.evaluation
         self.val = list(dataset.val[: ev_.val_limit] if ev_.val_limit else dataset.val)
         self.test = list(dataset.test[: ev_.test_limit] if ev_.test_limit else dataset.test)
+        if ev_.holdout_judge is not None:
+            # The held-out check: val is scored by a judge the optimizer never
+            # sees (reflection reads train rollouts only, scored by the tasks' own judges).
+            try:
+                validate_judge_spec(ev_.holdout_judge)
+            except (JudgeError, ValueError, TypeError) as exc:
+                raise ValueError(f"evaluation.holdout_judge is not a valid judge spec: {exc}") from exc
+            self.val = [replace(t, judge=ev_.holdout_judge) for t in self.val]
         self.steps_per_epoch = settings.train.steps_per_epoch or max(1, math.ceil(len(dataset.train) / settings.train.batch_size))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         self.caller_edits = list(caller_edits)
+        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()))
+                      if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
         self._step = 0
         self._failed_items = 0
@@ -104,8 +126,13 @@ class Trainer:
     def _emit(self, event: ev.Event) -> None:
         self.bus.emit(event)
 
+    def _round_seed(self, gate_round: int) -> int:
+        """The sample seed of one round of val measurements (round 0: train.seed)."""
+        return self.s.train.seed + 104_729 * gate_round
+
     async def _rollout(self, skill: Skill, tasks: Sequence[Task], phase: str, label: str = "",
-                       stop_when: Callable[[Mapping[str, float]], bool] | None = None) -> list[RolloutResult]:
+                       stop_when: Callable[[Mapping[str, float]], bool] | None = None,
+                       seed: int | None = None) -> list[RolloutResult]:
         t = self.s.train
         self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers, label))
 
@@ -114,7 +141,7 @@ class Trainer:
 
         results = await run_rollouts(
             self.rt.env, self.rt.target, skill, tasks,
-            samples=t.samples_per_item, workers=t.workers, cache=self.cache, seed=t.seed,
+            samples=t.samples_per_item, workers=t.workers, cache=self.cache, seed=t.seed if seed is None else seed,
             max_tokens=self.s.model.target_max_tokens, temperature=self.s.model.temperature, on_progress=progress,
             stop_when=stop_when, metric=self.s.evaluation.gate_metric,
         )
@@ -126,39 +153,112 @@ class Trainer:
         ))
         return results
 
-    async def _val_scores(self, skill: Skill, label: str, items: Sequence[Task] | None = None) -> dict[str, float]:
-        results = await self._rollout(skill, self.val if items is None else items, "val", label)
+    async def _val_scores(self, skill: Skill, label: str, items: Sequence[Task] | None = None,
+                          seed: int | None = None) -> dict[str, float]:
+        results = await self._rollout(skill, self.val if items is None else items, "val", label, seed=seed)
         return per_item(results, self.s.evaluation.gate_metric)
 
-    async def _gate(self, candidate: Skill, current_scores: dict[str, float], label: str) -> tuple[GateDecision, dict[str, float]]:
+    async def _gate(self, candidate: Skill, current: Skill, current_scores: dict[str, float], label: str,
+                    seed: int) -> tuple[GateDecision, dict[str, float]]:
         """Evaluate the candidate on val with ``workers`` calls in flight, stopping
-        as soon as the gate's decision is certain (when early stopping is on)."""
+        as soon as the gate's decision is certain (when early stopping is on).
+
+        ``current_scores`` were measured with the same val items and sample
+        seed (``seed``) as the candidate is now: the comparison is paired.
+        With ``evaluation.resample_disagreements`` K, a fully evaluated
+        candidate and the current skill are both answered K more times on the
+        items where they disagree, and the gate decides on the averages."""
         stop_when = None
         if self.s.evaluation.early_stop:
             def stop_when(partial: Mapping[str, float]) -> bool:
                 return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores, dict(partial)) is not None
-        results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when)
+        results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
             early = decide_early(self.gate_settings, current_scores, cand)
             assert early is not None  # the evaluation only stops once the decision is certain
             return early, cand
+        extra = self.s.evaluation.resample_disagreements
+        disagree = [t for t in self.val if abs(cand[t.id] - current_scores[t.id]) > TIE_EPSILON]
+        if extra and disagree:
+            cur_more, cand_more = dict(current_scores), dict(cand)
+            for k in range(1, extra + 1):
+                more_seed = seed + k
+                cur_k = await self._val_scores(current, f"{label}: resample current", disagree, seed=more_seed)
+                cand_k = await self._val_scores(candidate, f"{label}: resample candidate", disagree, seed=more_seed)
+                for t in disagree:
+                    cur_more[t.id] += cur_k[t.id]
+                    cand_more[t.id] += cand_k[t.id]
+            for t in disagree:
+                cur_more[t.id] /= extra + 1
+                cand_more[t.id] /= extra + 1
+            decision = decide(self.gate_settings, cur_more, cand_more)
+            return decision, cand
         return decide(self.gate_settings, current_scores, cand), cand
 
-    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str) -> dict[str, float]:
+    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: int) -> dict[str, float]:
         """``partial`` completed to every val item (the rest are evaluated now)."""
         missing = [t for t in self.val if t.id not in partial]
         if not missing:
             return partial
-        return {**partial, **await self._val_scores(skill, label, missing)}
+        return {**partial, **await self._val_scores(skill, label, missing, seed=seed)}
 
-    def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str) -> None:
-        """Make ``skill_text`` the best skill iff its full-val score beats the best so far."""
+    async def _accepted_scores(self, state: TrainState, skill: Skill, partial: dict[str, float], label: str,
+                               gated: bool = True) -> dict[str, float]:
+        """Full-val scores of a just-accepted skill. After a gated accept with
+        ``evaluation.remeasure`` they come from a fresh round of sample seeds
+        (the draw that got the skill accepted is biased upwards: it won a
+        comparison), and later candidates are measured on that round too;
+        otherwise (or after an ungated accept, which no draw selected) the
+        draw is completed."""
+        if not (self.s.evaluation.remeasure and gated):
+            return await self._full_val(skill, partial, label, self._round_seed(state.gate_round))
+        state.gate_round += 1
+        return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
+
+    async def _screen(self, candidate: Skill, batch: Sequence[Task], results: Sequence[RolloutResult]) -> dict[str, Any]:
+        """The candidate on the first ``evaluation.screen_items`` items of the
+        step's train batch, against the current skill's rollouts of this step
+        on the same items and seeds. Ties pass: the screen only stops a
+        candidate that did worse. With ``evaluation.early_stop`` the screen
+        stops once its answer is certain (scores lie in 0..1, so the candidate
+        passes as soon as its sum reaches the current skill's, and fails once
+        even perfect scores on the rest could not reach it)."""
+        metric = self.s.evaluation.gate_metric
+        tasks = list(batch[: self.s.evaluation.screen_items])
+        ids = {t.id for t in tasks}
+        current = {k: v for k, v in per_item(results, metric).items() if k in ids}
+        bar = math.fsum(current.values())
+
+        def certain(partial: Mapping[str, float]) -> bool:
+            got = math.fsum(partial.values())
+            return got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON
+
+        stop_when = certain if self.s.evaluation.early_stop else None
+        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when), metric)
+        got = math.fsum(cand.values())
+        passed = got >= bar - TIE_EPSILON
+        n = len(tasks)
+        verdict = "passes to the val gate" if passed else "rejected before the val gate"
+        sign = "≥" if passed else "<"
+        early = f" (decided after {len(cand)} of {n})" if len(cand) < n else ""
+        return {"passed": passed, "items": n, "evaluated": len(cand), "current_sum": bar, "candidate_sum": got,
+                "reason": f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{early}; {verdict}"}
+
+    def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
+                    beat_best: bool = False) -> None:
+        """Make ``skill_text`` the best skill iff its full-val score beats the best
+        so far, or (``beat_best``) it just passed the gate against the best
+        skill itself on the same val items and samples (a re-measured score is
+        a fresh draw, not comparable with the best's older one)."""
         assert len(scores) == len(self.val), "only fully evaluated skills may become the best"
         val, previous = _mean(scores), state.best_val
-        if previous is not None and val <= previous + TIE_EPSILON:
+        if not beat_best and previous is not None and val <= previous + TIE_EPSILON:
             return
-        reason = f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None else f"full val {val:.3f}"
+        if beat_best:
+            reason = f"passed the gate against the best skill (paired); re-measured full val {val:.3f}"
+        else:
+            reason = f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None else f"full val {val:.3f}"
         state.best_skill, state.best_val, state.best_source, state.best_reason = skill_text, val, source, reason
         self._emit(ev.BestChanged(self._step, source, val, previous, reason))
 
@@ -287,7 +387,8 @@ class Trainer:
         current = Skill.parse(state.current_skill)
         current_scores = dict(state.current_scores or {})
 
-        results = await self._rollout(current, self._batch(epoch, index), "train")
+        batch = self._batch(epoch, index)
+        results = await self._rollout(current, batch, "train")
         train_score = mean_score(results, "hard")
         atomic_write_json(sdir / "rollouts.json", [r.to_dict() for r in results])
         timings["rollout"] = time.perf_counter() - t0
@@ -304,10 +405,16 @@ class Trainer:
         timings["reflect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         caller = self.caller_edits if gs == 0 else []
-        agg = await aggregate(self.rt.optimizer, refl.edits + caller, use_model=o.merge_with_model,
+        proposed, refused = refl.edits + caller, []
+        if self.guard is not None:
+            proposed, refused = self.guard.split(proposed)
+            for r in refused:
+                self._emit(ev.Notice("info", f"step {step}: edit refused, it {r.reason}"))
+        agg = await aggregate(self.rt.optimizer, proposed, use_model=o.merge_with_model,
                               max_tokens=self.s.model.optimizer_max_tokens)
         atomic_write_json(sdir / "patches.json", {
             "proposed": [e.to_dict() for e in refl.edits + caller], "merged": [p.to_dict() for p in agg.patches],
+            "refused": [r.to_dict() for r in refused],
             "invalid_replies": refl.invalid_replies, "problems": refl.problems,
             "merge_used_model": agg.used_model, "merge_fallback": agg.fallback_reason, "merge_dropped": agg.dropped,
         })
@@ -336,16 +443,24 @@ class Trainer:
 
         t4 = time.perf_counter()
         decision: GateDecision | None = None
+        screen: dict[str, Any] | None = None
         cand_scores: dict[str, float] = {}
+        round_seed = self._round_seed(state.gate_round)
         if candidate.hash == current.hash:
             action, reason = "no_change", "candidate identical to the current skill; 0 model calls"
         elif not self.s.evaluation.use_gate:
-            cand_scores = await self._val_scores(candidate, "val candidate")
+            cand_scores = await self._val_scores(candidate, "val candidate", seed=round_seed)
             action, reason = "accept_ungated", f"gate off; val score {_mean(cand_scores):.2f}"
         else:
-            decision, cand_scores = await self._gate(candidate, current_scores, "gate candidate")
-            action, reason = ("accept" if decision.accept else "reject"), decision.reason
-        atomic_write_json(sdir / "gate.json", decision.to_dict() if decision else {"action": action, "reason": reason})
+            if self.s.evaluation.screen_items:
+                screen = await self._screen(candidate, batch, results)
+            if screen is not None and not screen["passed"]:
+                action, reason = "reject", screen["reason"]
+            else:
+                decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate", round_seed)
+                action, reason = ("accept" if decision.accept else "reject"), decision.reason
+        gate_record = decision.to_dict() if decision else {"action": action, "reason": reason}
+        atomic_write_json(sdir / "gate.json", {**gate_record, "screen": screen} if screen else gate_record)
         self._emit(ev.GateDecided(
             step, total, action, reason,
             decision.current_mean if decision else _mean(current_scores),
@@ -354,10 +469,11 @@ class Trainer:
         ))
         val_before = _mean(current_scores)
         if action.startswith("accept"):
-            cand_scores = await self._full_val(candidate, cand_scores, "val accepted")
+            beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
+            cand_scores = await self._accepted_scores(state, candidate, cand_scores, "val accepted", action == "accept")
             current, current_scores = candidate, cand_scores
             state.current_skill, state.current_scores = candidate.render(), cand_scores
-            self._offer_best(state, state.current_skill, cand_scores, f"step {step}")
+            self._offer_best(state, state.current_skill, cand_scores, f"step {step}", beat_best)
         elif action == "reject":
             state.remember("rejected", [e.to_dict() for e in selected])
         timings["gate"] = time.perf_counter() - t4
@@ -375,6 +491,7 @@ class Trainer:
             "action": action, "gate_reason": reason,
             "gate_items": len(self.val), "gate_evaluated": decision.n_evaluated if decision else len(cand_scores),
             "gate_early_stopped": bool(decision and decision.early_stopped),
+            "screen": screen, "n_refused": len(refused), "gate_round": state.gate_round,
             "n_proposed": len(refl.edits), "n_caller_edits": len(caller), "n_patches": len(agg.patches),
             "n_selected": len(selected), "n_applied": applied.applied_count, "outcomes": dict(outcomes),
             "invalid_replies": refl.invalid_replies, "skipped_edits": refl.skipped_edits,
@@ -426,7 +543,10 @@ class Trainer:
         sdir = self.run_dir.slow_update_dir(epoch + 1)
         record: dict[str, Any] = {"groups": groups, "summary": summarize_comparison(groups), "guidance": reply.text, "error": reply.error}
         action, candidate = "none", None
-        if reply.text:
+        refusal = self.guard.reason(reply.text) if self.guard is not None and reply.text else None
+        if refusal:
+            record["refused"] = f"guidance addresses the judge, not the task ({refusal})"
+        elif reply.text:
             try:
                 candidate = current.set_protected_block(SLOW_UPDATE_BLOCK, reply.text)
             except ValueError as exc:  # e.g. the reply itself contains a protected-region marker
@@ -436,15 +556,17 @@ class Trainer:
             if candidate.hash == current.hash:
                 action = "no_change"
             elif self.s.optimizer.slow_update_gate:
-                decision, scores = await self._gate(candidate, dict(state.current_scores or {}), "gate slow update")
+                decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}), "gate slow update",
+                                                    self._round_seed(state.gate_round))
                 record["gate"] = decision.to_dict()
                 action = "accept" if decision.accept else "reject"
             else:
                 action = "accept_ungated"
             if action.startswith("accept"):
-                scores = await self._full_val(candidate, scores, "val slow update")
+                beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
+                scores = await self._accepted_scores(state, candidate, scores, "val slow update", action == "accept")
                 state.current_skill, state.current_scores = candidate.render(), scores
-                self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}")
+                self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}", beat_best)
             atomic_write_text(sdir / "candidate.md", candidate.render())
         record["action"] = action
         atomic_write_json(sdir / "comparison.json", record)

@@ -47,7 +47,7 @@ async def test_train_skill_runs_to_completion_with_progress(tmp_path: Path) -> N
         "recent_events": job["recent_events"],
         "train_summary": {"status": "completed", "steps_done": 2, "total_steps": 2, "initial_val": 0.0,
                           "best_val": 1.0, "initial_test": 0.0, "best_test": 1.0, "accepted": 1, "rejected": 0,
-                          "best_source": "step 1", "best_reason": "full val 1.000 > previous best 0.000",
+                          "best_source": "step 1", "best_reason": "passed the gate against the best skill (paired); re-measured full val 1.000",
                           "error": "", "failed_items": 0, "usage": job["train_summary"]["usage"]},
         "eval_scores": None, "night": None, "error": None,
         "next": "get_run(run='<tmp>/out/jsonl_tasks/t1') shows its history and best skill.", "notes": [],
