@@ -17,9 +17,14 @@ from sleep.lock import LockBusy
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", type=Path, default=None, help="the project's folder (default: the current directory)")
+    p.add_argument("--project", type=Path, default=None, help="the project's folder (default: the current directory); a subfolder means its repository")
     p.add_argument("--dry-run", action="store_true", help="everything except staging the proposal")
-    p.add_argument("--skill", type=Path, help="the skill file to evolve (default: chosen from the sessions)")
+    p.add_argument("--skill", type=Path, metavar="PATH",
+                   help="the skill file to evolve: a SKILL.md in a project or user skill folder "
+                        "(default: chosen from the sessions and the skills' descriptions)")
+    p.add_argument("--new-skill", action="store_true",
+                   help="confirm a --skill path that is no existing skill in a skill folder (a new file to create, "
+                        "or a Markdown file elsewhere)")
     p.add_argument("--backend", help="one backend for every role (e.g. local, claude-code, scripted)")
     p.add_argument("--config", type=Path, help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
@@ -36,6 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     console = plain_console(stderr=args.json)  # the night's lines quote skills, tasks and replies verbatim
     opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
+                        new_skill=args.new_skill,
                         backend=args.backend, config=args.config, overrides=list(args.overrides), wait=args.wait)
     try:
         night = run_night(opts, say=console.print,

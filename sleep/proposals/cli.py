@@ -50,6 +50,8 @@ def _propose_args(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--candidate", metavar="FILE", help="the proposed skill text (a file you wrote)")
     src.add_argument("--from-run", metavar="RUN_DIR", help="a `skillopt train` run directory (its best_skill.md)")
+    p.add_argument("--force", action="store_true",
+                   help="with --from-run: stage a run trained from another text, or one that did not improve")
     p.add_argument("--project", metavar="PATH", help="refuse a skill file outside this folder")
     p.add_argument("--night", metavar="YYYY-MM-DD", type=_date, help="the date in the branch name (default today)")
     p.add_argument("--json", action="store_true", help="print the proposal (with its id) as JSON")
@@ -66,7 +68,7 @@ def _date(text: str) -> date:
          _propose_args)
 @_user_errors
 def cmd_propose(args: argparse.Namespace) -> int:
-    from sleep.proposals.fromrun import report_from_run
+    from sleep.proposals.fromrun import report_from_run, run_refusal
     from sleep.proposals.stage import stage  # GitPython loads with the commands that use it
 
     live = Path(args.skill).expanduser()
@@ -75,6 +77,10 @@ def cmd_propose(args: argparse.Namespace) -> int:
         candidate, report = _read(Path(args.candidate).expanduser(), "--candidate"), None
     else:
         candidate, report = report_from_run(args.from_run, live_text)
+        refusal = run_refusal(args.from_run, live_text, report)
+        if refusal and not args.force:
+            raise ProposalError(f"--from-run {args.from_run}: {refusal}. Nothing was staged; "
+                                "to stage it anyway, add --force.")
     p = stage(live, candidate, report, night=args.night, project=args.project)
     if args.json:
         _print_json(p.to_dict())
