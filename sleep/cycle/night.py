@@ -36,12 +36,15 @@ from sleep import known_secrets, paths
 from sleep.cycle import store
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, target_backend
 from sleep.cycle.checkout import replay_checkout
+from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, choose_skill
 from sleep.cycle.spend import SpendMeter
+from sleep.cycle.split import night_split
 from sleep.cycle.store import NightRecord
+from sleep.cycle.verdict import nothing_staged
 from sleep.index import Index, _now
 from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
@@ -87,6 +90,7 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
         raise NightError(f"{folder} is not a directory; pass --project with the folder you work in.")
     overrides = list(opts.overrides) + ([f"model.backend={opts.backend}"] if opts.backend else [])
     config = load_night_config(opts.config, overrides)
+    check_night_settings(config.core, opts.backend)  # before the harvest: a backend mistake costs nothing
     project = _project_of(folder, opts, say)
     if opts.skill is not None:
         try:
@@ -236,9 +240,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         if summary.status == "budget_exhausted" else ""
     if not improved:
         night.outcome = "no_improvement"
-        night.reason = (f"no candidate beat the skill on val ({_score(summary.initial_val)} → best "
-                        f"{_score(summary.best_val)}, gate {config.core.evaluation.gate_policy}){budget_note}; "
-                        "nothing was staged")
+        night.reason = nothing_staged(summary, history, len(splits["val"]), config.core.evaluation.gate_policy)
         say(f"[Gate] {night.reason}")
         return
     say(f"[Gate] val {_score(summary.initial_val)} → {_score(summary.best_val)} ({summary.best_source}){budget_note}")
@@ -323,7 +325,8 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
         redactor = Redactor(collect=True)  # the replies' secrets, for the night's index
         backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor))
-        run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
+        run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
+                               seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
         if edits:
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
