@@ -41,6 +41,7 @@ class NightConfig(BaseModel):
     core: Settings
     sleep: SleepSettings
     sources: list[str]
+    origin: dict[str, str] = Field(default_factory=dict)  # "section.key" -> the file or --set that set it
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +74,32 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
     except ValidationError as exc:
         raise ConfigError(_explain(exc, origin, sources[-1])) from None
     core = validate_settings(data, origin, default_source=sources[-1])
-    return NightConfig(core=core, sleep=sleep, sources=sources)
+    return NightConfig(core=core, sleep=sleep, sources=sources,
+                       origin={".".join(map(str, k)): v for k, v in origin.items()} |
+                              {f"sleep.{k}": origin.get(("sleep", k), "default") for k in section})
+
+
+def effective_settings(config: NightConfig, sections: tuple[str, ...] = (
+        "sleep", "model", "train", "optimizer", "evaluation", "budget", "env")) -> list[tuple[str, Any, str]]:
+    """(key, value, where it came from) for every key of ``sections``, as a night uses them;
+    "default" for a key no file or flag set (the settings' own default)."""
+    data = {"sleep": config.sleep.model_dump(), **config.core.to_dict()}
+    rows = []
+    for section in sections:
+        for key, value in _flatten(data.get(section) or {}, section):
+            rows.append((key, value, config.origin.get(key, "default")))
+    return rows
+
+
+def _flatten(node: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in node.items():
+        dotted = f"{prefix}.{key}"
+        if isinstance(value, dict) and value:
+            out += _flatten(value, dotted)
+        else:
+            out.append((dotted, value))
+    return out
 
 
 def _explain(exc: ValidationError, origin: dict[tuple, str], default: str) -> str:

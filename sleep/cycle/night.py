@@ -202,7 +202,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     say(f"[Tasks] {len(tasks)} enabled tasks for skill {choice.name} ({choice.why}): {choice.path}")
     if len(tasks) < config.sleep.min_tasks:
         night.outcome = "too_few_tasks"
-        night.reason = (f"{len(tasks)} usable recurring task(s), fewer than sleep.min_tasks={config.sleep.min_tasks}; "
+        night.reason = (f"{len(tasks)} usable recurring task{'' if len(tasks) == 1 else 's'}, fewer than sleep.min_tasks={config.sleep.min_tasks}; "
                         "nothing was trained or staged. Work with your agents a few more days, or lower "
                         "sleep.min_tasks / sleep.min_support.")
         say(f"[Night] {night.reason}")

@@ -45,8 +45,19 @@ class SkillChoice:
         """The text training starts from: the file, or a minimal managed skill."""
         if self.path.is_file():
             # Bytes as they are (newline=""): adopting a proposal compares their sha256.
-            with open(self.path, encoding="utf-8", newline="") as fh:
-                return fh.read()
+            try:
+                with open(self.path, encoding="utf-8", newline="") as fh:
+                    text = fh.read()
+            except UnicodeDecodeError as exc:
+                raise SkillPathError(f"the skill {self.path} is not UTF-8 text (byte {exc.start}); save it as "
+                                     "UTF-8, or pass another with --skill.") from None
+            from skillopt_core.skill.document import Skill, SkillParseError
+
+            try:
+                Skill.parse(text, source=str(self.path))
+            except SkillParseError as exc:
+                raise SkillPathError(f"{exc} Fix the skill file, or pass another with --skill.") from None
+            return text
         return managed_skill_text(self.name)
 
 
@@ -153,7 +164,7 @@ def choose_skill(project: Path, sessions: Iterable[Session], override: Path | No
     for (host, name), count in uses.most_common():
         for path in candidate_paths(host, name, project):
             if path.is_file():
-                return SkillChoice(path, name, host, False, count, f"invoked in {count} session(s)")
+                return SkillChoice(path, name, host, False, count, f"invoked in {count} session{'' if count == 1 else 's'}")
     instructions = project / ".github" / "copilot-instructions.md"
     hosts = Counter(HOST_OF_PREFIX.get(s.host, "claude-code") for s in sessions)
     main_host = hosts.most_common(1)[0][0] if hosts else "claude-code"

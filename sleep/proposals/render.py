@@ -77,7 +77,7 @@ def report_text(p: Proposal) -> str:
             if e.rationale:
                 lines.append(f"     why: {label(e.rationale, 200)}")
     else:
-        lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunks")
+        lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunk{'' if p.n_edits == 1 else 's'}")
     if r.notes:
         lines.append("Notes:")
         lines += [f"  - {n}" for n in r.notes]

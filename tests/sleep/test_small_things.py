@@ -1,0 +1,148 @@
+"""Small things people notice (issue 23 §5): --version, doctor, config, help texts,
+plurals, a skill that is not UTF-8 or has bad front matter, the advice after a stopped
+night, and `integrate` defaults."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sleep_testutil import Homes
+
+from skillopt_core import prepare_training
+from skillopt_core.cli.console import ConsoleRenderer, plain_console
+from skillopt_core.cli.main import main as skillopt_main
+from skillopt_core.run import events as ev
+from skillopt_core.skill.document import SkillParseError
+from sleep.cli import main
+from sleep.cycle.advice import night_message
+from sleep.cycle.skills import SkillChoice, SkillPathError
+
+
+def test_both_commands_print_their_version(capsys) -> None:
+    for entry, prog in ((main, "skillopt-sleep"), (skillopt_main, "skillopt")):
+        with pytest.raises(SystemExit) as done:
+            entry(["--version"])
+        assert done.value.code == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"{prog} ") and out.strip() != prog
+
+
+def test_doctor_reports_each_check_and_fails_on_a_broken_backend(homes: Homes, tmp_path: Path, capsys) -> None:
+    assert main(["doctor", "--json"]) == 0
+    names = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    for name in ("data directory", "index", "night backends", "local model", "host claude-code", "sandbox",
+                 "scheduler"):
+        assert name in names
+    assert names["data directory"]["status"] == "ok" and str(homes.skillopt) in names["data directory"]["detail"]
+    homes.skillopt.mkdir(parents=True, exist_ok=True)
+    (homes.skillopt / "sleep.yaml").write_text("model:\n  backend: nosuch\n")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  night backends" in out and "nosuch" in out
+
+
+def test_config_prints_each_setting_and_where_it_came_from(homes: Homes, capsys) -> None:
+    homes.skillopt.mkdir(parents=True, exist_ok=True)
+    (homes.skillopt / "sleep.yaml").write_text("sleep:\n  min_support: 3\n")
+    assert main(["config", "--set", "budget.max_calls=50", "--json"]) == 0
+    rows = {r["key"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["sleep.min_support"]["value"] == 3 and rows["sleep.min_support"]["from"].endswith("sleep.yaml")
+    assert rows["budget.max_calls"] == {"key": "budget.max_calls", "value": 50, "from": "--set budget.max_calls=50"}
+    assert rows["sleep.min_tasks"]["from"].startswith("night default")
+    assert rows["model.temperature"]["from"] == "core default"
+    assert main(["config", "--changed"]) == 0
+    out = capsys.readouterr().out
+    assert "sleep.min_support" in out and "sleep.min_tasks" not in out
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["history", "--help"], "at most the N latest nights"),
+    (["sessions", "--help"], "only sessions of this host"),
+    (["integrate", "codex", "--help"], "Register the skillopt-sleep MCP server with Codex"),
+    (["integrate", "copilot", "--help"], "Register the skillopt-sleep MCP server with VS Code"),
+])
+def test_commands_and_flags_say_what_they_do(argv: list[str], text: str, capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert text in " ".join(capsys.readouterr().out.split())
+
+
+def test_train_and_eval_have_descriptions(capsys) -> None:
+    for sub, text in (("train", "Train a skill"), ("eval", "Evaluate one skill file")):
+        with pytest.raises(SystemExit):
+            skillopt_main([sub, "--help"])
+        assert text in capsys.readouterr().out
+
+
+def test_one_step_is_singular(capsys) -> None:
+    ConsoleRenderer(plain_console())(ev.RunEnd(run_dir="", status="completed", best_val=0.5, initial_test=None,
+                                               best_test=None, steps_done=1))
+    assert "after 1 step." in capsys.readouterr().out
+
+
+def test_one_changed_hunk_is_singular() -> None:
+    from proposal_testutil import report
+
+    from sleep.proposals.message import commit_message
+
+    text = commit_message("tests", report(source="candidate", edits=[]), "abcd1234", 1)
+    assert "1 changed hunk" in text and "1 changed hunks" not in text
+
+
+def test_a_chosen_skill_that_is_not_utf8_names_its_path(tmp_path: Path) -> None:
+    path = tmp_path / ".claude/skills/dev/SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"---\nname: dev\ndescription: d\n---\ncaf\xe9\n")
+    with pytest.raises(SkillPathError, match=f"{path}.*not UTF-8"):
+        SkillChoice(path, "dev", "claude-code", False, 1, "").seed_text()
+
+
+def test_bad_front_matter_is_reported_with_the_skill_path_and_line(tmp_path: Path) -> None:
+    path = tmp_path / ".claude/skills/dev/SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("---\nname: dev\ndescription: [unclosed\n---\nbody\n")
+    with pytest.raises(SkillPathError, match=rf"{path}:\d+: front matter"):
+        SkillChoice(path, "dev", "claude-code", False, 1, "").seed_text()
+
+
+def test_a_bad_seed_skill_leaves_no_half_made_run_directory(tmp_path: Path) -> None:
+    from skillopt_core import Task, load_settings
+
+    seed = tmp_path / "SKILL.md"
+    seed.write_bytes(b"caf\xe9\n")
+    settings = load_settings(None, [f"output.root={tmp_path / 'out'}", "model.backend=scripted"])
+    tasks = [Task(id=f"t{i}", prompt="p") for i in range(3)]
+    with pytest.raises(SkillParseError, match="not UTF-8"):
+        prepare_training(settings, tasks=tasks, seed_skill=seed)
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").rglob("*")) == []
+
+
+def test_a_stopped_night_says_to_run_the_night_again_not_to_resume_training() -> None:
+    core = ("no rule matched. The run stopped cleanly before its first step finished; fix the cause, then "
+            "resume: `skillopt train --resume /data/nights/jsonl_tasks/n1`.")
+    text = night_message("failed", core)
+    assert "skillopt train --resume" not in text and "`skillopt-sleep run` again" in text
+    assert "nothing was staged" in text and text.startswith("no rule matched.")
+
+
+def test_integrate_codex_defaults_to_the_clones_skill(homes: Homes, tmp_path: Path, capsys) -> None:
+    from sleep.integrations.cli import default_codex_skill
+
+    assert default_codex_skill() is not None  # this test runs from the clone
+    code = main(["integrate", "codex", "--codex-home", str(homes.codex), "--no-codex-cli",
+                 "--command", "/usr/bin/true"])
+    assert code == 0, capsys.readouterr().err
+    assert (homes.home / ".agents" / "skills" / "skillopt-sleep" / "SKILL.md").is_file()
+
+
+def test_the_copilot_hand_edit_hint_names_the_real_command(tmp_path: Path) -> None:
+    from sleep.integrations import copilot
+
+    user = tmp_path / "Code" / "User"
+    user.mkdir(parents=True)
+    (user / "mcp.json").write_text('{"servers": {}, // a comment\n}')
+    with pytest.raises(copilot.CopilotConfigError) as err:
+        copilot.check(copilot.vscode_target(user), "/opt/bin/skillopt-sleep")
+    assert "/opt/bin/skillopt-sleep" in str(err.value) and "/path/to/" not in str(err.value)
