@@ -81,7 +81,8 @@ def summary_text(night) -> str:
         lines.append(f"  proposal {night.proposal['id']}: branch {night.proposal['branch']} "
                      f"(`skillopt-sleep show {night.proposal['id']}`)")
     u = night.usage or {}
-    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, wall {night.wall_s:.1f} s")
+    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
+                 f"wall {night.wall_s:.1f} s")
     return "\n".join(lines)
 
 
@@ -119,8 +120,9 @@ def cmd_history(args: argparse.Namespace) -> int:
         scores = f"{_f(n.scores.get('baseline'))}→{_f(n.scores.get('candidate'))}" if n.scores else "-"
         proposal = n.proposal["id"] if n.proposal else "-"
         u = n.usage or {}
+        cost = f"${u.get('cost_usd', 0.0):.2f}" if u.get("cost_usd") else "$0"
         print(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
-              f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} {n.project}")
+              f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} cost {cost:<7} {n.project}")
     return 0
 
 
@@ -151,7 +153,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
 @command("config", "the effective night settings and which file or flag each one came from", _config_args)
 def cmd_config(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError
-    from sleep.cycle.config import DEFAULT_CONFIG, effective_settings, load_night_config
+    from sleep.cycle.config import DEFAULT_CONFIG, LOCAL_CONFIG, effective_settings, load_night_config
 
     try:
         config = load_night_config(args.config, list(args.overrides))
@@ -163,9 +165,11 @@ def cmd_config(args: argparse.Namespace) -> int:
     for key, value, origin in effective_settings(config):
         if origin == str(DEFAULT_CONFIG):
             origin = "night default (sleep/configs/default.yaml)"
+        elif origin == str(LOCAL_CONFIG):
+            origin = "night default on the local model (sleep/configs/local.yaml)"
         elif origin == "default" or origin.startswith(core_default):
             origin = "core default"
-        if args.changed and origin in ("core default", "night default (sleep/configs/default.yaml)"):
+        if args.changed and (origin == "core default" or origin.startswith("night default")):
             continue
         rows.append((key, value, origin))
     if args.json:

@@ -12,6 +12,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillopt_core import ConfigError, Settings
@@ -19,6 +20,7 @@ from skillopt_core.run.config import apply_overrides, load_config_data, validate
 from sleep import paths
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
+LOCAL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "local.yaml"
 USER_FILE = "sleep.yaml"
 
 
@@ -66,6 +68,7 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
         origin.update(more_origin)
         sources.append(source)
     apply_overrides(data, overrides, origin)
+    _local_profile(data, origin)
     section = data.pop("sleep", None) or {}
     if not isinstance(section, dict):
         raise ConfigError(f"{origin.get(('sleep',), sources[-1])}: 'sleep' must be a mapping of keys.")
@@ -100,6 +103,59 @@ def _flatten(node: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
         else:
             out.append((dotted, value))
     return out
+
+
+def _local_profile(data: dict[str, Any], origin: dict[tuple, str]) -> None:
+    """On the embedded model (every role resolves to ``local``), the keys of ``local.yaml``
+    that only a packaged default set take its values (``origin`` then names it)."""
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    if not all(_resolves_to_local(model, role) for role in ("target", "optimizer", "judge")):
+        return
+    profile, _, _ = load_config_data(LOCAL_CONFIG)
+    packaged = {str(DEFAULT_CONFIG)}
+    for key, value in _leaves(_only_own(profile)):
+        where = origin.get(key)
+        if where is not None and where not in packaged and not _is_core_default(where):
+            continue  # the person set it
+        node = data
+        for part in key[:-1]:
+            node = node.setdefault(part, {})
+        node[key[-1]] = value
+        origin[key] = str(LOCAL_CONFIG)
+
+
+def _resolves_to_local(model: dict[str, Any], role: str) -> bool:
+    name = str(model.get(f"{role}_backend") or model.get("backend") or "auto").strip().lower()
+    if name == "auto":
+        from skillopt_core.backends.auto import choose
+        from skillopt_core.backends.base import BackendConfigError
+
+        try:
+            name = choose(role, model)[0]
+        except BackendConfigError:
+            return False
+    return name == "local"
+
+
+def _only_own(profile: dict[str, Any]) -> dict[str, Any]:
+    """The keys ``local.yaml`` itself sets (load_config_data merges the core base under it)."""
+    own = yaml.safe_load(LOCAL_CONFIG.read_text(encoding="utf-8")) or {}
+    return {k: {kk: profile[k][kk] for kk in v} if isinstance(v, dict) else profile[k] for k, v in own.items()}
+
+
+def _leaves(node: dict[str, Any], prefix: tuple = ()) -> list[tuple[tuple, Any]]:
+    out: list[tuple[tuple, Any]] = []
+    for key, value in node.items():
+        if isinstance(value, dict):
+            out += _leaves(value, (*prefix, key))
+        else:
+            out.append(((*prefix, key), value))
+    return out
+
+
+def _is_core_default(where: str) -> bool:
+    core_base = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
+    return where.startswith(str(core_base))
 
 
 def _explain(exc: ValidationError, origin: dict[tuple, str], default: str) -> str:
