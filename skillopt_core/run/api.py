@@ -359,7 +359,9 @@ async def evaluate(
         raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
     t = settings.train
     cache = RolloutCache(run_dir.cache_path)
-    bus.emit(ev.RunStarted(settings.env.name, str(run_dir.path), 0, data.summary(), runtime.describe_backends()))
+    # The split evaluated counts the items evaluated (after test_limit / val_limit), as the result says.
+    bus.emit(ev.RunStarted(settings.env.name, str(run_dir.path), 0, {**data.summary(), split: len(tasks)},
+                           runtime.describe_backends()))
     for note in load_notices(runtime.env, cache):
         bus.emit(note)
     label = f"eval {split}"

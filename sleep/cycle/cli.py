@@ -39,6 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError, ConsoleRenderer
     from skillopt_core.cli.console import plain_console
     from sleep.cycle.advice import night_subscriber
+    from sleep.cycle.progress import PlainProgress
     from sleep.cycle.night import NightError, NightOptions, run_night
 
     console = plain_console(stderr=args.json)  # the night's lines quote skills, tasks and replies verbatim
@@ -46,8 +47,10 @@ def cmd_run(args: argparse.Namespace) -> int:
                         new_skill=args.new_skill,
                         backend=args.backend, config=args.config, overrides=list(args.overrides), wait=args.wait)
     try:
-        night = run_night(opts, say=console.print,
-                          subscribers=[night_subscriber(ConsoleRenderer(console))])
+        subscribers = [night_subscriber(ConsoleRenderer(console))]
+        if not console.is_terminal:  # a log (the scheduler's): plain progress lines with estimates
+            subscribers.append(PlainProgress(console.print))
+        night = run_night(opts, say=console.print, subscribers=subscribers)
     except (NightError, ConfigError) as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
         return 2

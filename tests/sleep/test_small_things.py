@@ -159,3 +159,22 @@ def test_history_shows_each_nights_cost(tmp_path: Path, capsys) -> None:
                                       usage={"model_calls": 40, "tokens": 9000, "cost_usd": 0.4213}))
     assert main(["history"]) == 0
     assert "cost $0.42" in capsys.readouterr().out
+
+
+def test_a_night_outside_a_terminal_prints_progress_with_estimates() -> None:
+    from sleep.cycle.progress import PlainProgress
+
+    said: list[str] = []
+    now = [0.0]
+    progress = PlainProgress(said.append, clock=lambda: now[0])
+    progress(ev.RunStarted("jsonl_tasks", "/r", 2, {"train": 4, "val": 4, "test": 0}, {}))
+    progress(ev.StepStarted(1, 2, 1))
+    progress(ev.RolloutStarted(1, 2, "train", 8, 2, "train"))
+    for done in range(1, 9):
+        now[0] += 5.0
+        progress(ev.RolloutProgress(1, "train", done, 8, "train"))
+    assert said == ["[Progress] train: 2/8 in 10 s, about 30 s left", "[Progress] train: 4/8 in 20 s, about 20 s left",
+                    "[Progress] train: 6/8 in 30 s, about 10 s left", "[Progress] train: 8/8 in 40 s"]
+    now[0] += 20.0
+    progress(ev.StepStarted(2, 2, 1))
+    assert said[-1] == "[Progress] step 2/2 starts; 1 step took 60 s each, about 60 s of training left"
