@@ -178,3 +178,17 @@ def test_a_night_outside_a_terminal_prints_progress_with_estimates() -> None:
     now[0] += 20.0
     progress(ev.StepStarted(2, 2, 1))
     assert said[-1] == "[Progress] step 2/2 starts; 1 step took 60 s each, about 60 s of training left"
+
+
+def test_review_columns_line_up_with_cjk_skill_names(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from proposal_testutil import staged
+    from rich.cells import cell_len
+
+    from sleep.proposals.render import review_lines
+
+    _, p = staged(tmp_path)
+    rows = review_lines([replace(p, skill_name="テスト"), replace(p, skill_name="tests")])
+    starts = [cell_len(line[:line.index(p.branch)]) for line in rows[1:]]
+    assert starts[0] == starts[1]
