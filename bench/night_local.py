@@ -48,7 +48,8 @@ def build_home(root: Path) -> tuple[Path, dict[str, str]]:
     return project, env
 
 
-def run(project: Path, env: dict[str, str], overrides: list[str], dry_run: bool) -> tuple[float, list[tuple[float, str]]]:
+def run(project: Path, env: dict[str, str], overrides: list[str], dry_run: bool
+        ) -> tuple[float, int, list[tuple[float, str]]]:
     argv = [sys.executable, "-m", "sleep.cli", "run", "--project", str(project), "--backend", "local",
             "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"), *(["--dry-run"] if dry_run else []),
             *[a for o in overrides for a in ("--set", o)]]
@@ -63,7 +64,7 @@ def run(project: Path, env: dict[str, str], overrides: list[str], dry_run: bool)
             if _STAGE.match(line) or line.startswith("Night "):
                 marks.append((at, line))
                 print(f"{at:7.1f} s  {line[:150]}", flush=True)
-    return time.perf_counter() - started, marks
+    return time.perf_counter() - started, proc.returncode, marks
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,15 +79,17 @@ def main(argv: list[str] | None = None) -> int:
         load = os.getloadavg()
         print(f"cores {os.cpu_count()}, load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
               f"settings: defaults + local profile{' + ' + ' '.join(args.overrides) if args.overrides else ''}")
-        wall, _ = run(project, env, args.overrides, dry_run=not args.real)
+        wall, code, _ = run(project, env, args.overrides, dry_run=not args.real)
         load = os.getloadavg()
         print(f"load average after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         print(f"\n{'night':<58} {'wall s':>8}")
-        print(f"{'this run (' + ('real' if args.real else 'dry run') + ')':<58} {wall:>8.1f}")
+        finished = "" if code == 0 else f"  (did not finish: exit {code})"
+        print(f"{'this run (' + ('real' if args.real else 'dry run') + ')':<58} {wall:>8.1f}{finished}")
         for name, seconds in BASELINES.items():
             print(f"{'baseline: ' + name:<58} {seconds:>8.1f}")
-        print(f"{'target (2 cores)':<58} {TARGET_S:>8.1f}  {'met' if wall <= TARGET_S else 'NOT met'}")
-        return 0
+        met = code == 0 and wall <= TARGET_S
+        print(f"{'target (2 cores)':<58} {TARGET_S:>8.1f}  {'met' if met else 'NOT met'}")
+        return 0 if code == 0 else 1
     finally:
         if args.keep is None:
             shutil.rmtree(root, ignore_errors=True)
