@@ -35,6 +35,15 @@ def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -
         return (f"val holds {_tasks(n_val)} task ({scores}): one task can hardly show that a candidate is better; "
                 "nothing was staged. Next: work with your agents a few more days so more tasks recur, or lower "
                 "sleep.min_support to mine more of them")
+    full = [h for h in tried if not _partial(h)]
+    if tried and not full:
+        n = len(tried)
+        reason = tried[-1].get("gate_reason") or "it was no better"
+        return (f"the gate rejected {'the' if n == 1 else f'all {n}'} candidate{'s' if n != 1 else ''} early, "
+                f"after part of val ({tried[-1].get('gate_evaluated')} of {tried[-1].get('gate_items')} tasks: "
+                f"{reason}; {scores}); nothing was staged. Next: a stronger backend for the optimizer or the "
+                "replays (e.g. --backend claude-code), or more steps (--set train.steps_per_epoch=4)")
+    tried = full
     if tried:
         deltas = [float(h["val_candidate"]) - float(h["val_current"]) for h in tried]
         best_delta = max(deltas)
@@ -53,6 +62,14 @@ def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -
     return (f"no step produced a candidate that differs from the skill ({steps}; {scores}); nothing was staged. "
             "Next: a stronger optimizer model (model.optimizer_backend), or more steps "
             "(--set train.steps_per_epoch=4)")
+
+
+def _partial(step: dict) -> bool:
+    """A gate that decided before scoring all of val: its candidate mean covers fewer tasks than
+    the current one's, so the two are not comparable."""
+    evaluated, items = step.get("gate_evaluated"), step.get("gate_items")
+    return bool(step.get("gate_early_stopped")) or (isinstance(evaluated, int) and isinstance(items, int)
+                                                     and evaluated < items)
 
 
 def _tasks(n: int) -> str:

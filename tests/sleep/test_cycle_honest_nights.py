@@ -156,3 +156,10 @@ def test_the_demo_never_blames_a_gate_for_a_failed_night() -> None:
     assert "The night failed" in text and "no gate decided" in text and "the gate kept" not in text
     text = nothing_staged_text({"outcome": "no_improvement", "reason": "all 2 candidates were worse"})
     assert text.startswith("Nothing was staged: all 2 candidates were worse")
+
+
+def test_a_gate_that_decided_early_is_not_compared_with_the_full_val_mean() -> None:
+    early = {**step(0.667, 0.5, reason="val score 0.50 = 0.50 (decided early: 2/3 val items)"),
+             "gate_evaluated": 2, "gate_items": 3, "gate_early_stopped": True}
+    text = nothing_staged(summary(initial=0.667, best=0.667), [early], 3, "no_regression")
+    assert "rejected the candidate early, after part of val (2 of 3 tasks" in text and "worse, by" not in text
