@@ -67,7 +67,7 @@ def report_from_run(run_dir: str | Path, live_text: str | None = None) -> tuple[
         baseline_val=summary.get("initial_val"), candidate_val=summary.get("best_val"),
         policy=evaluation.get("gate_policy"), gate_accept=bool(accepted) if history else None,
         gate_reason=str(accepted[-1].get("gate_reason", "")) if accepted else "",
-        n_val_items=_val_items(history), task_deltas=deltas, edits=edits, models=_models(config),
+        n_val_items=_val_items(history), task_deltas=deltas, edits=edits, models=_models(config, _backends_used(root)),
         usage=dict(summary.get("usage") or {}), source="run", run=run, notes=notes)
     return best.read_text(encoding="utf-8"), report
 
@@ -111,16 +111,39 @@ def _score(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def _models(config: dict[str, Any]) -> dict[str, str]:
+def _models(config: dict[str, Any], used: dict[str, str] | None = None) -> dict[str, str]:
+    """Each role's backend and model: as the run described the backends it used (``used``, from
+    its ``run_started`` event: what ``auto`` resolved to, and the model), else as configured."""
     model = config.get("model") or {}
     backend = model.get("backend")
     out = {}
     for role in ("target", "optimizer", "judge"):
+        if (used or {}).get(role):
+            out[role] = str(used[role])  # type: ignore[index]
+            continue
         role_backend = model.get(f"{role}_backend") or backend
         name = model.get(role)
         if role_backend or name:
             out[role] = f"{role_backend or '?'}:{name or 'default'}"
     return out
+
+
+def _backends_used(root: Path) -> dict[str, str]:
+    """The backends the run's ``run_started`` event described (its first; {} when absent)."""
+    events = root / "events.jsonl"
+    try:
+        with events.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("event") == "run_started":
+                    backends = event.get("backends")
+                    return {str(k): str(v) for k, v in backends.items()} if isinstance(backends, dict) else {}
+    except OSError:
+        pass
+    return {}
 
 
 def _val_items(history: list) -> int | None:

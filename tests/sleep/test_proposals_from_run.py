@@ -144,3 +144,13 @@ def subprocess_branches(repo: Path) -> str:
     import subprocess
 
     return subprocess.run(["git", "-C", str(repo), "branch", "--list"], capture_output=True, text=True).stdout
+
+
+def test_models_name_the_backends_the_run_used_not_auto(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path / "run")
+    write(run / "config.yaml", yaml.safe_dump({"model": {"backend": "auto"}, "evaluation": {"gate_policy": "paired"}}))
+    write(run / "events.jsonl", json.dumps({"event": "run_started", "backends": {
+        "target": "local SmolLM2-135M (llama.cpp)", "optimizer": "local SmolLM2-135M (llama.cpp)",
+        "judge": "local SmolLM2-135M (llama.cpp)"}}) + "\n")
+    _, r = report_from_run(run)
+    assert r.models["target"] == "local SmolLM2-135M (llama.cpp)" and "auto:default" not in r.models.values()
