@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     import sleep.scheduler.cli  # noqa: F401  (registers schedule, unschedule, status, daemon, hook)
     import sleep.integrations.cli  # noqa: F401  (registers integrate)
     import sleep.doctor  # noqa: F401  (registers doctor)
+    import sleep.completion  # noqa: F401  (registers completion)
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")

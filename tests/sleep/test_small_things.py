@@ -192,3 +192,23 @@ def test_review_columns_line_up_with_cjk_skill_names(tmp_path: Path) -> None:
     rows = review_lines([replace(p, skill_name="テスト"), replace(p, skill_name="tests")])
     starts = [cell_len(line[:line.index(p.branch)]) for line in rows[1:]]
     assert starts[0] == starts[1]
+
+
+def test_the_bash_completion_completes_commands_and_their_flags(tmp_path: Path, capsys) -> None:
+    import shutil
+    import subprocess
+
+    assert main(["completion", "bash"]) == 0
+    script = tmp_path / "completion.sh"
+    script.write_text(capsys.readouterr().out)
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+
+    def complete(*words: str) -> list[str]:
+        probe = (f"source {script}; COMP_WORDS=(skillopt-sleep {' '.join(words)}); COMP_CWORD={len(words)}; "
+                 "_skillopt_sleep; echo \"${COMPREPLY[@]}\"")
+        return subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+
+    assert complete("doc") == ["doctor"]
+    assert complete("adopt", "--k") == ["--keep-branch"]
+    assert complete("run", "--new") == ["--new-skill"]
