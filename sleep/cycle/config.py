@@ -112,10 +112,9 @@ def _local_profile(data: dict[str, Any], origin: dict[tuple, str]) -> None:
     if not all(_resolves_to_local(model, role) for role in ("target", "optimizer", "judge")):
         return
     profile, _, _ = load_config_data(LOCAL_CONFIG)
-    packaged = {str(DEFAULT_CONFIG)}
     for key, value in _leaves(_only_own(profile)):
         where = origin.get(key)
-        if where is not None and where not in packaged and not _is_core_default(where):
+        if where is not None and not _is_packaged(where):
             continue  # the person set it
         node = data
         for part in key[:-1]:
@@ -153,9 +152,13 @@ def _leaves(node: dict[str, Any], prefix: tuple = ()) -> list[tuple[tuple, Any]]
     return out
 
 
-def _is_core_default(where: str) -> bool:
-    core_base = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
-    return where.startswith(str(core_base))
+def _is_packaged(where: str) -> bool:
+    """Whether ``where`` (an origin: a file, or ``--set ...``) is a packaged default file."""
+    if where.startswith("--set"):
+        return False
+    real = Path(where).resolve()
+    core_configs = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
+    return real == DEFAULT_CONFIG or real.is_relative_to(core_configs)
 
 
 def _explain(exc: ValidationError, origin: dict[tuple, str], default: str) -> str:
