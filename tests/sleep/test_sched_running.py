@@ -61,3 +61,13 @@ def test_the_systemd_refusal_is_one_line_ending_in_a_full_stop_and_points_to_pri
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.endswith("shows the entry anyway.\n")
     assert "no systemd user manager is running" in err and "--print --mode systemd" in err
+
+
+def test_a_subfolder_of_a_repository_schedules_the_repository(tmp_path: Path, monkeypatch) -> None:
+    import subprocess
+
+    fake_tools(tmp_path, monkeypatch, cron=True)
+    repo = tmp_path / "ledgerline-api"
+    (repo / "app").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert api.plan(repo / "app").schedule.project == str(repo.resolve())
