@@ -202,7 +202,8 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     say(f"[Tasks] {len(tasks)} enabled tasks for skill {choice.name} ({choice.why}): {choice.path}")
     if len(tasks) < config.sleep.min_tasks:
         night.outcome = "too_few_tasks"
-        night.reason = (f"{len(tasks)} usable recurring task{'' if len(tasks) == 1 else 's'}, fewer than sleep.min_tasks={config.sleep.min_tasks}; "
+        night.reason = (f"{len(tasks)} usable recurring task{'' if len(tasks) == 1 else 's'}, fewer than "
+                        f"sleep.min_tasks={config.sleep.min_tasks}; "
                         "nothing was trained or staged. Work with your agents a few more days, or lower "
                         "sleep.min_tasks / sleep.min_support.")
         say(f"[Night] {night.reason}")
@@ -240,7 +241,9 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         if summary.status == "budget_exhausted" else ""
     if not improved:
         night.outcome = "no_improvement"
-        night.reason = nothing_staged(summary, history, len(splits["val"]), config.core.evaluation.gate_policy)
+        limit = config.core.evaluation.val_limit
+        gated = min(len(splits["val"]), limit) if limit else len(splits["val"])  # the val tasks the gate scored
+        night.reason = nothing_staged(summary, history, gated, config.core.evaluation.gate_policy)
         say(f"[Gate] {night.reason}")
         return
     say(f"[Gate] val {_score(summary.initial_val)} → {_score(summary.best_val)} ({summary.best_source}){budget_note}")
