@@ -127,7 +127,7 @@ def nothing_staged_text(night: dict) -> str:
     if outcome == "failed":
         head = f"The night failed, so nothing was staged and no gate decided anything: {reason}"
     elif outcome == "no_improvement":
-        head = f"Nothing was staged: {reason}"
+        head = (reason[:1].upper() + reason[1:]) if "nothing was staged" in reason else f"Nothing was staged: {reason}"
     elif outcome:
         head = f"Nothing was staged (the night ended {outcome}): {reason}"
     else:
