@@ -53,15 +53,29 @@ def build_parser() -> argparse.ArgumentParser:
     import sleep.cycle.cli  # noqa: F401  (registers run, history, demo)
     import sleep.scheduler.cli  # noqa: F401  (registers schedule, unschedule, status, daemon, hook)
     import sleep.integrations.cli  # noqa: F401  (registers integrate)
+    import sleep.doctor  # noqa: F401  (registers doctor)
+    import sleep.completion  # noqa: F401  (registers completion)
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text, configure, fn in _COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
         configure(p)
         p.set_defaults(func=fn)
     return parser
+
+
+def version() -> str:
+    """The installed distribution's version (``skillopt``)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("skillopt")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -224,7 +238,8 @@ def format_report(r: HarvestReport) -> str:
 
 def _sessions_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="PATH", help="only sessions in PATH or below")
-    p.add_argument("--host", choices=["claude-code", "codex", "copilot-vscode", "copilot-cli"])
+    p.add_argument("--host", choices=["claude-code", "codex", "copilot-vscode", "copilot-cli"], metavar="HOST",
+                   help="only sessions of this host: claude-code, codex, copilot-vscode or copilot-cli")
     p.add_argument("--limit", type=int, default=50, help="at most this many (text output; default 50)")
     p.add_argument("--json", action="store_true", help="print full session records as JSON")
 
@@ -255,7 +270,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             first = first[:57] + "..."
         kind = " (subagent)" if s.is_subagent else ""
         print(f"{(s.started_at or '?')[:16]:<16}  {s.host:<14} {s.session_id[:36]:<36} "
-              f"{len(s.prompts):>3} prompts  {s.project_dir or '-'}{kind}  {first}")
+              f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  {first}")
     if len(sessions) > args.limit:
         print(f"... {len(sessions) - args.limit} more (use --limit or --json)")
     return 0

@@ -104,3 +104,10 @@ def test_missing_backend_credentials_leave_no_run_directory(tmp_path, capsys, mo
                  "--set", f"output.root={tmp_path / 'out'}"])
     assert code == 2 and "AZURE_OPENAI_ENDPOINT" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_eval_announces_the_number_of_items_it_evaluates(scripted_config, capsys):
+    """With evaluation.test_limit the header counts the items evaluated, as the result line does (issue 23 §5)."""
+    assert main(["eval", "--config", str(scripted_config), "--set", "evaluation.test_limit=2"]) == 0
+    out = capsys.readouterr().out
+    assert "over 2 items" in out and ", test 2" in out

@@ -307,3 +307,14 @@ async def test_rubric_judge_call_that_fails_says_so():
 
     result = await score(RUBRIC, "Paris", backend=Failing([]))
     assert result.hard == 0.0 and "judge call failed (timeout after 120 s)" in result.feedback
+
+
+async def test_rubric_asks_for_bounded_feedback_but_accepts_a_longer_one():
+    """A grammar-constrained small model loops in an unbounded feedback string until max_tokens
+    (issue 23 §2: a 2,000-character judge reply on SmolLM2); a larger model's long feedback still counts."""
+    long = "Correct, and here is why: " + "x" * 600
+    backend = FakeJudgeBackend([json.dumps({"score": 9, "pass": True, "feedback": long})])
+    result = await score(RUBRIC, "Paris", backend=backend)
+    assert result.hard == 1.0 and result.feedback.startswith("Correct")
+    assert backend.requests[0].json_schema["properties"]["feedback"]["maxLength"] == 300
+    assert len(backend.requests) == 1  # no repair round for a long but valid answer

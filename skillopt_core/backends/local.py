@@ -113,7 +113,7 @@ def default_model_path() -> Path:
     if not existing:
         raise BackendConfigError(
             f"local backend: the bundled model (package {_BUNDLED_DIST}) is not installed. "
-            f"{_INSTALL_HINT}, or set options.model_path to a GGUF file."
+            f"{_INSTALL_HINT}, or set model.model_path to a GGUF file."
         )
     return existing[0]
 

@@ -238,7 +238,7 @@ def load_script(script: str | Path | Mapping[str, Any]) -> tuple[list[Rule], lis
     path = Path(script).expanduser()
     if not path.is_file():
         raise BackendConfigError(
-            f"scripted rules file not found: {path}. Set options.scripted to an existing "
+            f"scripted rules file not found: {path}. Set model.scripted (--set model.scripted=FILE) to an existing "
             "YAML/JSON file or to an inline mapping with 'rules' and 'queue'."
         )
     try:

@@ -134,7 +134,7 @@ class ConsoleRenderer:
         elif isinstance(event, ev.RunEnd):
             self._stop_progress()
             best = "n/a" if event.best_val is None else f"{event.best_val:.3f}"
-            p(f"Done ({event.status}) after {event.steps_done} steps. Best val {best}.")
+            p(f"Done ({event.status}) after {event.steps_done} step{'' if event.steps_done == 1 else 's'}. Best val {best}.")
             if event.initial_test is not None and event.best_test is not None:
                 p(f"Test: initial {event.initial_test:.3f} → best {event.best_test:.3f}")
             source = f" ({event.best_source})" if event.best_source else ""

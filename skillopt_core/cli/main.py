@@ -23,6 +23,7 @@ EXIT_CODES = {"completed": 0, "budget_exhausted": 3, "cancelled": 130, "failed":
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="skillopt", description="Train and evaluate skill documents.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -31,14 +32,18 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress goes to stderr)")
 
     config_help = f"YAML config file, or the name of a packaged config: {', '.join(packaged_configs())}"
-    train = sub.add_parser("train", help="train a skill")
+    train = sub.add_parser("train", help="train a skill",
+                           description="Train a skill on a config's tasks: rollouts, reflection, edits, a gate on "
+                                       "val per step; the run directory keeps every step and best_skill.md.")
     train.add_argument("--config", help=config_help)
     train.add_argument("--resume", metavar="RUN_DIR", help="continue a run after its last finished step")
     train.add_argument("--force", action="store_true",
                        help="with --resume: accept settings or tasks that changed the experiment since the run started")
     common(train)
 
-    ev = sub.add_parser("eval", help="evaluate a skill on the test (or val) split")
+    ev = sub.add_parser("eval", help="evaluate a skill on the test (or val) split",
+                        description="Evaluate one skill file on a config's test (or val, train) split, without "
+                                    "training; prints the hard and soft scores over the items evaluated.")
     ev.add_argument("--config", help=config_help)
     ev.add_argument("--skill", help="skill file to evaluate (default: the env's seed skill or skill.init)")
     ev.add_argument("--split", choices=["test", "val", "train"], default="test")
@@ -58,6 +63,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="target model (repeat to compare on several, side by side)")
     common(cmp)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("skillopt")
+    except PackageNotFoundError:  # a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -41,7 +41,7 @@ from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_tex
 from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
 from skillopt_core.run.state import RunSummary
 from skillopt_core.run.trainer import Trainer, load_notices
-from skillopt_core.skill.document import Skill, load_skill
+from skillopt_core.skill.document import Skill, SkillParseError, load_skill
 from skillopt_core.skill.edits import Edit
 from skillopt_core.tasks.data import SPLITS, Dataset, split_tasks
 from skillopt_core.tasks.task import Task
@@ -274,6 +274,7 @@ def prepare_training(
     metered = build_backends(settings, ledger, dict(backends) if backends else None)
     if resume is None:
         env_name = "jsonl_tasks" if tasks is not None else settings.env.name
+        _check_seed(seed_skill)  # a malformed or unreadable skill fails before the run directory exists
         run_dir = RunDir.create(settings.output.root, env_name, settings.output.run_id)
         settings = _materialise_inputs(settings, run_dir, tasks, seed_skill, workdir)
         if candidate_edits:
@@ -300,6 +301,20 @@ def prepare_training(
                       is_external_cancel=lambda: run._cancelled_from_outside())
     run = TrainingRun(trainer, bus, settings)
     return run
+
+
+def _check_seed(seed_skill: str | Path | Skill | None) -> None:
+    """Raise :class:`SkillParseError` naming the file (for a path) when the seed skill cannot be used."""
+    if seed_skill is None or isinstance(seed_skill, Skill):
+        return
+    if isinstance(seed_skill, Path):
+        try:
+            text = seed_skill.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise SkillParseError(f"{seed_skill}: not UTF-8 text (byte {exc.start}); save the skill as UTF-8.") from None
+        Skill.parse(text, source=str(seed_skill))
+    else:
+        Skill.parse(str(seed_skill), source="seed_skill")
 
 
 def _materialise_inputs(settings: Settings, run_dir: RunDir, tasks, seed_skill, workdir) -> Settings:
@@ -353,7 +368,9 @@ async def evaluate(
         raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
     t = settings.train
     cache = RolloutCache(run_dir.cache_path)
-    bus.emit(ev.RunStarted(settings.env.name, str(run_dir.path), 0, data.summary(), runtime.describe_backends()))
+    # The split evaluated counts the items evaluated (after test_limit / val_limit), as the result says.
+    bus.emit(ev.RunStarted(settings.env.name, str(run_dir.path), 0, {**data.summary(), split: len(tasks)},
+                           runtime.describe_backends()))
     for note in load_notices(runtime.env, cache):
         bus.emit(note)
     label = f"eval {split}"

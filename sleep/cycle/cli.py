@@ -17,14 +17,20 @@ from sleep.lock import LockBusy
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", type=Path, default=None, help="the project's folder (default: the current directory)")
+    p.add_argument("--project", type=Path, default=None, help="the project's folder (default: the current directory); a subfolder means its repository")
     p.add_argument("--dry-run", action="store_true", help="everything except staging the proposal")
-    p.add_argument("--skill", type=Path, help="the skill file to evolve (default: chosen from the sessions)")
+    p.add_argument("--skill", type=Path, metavar="PATH",
+                   help="the skill file to evolve: a SKILL.md in a project or user skill folder "
+                        "(default: chosen from the sessions and the skills' descriptions)")
+    p.add_argument("--new-skill", action="store_true",
+                   help="confirm a --skill path that is no existing skill in a skill folder (a new file to create, "
+                        "or a Markdown file elsewhere)")
     p.add_argument("--backend", help="one backend for every role (e.g. local, claude-code, scripted)")
-    p.add_argument("--config", type=Path, help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
+    p.add_argument("--config", type=Path, metavar="FILE", help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one setting, e.g. --set sleep.min_tasks=2 or --set budget.max_calls=100")
-    p.add_argument("--wait", type=float, default=0.0, help="seconds to wait for a running night of the project")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="seconds to wait for a running night of the project (default 0: exit 3 at once)")
     p.add_argument("--json", action="store_true", help="print the night's record as JSON (progress goes to stderr)")
 
 
@@ -32,14 +38,19 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError, ConsoleRenderer
     from skillopt_core.cli.console import plain_console
+    from sleep.cycle.advice import night_subscriber
+    from sleep.cycle.progress import PlainProgress
     from sleep.cycle.night import NightError, NightOptions, run_night
 
     console = plain_console(stderr=args.json)  # the night's lines quote skills, tasks and replies verbatim
     opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
+                        new_skill=args.new_skill,
                         backend=args.backend, config=args.config, overrides=list(args.overrides), wait=args.wait)
     try:
-        night = run_night(opts, say=console.print,
-                          subscribers=[ConsoleRenderer(console)])
+        subscribers = [night_subscriber(ConsoleRenderer(console))]
+        if not console.is_terminal:  # a log (the scheduler's): plain progress lines with estimates
+            subscribers.append(PlainProgress(console.print))
+        night = run_night(opts, say=console.print, subscribers=subscribers)
     except (NightError, ConfigError) as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
         return 2
@@ -73,7 +84,8 @@ def summary_text(night) -> str:
         lines.append(f"  proposal {night.proposal['id']}: branch {night.proposal['branch']} "
                      f"(`skillopt-sleep show {night.proposal['id']}`)")
     u = night.usage or {}
-    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, wall {night.wall_s:.1f} s")
+    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
+                 f"wall {night.wall_s:.1f} s")
     return "\n".join(lines)
 
 
@@ -82,8 +94,8 @@ def _f(value) -> str:
 
 
 def _history_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", type=Path, help="only this project's nights")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--project", type=Path, metavar="PATH", help="only this project's nights")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="at most the N latest nights (default 20)")
     p.add_argument("--json", action="store_true", help="print the nights as a JSON list")
 
 
@@ -111,8 +123,9 @@ def cmd_history(args: argparse.Namespace) -> int:
         scores = f"{_f(n.scores.get('baseline'))}→{_f(n.scores.get('candidate'))}" if n.scores else "-"
         proposal = n.proposal["id"] if n.proposal else "-"
         u = n.usage or {}
+        cost = f"${u.get('cost_usd', 0.0):.2f}" if u.get("cost_usd") else "$0"
         print(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
-              f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} {n.project}")
+              f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} cost {cost:<7} {n.project}")
     return 0
 
 
@@ -129,3 +142,44 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from sleep.cycle.demo import run_demo
 
     return run_demo(args.keep, args.backend, list(args.overrides))
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="an override, as `run` takes it, to see its effect")
+    p.add_argument("--changed", action="store_true", help="only the keys a file or flag set, not the defaults")
+    p.add_argument("--json", action="store_true", help="print a JSON list of {key, value, from}")
+
+
+@command("config", "the effective night settings and which file or flag each one came from", _config_args)
+def cmd_config(args: argparse.Namespace) -> int:
+    from skillopt_core import ConfigError
+    from sleep.cycle.config import DEFAULT_CONFIG, LOCAL_CONFIG, effective_settings, load_night_config
+
+    try:
+        config = load_night_config(args.config, list(args.overrides))
+    except ConfigError as exc:
+        print(f"skillopt-sleep config: {exc}", file=sys.stderr)
+        return 2
+    core_default = str(Path(__import__("skillopt_core").__file__).resolve().parent / "configs" / "_base_")
+    rows = []
+    for key, value, origin in effective_settings(config):
+        if origin == str(DEFAULT_CONFIG):
+            origin = "night default (sleep/configs/default.yaml)"
+        elif origin == str(LOCAL_CONFIG):
+            origin = "night default on the local model (sleep/configs/local.yaml)"
+        elif origin == "default" or origin.startswith(core_default):
+            origin = "core default"
+        if args.changed and (origin == "core default" or origin.startswith("night default")):
+            continue
+        rows.append((key, value, origin))
+    if args.json:
+        print(json.dumps([{"key": k, "value": v, "from": o} for k, v, o in rows], indent=2, default=str))
+        return 0
+    print("Files read, later ones win: " + ", ".join(config.sources))
+    width = max((len(k) for k, _, _ in rows), default=10)
+    for key, value, origin in rows:
+        print(f"  {key:<{width}}  {json.dumps(value, default=str):<22}  {origin}")
+    return 0

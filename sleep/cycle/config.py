@@ -12,6 +12,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from skillopt_core import ConfigError, Settings
@@ -19,6 +20,7 @@ from skillopt_core.run.config import apply_overrides, load_config_data, validate
 from sleep import paths
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
+LOCAL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "local.yaml"
 USER_FILE = "sleep.yaml"
 
 
@@ -41,6 +43,7 @@ class NightConfig(BaseModel):
     core: Settings
     sleep: SleepSettings
     sources: list[str]
+    origin: dict[str, str] = Field(default_factory=dict)  # "section.key" -> the file or --set that set it
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -65,6 +68,7 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
         origin.update(more_origin)
         sources.append(source)
     apply_overrides(data, overrides, origin)
+    _local_profile(data, origin)
     section = data.pop("sleep", None) or {}
     if not isinstance(section, dict):
         raise ConfigError(f"{origin.get(('sleep',), sources[-1])}: 'sleep' must be a mapping of keys.")
@@ -73,7 +77,88 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
     except ValidationError as exc:
         raise ConfigError(_explain(exc, origin, sources[-1])) from None
     core = validate_settings(data, origin, default_source=sources[-1])
-    return NightConfig(core=core, sleep=sleep, sources=sources)
+    return NightConfig(core=core, sleep=sleep, sources=sources,
+                       origin={".".join(map(str, k)): v for k, v in origin.items()} |
+                              {f"sleep.{k}": origin.get(("sleep", k), "default") for k in section})
+
+
+def effective_settings(config: NightConfig, sections: tuple[str, ...] = (
+        "sleep", "model", "train", "optimizer", "evaluation", "budget", "env")) -> list[tuple[str, Any, str]]:
+    """(key, value, where it came from) for every key of ``sections``, as a night uses them;
+    "default" for a key no file or flag set (the settings' own default)."""
+    data = {"sleep": config.sleep.model_dump(), **config.core.to_dict()}
+    rows = []
+    for section in sections:
+        for key, value in _flatten(data.get(section) or {}, section):
+            rows.append((key, value, config.origin.get(key, "default")))
+    return rows
+
+
+def _flatten(node: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for key, value in node.items():
+        dotted = f"{prefix}.{key}"
+        if isinstance(value, dict) and value:
+            out += _flatten(value, dotted)
+        else:
+            out.append((dotted, value))
+    return out
+
+
+def _local_profile(data: dict[str, Any], origin: dict[tuple, str]) -> None:
+    """On the embedded model (every role resolves to ``local``), the keys of ``local.yaml``
+    that only a packaged default set take its values (``origin`` then names it)."""
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    if not all(_resolves_to_local(model, role) for role in ("target", "optimizer", "judge")):
+        return
+    profile, _, _ = load_config_data(LOCAL_CONFIG)
+    for key, value in _leaves(_only_own(profile)):
+        where = origin.get(key)
+        if where is not None and not _is_packaged(where):
+            continue  # the person set it
+        node = data
+        for part in key[:-1]:
+            node = node.setdefault(part, {})
+        node[key[-1]] = value
+        origin[key] = str(LOCAL_CONFIG)
+
+
+def _resolves_to_local(model: dict[str, Any], role: str) -> bool:
+    name = str(model.get(f"{role}_backend") or model.get("backend") or "auto").strip().lower()
+    if name == "auto":
+        from skillopt_core.backends.auto import choose
+        from skillopt_core.backends.base import BackendConfigError
+
+        try:
+            name = choose(role, model)[0]
+        except BackendConfigError:
+            return False
+    return name == "local"
+
+
+def _only_own(profile: dict[str, Any]) -> dict[str, Any]:
+    """The keys ``local.yaml`` itself sets (load_config_data merges the core base under it)."""
+    own = yaml.safe_load(LOCAL_CONFIG.read_text(encoding="utf-8")) or {}
+    return {k: {kk: profile[k][kk] for kk in v} if isinstance(v, dict) else profile[k] for k, v in own.items()}
+
+
+def _leaves(node: dict[str, Any], prefix: tuple = ()) -> list[tuple[tuple, Any]]:
+    out: list[tuple[tuple, Any]] = []
+    for key, value in node.items():
+        if isinstance(value, dict):
+            out += _leaves(value, (*prefix, key))
+        else:
+            out.append(((*prefix, key), value))
+    return out
+
+
+def _is_packaged(where: str) -> bool:
+    """Whether ``where`` (an origin: a file, or ``--set ...``) is a packaged default file."""
+    if where.startswith("--set"):
+        return False
+    real = Path(where).resolve()
+    core_configs = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
+    return real == DEFAULT_CONFIG or real.is_relative_to(core_configs)
 
 
 def _explain(exc: ValidationError, origin: dict[tuple, str], default: str) -> str:

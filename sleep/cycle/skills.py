@@ -3,13 +3,16 @@
 Each host reads skills from its own places (ARCHITECTURE.md, "Targets"). The
 sessions record which skills the agent invoked (``Session.skills``); those
 names are resolved to files, project first, then the person's home. The most
-used skill that exists wins. When none fits, the night proposes a managed skill
+used skill that exists wins. Else a project skill no session invoked is chosen
+when its description fits the recurring tasks (:mod:`sleep.cycle.skillfit`, which
+says why). When none fits, the night proposes a managed skill
 ``skillopt-learned`` for the project's main host (the host with most sessions),
 created by the proposal itself with the front matter that host accepts.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +21,7 @@ from typing import Iterable
 import yaml
 
 from sleep import paths
+from sleep.cycle.skillfit import fitting_skill
 from sleep.sessions import Session
 
 MANAGED_NAME = "skillopt-learned"
@@ -41,8 +45,19 @@ class SkillChoice:
         """The text training starts from: the file, or a minimal managed skill."""
         if self.path.is_file():
             # Bytes as they are (newline=""): adopting a proposal compares their sha256.
-            with open(self.path, encoding="utf-8", newline="") as fh:
-                return fh.read()
+            try:
+                with open(self.path, encoding="utf-8", newline="") as fh:
+                    text = fh.read()
+            except UnicodeDecodeError as exc:
+                raise SkillPathError(f"the skill {self.path} is not UTF-8 text (byte {exc.start}); save it as "
+                                     "UTF-8, or pass another with --skill.") from None
+            from skillopt_core.skill.document import Skill, SkillParseError
+
+            try:
+                Skill.parse(text, source=str(self.path))
+            except SkillParseError as exc:
+                raise SkillPathError(f"{exc} Fix the skill file, or pass another with --skill.") from None
+            return text
         return managed_skill_text(self.name)
 
 
@@ -67,11 +82,78 @@ def managed_path(host: str, project: Path) -> Path:
     return project / folder / "skills" / MANAGED_NAME / "SKILL.md"
 
 
-def choose_skill(project: Path, sessions: Iterable[Session], override: Path | None = None) -> SkillChoice:
-    """The skill to evolve for ``project`` (see the module docstring)."""
+class SkillPathError(ValueError):
+    """A ``--skill`` path that is no skill file; the message says what to pass instead."""
+
+
+def skill_folders(project: Path) -> list[Path]:
+    """The folders hosts read skills from: the project's, then the person's."""
+    return [project / ".claude" / "skills", project / ".agents" / "skills", project / ".github" / "skills",
+            project / ".github" / "instructions", paths.claude_home() / "skills",
+            paths.home() / ".agents" / "skills", paths.codex_home() / "skills",
+            paths.copilot_cli_home() / "skills"]
+
+
+def project_skills(project: Path) -> list[Path]:
+    """The skill files of the project (``<folder>/<name>/SKILL.md`` in its skill folders)."""
+    found: list[Path] = []
+    for folder in skill_folders(project)[:3]:
+        if folder.is_dir():
+            found += sorted(p for p in folder.glob("*/SKILL.md") if p.is_file())
+    return found
+
+
+def check_skill_path(path: Path, project: Path, new_skill: bool = False) -> Path:
+    """``path`` if it may be evolved with ``--skill``: a Markdown skill file in a project or user
+    skill folder (or the project's Copilot instructions), or, confirmed with ``new_skill``, a
+    Markdown file elsewhere or one to create. Raises :class:`SkillPathError` otherwise: its
+    text would be sent to a model and adopting would overwrite it."""
+    given = path
+    path = Path(os.path.abspath(path.expanduser()))
+    real = path.resolve()
+    if path.suffix.lower() != ".md" or real.suffix.lower() != ".md":
+        raise SkillPathError(f"--skill {given}: not a skill file (a skill is a Markdown file, such as "
+                             f".claude/skills/<name>/SKILL.md){_nearby(project)}.")
+    if path.exists() and not path.is_file():
+        inner = path / "SKILL.md"
+        hint = f" Did you mean {inner}?" if inner.is_file() else ""
+        raise SkillPathError(f"--skill {given} is a folder; pass the skill's Markdown file.{hint}")
+    folders = skill_folders(project) + [project / ".github" / "copilot-instructions.md"]
+    # The file and what it links to both in a skill folder: a link there to /etc/passwd is no skill.
+    in_folder = any(path.is_relative_to(f) for f in folders) and any(real.is_relative_to(f.resolve()) for f in folders)
+    if not path.is_file():
+        if new_skill:
+            return path
+        raise SkillPathError(f"--skill {given}: no such file{_nearby(project)}. To start a new skill "
+                             "there, confirm it with --new-skill.")
+    if not in_folder and not new_skill:
+        raise SkillPathError(f"--skill {given} is not in a skill folder (the project's .claude/skills, "
+                             ".agents/skills or .github/skills, or yours under ~/.claude/skills, ~/.agents/skills, "
+                             "~/.copilot/skills). Its text would be sent to the model and adopting would overwrite "
+                             "it: if that is what you want, confirm with --new-skill.")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            fh.read()
+    except UnicodeDecodeError as exc:
+        raise SkillPathError(f"--skill {given}: not UTF-8 text (byte {exc.start}); save the skill as UTF-8.") from None
+    return path
+
+
+def _nearby(project: Path) -> str:
+    skills = project_skills(project)
+    if not skills:
+        return ""
+    return "; the project's skills: " + ", ".join(str(p.relative_to(project)) for p in skills[:5])
+
+
+def choose_skill(project: Path, sessions: Iterable[Session], override: Path | None = None,
+                 tasks: Iterable[str] = ()) -> SkillChoice:
+    """The skill to evolve for ``project`` (see the module docstring). ``tasks``: the
+    texts (intent and prompt) of the project's recurring tasks, matched against the
+    descriptions of project skills no session invoked."""
     sessions = list(sessions)
     if override is not None:
-        override = override.expanduser().resolve()
+        override = Path(os.path.abspath(override.expanduser()))
         host = _host_of_path(override, project)
         return SkillChoice(override, _name_of(override), host, not override.is_file(), 0, "chosen with --skill")
     uses: Counter[tuple[str, str]] = Counter()
@@ -82,7 +164,7 @@ def choose_skill(project: Path, sessions: Iterable[Session], override: Path | No
     for (host, name), count in uses.most_common():
         for path in candidate_paths(host, name, project):
             if path.is_file():
-                return SkillChoice(path, name, host, False, count, f"invoked in {count} session(s)")
+                return SkillChoice(path, name, host, False, count, f"invoked in {count} session{'' if count == 1 else 's'}")
     instructions = project / ".github" / "copilot-instructions.md"
     hosts = Counter(HOST_OF_PREFIX.get(s.host, "claude-code") for s in sessions)
     main_host = hosts.most_common(1)[0][0] if hosts else "claude-code"
@@ -90,6 +172,12 @@ def choose_skill(project: Path, sessions: Iterable[Session], override: Path | No
         return SkillChoice(instructions, "copilot-instructions", "copilot", False, 0,
                            "the project's Copilot instructions (no invoked skill found)")
     why = "no invoked skill file found" if uses else "the sessions invoked no skill"
+    fit = fitting_skill(project_skills(project), list(tasks))
+    if fit.path is not None:
+        return SkillChoice(fit.path, _name_of(fit.path), _host_of_path(fit.path, project), False, 0,
+                           f"{why}; {fit.why}")
+    if fit.why:
+        why = f"{why}; {fit.why}"
     return SkillChoice(managed_path(main_host, project), MANAGED_NAME, main_host, not managed_path(main_host, project).is_file(),
                        0, f"{why}; a managed skill for {main_host}, the project's main host")
 

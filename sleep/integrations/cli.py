@@ -18,14 +18,21 @@ from sleep.integrations.command import CommandError
 def _args(p: argparse.ArgumentParser) -> None:
     hosts = p.add_subparsers(dest="host", metavar="HOST", required=True)
     codex = hosts.add_parser("codex",
-                             help="the MCP server in $CODEX_HOME/config.toml and the skill in ~/.agents/skills")
+                             help="the MCP server in $CODEX_HOME/config.toml and the skill in ~/.agents/skills",
+                             description="Register the skillopt-sleep MCP server with Codex ($CODEX_HOME/config.toml, "
+                                         "through `codex mcp add` when codex is on PATH) and install the "
+                                         "skillopt-sleep skill in ~/.agents/skills.")
     codex.add_argument("--skill", type=Path, metavar="FILE",
-                       help="the SKILL.md to install (plugins/codex/skills/skillopt-sleep/SKILL.md)")
+                       help="the SKILL.md to install (default: plugins/codex/skills/skillopt-sleep/SKILL.md of "
+                            "the clone SkillOpt runs from, when there is one)")
     codex.add_argument("--codex-home", type=Path, metavar="DIR", help="Codex's home (default $CODEX_HOME or ~/.codex)")
     codex.add_argument("--no-codex-cli", action="store_true",
                        help="edit config.toml directly even when `codex` is on PATH")
     copilot = hosts.add_parser("copilot", help="the MCP server in VS Code's user mcp.json and the Copilot CLI's "
-                                               "mcp-config.json")
+                                               "mcp-config.json",
+                               description="Register the skillopt-sleep MCP server with VS Code (--vscode: every "
+                                           "User folder's mcp.json) and/or the Copilot CLI (--cli: "
+                                           "mcp-config.json).")
     copilot.add_argument("--vscode", action="store_true", help="VS Code (every User folder found)")
     copilot.add_argument("--vscode-user-dir", type=Path, action="append", default=[], metavar="DIR",
                          help="this VS Code User folder (repeatable; implies --vscode)")
@@ -36,6 +43,12 @@ def _args(p: argparse.ArgumentParser) -> None:
         sub.add_argument("--uninstall", action="store_true", help="undo the install")
 
 
+def default_codex_skill() -> Path | None:
+    """The Codex skill of the clone this package runs from (an editable or source install)."""
+    path = Path(__file__).resolve().parents[2] / "plugins" / "codex" / "skills" / "skillopt-sleep" / "SKILL.md"
+    return path if path.is_file() else None
+
+
 @command("integrate", "register SkillOpt-Sleep with Codex or Copilot (what plugins/*/install.sh run)", _args)
 def cmd_integrate(args: argparse.Namespace) -> int:
     from sleep.integrations import codex, copilot
@@ -43,10 +56,14 @@ def cmd_integrate(args: argparse.Namespace) -> int:
 
     try:
         if args.host == "codex":
-            if args.skill is None or not args.skill.is_file():
-                print("skillopt-sleep integrate codex: --skill FILE is required (the clone's "
-                      "plugins/codex/skills/skillopt-sleep/SKILL.md)", file=sys.stderr)
+            skill = args.skill or default_codex_skill()
+            if skill is None or not skill.is_file():
+                given = f"--skill {args.skill}: no such file" if args.skill else \
+                    "this installation has no plugins/codex/skills/skillopt-sleep/SKILL.md"
+                print(f"skillopt-sleep integrate codex: {given}; pass --skill FILE with the clone's "
+                      "plugins/codex/skills/skillopt-sleep/SKILL.md", file=sys.stderr)
                 return 2
+            args.skill = skill
             home = args.codex_home.expanduser() if args.codex_home else None
             if args.uninstall:
                 outcomes = codex.uninstall(args.skill, home)
@@ -59,7 +76,7 @@ def cmd_integrate(args: argparse.Namespace) -> int:
             else:
                 exe = resolve(args.command)
                 for target in targets:  # refuse before touching any file, so a refusal changes nothing
-                    copilot.check(target)
+                    copilot.check(target, exe)
                 outcomes = [copilot.install(t, exe) for t in targets]
     except (CommandError, codex.CodexConfigError, copilot.CopilotConfigError, _NoTarget) as exc:
         print(f"skillopt-sleep integrate {args.host}: {exc}", file=sys.stderr)

@@ -66,7 +66,8 @@ def cli_present() -> bool:
     return paths.copilot_cli_home().is_dir() or shutil.which("copilot", path=absolute_path_entries()) is not None
 
 
-def _load(text: str, target: Target) -> dict:
+def _load(text: str, target: Target, command: str | None = None) -> dict:
+    """The file's JSON; refused (with what to add by hand, naming ``command``) when it is not plain JSON."""
     if not text.strip():
         return {}
     try:
@@ -75,7 +76,7 @@ def _load(text: str, target: Target) -> dict:
         raise CopilotConfigError(
             f"{target.path} is not plain JSON ({exc.args[0]}; comments or trailing commas?), so SkillOpt will "
             f"not rewrite it. Add this under \"{target.key}\" by hand: "
-            f"\"{SERVER}\": {json.dumps(target.entry('/path/to/skillopt-sleep'))}. Nothing was changed.") from None
+            f"\"{SERVER}\": {json.dumps(target.entry(command or 'skillopt-sleep'))}. Nothing was changed.") from None
     if not isinstance(data, dict) or not isinstance(data.get(target.key, {}), dict):
         raise CopilotConfigError(f"{target.path}: expected a JSON object with an object \"{target.key}\"; "
                                  "nothing was changed.")
@@ -92,13 +93,13 @@ def _dump(data: dict, text: str) -> str:
 
 
 def is_registered(text: str, target: Target, command: str) -> bool:
-    entry = _load(text, target).get(target.key, {}).get(SERVER)
+    entry = _load(text, target, command).get(target.key, {}).get(SERVER)
     wanted = target.entry(command)
     return isinstance(entry, dict) and {k: entry.get(k) for k in wanted} == wanted
 
 
 def with_server(text: str, target: Target, command: str) -> str:
-    data = _load(text, target)
+    data = _load(text, target, command)
     servers = data.setdefault(target.key, {})
     old = servers.get(SERVER) if isinstance(servers.get(SERVER), dict) else {}
     servers[SERVER] = {**old, **target.entry(command)}
@@ -116,10 +117,11 @@ def without_server(text: str, target: Target) -> str:
     return _dump(data, text) if data else ""
 
 
-def check(target: Target) -> None:
-    """Raise :class:`CopilotConfigError` if the target's file cannot be edited safely."""
+def check(target: Target, command: str | None = None) -> None:
+    """Raise :class:`CopilotConfigError` if the target's file cannot be edited safely (its hint
+    for a hand edit names ``command``, the executable the install would register)."""
     try:
-        _load(target.path.read_text(encoding="utf-8"), target)
+        _load(target.path.read_text(encoding="utf-8"), target, command)
     except FileNotFoundError:
         pass
 

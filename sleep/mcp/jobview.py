@@ -53,7 +53,8 @@ def event_line(e: dict[str, Any]) -> str:
     if kind == "run_stopped":
         return f"[Stopped] {e.get('status')}: {e.get('message')}"
     if kind == "run_end":
-        return f"Done ({e.get('status')}) after {e.get('steps_done')} steps; best val {_f(e.get('best_val'))}"
+        steps = e.get("steps_done")
+        return f"Done ({e.get('status')}) after {steps} step{'' if steps == 1 else 's'}; best val {_f(e.get('best_val'))}"
     return kind
 
 

@@ -127,7 +127,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                              commit: Annotated[bool, Field(description="also commit the skill file on the "
                                                                        "current branch")] = False,
                              delete_branch: Annotated[bool, Field(description="delete the proposal's branch "
-                                                                              "afterwards")] = False,
+                                                                              "afterwards (false keeps it)")] = True,
                              ) -> DecisionResult:
         """Adopt a proposal: write its candidate into the live skill file (refused if that file
         changed since the night). Ask the person before calling this. Returns every change made."""

@@ -36,7 +36,7 @@ _LAZY = {
     "Decision": "decide", "adopt": "decide", "reject": "decide",
     "report_from_run": "fromrun",
     "ProposalView": "review", "get": "review", "list_proposals": "review", "show": "review",
-    "stage": "stage",
+    "stage": "stage", "undo": "undo",
 }
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "LiveFileChanged", "NotARepositoryError", "NothingToPropose", "Proposal", "ProposalDecided",
     "ProposalError", "ProposalReport", "ProposalView", "RunDirError", "RunScores", "STATES",
     "SkillPathError", "UnknownProposal", "adopt", "get", "list_proposals", "reject", "report_from_run",
-    "show", "stage",
+    "show", "stage", "undo",
 ]
 
 

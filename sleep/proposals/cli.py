@@ -1,4 +1,4 @@
-"""``skillopt-sleep propose | review | show | adopt | reject``: the morning review.
+"""``skillopt-sleep propose | review | show | adopt | reject | undo``: the morning review.
 
 Every command calls the library (the nightly cycle, the MCP server and the
 dashboard call the same functions). A :class:`ProposalError` becomes one line
@@ -50,6 +50,8 @@ def _propose_args(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--candidate", metavar="FILE", help="the proposed skill text (a file you wrote)")
     src.add_argument("--from-run", metavar="RUN_DIR", help="a `skillopt train` run directory (its best_skill.md)")
+    p.add_argument("--force", action="store_true",
+                   help="with --from-run: stage a run trained from another text, or one that did not improve")
     p.add_argument("--project", metavar="PATH", help="refuse a skill file outside this folder")
     p.add_argument("--night", metavar="YYYY-MM-DD", type=_date, help="the date in the branch name (default today)")
     p.add_argument("--json", action="store_true", help="print the proposal (with its id) as JSON")
@@ -66,7 +68,7 @@ def _date(text: str) -> date:
          _propose_args)
 @_user_errors
 def cmd_propose(args: argparse.Namespace) -> int:
-    from sleep.proposals.fromrun import report_from_run
+    from sleep.proposals.fromrun import report_from_run, run_refusal
     from sleep.proposals.stage import stage  # GitPython loads with the commands that use it
 
     live = Path(args.skill).expanduser()
@@ -75,6 +77,10 @@ def cmd_propose(args: argparse.Namespace) -> int:
         candidate, report = _read(Path(args.candidate).expanduser(), "--candidate"), None
     else:
         candidate, report = report_from_run(args.from_run, live_text)
+        refusal = run_refusal(args.from_run, live_text, report)
+        if refusal and not args.force:
+            raise ProposalError(f"--from-run {args.from_run}: {refusal}. Nothing was staged; "
+                                "to stage it anyway, add --force.")
     p = stage(live, candidate, report, night=args.night, project=args.project)
     if args.json:
         _print_json(p.to_dict())
@@ -146,13 +152,19 @@ def cmd_show(args: argparse.Namespace) -> int:
     color = args.color == "always" or (args.color == "auto" and not args.json and sys.stdout.isatty())
     view = review.show(args.proposal, color=color)
     if args.json:
-        _print_json({**view.proposal.to_dict(), "diff": view.diff, "branch_tip": view.branch_tip})
+        _print_json({**view.proposal.to_dict(), "diff": view.diff, "pending_diff": view.pending,
+                     "branch_tip": view.branch_tip})
         return 0
     print(report_text(view.proposal))
     if view.branch_tip is not None and view.branch_tip != view.proposal.commit:
         print(f"Note: the branch has moved to {view.branch_tip[:12]}; the diff is the staged commit.")
     print()
-    print(view.diff)
+    print("The proposal (the text the night trained from → the candidate):")
+    print(view.diff or "(no change)")
+    if view.pending:
+        print(f"Your own edits, uncommitted when the night ran (not part of the proposal; it builds on them, "
+              f"and adopting keeps them):")
+        print(view.pending)
     return 0
 
 
@@ -162,7 +174,10 @@ def _adopt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("proposal", metavar="PROPOSAL", help="a proposal id (or a unique prefix, or its branch)")
     p.add_argument("--commit", action="store_true",
                    help="also commit the skill file on the current branch (refused if other changes are staged)")
-    p.add_argument("--delete-branch", action="store_true", help="delete the proposal's branch afterwards")
+    branch = p.add_mutually_exclusive_group()
+    branch.add_argument("--keep-branch", action="store_true",
+                        help="keep the proposal's branch and note (by default both are deleted once adopted)")
+    branch.add_argument("--delete-branch", action="store_true", help=argparse.SUPPRESS)  # the default now
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
 
 
@@ -171,7 +186,7 @@ def _adopt_args(p: argparse.ArgumentParser) -> None:
 def cmd_adopt(args: argparse.Namespace) -> int:
     from sleep.proposals import decide
 
-    d = decide.adopt(args.proposal, commit=args.commit, delete_branch=args.delete_branch)
+    d = decide.adopt(args.proposal, commit=args.commit, delete_branch=not args.keep_branch)
     return _print_decision(args, d, f"Adopted {d.proposal.id}: {d.proposal.skill_path} now has the candidate.")
 
 
@@ -188,6 +203,20 @@ def cmd_reject(args: argparse.Namespace) -> int:
 
     d = decide.reject(args.proposal, reason=args.reason)
     return _print_decision(args, d, f"Rejected {d.proposal.id} ({d.proposal.skill_name}, {d.proposal.night}).")
+
+
+def _undo_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("proposal", metavar="PROPOSAL", help="an adopted proposal's id (or a unique prefix, or its branch)")
+    p.add_argument("--json", action="store_true", help="print the decision as JSON")
+
+
+@command("undo", "give the skill file back the text it had before a proposal was adopted", _undo_args)
+@_user_errors
+def cmd_undo(args: argparse.Namespace) -> int:
+    from sleep.proposals.undo import undo
+
+    d = undo(args.proposal)
+    return _print_decision(args, d, f"Undid the adoption of {d.proposal.id} ({d.proposal.skill_name}).")
 
 
 def _print_decision(args: argparse.Namespace, d: Any, headline: str) -> int:

@@ -4,8 +4,11 @@ Adopt writes the candidate (the skill file at the branch's tip) to the live
 file atomically, and only if the live file still has the exact text the night
 trained from; with ``commit`` it also commits that one file on the current
 branch (refused up front if the index is locked or has staged changes, and
-undone if the commit fails). Reject deletes the branch and its note and keeps
-the record. Both record who and when in the index; neither deletes a branch
+undone if the commit fails), then deletes the proposal's branch and note
+unless asked to keep them (``delete_branch=False``, ``adopt --keep-branch``): a
+decided proposal leaves nothing for ``git push --all`` or ``git log --all``
+(when the last note goes, the notes ref goes too). Reject deletes the branch and
+its note and keeps the record. Both record who and when in the index; neither deletes a branch
 that has moved since staging (the person's commits on it are theirs), and
 neither uses a branch that no longer leads to the proposal's commit.
 
@@ -55,7 +58,7 @@ class Decision:
     messages: list[str] = field(default_factory=list)
 
 
-def adopt(ref: str, *, commit: bool = False, delete_branch: bool = False, by: str | None = None,
+def adopt(ref: str, *, commit: bool = False, delete_branch: bool = True, by: str | None = None,
           index: Index | None = None) -> Decision:
     """Make the proposal's candidate the live skill file (see the module docstring)."""
     with _index(index) as idx:
@@ -291,9 +294,14 @@ def _drop_branch(repo: git.Repo, p: Proposal, tip: str, messages: list[str]) -> 
 
 
 def _remove_note(repo: git.Repo, p: Proposal, messages: list[str]) -> None:
+    """Remove the proposal's note; the notes ref itself once it holds no note (its history of
+    "Notes added/removed" commits would otherwise stay in ``git log --all``)."""
     try:
         if g.read_note(repo, p.commit) is not None:
             g.remove_note(repo, p.commit)
+        notes = g.ref_target(repo, g.NOTES_REF)
+        if notes is not None and not g.ls_tree(repo, g.tree_of(repo, notes)):
+            g.delete_ref(repo, g.NOTES_REF, notes)
     except GitFailed as exc:
         messages.append(f"could not remove the note of {p.commit[:12]}: {exc}")
 

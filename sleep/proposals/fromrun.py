@@ -67,21 +67,83 @@ def report_from_run(run_dir: str | Path, live_text: str | None = None) -> tuple[
         baseline_val=summary.get("initial_val"), candidate_val=summary.get("best_val"),
         policy=evaluation.get("gate_policy"), gate_accept=bool(accepted) if history else None,
         gate_reason=str(accepted[-1].get("gate_reason", "")) if accepted else "",
-        n_val_items=_val_items(history), task_deltas=deltas, edits=edits, models=_models(config),
+        n_val_items=_val_items(history), task_deltas=deltas, edits=edits, models=_models(config, _backends_used(root)),
         usage=dict(summary.get("usage") or {}), source="run", run=run, notes=notes)
     return best.read_text(encoding="utf-8"), report
 
 
-def _models(config: dict[str, Any]) -> dict[str, str]:
+def run_refusal(run_dir: str | Path, live_text: str | None, report: ProposalReport) -> str | None:
+    """Why the run should not become a proposal for the skill whose text is ``live_text``
+    (None: a skill file that does not exist yet), or None when it may: the run must have
+    started from that very text (``skills/step_0000.md``) and improved its val score."""
+    root = Path(run_dir).expanduser()
+    initial = root / "skills" / "step_0000.md"
+    if live_text is not None:
+        if not initial.is_file():
+            return (f"{root} does not say which skill it was trained from (no skills/step_0000.md), so its "
+                    "scores may be about another skill")
+        start = initial.read_bytes()
+        if _sha(start) != _sha(live_text.encode("utf-8")):
+            name = _front_name(start.decode("utf-8", "replace"))
+            return (f"the run was trained from another text than the live skill"
+                    + (f" (its starting skill is {name!r})" if name else "")
+                    + "; its candidate would replace the whole file and its scores say nothing about this skill. "
+                    "Train from the live file (skillopt train --skill <it>) and propose that run")
+    base, best = report.baseline_val, report.candidate_val
+    if base is None or best is None or best <= base + 1e-9:
+        return (f"the run did not improve on val ({_score(base)} → {_score(best)}), so there is nothing to show "
+                "for the change")
+    return None
+
+
+def _front_name(text: str) -> str | None:
+    if not text.startswith("---"):
+        return None
+    end = text.find("\n---", 3)
+    try:
+        front = yaml.safe_load(text[3:end]) if end > 0 else None
+    except yaml.YAMLError:
+        return None
+    return str(front["name"]) if isinstance(front, dict) and front.get("name") else None
+
+
+def _score(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _models(config: dict[str, Any], used: dict[str, str] | None = None) -> dict[str, str]:
+    """Each role's backend and model: as the run described the backends it used (``used``, from
+    its ``run_started`` event: what ``auto`` resolved to, and the model), else as configured."""
     model = config.get("model") or {}
     backend = model.get("backend")
     out = {}
     for role in ("target", "optimizer", "judge"):
+        if (used or {}).get(role):
+            out[role] = str(used[role])  # type: ignore[index]
+            continue
         role_backend = model.get(f"{role}_backend") or backend
         name = model.get(role)
         if role_backend or name:
             out[role] = f"{role_backend or '?'}:{name or 'default'}"
     return out
+
+
+def _backends_used(root: Path) -> dict[str, str]:
+    """The backends the run's ``run_started`` event described (its first; {} when absent)."""
+    events = root / "events.jsonl"
+    try:
+        with events.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(event, dict) and event.get("event") == "run_started":
+                    backends = event.get("backends")
+                    return {str(k): str(v) for k, v in backends.items()} if isinstance(backends, dict) else {}
+    except OSError:
+        pass
+    return {}
 
 
 def _val_items(history: list) -> int | None:

@@ -69,7 +69,7 @@ def commit_message(skill: str, report: ProposalReport, proposal_id: str, n_edits
     if report.n_val_items is not None:
         lines.append(f"Val items: {report.n_val_items}")
     if not report.edits:
-        lines.append(f"Edits: none recorded ({report.source}); {n_edits} changed hunks")
+        lines.append(f"Edits: none recorded ({report.source}); {n_edits} changed hunk{'' if n_edits == 1 else 's'}")
     if report.task_deltas:
         lines.append("Per-task deltas (candidate - baseline):")
         ordered = sorted(report.task_deltas.items(), key=lambda kv: (-abs(kv[1]), str(kv[0])))

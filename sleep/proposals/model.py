@@ -9,7 +9,8 @@ never in a commit message.
 
 :class:`Proposal` is one staged proposal as the index knows it, with its
 effective ``state``: ``pending``, ``stale`` (a pending proposal whose live file
-or branch changed; ``stale_reason`` says how), ``adopted`` or ``rejected``.
+or branch changed; ``stale_reason`` says how), ``adopted``, ``rejected`` or ``undone`` (an adoption
+``skillopt-sleep undo`` reversed).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
-State = Literal["pending", "stale", "adopted", "rejected"]
-STATES: tuple[str, ...] = ("pending", "stale", "adopted", "rejected")
+State = Literal["pending", "stale", "adopted", "rejected", "undone"]
+STATES: tuple[str, ...] = ("pending", "stale", "adopted", "rejected", "undone")
 Store = Literal["project", "skills-repo"]
 Source = Literal["cycle", "candidate", "run"]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.cells import cell_len
+
 from sleep.proposals.message import label, score, usage_text
 from sleep.proposals.model import Proposal
 
@@ -21,10 +23,11 @@ def review_lines(proposals: list[Proposal]) -> list[str]:
     rows = [_HEADER] + [(p.id, project_label(p), p.skill_name, p.branch, p.night,
                          f"{score(p.baseline_val)} → {score(p.candidate_val)}", str(p.n_edits), p.state)
                         for p in proposals]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADER))]
+    # Terminal cells, not characters: a CJK or emoji character takes two (rich's measure).
+    widths = [max(cell_len(r[i]) for r in rows) for i in range(len(_HEADER))]
     out = []
     for i, row in enumerate(rows):
-        out.append("  ".join(cell.ljust(widths[j]) for j, cell in enumerate(row)).rstrip())
+        out.append("  ".join(cell + " " * (widths[j] - cell_len(cell)) for j, cell in enumerate(row)).rstrip())
         if i and proposals[i - 1].stale_reason:
             out.append(" " * (widths[0] + 2) + f"stale: {proposals[i - 1].stale_reason}")
     return out
@@ -77,7 +80,7 @@ def report_text(p: Proposal) -> str:
             if e.rationale:
                 lines.append(f"     why: {label(e.rationale, 200)}")
     else:
-        lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunks")
+        lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunk{'' if p.n_edits == 1 else 's'}")
     if r.notes:
         lines.append("Notes:")
         lines += [f"  - {n}" for n in r.notes]

@@ -20,7 +20,7 @@ import git
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
 from sleep.proposals import journal
-from sleep.proposals import store
+from sleep.proposals import store, textdiff
 from sleep.proposals.errors import BranchMissing, NotARepositoryError
 from sleep.proposals.locate import open_repo
 from sleep.proposals.model import Proposal
@@ -28,11 +28,14 @@ from sleep.proposals.model import Proposal
 
 @dataclass(frozen=True)
 class ProposalView:
-    """A proposal with its diff (the staged commit against its parent)."""
+    """A proposal with its diff: the text the night trained from → the candidate. The
+    person's own edits the night found uncommitted (HEAD → trained-from text) are not
+    part of the proposal and are shown apart (``pending``, "" when there were none)."""
 
     proposal: Proposal
     diff: str
     branch_tip: str | None  # where the branch points now (None: deleted)
+    pending: str = ""
 
 
 def live_sha256(path: str) -> str | None:
@@ -100,18 +103,47 @@ def get(ref: str, *, index: Index | None = None) -> Proposal:
 
 
 def show(ref: str, *, color: bool = False, index: Index | None = None) -> ProposalView:
-    """A proposal with the diff of its staged commit (coloured with ``color``)."""
-    p = get(ref, index=index)
-    return ProposalView(p, diff(p, color=color), _tip(p))
+    """A proposal with its diff and the person's pending edits apart (coloured with ``color``)."""
+    with _index(index) as idx:
+        row = store.get(idx, ref)
+    p = effective(row.proposal)
+    trained, candidate, committed = _texts(p, row.trained_from_text)
+    path = p.tree_path
+    # Trained from the committed text: the staged commit's own diff (as git shows it) is the proposal.
+    proposed = diff(p, color=color) if trained == committed else \
+        textdiff.unified(trained, candidate, f"a/{path}", f"b/{path}", color=color)
+    return ProposalView(p, proposed, _tip(p),
+                        pending=textdiff.unified(committed, trained, f"HEAD:{path}", f"{path} (uncommitted, as "
+                                                 "the night found it)", color=color))
 
 
 def diff(p: Proposal, *, color: bool = False) -> str:
+    """The staged commit against its parent (HEAD when the night staged it), as git shows it."""
+    repo = _repo_with_commit(p)
+    return str(g.run(repo, "diff", "--no-ext-diff", "--no-textconv", f"--color={'always' if color else 'never'}",
+                     p.parent, p.commit, "--", f":(literal){p.tree_path}"))
+
+
+def _repo_with_commit(p: Proposal) -> git.Repo:
     repo = open_repo(p.repo)
     if not g.object_exists(repo, p.commit):
         raise BranchMissing(f"the commit {p.commit[:12]} of proposal {p.id} is no longer in {p.repo} "
                             "(the branch was deleted and git collected it); only the report remains.")
-    return str(g.run(repo, "diff", "--no-ext-diff", "--no-textconv", f"--color={'always' if color else 'never'}",
-                     p.parent, p.commit, "--", f":(literal){p.tree_path}"))
+    return repo
+
+
+def _texts(p: Proposal, trained_from_text: str | None) -> tuple[str, str, str]:
+    """(trained-from, candidate, committed at the staging's parent) texts of the skill file."""
+    repo = _repo_with_commit(p)
+    parts = tuple(p.tree_path.split("/"))
+
+    def at(commit: str) -> str:
+        entry = g.blob_at(repo, g.tree_of(repo, commit), parts)
+        return g.read_blob(repo, entry.sha).decode("utf-8", "replace") if entry is not None else ""
+
+    committed = at(p.parent)
+    trained = committed if trained_from_text is None and p.trained_from_sha256 is not None else (trained_from_text or "")
+    return trained, at(p.commit), committed
 
 
 def _tip(p: Proposal) -> str | None:

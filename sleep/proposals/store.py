@@ -106,6 +106,18 @@ def decide(index: Index, proposal_id: str, state: str, *, by: str, reason: str |
     return at
 
 
+def undo(index: Index, proposal_id: str, *, by: str) -> str:
+    """Record that an adopted proposal was undone (its live file has its old text again)."""
+    at = _now()
+    cur = index.conn.execute(
+        "UPDATE proposals SET state = 'undone', reason = ? WHERE id = ? AND state = 'adopted'",
+        (f"adoption undone by {by} at {at}", proposal_id))
+    if cur.rowcount != 1:
+        raise UnknownProposal(f"proposal {proposal_id} is not adopted any more (undone elsewhere?); "
+                              "`skillopt-sleep review --all` shows its state.")
+    return at
+
+
 def set_branch_deleted(index: Index, proposal_id: str) -> None:
     index.conn.execute("UPDATE proposals SET branch_deleted = 1 WHERE id = ?", (proposal_id,))
 

@@ -17,7 +17,7 @@ from sleep import paths
 from sleep.index import Index
 from sleep.lock import FileLock
 from sleep.scheduler import store
-from sleep.scheduler.entries import Entry, Rendered, detect, mode_module, require
+from sleep.scheduler.entries import Entry, Rendered, detect, mode_module, not_firing, require
 from sleep.scheduler.model import (DEFAULT_AT, DEFAULT_JITTER_S, MODES, Schedule, ScheduleError, logs_dir,
                                    night_command, next_run, parse_at, project_key, project_path)
 
@@ -64,8 +64,9 @@ def _lock() -> FileLock:
 
 
 def plan(project: str | os.PathLike | None = None, at: str = DEFAULT_AT, mode: str = "auto",
-         jitter_s: int | None = None) -> Plan:
-    """Resolve and render the schedule without changing anything (raises ScheduleError)."""
+         jitter_s: int | None = None, *, printing: bool = False) -> Plan:
+    """Resolve and render the schedule without changing anything (raises ScheduleError).
+    ``printing`` (``--print``): render an explicit mode even where it is not usable, saying why."""
     folder = project_path(project)
     at = parse_at(at)
     notes: list[str] = []
@@ -87,7 +88,16 @@ def plan(project: str | os.PathLike | None = None, at: str = DEFAULT_AT, mode: s
                  argv=list(command.argv), env=dict(command.env))
     rendered = None
     if mode != "daemon":
-        rendered = require(mode).render(Entry(key=key, project=folder, at=at, command=command))
+        why = not_firing(mode)
+        if why is not None and printing:
+            notes.append(f"--mode {mode} is not usable on this machine ({why}); this is what it would install")
+            module = mode_module(mode)
+        elif why is not None and mode_module(mode).unavailable() is None:
+            notes.append(f"{why}: start it (e.g. `sudo service cron start`), or use --mode daemon")
+            module = mode_module(mode)
+        else:
+            module = require(mode)
+        rendered = module.render(Entry(key=key, project=folder, at=at, command=command))
         notes += rendered.notes
     elif not notes:
         notes.append(DAEMON_NOTE)

@@ -61,7 +61,7 @@ def cmd_schedule(args: argparse.Namespace) -> int:
 
     try:
         if args.dry:
-            p = api.plan(args.project, args.at, args.mode, args.jitter)
+            p = api.plan(args.project, args.at, args.mode, args.jitter, printing=True)
             print(json.dumps(p.to_dict(), indent=2) if args.json else _plan_text(p))
             return 0
         out = api.schedule(args.project, args.at, args.mode, args.jitter)

@@ -53,13 +53,17 @@ def parse_at(text: str) -> str:
 
 
 def project_path(text: str | os.PathLike | None) -> str:
-    """The project folder as the night sees it (absolute, symlinks resolved); it must exist."""
+    """The project folder as the night sees it (absolute, symlinks resolved; a subfolder of a git
+    repository is the repository's root, as for ``run``); it must exist."""
     raw = os.fspath(text) if text is not None else os.getcwd()
     if "\x00" in raw:
         raise ScheduleError("a project path may not contain NUL characters")
     path = Path(raw).expanduser().resolve()
     if not path.is_dir():
         raise ScheduleError(f"{path} is not a directory; pass --project with the folder you work in")
+    from sleep.cycle.project import repository_root
+
+    path = repository_root(path) or path
     text_path = str(path)
     try:
         text_path.encode("utf-8")

@@ -81,11 +81,20 @@ def _watcher(index: Index) -> dict[str, Any]:
     return out
 
 
+def _not_firing(mode: str) -> str | None:
+    """Why the OS scheduler of ``mode`` would not run the entry now (None: it would, or daemon)."""
+    if mode == "daemon":
+        return None
+    from sleep.scheduler.entries import not_firing
+
+    return not_firing(mode)
+
+
 def project_status(index: Index, project: str, s: Schedule | None) -> dict[str, Any]:
     entry: dict[str, Any] = {"project": project, "schedule": None, "next_run": None}
     if s is not None:
         entry["schedule"] = {"mode": s.mode, "at": s.at, "jitter_s": s.jitter_s, "installed": _installed(s),
-                             "since": s.created_at}
+                             "since": s.created_at, "not_firing": _not_firing(s.mode)}
         entry["next_run"] = next_run(s.at).isoformat(timespec="minutes")
     night = last_night(index, project)
     entry["last_night"] = night
@@ -137,6 +146,9 @@ def render(data: dict[str, Any]) -> str:
         else:
             extra = f", up to {s['jitter_s'] // 60} min later" if s["mode"] == "daemon" and s["jitter_s"] else ""
             lines.append(f"  schedule:   nightly at {s['at']} ({s['mode']}{extra})")
+            if s.get("not_firing"):
+                lines.append(f"  WARNING:    {s['not_firing']}; no night will run until it does "
+                             "(or use `skillopt-sleep schedule --mode daemon`)")
             if s["installed"] is False:
                 lines.append(f"  WARNING:    the {s['mode']} entry is missing; run `skillopt-sleep schedule` again")
             when = p["next_run"].replace("T", " ")

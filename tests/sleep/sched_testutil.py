@@ -156,7 +156,7 @@ def fake_night(path: Path, fixed_log: Path) -> Path:
 
 
 def fake_tools(tmp_path: Path, monkeypatch, *, night: bool = True, cron: bool = True, systemd: bool = False,
-               launchd: bool = False) -> Fakes:
+               launchd: bool = False, cron_daemon: bool = True) -> Fakes:
     """Fakes first on PATH (``night``: a fake ``skillopt-sleep`` too), with their state in ``tmp_path``.
 
     PATH holds the fakes, this interpreter's folder and links to a few real tools
@@ -193,6 +193,12 @@ def fake_tools(tmp_path: Path, monkeypatch, *, night: bool = True, cron: bool = 
     monkeypatch.setenv("FAKE_LAUNCHD_STATE", str(f.launchd_state))
     monkeypatch.setenv("SKILLOPT_SYSTEMD_USER_DIR", str(f.units))
     monkeypatch.setenv("SKILLOPT_LAUNCHD_DIR", str(f.agents))
+    # The process table the cron mode looks in for a running daemon (``cron_daemon``: one runs).
+    proc = tmp_path / "proc"
+    for pid, name in (("1", "init"), ("42", "cron" if cron_daemon else "sshd")):
+        (proc / pid).mkdir(parents=True, exist_ok=True)
+        (proc / pid / "comm").write_text(name + "\n")
+    monkeypatch.setenv("SKILLOPT_PROC_DIR", str(proc))
     return f
 
 

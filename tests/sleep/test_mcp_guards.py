@@ -169,7 +169,8 @@ async def test_schedule_in_a_mode_the_machine_lacks_is_refused(tmp_path: Path, m
     fake_tools(tmp_path, monkeypatch, cron=False)
     assert await _error(tmp_path, "schedule_sleep", {"project": str(tmp_path), "mode": "cron"}) == (
         "--mode cron is not usable here: no `crontab` command on PATH. Use another --mode, or --mode daemon with "
-        "`skillopt-sleep daemon` kept running by a process supervisor")
+        "`skillopt-sleep daemon` kept running by a process supervisor; `skillopt-sleep schedule --print --mode cron` "
+        "shows the entry anyway.")
 
 
 async def test_schedule_refuses_a_malformed_time(tmp_path: Path) -> None:

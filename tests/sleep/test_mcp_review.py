@@ -70,11 +70,19 @@ async def test_show_proposal_gives_the_report_and_the_staged_diff(tmp_path: Path
     assert shown["report_text"].startswith(f"Proposal {tests.id} · pending\n")
 
 
+async def test_adopt_proposal_deletes_the_branch_by_default(tmp_path: Path) -> None:
+    repo, tests, _ = _two_proposals(tmp_path)
+    async with connect(cwd=tmp_path) as client:
+        decided = await call(client, "adopt_proposal", {"proposal": tests.id})
+    assert decided["branch_deleted"] == tests.branch
+    assert git(repo, "branch", "--list", tests.branch) == ""
+
+
 async def test_adopt_proposal_writes_the_live_file_and_says_what_changed(tmp_path: Path) -> None:
     repo, tests, _ = _two_proposals(tmp_path)
     before = snapshot(repo)
     async with connect(cwd=tmp_path) as client:
-        decided = await call(client, "adopt_proposal", {"proposal": tests.id})
+        decided = await call(client, "adopt_proposal", {"proposal": tests.id, "delete_branch": False})
     after = snapshot(repo)
     assert (repo / SKILL).read_text() == CANDIDATE
     assert (after.head, after.index, after.other_refs) == (before.head, before.index, before.other_refs)

@@ -127,7 +127,8 @@ async def test_a_night_through_the_tools_ends_in_an_adopted_proposal(tmp_path: P
     homes.skillopt.mkdir(parents=True, exist_ok=True)
     (homes.skillopt / "sleep.yaml").write_text(yaml.safe_dump({"model": {
         "backend": "scripted", "scripted": str(tmp_path / "rules.yaml")}}))
-    skill = project / ".claude/skills/skillopt-learned/SKILL.md"  # the sessions invoked no skill: a managed one
+    # The sessions invoked no skill; the project's ledger-dev skill's description fits their tasks (issue 23 §1).
+    skill = project / ".claude/skills/ledger-dev/SKILL.md"
     async with connect(cwd=tmp_path) as client:
         job = await call(client, "sleep_run", {"project": str(project), "wait_seconds": 600})
         listed = await call(client, "list_proposals")

@@ -20,13 +20,32 @@ def test_adopt_writes_the_candidate_when_the_live_file_matches(tmp_path: Path) -
     assert d.wrote_file and d.commit is None
 
 
-def test_adopt_records_who_and_when_and_keeps_the_branch(tmp_path: Path) -> None:
+def test_adopt_records_who_and_when_and_keeps_the_branch_when_asked(tmp_path: Path) -> None:
     repo, p = staged(tmp_path)
-    adopt(p.id, by="tester")
+    adopt(p.id, by="tester", delete_branch=False)
     decided = get(p.id)
     assert (decided.state, decided.decided_by) == ("adopted", "tester")
     assert decided.decided_at and decided.decided_at.endswith("Z")
     assert git(repo, "rev-parse", p.branch) == p.commit
+
+
+def test_adopt_deletes_the_branch_and_leaves_nothing_in_git_log_all(tmp_path: Path) -> None:
+    repo, p = staged(tmp_path)
+    before = git(repo, "log", "--all", "--format=%s")
+    assert "Notes added" in before
+    d = adopt(p.id)
+    assert d.branch_deleted and git(repo, "branch", "--list", "skillopt/*") == ""
+    after = git(repo, "log", "--all", "--format=%s")
+    assert "Notes" not in after and p.commit not in git(repo, "log", "--all", "--format=%H")
+    assert git(repo, "for-each-ref", "refs/notes") == ""
+
+
+def test_the_cli_keeps_the_branch_with_keep_branch(tmp_path: Path, capsys) -> None:
+    from sleep.cli import main
+
+    repo, p = staged(tmp_path)
+    assert main(["adopt", p.id, "--keep-branch"]) == 0
+    assert git(repo, "rev-parse", p.branch) == p.commit and "deleted the branch" not in capsys.readouterr().out
 
 
 def test_adopt_without_commit_leaves_head_and_index_alone(tmp_path: Path) -> None:

@@ -61,9 +61,11 @@ def test_propose_from_a_real_training_run_carries_its_scores(tmp_path: Path, cap
         {"stage": "meta_skill", "response": json.dumps({"notes": "- yes helped"})},
         {"stage": "rollout", "regex": "Always reply yes", "response": "yes"},
         {"stage": "rollout", "response": "no"}]}))
+    repo = make_repo(tmp_path / "app")
     config = write(tmp_path / "config.yaml", yaml.safe_dump({
         "_base_": str(REPO_ROOT / "configs" / "_base_" / "default.yaml"),
         "env": {"name": "jsonl_tasks", "data_path": str(tasks), "split_ratio": [2, 2, 1]},
+        "skill": {"init": str(repo / SKILL)},
         "model": {"backend": "scripted", "scripted": str(rules)},
         "train": {"num_epochs": 1, "batch_size": 4, "steps_per_epoch": 1, "workers": 1},
         "output": {"root": str(tmp_path / "out"), "run_id": "r1", "plot": False}}))
@@ -71,7 +73,6 @@ def test_propose_from_a_real_training_run_carries_its_scores(tmp_path: Path, cap
     done = subprocess.run([str(skillopt), "train", "--config", str(config), "--json"], capture_output=True,
                           text=True, env=os.environ, timeout=300)
     assert done.returncode == 0, done.stderr
-    repo = make_repo(tmp_path / "app")
     assert main(["propose", "--skill", str(repo / SKILL), "--from-run",
                  str(tmp_path / "out" / "jsonl_tasks" / "r1"), "--json"]) == 0
     out = _json(capsys)

@@ -92,3 +92,65 @@ def test_a_staged_run_carries_its_scores_in_the_report(tmp_path: Path) -> None:
     text, r = report_from_run(_run_dir(tmp_path / "run"), SKILL_TEXT)
     p = stage(repo / SKILL, text, r)
     assert (p.baseline_val, p.candidate_val, p.n_edits, p.report.source) == (0.4, 0.6, 1, "run")
+
+
+# ----- refusals (issue 23 §1): a run trained from another skill, or one that did not improve -----
+
+OTHER_SKILL = "---\nname: searchqa\ndescription: Answer search questions.\n---\n\n# SearchQA\n"
+
+
+def _propose(repo: Path, run: Path, *extra: str) -> int:
+    from sleep.cli import main
+
+    return main(["propose", "--skill", str(repo / SKILL), "--from-run", str(run), *extra])
+
+
+def test_propose_refuses_a_run_trained_from_another_skill(tmp_path: Path, capsys) -> None:
+    repo = make_repo(tmp_path / "app")
+    run = _run_dir(tmp_path / "run")
+    write(run / "skills" / "step_0000.md", OTHER_SKILL)
+    assert _propose(repo, run) == 2
+    err = capsys.readouterr().err
+    assert "trained from another text" in err and "'searchqa'" in err and "--force" in err
+    assert "skillopt/" not in subprocess_branches(repo)
+    assert _propose(repo, run, "--force") == 0
+    assert "skillopt/" in subprocess_branches(repo)
+
+
+def test_propose_refuses_a_run_that_did_not_improve(tmp_path: Path, capsys) -> None:
+    repo = make_repo(tmp_path / "app")
+    run = _run_dir(tmp_path / "run")
+    summary = json.loads((run / "summary.json").read_text())
+    write(run / "summary.json", json.dumps({**summary, "initial_val": 0.0, "best_val": 0.0}))
+    assert _propose(repo, run) == 2
+    assert "did not improve on val (0.00 → 0.00)" in capsys.readouterr().err
+    assert "skillopt/" not in subprocess_branches(repo)
+
+
+def test_propose_refuses_a_run_that_does_not_say_what_it_started_from(tmp_path: Path, capsys) -> None:
+    repo = make_repo(tmp_path / "app")
+    run = _run_dir(tmp_path / "run")
+    (run / "skills" / "step_0000.md").unlink()
+    assert _propose(repo, run) == 2
+    assert "does not say which skill it was trained from" in capsys.readouterr().err
+
+
+def test_propose_stages_a_run_trained_from_the_live_text(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "app")
+    assert _propose(repo, _run_dir(tmp_path / "run")) == 0
+
+
+def subprocess_branches(repo: Path) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(repo), "branch", "--list"], capture_output=True, text=True).stdout
+
+
+def test_models_name_the_backends_the_run_used_not_auto(tmp_path: Path) -> None:
+    run = _run_dir(tmp_path / "run")
+    write(run / "config.yaml", yaml.safe_dump({"model": {"backend": "auto"}, "evaluation": {"gate_policy": "paired"}}))
+    write(run / "events.jsonl", json.dumps({"event": "run_started", "backends": {
+        "target": "local SmolLM2-135M (llama.cpp)", "optimizer": "local SmolLM2-135M (llama.cpp)",
+        "judge": "local SmolLM2-135M (llama.cpp)"}}) + "\n")
+    _, r = report_from_run(run)
+    assert r.models["target"] == "local SmolLM2-135M (llama.cpp)" and "auto:default" not in r.models.values()

@@ -55,7 +55,7 @@ def test_adopt_and_reject_at_once_make_one_decision_that_file_branch_and_record_
         detail = f"try {n}: {state}, codes {codes}, stderr {adopt_err!r} {reject_err!r}"
         assert sorted(codes) == [0, 2], detail  # one decided, the other was told it was already decided
         if state == "adopted":
-            assert codes == (0, 2) and live == CANDIDATE and branch, detail
+            assert codes == (0, 2) and live == CANDIDATE and not branch, detail  # adopt deletes it
         else:
             assert state == "rejected" and codes == (2, 0) and live == SKILL_TEXT and not branch, detail
         loser = reject_err if state == "adopted" else adopt_err

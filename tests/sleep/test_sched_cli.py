@@ -53,7 +53,7 @@ def test_schedule_then_status_shows_the_next_night_and_unschedule_restores(fakes
     data = json.loads(cli(capsys, "status", "--json")[1])
     (p,) = data["projects"]
     assert p["schedule"] == {"mode": "cron", "at": "03:17", "jitter_s": 0, "installed": True,
-                             "since": p["schedule"]["since"]}
+                             "since": p["schedule"]["since"], "not_firing": None}
     assert p["next_run"][11:16] == "03:17" and p["last_night_note"] == "no nights yet"
     code, out, _ = cli(capsys, "unschedule")
     assert code == 0 and "- removed the cron entry; your crontab had not existed before, so it was removed" in out

@@ -60,6 +60,16 @@ def _redact(text: str, secrets: list[str]) -> str:
     return text
 
 
+FEEDBACK_MAX_CHARS = 300
+
+
+def bounded_feedback(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with its ``feedback`` string limited to :data:`FEEDBACK_MAX_CHARS`."""
+    props = dict(schema["properties"])
+    props["feedback"] = {**props["feedback"], "maxLength": FEEDBACK_MAX_CHARS}
+    return {**schema, "properties": props}
+
+
 @dataclass(frozen=True)
 class RubricJudge:
     rubric: str
@@ -102,7 +112,9 @@ class RubricJudge:
         if self.backend is None:
             raise JudgeError("This rubric judge was built for validation only; build it with a judge backend.")
         schema = self.schema()
-        reply = await complete_json(self.backend, self.request(task, response), schema)
+        # Asked for with a bounded feedback (a grammar-constrained small model otherwise loops in it up to
+        # max_tokens), accepted at any length (a larger model's longer feedback is still an answer).
+        reply = await complete_json(self.backend, self.request(task, response), bounded_feedback(schema), accept=schema)
         if reply.failure is not None:
             return Score(0.0, 0.0, f"The judge call failed ({reply.failure}), so this response scored 0.")
         if not reply.ok:

@@ -3,6 +3,7 @@
 Each mode module offers the same five functions, used by :mod:`sleep.scheduler.api`:
 
 - ``unavailable() -> str | None``: why this machine cannot use the mode (None: it can);
+  cron also has ``not_running()``: a ``crontab`` binary with no cron daemon to fire it;
 - ``render(entry) -> Rendered``: exactly what ``install`` would write and run (``--print``);
 - ``install(entry) -> dict``: write the entry (idempotent) and return what was done, kept
   in the schedule's ``installed`` column so ``remove`` can undo exactly that;
@@ -77,19 +78,30 @@ def detect() -> tuple[str | None, dict[str, str]]:
     """The mode ``auto`` picks (None: no OS scheduler) and why each other one was not usable."""
     reasons: dict[str, str] = {}
     for name in os_modes():
-        why = mode_module(name).unavailable()
+        why = not_firing(name)
         if why is None:
             return name, reasons
         reasons[name] = why
     return None, reasons
 
 
+def not_firing(name: str) -> str | None:
+    """Why an entry of mode ``name`` would not run nights here: the mode's tool is missing, or
+    the scheduler behind it is not running (a ``crontab`` binary without a cron daemon)."""
+    mod = mode_module(name)
+    why = mod.unavailable()
+    if why is None and hasattr(mod, "not_running"):
+        why = mod.not_running()
+    return why
+
+
 def require(name: str) -> ModuleType:
     mod = mode_module(name)
     why = mod.unavailable()
     if why is not None:
-        raise ModeUnavailable(f"--mode {name} is not usable here: {why}. Use another --mode, or "
-                              "--mode daemon with `skillopt-sleep daemon` kept running by a process supervisor")
+        raise ModeUnavailable(f"--mode {name} is not usable here: {why}. Use another --mode, or --mode "
+                              "daemon with `skillopt-sleep daemon` kept running by a process supervisor; "
+                              f"`skillopt-sleep schedule --print --mode {name}` shows the entry anyway.")
     return mod
 
 

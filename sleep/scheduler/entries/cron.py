@@ -10,9 +10,12 @@ the last entry restores the crontab exactly, down to its absence (``crontab -r``
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sleep.scheduler.entries import Entry, Rendered, run_tool
 from sleep.scheduler.model import ScheduleError
@@ -31,6 +34,34 @@ def unavailable() -> str | None:
     if shutil.which("crontab") is None:
         return "no `crontab` command on PATH"
     return None
+
+
+# The process names of the cron daemons Linux distributions ship (cronie, vixie/Debian cron,
+# busybox, dcron, fcron).
+DAEMON_NAMES = frozenset({"cron", "crond", "cronie", "fcron", "dcron", "busybox-crond"})
+
+
+def not_running() -> str | None:
+    """Why no crontab entry would fire here: no cron daemon is running (None: one runs, or this
+    system gives no way to tell). Linux: a process of :data:`DAEMON_NAMES` in ``/proc``
+    (``SKILLOPT_PROC_DIR`` for tests); macOS starts cron on demand through launchd."""
+    if sys.platform == "darwin":
+        return None
+    proc = Path(os.environ.get("SKILLOPT_PROC_DIR") or "/proc")
+    if not proc.is_dir():
+        return None
+    try:
+        pids = [d for d in proc.iterdir() if d.name.isdigit()]
+    except OSError:
+        return None
+    for d in pids:
+        try:
+            if (d / "comm").read_text(encoding="utf-8", errors="replace").strip() in DAEMON_NAMES:
+                return None
+        except OSError:
+            continue  # the process ended, or is not ours to read
+    return ("`crontab` exists but no cron daemon is running (no cron, crond or cronie process), so the "
+            "entry would never fire")
 
 
 @dataclass

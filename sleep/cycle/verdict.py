@@ -1,0 +1,80 @@
+"""Why a night staged nothing, in terms of its data, and what to do next.
+
+Read from the run's summary and ``history.json`` (one record per step: the
+current and candidate val means, the gate's action). The first reason that
+applies is given:
+
+- the budget ran out before any candidate was kept;
+- the starting skill already passes every val task (nothing left to show);
+- val holds a single task (one task can hardly show a difference);
+- every candidate was worse or no better (by how much);
+- no step produced a candidate that differed from the skill.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -> str:
+    """The night's reason when no candidate beat the starting skill (see the module docstring)."""
+    base, best = summary.initial_val, summary.best_val
+    scores = f"val {_f(base)} → best {_f(best)}, gate {policy}"
+    tried = [h for h in history if isinstance(h, dict) and h.get("val_candidate") is not None
+             and h.get("val_current") is not None]
+    steps = f"{summary.steps_done} of {summary.total_steps} step{'s' if summary.total_steps != 1 else ''}"
+    if summary.status == "budget_exhausted":
+        return (f"the night's budget ran out after {steps} ({scores}) before a candidate beat the skill; nothing "
+                "was staged. Next: raise budget.max_calls / budget.max_tokens (e.g. --set budget.max_calls=600), "
+                "or lower train.steps_per_epoch")
+    if base is not None and base >= 1.0 - 1e-9:
+        return (f"the skill already passes all {_tasks(n_val)} val {'task' if n_val == 1 else 'tasks'} "
+                f"({scores}): there is nothing to improve on; nothing was staged. Next: nothing to do; new "
+                "recurring tasks come as you work (tasks the skill gets wrong are the ones a night can fix)")
+    if n_val <= 1:
+        return (f"val holds {_tasks(n_val)} task ({scores}): one task can hardly show that a candidate is better; "
+                "nothing was staged. Next: work with your agents a few more days so more tasks recur, or lower "
+                "sleep.min_support to mine more of them")
+    full = [h for h in tried if not _partial(h)]
+    if tried and not full:
+        n = len(tried)
+        reason = tried[-1].get("gate_reason") or "it was no better"
+        return (f"the gate rejected {'the' if n == 1 else f'all {n}'} candidate{'s' if n != 1 else ''} early, "
+                f"after part of val ({tried[-1].get('gate_evaluated')} of {tried[-1].get('gate_items')} tasks: "
+                f"{reason}; {scores}); nothing was staged. Next: a stronger backend for the optimizer or the "
+                "replays (e.g. --backend claude-code), or more steps (--set train.steps_per_epoch=4)")
+    tried = full
+    if tried:
+        deltas = [float(h["val_candidate"]) - float(h["val_current"]) for h in tried]
+        best_delta = max(deltas)
+        if abs(best_delta) < 1e-9:
+            how = "no better"
+        elif best_delta < 0:
+            how = f"worse, by {-best_delta:.3f} at best"
+        else:
+            reason = tried[deltas.index(best_delta)].get("gate_reason") or "the gate rejected it"
+            how = f"rejected by the gate (the best raised the val mean by {best_delta:.3f}, but: {reason})"
+        n = len(tried)
+        return (f"{'the' if n == 1 else f'all {n}'} candidate{'s' if n != 1 else ''} "
+                f"{'was' if n == 1 else 'were'} {how} ({scores}, over {_tasks(n_val)} val tasks); nothing was "
+                "staged. Next: a stronger backend for the optimizer or the replays (e.g. --backend claude-code), "
+                "or more steps (--set train.steps_per_epoch=4)")
+    return (f"no step produced a candidate that differs from the skill ({steps}; {scores}); nothing was staged. "
+            "Next: a stronger optimizer model (model.optimizer_backend), or more steps "
+            "(--set train.steps_per_epoch=4)")
+
+
+def _partial(step: dict) -> bool:
+    """A gate that decided before scoring all of val: its candidate mean covers fewer tasks than
+    the current one's, so the two are not comparable."""
+    evaluated, items = step.get("gate_evaluated"), step.get("gate_items")
+    return bool(step.get("gate_early_stopped")) or (isinstance(evaluated, int) and isinstance(items, int)
+                                                     and evaluated < items)
+
+
+def _tasks(n: int) -> str:
+    return "one" if n == 1 else str(n)
+
+
+def _f(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
