@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.tasks.task import Score, Task
 
 CACHE_VERSION = 2
@@ -43,6 +44,11 @@ def completion_key(backend: Backend, request: CompletionRequest) -> str:
     fields = asdict(request)
     fields.pop("role", None)
     fields.pop("stage", None)
+    # Fields added later stay out of the key at their defaults, so earlier caches still hit.
+    if fields.get("allowed_commands") is None:
+        fields.pop("allowed_commands", None)
+    if not fields.get("checks"):
+        fields.pop("checks", None)
     return "c:" + _digest({"v": CACHE_VERSION, "backend": backend_identity(backend), "request": fields})
 
 
@@ -80,8 +86,22 @@ class RolloutCache:
         row = self._entries.get(key)
         return row.get("response") if row is not None and "response" in row else None
 
-    def put_completion(self, key: str, response: str) -> None:
-        self._put({"key": key, "response": response})
+    def trajectory(self, key: str) -> Trajectory | None:
+        """The trajectory stored with a completion (None for chat backends and older caches)."""
+        row = self._entries.get(key)
+        data = row.get("trajectory") if row is not None else None
+        if not isinstance(data, dict):
+            return None
+        try:
+            return Trajectory.from_dict(data)
+        except (TypeError, ValueError):
+            return None
+
+    def put_completion(self, key: str, response: str, trajectory: Trajectory | None = None) -> None:
+        row: dict[str, Any] = {"key": key, "response": response}
+        if trajectory is not None:
+            row["trajectory"] = trajectory.to_dict()
+        self._put(row)
 
     def score(self, key: str) -> Score | None:
         row = self._entries.get(key)
