@@ -219,7 +219,11 @@ class Launcher(Protocol):
 
     name: str
 
-    def wrap(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]: ...
+    def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],
+             writable: tuple[Path, ...] = ()) -> tuple[list[str], dict[str, str]]:
+        """(the command to start, its environment). ``writable``: folders besides
+        ``cwd`` the CLI must write to (its side files)."""
+        ...
 
 
 def _stop_group(proc: asyncio.subprocess.Process, sig: int) -> None:
@@ -252,6 +256,7 @@ async def run_cli(
     stdin_text: str | None = None,
     launcher: Launcher | None = None,
     output_cap: int | None = None,
+    writable: tuple[Path, ...] = (),
 ) -> CliResult:
     """Run ``argv`` in ``cwd`` (through ``launcher`` when given); stop the whole
     process group after ``timeout`` s. ``output_cap``: keep at most this many
@@ -260,7 +265,7 @@ async def run_cli(
     command = Path(argv[0]).name
     env = child_environment()
     if launcher is not None:
-        argv, env = launcher.wrap(list(argv), cwd, env)
+        argv, env = launcher.wrap(list(argv), cwd, env, writable)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -392,6 +397,18 @@ class CliBackend:
     def acting(self) -> bool:
         return self._launcher is not None
 
+    @property
+    def launcher(self) -> Launcher | None:
+        return self._launcher
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
+    @property
+    def output_cap(self) -> int | None:
+        return self._output_cap
+
     def _acts_on(self, request: CompletionRequest) -> bool:
         return self._launcher is not None and self._is_target(request) and request.cwd is not None
 
@@ -439,4 +456,5 @@ class CliBackend:
         sandboxed = request is not None and self._acts_on(request)
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text,
                              launcher=self._launcher if sandboxed else None,
-                             output_cap=self._output_cap if sandboxed else None)
+                             output_cap=self._output_cap if sandboxed else None,
+                             writable=(where.meta,) if sandboxed else ())

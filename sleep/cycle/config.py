@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,6 +32,9 @@ class SleepSettings(BaseModel):
     use_corrections: bool = True
     max_corrections: int = Field(default=8, ge=0)
     replay_in_checkout: bool = True
+    # actions: the target agent acts in a sandboxed checkout; read_only: it can only read;
+    # auto: actions where a sandbox (bubblewrap) is available, else read-only (the night says so).
+    replay: Literal["auto", "actions", "read_only"] = "auto"
     skip_idle: bool = True
 
 

@@ -26,7 +26,7 @@ import sqlite3
 import time
 from collections import Counter
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -45,6 +45,9 @@ from sleep.index import Index, _now
 from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 from sleep.redact import Redactor
+from sleep.replay.modes import as_text_judge, choose_mode
+from sleep.replay.policy import allowed_commands
+from sleep.replay.sandbox import cleanup_homes
 
 Say = Callable[[str], None]
 
@@ -252,7 +255,9 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
     chosen = sorted(chosen, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
     tasks = [Task(id=r.id, prompt=r.prompt, context=r.context, judge=r.judge,
                   tags=("skillopt-sleep", *[f"host:{h}" for h in r.hosts]),
-                  metadata={"intent": r.intent, "support": r.support}) for r in chosen]
+                  metadata={"intent": r.intent, "support": r.support,
+                            "allowed_commands": allowed_commands(x for item in members.get(r.id, []) for x in item.shell)})
+             for r in chosen]
     evidence = [item.evidence for r in chosen for item in members.get(r.id, [])]
     return tasks, evidence, choice
 
@@ -291,11 +296,21 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
                 pass
 
         workdir = None
-        if config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values():
+        cli_target = config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values()
+        if cli_target:
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
+        mode = choose_mode(config.sleep.replay, cli_target)
+        night.replay = mode.to_dict()
+        say(f"[Replay] mode {mode.mode.replace('_', '-')}: {mode.why}")
+        if mode.mode == "read_only":
+            tasks = [replace(t, judge=as_text_judge(t.judge)) for t in tasks]
+        else:
+            stack.callback(cleanup_homes)
         redactor = Redactor(collect=True)  # the replies' secrets, for the night's index
-        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor))
+        act_family = target.replace("_", "-") if mode.mode == "actions" else None
+        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor,
+                                                               act_family=act_family))
         run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
         if edits:

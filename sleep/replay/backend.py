@@ -1,0 +1,113 @@
+"""An acting replay: each target rollout in its own disposable checkout, inside the sandbox.
+
+:class:`ActionReplayBackend` wraps an agent-CLI backend that was told to act
+(:meth:`skillopt_core.backends.cli_common.CliBackend.act` with the sandbox's
+launcher). For every target call that names a working directory (the night's
+template checkout) it
+
+1. clones the template into a fresh checkout for this rollout alone (no
+   remotes; rollouts never see each other's changes and may run side by side);
+2. lets the agent work there (max turns, wall timeout and output cap are the
+   inner backend's; the whole process group is ended on timeout);
+3. records the files that really changed (``git status`` of the rollout's
+   checkout, which replaces what the host reported, less the installed skill);
+4. runs the task's ``check`` commands there, through the same sandbox;
+5. removes the checkout.
+
+The core never learns any of this: it sees a completion whose trajectory says
+what happened. Calls of other roles pass straight through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import shlex
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+from skillopt_core import Completion, CompletionRequest
+from skillopt_core.backends.base import BackendError, RequestFailed
+from skillopt_core.backends.cli_common import CliBackend, run_cli, tail
+from skillopt_core.backends.trajectory import CheckRun, FileChange, Trajectory, bounded
+from skillopt_core.tasks.judges.outcome import is_check_command
+from sleep.cycle.checkout import replay_checkout
+
+CHECK_OUTPUT_CHARS = 4000
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    out = {}
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink() and ".git" not in path.relative_to(root).parts:
+            out[path.relative_to(root).as_posix()] = hashlib.sha1(path.read_bytes()).hexdigest()
+    return out
+
+
+def observed_changes(work: Path, before: dict[str, str] | None) -> list[FileChange]:
+    """The files changed in ``work``: from ``git status`` in a clone, else by content against ``before``."""
+    if (work / ".git").exists():
+        done = subprocess.run(["git", "-C", str(work), "status", "--porcelain=v1", "-z", "--untracked-files=all"],
+                              capture_output=True, timeout=120)
+        changes = []
+        entries = done.stdout.decode("utf-8", "replace").split("\0")
+        i = 0
+        while i < len(entries):
+            entry = entries[i]
+            i += 1
+            if len(entry) < 4:
+                continue
+            code, path = entry[:2], entry[3:]
+            if "R" in code or "C" in code:
+                i += 1  # the rename's source path follows
+            kind = "added" if code == "??" or "A" in code else "deleted" if "D" in code else "modified"
+            changes.append(FileChange(path, kind))
+        return changes
+    after = _snapshot(work)
+    before = before or {}
+    changes = [FileChange(p, "added") for p in after if p not in before]
+    changes += [FileChange(p, "modified") for p in after if p in before and after[p] != before[p]]
+    changes += [FileChange(p, "deleted") for p in before if p not in after]
+    return sorted(changes, key=lambda c: c.path)
+
+
+class ActionReplayBackend:
+    """See the module docstring. ``inner`` must already act (``inner.act(launcher)``)."""
+
+    def __init__(self, inner: CliBackend) -> None:
+        if not inner.acting:
+            raise ValueError("ActionReplayBackend needs an agent-CLI backend set to act (inner.act(launcher)).")
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+
+    def describe(self) -> str:
+        return f"{self.inner.describe()}, acting in a sandboxed checkout per rollout"
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        if request.cwd is None or (request.role or "target") != "target":
+            return await self.inner.complete(request)
+        template = Path(request.cwd)
+        with replay_checkout(template) as work:
+            before = None if (work / ".git").exists() else await asyncio.to_thread(_snapshot, work)
+            completion = await self.inner.complete(replace(request, cwd=str(work), checks=()))
+            changes = await asyncio.to_thread(observed_changes, work, before)
+            skill_dir = self.inner.skill_dir.rstrip("/") + "/"
+            changes = [c for c in changes if not c.path.startswith(skill_dir)]
+            checks = [await self._check(command, work) for command in request.checks]
+        host = completion.trajectory or Trajectory()
+        steps = tuple(s for s in host.steps if not isinstance(s, FileChange))
+        trajectory = replace(host, steps=steps).with_steps(*changes, *checks)
+        return replace(completion, trajectory=trajectory)
+
+    async def _check(self, command: str, work: Path) -> CheckRun:
+        if not is_check_command(command):
+            return CheckRun(command, None, "not an allowed verification runner; not run")
+        try:
+            result = await run_cli(shlex.split(command), cwd=work, timeout=self.inner.timeout, backend=self.name,
+                                   launcher=self.inner.launcher, output_cap=self.inner.output_cap)
+        except (RequestFailed, BackendError) as exc:
+            return CheckRun(command, None, bounded(str(exc)))
+        return CheckRun(command, result.returncode, bounded(tail(result.stdout + "\n" + result.stderr, 40,
+                                                                 CHECK_OUTPUT_CHARS)))
