@@ -10,7 +10,7 @@ it wraps the agent CLI's command line so that, inside,
   HOME made for this call (removed after it); ``/tmp`` is a private tmpfs;
 - the person's home, the product's data directory (the index, the nights) and
   ``/run`` (where sockets such as the Docker daemon's live) are hidden behind
-  empty tmpfs mounts; what the CLI needs from under them is bound back read-only:
+  empty, read-only tmpfs mounts; what the CLI needs from under them is bound back read-only:
   the CLI's own install folder, ``PATH`` entries, the interpreter when it lives
   under ``/tmp`` (a CI virtualenv, see
   :func:`skillopt_core.envs.spreadsheetbench.execute.interpreter_paths_under_tmp`)
@@ -40,11 +40,12 @@ from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_
 from skillopt_core.replay import replay_root
 from sleep import paths
 
-# Files each CLI family authenticates with, relative to HOME; copied (0600) into the scratch HOME.
-AUTH_FILES: dict[str, tuple[str, ...]] = {
-    "claude-code": (".claude/.credentials.json", ".claude.json"),
-    "codex": (".codex/auth.json",),
-    "copilot": (".copilot/config.json",),
+# Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
+# the files in it it authenticates with, other files under HOME). Copies (0600) go into the scratch HOME.
+AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
+    "claude-code": ("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), (".claude.json",)),
+    "codex": ("CODEX_HOME", ".codex", ("auth.json",), ()),
+    "copilot": ("COPILOT_HOME", ".copilot", ("config.json",), ()),
 }
 # The only environment variables besides the basics that reach the CLI: its own keys and endpoints.
 KEY_VARS: dict[str, tuple[str, ...]] = {
@@ -135,11 +136,12 @@ def _program_dirs(argv0: str) -> list[Path]:
         return []
     exe = Path(found)
     dirs = [exe.parent]
-    try:
-        real = exe.resolve()
-        dirs += [real.parent, real.parent.parent]
-    except OSError:
-        pass
+    if exe.is_symlink():  # an npm-style bin link into its package (.../node_modules/pkg/bin/cli.js)
+        try:
+            real = exe.resolve()
+            dirs += [real.parent, real.parent.parent]
+        except OSError:
+            pass
     return [d for d in dirs if d.is_dir() and d != Path("/")]
 
 
@@ -156,11 +158,15 @@ class BwrapLauncher:
 
     def scratch_home(self, base: Path) -> Path:
         scratch = Path(tempfile.mkdtemp(prefix="home-", dir=base))
-        source = (self.home or Path.home())
-        for rel in AUTH_FILES.get(self.family, ()):
-            src = source / rel
+        home = self.home or Path.home()
+        if self.family not in AUTH_FILES:
+            return scratch
+        variable, folder, inside, beside = AUTH_FILES[self.family]
+        config = Path(os.environ[variable]) if os.environ.get(variable) else home / folder
+        copies = [(config / name, scratch / folder / name) for name in inside]
+        copies += [(home / name, scratch / name) for name in beside]
+        for src, dst in copies:
             if src.is_file():
-                dst = scratch / rel
                 dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
                 shutil.copyfile(src, dst)
                 os.chmod(dst, 0o600)
@@ -172,8 +178,9 @@ class BwrapLauncher:
         out.update({"HOME": str(home), "TMPDIR": "/tmp", "TERM": "dumb", "NO_COLOR": "1", "SKILLOPT_REPLAY": "1",
                     "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
                     "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"})
-        if self.family == "codex":
-            out["CODEX_HOME"] = str(home / ".codex")
+        if self.family in AUTH_FILES:
+            variable, folder, _, _ = AUTH_FILES[self.family]
+            out[variable] = str(home / folder)
         return out
 
     def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],
@@ -214,6 +221,9 @@ class BwrapLauncher:
             args += ["--tmpfs", str(data)]
         for path in [cwd, home, *[w.resolve() for w in writable]]:
             args += ["--bind", str(path), str(path)]
+        for root in hidden:  # the hiding tmpfs mounts read-only too (mounts below them stay as they are)
+            if root != Path("/tmp"):
+                args += ["--remount-ro", str(root)]
         args += ["--chdir", str(cwd), "--", *argv]
         return args, self.environment(env, home)
 
