@@ -59,12 +59,27 @@ def _as_text(rule: dict[str, Any]) -> list[dict[str, Any]]:
     return [rule]
 
 
+def _inside(words: str, command: str) -> bool:
+    w, c = words.split(), command.split()
+    return any(c[i:i + len(w)] == w for i in range(len(c) - len(w) + 1))
+
+
 def as_text_judge(spec: Any) -> Any:
-    """``spec`` with its outcome rules replaced by the text rules they stand for."""
+    """``spec`` with its outcome rules replaced by the text rules they stand for. A
+    forbidden command inside a required one (``not_ran pytest`` beside ``ran uv run
+    pytest``) cannot be told apart in text and is left to the ``contains`` rule."""
     if isinstance(spec, dict):
         out = _as_text(spec)
         return out[0] if len(out) == 1 else out or {"type": "max_chars", "limit": 100000}
     if isinstance(spec, list):
-        parts = [r for part in spec for r in (_as_text(part) if isinstance(part, dict) else [part])]
+        required = [r.get("command", "") for r in spec if isinstance(r, dict) and r.get("type") == "ran"]
+        parts: list[Any] = []
+        for part in spec:
+            if isinstance(part, dict) and part.get("type") == "not_ran":
+                kept = [c for c in (part.get("commands") or [part.get("command", "")])
+                        if c and not any(_inside(c, r) for r in required)]
+                part = {"type": "not_ran", "commands": kept} if kept else None
+            if part is not None:
+                parts += _as_text(part) if isinstance(part, dict) else [part]
         return parts or [{"type": "max_chars", "limit": 100000}]
     return spec
