@@ -52,6 +52,11 @@ def completion_key(backend: Backend, request: CompletionRequest) -> str:
     return "c:" + _digest({"v": CACHE_VERSION, "backend": backend_identity(backend), "request": fields})
 
 
+def skill_digest(skill_text: str) -> str:
+    """A short digest of the skill text a rollout ran under (``about["skill"]`` of cache rows)."""
+    return hashlib.sha256(skill_text.encode("utf-8")).hexdigest()[:16]
+
+
 def score_key(completion: str, env_name: str, task: Task) -> str:
     """Key of one score: the completion it grades and the env's judge for the task."""
     return "s:" + _digest({"v": CACHE_VERSION, "completion": completion, "env": env_name,
@@ -97,8 +102,11 @@ class RolloutCache:
         except (TypeError, ValueError):
             return None
 
-    def put_completion(self, key: str, response: str, trajectory: Trajectory | None = None) -> None:
-        row: dict[str, Any] = {"key": key, "response": response}
+    def put_completion(self, key: str, response: str, trajectory: Trajectory | None = None,
+                       about: dict[str, Any] | None = None) -> None:
+        """``about``: what the row is for (``task``, ``sample``, ``skill`` digest), so a reader of
+        the run directory can find an item's completions per skill; not part of the key."""
+        row: dict[str, Any] = {"key": key, "response": response, **(about or {})}
         if trajectory is not None:
             row["trajectory"] = trajectory.to_dict()
         self._put(row)
@@ -112,8 +120,8 @@ class RolloutCache:
         except (TypeError, ValueError):
             return None
 
-    def put_score(self, key: str, score: Score) -> None:
-        self._put({"key": key, "hard": score.hard, "soft": score.soft, "feedback": score.feedback})
+    def put_score(self, key: str, score: Score, about: dict[str, Any] | None = None) -> None:
+        self._put({"key": key, "hard": score.hard, "soft": score.soft, "feedback": score.feedback, **(about or {})})
 
     def __len__(self) -> int:
         return len(self._entries)

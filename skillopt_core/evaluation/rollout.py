@@ -30,7 +30,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from skillopt_core.backends import Backend, BackendError, RequestFailed
 from skillopt_core.concurrency import cancel_all
-from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key
+from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key, skill_digest
 from skillopt_core.evaluation.gate import gate_scores_from_samples
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.skill.document import Skill
@@ -156,6 +156,7 @@ async def _run_one(
     request = replace(request, seed=sample_seed(seed, task.id, sample), temperature=temperature,
                       role="target", stage=request.stage or "rollout")
     ckey = completion_key(target, request)
+    about = {"task": task.id, "sample": sample, "skill": skill_digest(skill_text)}
     episode = getattr(env, "run_episode", None)
     response = cache.completion(ckey)
     cached = response is not None
@@ -174,7 +175,7 @@ async def _run_one(
             return _failure(task, sample, f"The target call failed: {type(exc).__name__}: {exc}")
         response = completion.text
         trajectory = completion.trajectory
-        cache.put_completion(ckey, response, trajectory)
+        cache.put_completion(ckey, response, trajectory, about)
     skey = score_key(ckey, getattr(env, "name", type(env).__name__), task)
     score = cache.score(skey)
     if score is None:
@@ -188,7 +189,7 @@ async def _run_one(
             raise
         except Exception as exc:
             score = Score(0.0, 0.0, f"The answer could not be scored: {type(exc).__name__}.")
-        cache.put_score(skey, score)
+        cache.put_score(skey, score, about)
     return RolloutResult(task.id, sample, response, score, cached=cached, trajectory=trajectory)
 
 

@@ -35,6 +35,8 @@ class SleepSettings(BaseModel):
     # actions: the target agent acts in a sandboxed checkout; read_only: it can only read;
     # auto: actions where a sandbox (bubblewrap) is available, else read-only (the night says so).
     replay: Literal["auto", "actions", "read_only"] = "auto"
+    # Each recurring task contributes up to this many of its member prompts as separate items.
+    instances_per_task: int = Field(default=4, ge=1)
     skip_idle: bool = True
 
 

@@ -108,7 +108,9 @@ def _demo(root: Path, backend: str, overrides: list[str]) -> int:
     if backend == "local":
         _say("The embedded SmolLM2-135M is a weak model: it barely follows instructions, and as the judge of the\n"
              "rubric it is noisy. The night below is real end to end; expect the gate to reject most candidates.\n")
-        overrides = ["model.n_ctx=4096", "model.target_max_tokens=96", "model.optimizer_max_tokens=384"] + overrides
+        # Two instances per task keep the embedded model's night short (six items instead of up to twelve).
+        overrides = ["model.n_ctx=4096", "model.target_max_tokens=96", "model.optimizer_max_tokens=384",
+                     "sleep.instances_per_task=2"] + overrides
     cli = [sys.executable, "-m", "sleep.cli"]
     night = [*cli, "run", "--project", str(project), "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"),
              "--backend", backend, *[a for o in overrides for a in ("--set", o)]]

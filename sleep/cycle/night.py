@@ -46,7 +46,7 @@ from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 from sleep.redact import Redactor
 from sleep.replay.modes import as_text_judge, choose_mode
-from sleep.replay.policy import allowed_commands
+from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
 from sleep.replay.sandbox import cleanup_homes
 
 Say = Callable[[str], None]
@@ -171,10 +171,12 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     tasks, evidence, choice = _pick(project, config, opts)
     night.skill = {"path": str(choice.path), "name": choice.name, "host": choice.host, "managed": choice.managed,
                    "why": choice.why}
-    say(f"[Tasks] {len(tasks)} enabled tasks for skill {choice.name} ({choice.why}): {choice.path}")
-    if len(tasks) < config.sleep.min_tasks:
+    n_tasks = len({t.metadata.get("task_id", t.id) for t in tasks})
+    say(f"[Tasks] {n_tasks} enabled tasks ({len(tasks)} instances) for skill {choice.name} ({choice.why}): "
+        f"{choice.path}")
+    if n_tasks < config.sleep.min_tasks:
         night.outcome = "too_few_tasks"
-        night.reason = (f"{len(tasks)} usable recurring task(s), fewer than sleep.min_tasks={config.sleep.min_tasks}; "
+        night.reason = (f"{n_tasks} usable recurring task(s), fewer than sleep.min_tasks={config.sleep.min_tasks}; "
                         "nothing was trained or staged. Work with your agents a few more days, or lower "
                         "sleep.min_tasks / sleep.min_support.")
         say(f"[Night] {night.reason}")
@@ -197,9 +199,16 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
     night.corrections = _correction_outcomes(edits, history)
     splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
-    night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks)}
+    night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
+                   "recurring": len({t.metadata.get("task_id", t.id) for t in tasks})}
+    say(f"[Tasks] {len(splits['train'])} train and {len(splits['val'])} val items")
+    if len(splits["val"]) < MIN_MEANINGFUL_VAL:
+        night.tasks["note"] = (f"only {len(splits['val'])} val item(s): the gate's decision says little; "
+                               "raise sleep.instances_per_task or wait for more sessions")
+        say(f"[Tasks] {night.tasks['note']}")
     night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
                     "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
+    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
         night.reason = f"the replay {summary.status}: {summary.error}; nothing was staged"
@@ -225,7 +234,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         return
 
     _stage(night, "stage")
-    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project)
+    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
     night.outcome = "staged"
     night.reason = f"staged as branch {night.proposal['branch']}"
     say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
@@ -253,11 +262,8 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
             continue  # this task's sessions used another skill
         chosen.append(record)
     chosen = sorted(chosen, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
-    tasks = [Task(id=r.id, prompt=r.prompt, context=r.context, judge=r.judge,
-                  tags=("skillopt-sleep", *[f"host:{h}" for h in r.hosts]),
-                  metadata={"intent": r.intent, "support": r.support,
-                            "allowed_commands": allowed_commands(x for item in members.get(r.id, []) for x in item.shell)})
-             for r in chosen]
+    tasks = [t for r in chosen for t in task_items(r, members.get(r.id, []), config.sleep.instances_per_task,
+                                                    ("skillopt-sleep", *[f"host:{h}" for h in r.hosts]))]
     evidence = [item.evidence for r in chosen for item in members.get(r.id, [])]
     return tasks, evidence, choice
 
@@ -348,14 +354,26 @@ def _correction_outcomes(edits: list, history: list[dict]) -> dict[str, Any]:
             "not_selected": sorted(set(offered) - accepted - rejected)}
 
 
+def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[str]:
+    """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`); the note lines."""
+    from sleep.replay import evidence
+
+    best = run_dir / "best_skill.md"
+    records = evidence.val_evidence(run_dir, seed_text, best.read_text(encoding="utf-8") if best.is_file() else seed_text,
+                                    list(val), {t.id: t.prompt for t in tasks})
+    night.replay["evidence"] = str(evidence.write(run_dir, records))
+    return evidence.notes(records)
+
+
 def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: Path, tasks: list[Task],
-             project: Path) -> dict[str, Any]:
+             project: Path, evidence_notes: list[str] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_run
 
     text, report = report_from_run(run_dir, seed_text)
     rejected = night.corrections.get("rejected") or []
     notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
+    notes += list(evidence_notes)
     report = report.with_(cycle_id=night.id, source="cycle", notes=notes,
                           task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks})
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
