@@ -47,6 +47,7 @@ from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 from sleep.redact import Redactor
 from sleep.replay.modes import as_text_judge, choose_mode
 from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.replay.egress import API_HOSTS, EgressProxy
 from sleep.replay.sandbox import cleanup_homes
 
 Say = Callable[[str], None]
@@ -315,8 +316,12 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             stack.callback(cleanup_homes)
         redactor = Redactor(collect=True)  # the replies' secrets, for the night's index
         act_family = target.replace("_", "-") if mode.mode == "actions" else None
+        egress = None
+        if act_family is not None:
+            egress = EgressProxy(API_HOSTS.get(act_family, ()))
+            stack.callback(egress.close)
         backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor,
-                                                               act_family=act_family))
+                                                               act_family=act_family, egress=egress))
         run = prepare_training(core, tasks=tasks, seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
         if edits:

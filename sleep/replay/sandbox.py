@@ -4,7 +4,9 @@
 it wraps the agent CLI's command line so that, inside,
 
 - there is no network (``--unshare-net``: a fresh network namespace with only
-  its own loopback, so a server on the host's 127.0.0.1 is out of reach too);
+  its own loopback, so a server on the host's 127.0.0.1 is out of reach too),
+  except, with ``egress``, the CLI's own model API through an allow-listing
+  proxy (:mod:`sleep.replay.egress`);
 - the whole file system is read-only (``--ro-bind / /``) and the only writable
   places are the rollout's checkout, the CLI's side-file folder and a scratch
   HOME made for this call (removed after it); ``/tmp`` is a private tmpfs;
@@ -32,6 +34,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +42,7 @@ from pathlib import Path
 from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
 from skillopt_core.replay import replay_root
 from sleep import paths
+from sleep.replay.egress import EgressProxy
 
 # Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
 # the files in it it authenticates with, other files under HOME). Copies (0600) go into the scratch HOME.
@@ -155,6 +159,7 @@ class BwrapLauncher:
     bwrap: str = field(default_factory=lambda: find_bwrap() or "bwrap")
     home: Path | None = None
     name: str = "bubblewrap"
+    egress: EgressProxy | None = None  # the CLI's way to its model API (sleep.replay.egress); None: no network
 
     def scratch_home(self, base: Path) -> Path:
         scratch = Path(tempfile.mkdtemp(prefix="home-", dir=base))
@@ -193,7 +198,9 @@ class BwrapLauncher:
                 "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for root in hidden:
             args += ["--tmpfs", str(root)]
-        programs = _program_dirs(argv[0])
+        if self.egress is not None:
+            argv = self.egress.wrap(argv)
+        programs = _program_dirs(argv[0]) + [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
         for entry in env.get("PATH", "").split(os.pathsep):
             if entry and Path(entry).is_absolute() and Path(entry).is_dir():
                 programs.append(Path(entry).resolve())
@@ -221,11 +228,16 @@ class BwrapLauncher:
             args += ["--tmpfs", str(data)]
         for path in [cwd, home, *[w.resolve() for w in writable]]:
             args += ["--bind", str(path), str(path)]
+        if self.egress is not None:
+            args += ["--ro-bind", str(self.egress.folder), str(self.egress.folder)]
         for root in hidden:  # the hiding tmpfs mounts read-only too (mounts below them stay as they are)
             if root != Path("/tmp"):
                 args += ["--remount-ro", str(root)]
         args += ["--chdir", str(cwd), "--", *argv]
-        return args, self.environment(env, home)
+        scrubbed = self.environment(env, home)
+        if self.egress is not None:
+            scrubbed.update(self.egress.environment())
+        return args, scrubbed
 
 
 def cleanup_homes() -> None:

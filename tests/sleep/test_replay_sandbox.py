@@ -194,3 +194,46 @@ def test_allowed_commands_are_the_sessions_programs_plus_read_only_basics() -> N
     assert allowed[: len(READ_ONLY_BASICS)] == list(READ_ONLY_BASICS)
     assert {"pnpm", "pytest", "git commit", "terraform apply"} <= set(allowed)
     assert "git" not in allowed and "sudo" not in allowed
+
+
+PROXIED = """
+import os, socket, sys
+proxy = os.environ["HTTPS_PROXY"].rsplit(":", 1)
+def via_proxy(port):
+    s = socket.create_connection(("127.0.0.1", int(proxy[1])), timeout=5)
+    s.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode())
+    return s.recv(200).split(b"\\r\\n")[0].decode()
+print(via_proxy(int(sys.argv[1])))
+print(via_proxy(int(sys.argv[2])))
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=3); print("direct reached")
+except OSError:
+    print("direct refused")
+"""
+
+
+def test_the_cli_reaches_only_its_api_hosts_through_the_egress_proxy(server) -> None:
+    from sleep.replay.egress import EgressProxy
+
+    port, hits = server
+    egress = EgressProxy(("127.0.0.1",), ports=(port,))  # the test server stands in for the model API
+    try:
+        work = replay_root() / "w"
+        work.mkdir(parents=True)
+        launcher = BwrapLauncher("claude-code", egress=egress)
+        result = asyncio.run(run_cli(["python3", "-c", PROXIED, str(port), str(port + 1)], cwd=work, timeout=30,
+                                     backend="test", launcher=launcher))
+        assert result.stdout.splitlines() == ["HTTP/1.1 200 Connection Established", "HTTP/1.1 403 Forbidden",
+                                              "direct refused"], result.stderr
+        assert len(hits) == 1 and egress.refused == [f"127.0.0.1:{port + 1}"]
+    finally:
+        egress.close()
+
+
+def test_the_api_allow_list_matches_hosts_and_ports() -> None:
+    from sleep.replay.egress import API_HOSTS, allowed
+
+    assert allowed("api.anthropic.com", 443, API_HOSTS["claude-code"], (443,))
+    assert not allowed("api.anthropic.com", 80, API_HOSTS["claude-code"], (443,))
+    assert not allowed("evil.example.com", 443, API_HOSTS["claude-code"], (443,))
+    assert not allowed("api.openai.com", 443, API_HOSTS["claude-code"], (443,))
