@@ -31,6 +31,13 @@ Contract:
 - **The process.** Started without a shell in its own process group; stdin
   carries the prompt where the CLI reads it; on timeout the whole group is
   terminated (then killed).
+- **Acting.** By default a target call gets read-only tools. After
+  :meth:`CliBackend.act` (a :class:`Launcher` from the caller, e.g. the sleep
+  layer's sandbox, and an output cap), a target call with a working directory
+  may edit files and run the programs ``request.allowed_commands`` names; its
+  process starts through the launcher, and ``request.checks`` run after it in
+  the same directory and launcher. Every call returns the trajectory the
+  host's stream reported (``Completion.trajectory``).
 - **Failures** (:func:`cli_failure`): a timeout, a non-zero exit, an error the
   CLI reports and output without an answer are :class:`RequestFailed` (this
   item only), except when the CLI's own words say the cause is systemic: not
