@@ -237,3 +237,46 @@ def test_the_api_allow_list_matches_hosts_and_ports() -> None:
     assert not allowed("api.anthropic.com", 80, API_HOSTS["claude-code"], (443,))
     assert not allowed("evil.example.com", 443, API_HOSTS["claude-code"], (443,))
     assert not allowed("api.openai.com", 443, API_HOSTS["claude-code"], (443,))
+
+
+def test_a_rollout_over_its_time_is_ended_with_everything_it_started() -> None:
+    import time
+
+    from skillopt_core.backends.base import RequestFailed
+
+    work = replay_root() / "w"
+    work.mkdir(parents=True)
+    marker = "61.25"  # a sleep length no other process uses
+    code = f"import subprocess, time\nsubprocess.Popen(['sleep', '{marker}'])\ntime.sleep(60)"
+
+    def left() -> list[str]:
+        found = []
+        for proc in Path("/proc").iterdir():
+            try:
+                if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                    found.append(proc.name)
+            except OSError:
+                continue
+        return found
+
+    outcome: list[BaseException] = []
+
+    def rollout() -> None:
+        try:
+            asyncio.run(run_cli(["python3", "-c", code], cwd=work, timeout=4, backend="test",
+                                launcher=BwrapLauncher("claude-code")))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=rollout)
+    thread.start()
+    deadline = time.monotonic() + 4
+    while not left() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left(), "the rollout's child process never started"
+    thread.join(30)
+    assert outcome and isinstance(outcome[0], RequestFailed) and "did not finish" in str(outcome[0])
+    deadline = time.monotonic() + 5
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left() == []
