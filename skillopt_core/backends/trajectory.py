@@ -27,8 +27,8 @@ observed itself with :meth:`Trajectory.with_steps`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Union
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal, Union
 
 MAX_OUTPUT_CHARS = 2000
 MAX_INPUT_CHARS = 2000
@@ -53,7 +53,7 @@ def bounded(text: Any, limit: int = MAX_OUTPUT_CHARS) -> str:
 @dataclass(frozen=True)
 class TextStep:
     text: str
-    kind: str = field(default="text", init=False)
+    kind: ClassVar[str] = "text"
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ class ToolCall:
     name: str
     input: str = ""  # the tool input as bounded JSON text
     id: str = ""
-    kind: str = field(default="tool_call", init=False)
+    kind: ClassVar[str] = "tool_call"
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ class ToolResult:
     output: str = ""
     is_error: bool = False
     name: str = ""
-    kind: str = field(default="tool_result", init=False)
+    kind: ClassVar[str] = "tool_result"
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class CommandRun:
     exit_code: int | None = None
     output: str = ""
     denied: bool = False
-    kind: str = field(default="command", init=False)
+    kind: ClassVar[str] = "command"
 
     @property
     def ok(self) -> bool:
@@ -90,7 +90,7 @@ class CommandRun:
 class FileChange:
     path: str
     change: Change = "modified"
-    kind: str = field(default="file_change", init=False)
+    kind: ClassVar[str] = "file_change"
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class CheckRun:
     command: str
     exit_code: int | None
     output: str = ""
-    kind: str = field(default="check", init=False)
+    kind: ClassVar[str] = "check"
 
     @property
     def passed(self) -> bool:
@@ -109,7 +109,7 @@ class CheckRun:
 class RawStep:
     event_type: str
     data: str = ""
-    kind: str = field(default="raw", init=False)
+    kind: ClassVar[str] = "raw"
 
 
 Step = Union[TextStep, ToolCall, ToolResult, CommandRun, FileChange, CheckRun, RawStep]
