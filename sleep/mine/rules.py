@@ -112,27 +112,42 @@ def _is_program(term: str | None, shell: list[str]) -> bool:
     return head.casefold() in KNOWN_PROGRAMS or any(s.split()[:1] == [head] for s in shell)
 
 
+_USE_ANY = re.compile(r"\buse\s+(?:" + _QUOTED + r"|" + _TOKEN + r")", re.I)
+_NEGATED = re.compile(r"(?:\bdon'?t|\bdo\s+not|\bnever|\bstop|\bnot|\bno\s+longer)\s+$", re.I)
+# Words that end a command named in prose ("never run npm here").
+_PROSE = frozenset("""here there again anymore ever in on for with please by directly manually yourself this that
+the it on unless without when if because""".split())
+
+
+def _command_phrase(text: str) -> str:
+    words = []
+    for word in text.split():
+        if word.casefold().strip(".,;!?") in _PROSE:
+            break
+        words.append(word)
+    return " ".join(words)
+
+
 def _use_and_avoid(text: str) -> tuple[str | None, str | None]:
-    """What the person said to use and what to avoid ("use `uv run pytest`, not bare pytest")."""
+    """What the person said to use and what to avoid ("use `uv run pytest`, not bare pytest";
+    "don't use npm, use pnpm")."""
     use = avoid = None
-    m = _USE_QUOTED.search(text)
-    if m:
-        use = " ".join(_quoted(m, 0).split())
-        rest = text[m.end():]
-    else:
-        m = _USE.search(text)
-        if m:
-            use = _term(m.group(1))
-            rest = text[m.end(1):]
-        else:
-            rest = ""
-    if use is not None:
+    rest = ""
+    for m in _USE_ANY.finditer(text):
+        term = " ".join(_quoted(m, 0).split()) if _quoted(m, 0) else _term(m.group(4))
+        if not term:
+            continue
+        if _NEGATED.search(text[:m.start()]):
+            avoid = avoid or term
+        elif use is None:
+            use, rest = term, text[m.end():]
+    if use is not None and avoid is None:
         n = _NOT_Y.match(rest.lstrip(" ,;")) or _NOT_Y.search(rest[:80])
         if n:
             avoid = _quoted(n, 0) or _term(n.group(4))
-    if use is None or avoid is None:
+    if use is None and avoid is None:
         m2 = _X_NOT_Y.search(text)
-        if m2 and _term(m2.group(1)) and _term(m2.group(2)) and use is None:
+        if m2 and _term(m2.group(1)) and _term(m2.group(2)):
             use, avoid = _term(m2.group(1)), _term(m2.group(2))
     if avoid and use and avoid.casefold() == use.casefold():
         avoid = None
@@ -152,6 +167,9 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
             rules.append({"type": "check", "command": use})
         if avoid:
             rules.append({"type": "not_ran", "command": avoid})
+    elif avoid and not use:
+        if _is_program(avoid, shell):  # else a rubric line: "don't use emojis" is no word to ban from the answer
+            rules.append({"type": "not_ran", "command": avoid})
     elif use:
         rules.append({"type": "contains", "value": use})
         if avoid:
@@ -163,7 +181,9 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
     elif use:
         lines.append(f"Use {use}.")
     for cmd in _NEVER_RUN.findall(text):
-        cmd = cmd.strip("`'\" ").rstrip(".,;")
+        cmd = _command_phrase(cmd.strip("`'\" ").rstrip(".,;"))
+        if not cmd or (avoid and cmd.casefold() == avoid.casefold()):
+            continue
         if _term(cmd.split()[0]) and not (use and cmd.casefold() == use.casefold()):
             rules.append({"type": "not_ran", "command": cmd} if _is_program(cmd, shell) or len(cmd.split()) > 1
                          else {"type": "not_contains", "value": cmd})

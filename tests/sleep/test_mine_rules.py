@@ -112,3 +112,12 @@ def test_summary_names_the_rules_in_one_line() -> None:
     spec = [{"type": "rubric", "rubric": "x"}, {"type": "contains", "value": "pnpm"},
             {"type": "not_contains", "value": "npm install"}]
     assert summary(spec) == 'rubric + 2 rules: contains "pnpm", not_contains "npm install"'
+
+
+def test_a_negated_use_is_what_to_avoid() -> None:
+    assert _rules("never use yarn, use pnpm") == [{"type": "ran", "command": "pnpm"}, {"type": "not_ran", "command": "yarn"}]
+    assert _rules("don't use npm here") == [{"type": "not_ran", "command": "npm"}]
+
+
+def test_prose_after_a_forbidden_command_is_not_part_of_it() -> None:
+    assert _rules("don't run npm install here please") == [{"type": "not_ran", "command": "npm install"}]
