@@ -112,6 +112,10 @@ def _is_program(term: str | None, shell: list[str]) -> bool:
     return head.casefold() in KNOWN_PROGRAMS or any(s.split()[:1] == [head] for s in shell)
 
 
+# "run `pnpm test` before you say it's done": a verification the person asked for.
+_VERIFY = re.compile(r"\b(?:run|rerun|re-run|check\s+with|verify\s+with)\s+" + _QUOTED +
+                     r"\s+(?:before|after|to\s+(?:verify|check|make\s+sure|confirm)|first|each\s+time|every\s+time)",
+                     re.I)
 _USE_ANY = re.compile(r"\buse\s+(?:" + _QUOTED + r"|" + _TOKEN + r")", re.I)
 _NEGATED = re.compile(r"(?:\bdon'?t|\bdo\s+not|\bnever|\bstop|\bnot|\bno\s+longer)\s+$", re.I)
 # Words that end a command named in prose ("never run npm here").
@@ -188,6 +192,11 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
             rules.append({"type": "not_ran", "command": cmd} if _is_program(cmd, shell) or len(cmd.split()) > 1
                          else {"type": "not_contains", "value": cmd})
             lines.append(f"Never run {cmd}.")
+    for m in _VERIFY.finditer(text):
+        command = " ".join((_quoted(m, 0) or "").split())
+        if is_check_command(command) and {"type": "check", "command": command} not in rules:
+            rules.append({"type": "check", "command": command})
+            lines.append(f"Verify with {command} before finishing.")
     touch = _TOUCH.search(text)
     if touch:
         target = _quoted(touch, 1) or touch.group(1)

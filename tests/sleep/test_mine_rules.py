@@ -121,3 +121,8 @@ def test_a_negated_use_is_what_to_avoid() -> None:
 
 def test_prose_after_a_forbidden_command_is_not_part_of_it() -> None:
     assert _rules("don't run npm install here please") == [{"type": "not_ran", "command": "npm install"}]
+
+
+def test_a_verification_the_person_asked_for_becomes_a_check() -> None:
+    assert _rules("run `pnpm test` before you say it's done") == [{"type": "check", "command": "pnpm test"}]
+    assert _rules("run `rm -rf build` before you say it's done") == []  # not a verification runner
