@@ -58,6 +58,10 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
     "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     "copilot": ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"),
 }
+# Settings each CLI documents for no traffic beyond the model API (telemetry, update checks).
+QUIET: dict[str, dict[str, str]] = {
+    "claude-code": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
+}
 BASIC_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SKILLOPT_REPLAY", "NO_COLOR")
 
 
@@ -186,6 +190,7 @@ class BwrapLauncher:
         if self.family in AUTH_FILES:
             variable, folder, _, _ = AUTH_FILES[self.family]
             out[variable] = str(home / folder)
+        out.update(QUIET.get(self.family, {}))
         return out
 
     def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],
