@@ -78,6 +78,9 @@ def val_evidence(run_dir: Path, seed_text: str, best_text: str, val_ids: list[st
 def _brief(side: dict[str, Any] | None) -> str:
     if side is None:
         return "not replayed"
+    verdict = {True: "pass", False: "fail"}.get(side.get("passed"), "?")
+    if "commands" not in side:  # a read-only replay: only the answer
+        return f"answered ({verdict})"
     ran = [c["command"] for c in side.get("commands", []) if not c["denied"]]
     denied = [c["command"] for c in side.get("commands", []) if c["denied"]]
     parts = [("ran " + ", ".join(f"`{c[:60]}`" for c in ran[:3])) if ran else "ran nothing"]
@@ -88,7 +91,6 @@ def _brief(side: dict[str, Any] | None) -> str:
     checks = side.get("checks") or []
     if checks:
         parts.append("checks " + ("passed" if all(c["passed"] for c in checks) else "failed"))
-    verdict = {True: "pass", False: "fail"}.get(side.get("passed"), "?")
     return f"{'; '.join(parts)} ({verdict})"
 
 

@@ -104,3 +104,18 @@ def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path,
 def test_a_read_only_night_says_so_and_judges_text(project: Path, tmp_path: Path, capsys) -> None:
     night = run(project, tmp_path, capsys, "claude-code", "--set", "sleep.replay=read_only", "--dry-run")
     assert night["replay"]["mode"] == "read_only" and "read_only" in night["replay"]["why"]
+
+
+def test_evidence_notes_say_what_each_side_did() -> None:
+    from sleep.replay.evidence import notes
+
+    acted = {"commands": [{"command": "npm install", "exit_code": 0, "denied": False},
+                          {"command": "curl x", "exit_code": None, "denied": True}],
+             "files": [{"path": "package-lock.json", "change": "added"}], "checks": [], "passed": False}
+    after = {"commands": [{"command": "pnpm install", "exit_code": 0, "denied": False}], "files": [],
+             "checks": [{"command": "pnpm test", "passed": True, "exit_code": 0}], "passed": True}
+    lines = notes([{"task": "t1-ab", "before": acted, "after": after},
+                   {"task": "t2-cd", "before": {"answer": "x", "passed": False}, "after": None}])
+    assert lines[0] == ("val t1-ab: before ran `npm install`; 1 denied; 1 file(s) changed (fail) → "
+                        "after ran `pnpm install`; checks passed (pass)")
+    assert lines[1] == "val t2-cd: before answered (fail) → after not replayed"
