@@ -88,8 +88,16 @@ class CommandRun:
 
 @dataclass(frozen=True)
 class FileChange:
+    """``lines_added`` / ``lines_removed``: the diff stat, when the caller measured it."""
+
     path: str
     change: Change = "modified"
+    lines_added: int | None = None
+    lines_removed: int | None = None
+
+    def describe(self) -> str:
+        stat = f", +{self.lines_added} -{self.lines_removed}" if self.lines_added is not None else ""
+        return f"{self.path} ({self.change}{stat})"
     kind: ClassVar[str] = "file_change"
 
 
@@ -157,7 +165,7 @@ class Trajectory:
                 lines.append(f"- after the agent finished, a verification command {'passed' if s.passed else 'failed'}")
         changes = self.file_changes()
         if changes:
-            shown = ", ".join(f"{c.path} ({c.change})" for c in changes[:20])
+            shown = ", ".join(c.describe() for c in changes[:20])
             more = f" and {len(changes) - 20} more" if len(changes) > 20 else ""
             lines.append(f"- files changed: {shown}{more}")
         tools = [s.name for s in self.steps if isinstance(s, ToolCall)]

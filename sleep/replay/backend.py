@@ -45,6 +45,40 @@ def _snapshot(root: Path) -> dict[str, str]:
     return out
 
 
+def _numstat(work: Path) -> dict[str, tuple[int, int]]:
+    """Lines added and removed per tracked file against HEAD (binary files left out)."""
+    done = subprocess.run(["git", "-C", str(work), "diff", "--numstat", "-z", "HEAD"], capture_output=True, timeout=120)
+    out = {}
+    for entry in done.stdout.decode("utf-8", "replace").split("\0"):
+        parts = entry.split("\t")
+        if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+            out[parts[2]] = (int(parts[0]), int(parts[1]))
+    return out
+
+
+def _line_count(path: Path) -> int | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return None if b"\0" in data[:8192] else data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def with_diff_stat(work: Path, changes: list[FileChange]) -> list[FileChange]:
+    """``changes`` with lines added and removed (the rubric judge and the reviewer see the diff stat)."""
+    stat = _numstat(work) if (work / ".git").exists() else {}
+    out = []
+    for c in changes:
+        if c.path in stat:
+            out.append(replace(c, lines_added=stat[c.path][0], lines_removed=stat[c.path][1]))
+        elif c.change == "added":
+            count = _line_count(work / c.path)
+            out.append(replace(c, lines_added=count, lines_removed=0 if count is not None else None))
+        else:
+            out.append(c)
+    return out
+
+
 def observed_changes(work: Path, before: dict[str, str] | None) -> list[FileChange]:
     """The files changed in ``work``: from ``git status`` in a clone, else by content against ``before``."""
     if (work / ".git").exists():
@@ -94,7 +128,8 @@ class ActionReplayBackend:
             completion = await self.inner.complete(replace(request, cwd=str(work), checks=()))
             changes = await asyncio.to_thread(observed_changes, work, before)
             skill_dir = self.inner.skill_dir.rstrip("/") + "/"
-            changes = [c for c in changes if not c.path.startswith(skill_dir)]
+            changes = await asyncio.to_thread(with_diff_stat, work,
+                                              [c for c in changes if not c.path.startswith(skill_dir)])
             checks = [await self._check(command, work) for command in request.checks]
         host = completion.trajectory or Trajectory()
         steps = tuple(s for s in host.steps if not isinstance(s, FileChange))

@@ -175,8 +175,9 @@ def test_each_rollout_gets_its_own_checkout_and_changes_come_from_it(repo: Path,
         assert not (template / "package-lock.json").exists()
     for completion in (first, second):
         assert [c.command for c in completion.trajectory.commands()] == ["npm install"]
-        changed = {c.path: c.change for c in completion.trajectory.file_changes()}
-        assert changed == {"package-lock.json": "added", "node_modules/.installed-by-npm": "added"}
+        changed = {c.path: (c.change, c.lines_added) for c in completion.trajectory.file_changes()}
+        assert changed == {"package-lock.json": ("added", 1), "node_modules/.installed-by-npm": ("added", 1)}
+        assert "package-lock.json (added, +1 -0)" in completion.trajectory.summary()
 
 
 def test_checks_run_after_the_agent_in_the_same_sandbox(repo: Path, fakes: Path) -> None:
@@ -280,3 +281,15 @@ def test_a_rollout_over_its_time_is_ended_with_everything_it_started() -> None:
     while left() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert left() == []
+
+
+def test_observed_changes_carry_the_diff_stat(repo: Path) -> None:
+    from sleep.replay.backend import observed_changes, with_diff_stat
+
+    with replay_checkout(repo) as work:
+        (work / "package.json").write_text('{"name": "p",\n "private": true}\n')
+        (work / "NOTES.md").write_text("a\nb\nc\n")
+        changes = {c.path: c for c in with_diff_stat(work, observed_changes(work, None))}
+    assert (changes["package.json"].change, changes["package.json"].lines_added,
+            changes["package.json"].lines_removed) == ("modified", 2, 1)
+    assert (changes["NOTES.md"].change, changes["NOTES.md"].lines_added) == ("added", 3)
