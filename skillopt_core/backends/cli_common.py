@@ -85,6 +85,7 @@ from skillopt_core.backends.trajectory import CheckRun, bounded
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 120.0
+CHECK_OUTPUT_CHARS = 4000  # of a check command's output kept before the trajectory bounds it
 _KILL_GRACE_S = 2.0
 
 # What a CLI says when the cause is not this one request (see the module doc).
@@ -424,25 +425,26 @@ class CliBackend:
 
     async def _run_checks(self, request: CompletionRequest, where: ReplayDir) -> list[CheckRun]:
         """``request.checks`` run in the working directory through the launcher, after the agent."""
-        if not self._acts_on(request):
-            return []
+        return await self.run_checks(request.checks, where.work) if self._acts_on(request) else []
+
+    async def run_checks(self, commands: tuple[str, ...] | list[str], work: Path) -> list[CheckRun]:
+        """Each command (no shell) run in ``work`` through the launcher, with this backend's
+        timeout and output cap; one :class:`CheckRun` each (exit code None: it could not run)."""
         done = []
-        for command in request.checks:
+        for command in commands:
             try:
                 argv = shlex.split(command)
             except ValueError:
                 done.append(CheckRun(command, None, "the command could not be parsed"))
                 continue
             try:
-                result = await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name,
+                result = await run_cli(argv, cwd=work, timeout=self._timeout, backend=self.name,
                                        launcher=self._launcher, output_cap=self._output_cap)
-            except RequestFailed as exc:
+            except BackendError as exc:  # RequestFailed included: a timeout, a program that cannot start
                 done.append(CheckRun(command, None, bounded(str(exc))))
                 continue
-            except BackendError as exc:
-                done.append(CheckRun(command, None, bounded(str(exc))))
-                continue
-            done.append(CheckRun(command, result.returncode, bounded(tail(result.stdout + result.stderr, 40, 4000))))
+            done.append(CheckRun(command, result.returncode,
+                                 bounded(tail(result.stdout + "\n" + result.stderr, 40, CHECK_OUTPUT_CHARS))))
         return done
 
     @contextlib.asynccontextmanager

@@ -22,19 +22,17 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import shlex
 import subprocess
 from dataclasses import replace
 from pathlib import Path
 
 from skillopt_core import Completion, CompletionRequest
-from skillopt_core.backends.base import BackendError, RequestFailed
-from skillopt_core.backends.cli_common import CliBackend, run_cli, tail
-from skillopt_core.backends.trajectory import CheckRun, FileChange, Trajectory, bounded
+from skillopt_core.backends.cli_common import CliBackend
+from skillopt_core.backends.trajectory import CheckRun, FileChange, Trajectory
 from skillopt_core.tasks.judges.outcome import is_check_command
 from sleep.cycle.checkout import replay_checkout
 
-CHECK_OUTPUT_CHARS = 4000
+NOT_A_RUNNER = "not an allowed verification runner; not run"
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -130,19 +128,10 @@ class ActionReplayBackend:
             skill_dir = self.inner.skill_dir.rstrip("/") + "/"
             changes = await asyncio.to_thread(with_diff_stat, work,
                                               [c for c in changes if not c.path.startswith(skill_dir)])
-            checks = [await self._check(command, work) for command in request.checks]
+            runnable = [c for c in request.checks if is_check_command(c)]
+            ran = iter(await self.inner.run_checks(runnable, work))
+            checks = [next(ran) if is_check_command(c) else CheckRun(c, None, NOT_A_RUNNER) for c in request.checks]
         host = completion.trajectory or Trajectory()
         steps = tuple(s for s in host.steps if not isinstance(s, FileChange))
         trajectory = replace(host, steps=steps).with_steps(*changes, *checks)
         return replace(completion, trajectory=trajectory)
-
-    async def _check(self, command: str, work: Path) -> CheckRun:
-        if not is_check_command(command):
-            return CheckRun(command, None, "not an allowed verification runner; not run")
-        try:
-            result = await run_cli(shlex.split(command), cwd=work, timeout=self.inner.timeout, backend=self.name,
-                                   launcher=self.inner.launcher, output_cap=self.inner.output_cap)
-        except (RequestFailed, BackendError) as exc:
-            return CheckRun(command, None, bounded(str(exc)))
-        return CheckRun(command, result.returncode, bounded(tail(result.stdout + "\n" + result.stderr, 40,
-                                                                 CHECK_OUTPUT_CHARS)))
