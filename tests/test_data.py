@@ -149,3 +149,20 @@ def test_load_tasks_jsonl_reports_non_utf8_line(tmp_path):
 def test_load_tasks_jsonl_missing_file_names_the_path(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.jsonl"):
         load_tasks_jsonl(tmp_path / "nope.jsonl")
+
+
+def test_a_group_is_held_out_by_instance() -> None:
+    # Instances of one recurring task share a group: the gate must see some of them held out.
+    tasks = [Task(id=f"t-{i}", prompt="p", judge="json_valid", metadata={"group": "t"}) for i in range(4)]
+    tasks += [Task(id=f"u-{i}", prompt="p", judge="json_valid", metadata={"group": "u"}) for i in range(3)]
+    for seed in range(20):
+        data = split_tasks(tasks, seed=seed, ratio=(2, 1, 0))
+        for group in ("t", "u"):
+            assert any(t.metadata["group"] == group for t in data.val), (seed, group)
+            assert any(t.metadata["group"] == group for t in data.train), (seed, group)
+
+
+def test_ungrouped_tasks_split_as_before() -> None:
+    tasks = [Task(id=f"x{i}", prompt="p", judge="json_valid") for i in range(30)]
+    grouped = [Task(id=t.id, prompt="p", judge="json_valid", metadata={"group": t.id}) for t in tasks]
+    assert [t.id for t in split_tasks(tasks, seed=3).val] == [t.id for t in split_tasks(grouped, seed=3).val]

@@ -39,12 +39,19 @@ Contract (read this before writing a backend):
 - ``name`` is the registry name, ``model`` the model identifier; both are part
   of the rollout cache key, so they must be stable for a given configuration.
 - ``describe()`` returns a short human string (shown in logs and summaries).
+- Agent-CLI backends return what the agent did as ``Completion.trajectory``
+  (:mod:`.trajectory`); chat backends leave it None. ``request.allowed_commands``
+  (programs the target may run) and ``request.checks`` (verification commands
+  run after the agent finished, in the same working directory) apply only to a
+  backend acting under a launcher (``CliBackend.act``); others ignore them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from skillopt_core.backends.trajectory import Trajectory
 
 Role = Literal["target", "optimizer", "judge"]
 
@@ -82,6 +89,11 @@ class CompletionRequest:
     verbatim as the host's skill file). ``cwd`` is a working directory the
     caller prepared (e.g. a scratch checkout of a project) where agent-CLI
     backends run instead of an empty directory; chat backends ignore it.
+    ``allowed_commands``: the programs (``pnpm``, ``git status``) a target acting
+    in ``cwd`` may run besides reading and editing files (None: the backend's
+    default, read-only tools). ``checks``: verification commands (``pytest -q``)
+    an acting backend runs in ``cwd`` after the agent finished, recorded as
+    :class:`~skillopt_core.backends.trajectory.CheckRun` steps.
     """
 
     messages: tuple[Message, ...]
@@ -94,6 +106,8 @@ class CompletionRequest:
     stage: str = ""
     skill: str | None = None
     cwd: str | None = None
+    allowed_commands: tuple[str, ...] | None = None
+    checks: tuple[str, ...] = ()
 
     @classmethod
     def single(cls, prompt: str, **kwargs: Any) -> "CompletionRequest":
@@ -123,6 +137,7 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     latency_s: float = 0.0
+    trajectory: Trajectory | None = None
 
 
 class BackendError(RuntimeError):

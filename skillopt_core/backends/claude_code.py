@@ -4,9 +4,15 @@ shared contract).
 
 Command (prompt on stdin)::
 
-    claude -p --output-format json --no-session-persistence
+    claude -p --output-format stream-json --verbose --no-session-persistence
            --tools Read,Grep,Glob,Skill --allowedTools Read,Grep,Glob,Skill
            --max-turns 10 [--model <model>]
+
+- Acting (``CliBackend.act``, a target call with a working directory): the
+  tools are the read-only ones plus ``Edit,MultiEdit,Write`` and ``Bash``, and
+  ``--allowedTools`` lets Bash run only the programs of
+  ``request.allowed_commands`` (``Bash(pnpm:*)``); the process runs through
+  the caller's launcher (its sandbox), and ``request.checks`` run after it.
 
 - The skill under training (``request.skill``) is installed at
   ``.claude/skills/<name>/SKILL.md`` in the working directory, where Claude
@@ -19,7 +25,9 @@ Command (prompt on stdin)::
 - ``--max-turns`` from ``model.max_turns`` (default :data:`DEFAULT_MAX_TURNS`).
 - ``--no-session-persistence``: no transcript is written at all, on top of
   the replay marker and directory that would let the harvester skip it.
-- Output: the JSON result object. ``result`` is the text; usage counts input
+- Output: one JSON event a line (:func:`parse_stream`): the trajectory from
+  the ``assistant``/``user`` messages' ``text``, ``tool_use`` and
+  ``tool_result`` blocks; the final ``result`` object: ``result`` is the text; usage counts input
   including cache writes and reads, plus output tokens; ``total_cost_usd`` is
   the cost. A result with ``is_error`` or a non-success subtype is an error of
   this item (:class:`RequestFailed`: max turns used up, an API error, an error
@@ -33,18 +41,24 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
+from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
+from skillopt_core.backends.trajectory import (
+    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+)
 
 log = logging.getLogger(__name__)
 
 COMMAND = "claude"
 READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "Skill")
+EDIT_TOOLS = ("Edit", "MultiEdit", "Write")
 DEFAULT_MAX_TURNS = 10
 SKILL_DIR = ".claude/skills"
 _INSTALL_HINT = "Install Claude Code (npm i -g @anthropic-ai/claude-code) and run `claude` once to log in."
@@ -63,6 +77,95 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return obj if isinstance(obj, dict) and obj.get("type") == "result" else None
+
+
+_EDIT_TOOLS = {"Edit": "modified", "MultiEdit": "modified", "Write": "modified", "NotebookEdit": "modified"}
+_EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.I)
+_KNOWN_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
+
+
+def relative_path(path: str, workdir: Path | None) -> str:
+    """``path`` relative to ``workdir`` when it lies inside it (the agent's tools report absolute paths)."""
+    if workdir is not None and path.startswith("/"):
+        try:
+            return str(Path(path).resolve().relative_to(workdir.resolve()))
+        except ValueError:
+            return path
+    return path
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+    return content if isinstance(content, str) else bounded(content)
+
+
+def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, Any] | None, Trajectory]:
+    """(the final ``result`` object, the trajectory) from ``--output-format
+    stream-json --verbose`` output: one JSON object a line, ``system`` (init),
+    ``assistant`` and ``user`` messages whose ``content`` holds ``text``,
+    ``tool_use`` and ``tool_result`` blocks, and the ``result`` last. A ``Bash``
+    tool use becomes a :class:`CommandRun` once its result arrives (exit code
+    from an ``Exit code N`` first line, else 0 unless the result is an error);
+    an ``Edit``/``Write``/``MultiEdit`` a :class:`FileChange`; tool uses listed
+    in the result's ``permission_denials`` are marked denied. Other event types
+    are kept as raw steps and counted."""
+    events, _ = json_lines(stdout)
+    trace = TrajectoryBuilder()
+    pending: dict[str, tuple[str, dict[str, Any]]] = {}
+    commands: dict[str, int] = {}
+    result: dict[str, Any] | None = None
+    for event in events:
+        kind = event.get("type")
+        if kind not in _KNOWN_TYPES:
+            trace.raw(event)
+            continue
+        if kind == "result":
+            result = event
+            continue
+        message = event.get("message") if isinstance(event.get("message"), dict) else {}
+        content = message.get("content")
+        if kind not in ("assistant", "user") or not isinstance(content, list):
+            continue
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            btype = block.get("type")
+            if btype == "text" and kind == "assistant" and str(block.get("text") or "").strip():
+                trace.add(TextStep(bounded(block["text"])))
+            elif btype == "tool_use":
+                name, tool_input = str(block.get("name") or "?"), block.get("input") or {}
+                tool_id = str(block.get("id") or "")
+                pending[tool_id] = (name, tool_input if isinstance(tool_input, dict) else {})
+                trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), tool_id))
+                path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+                if name in _EDIT_TOOLS and isinstance(path, str):
+                    trace.add(FileChange(relative_path(path, workdir), _EDIT_TOOLS[name]))
+            elif btype == "tool_result":
+                tool_id = str(block.get("tool_use_id") or "")
+                output, is_error = _result_text(block.get("content")), bool(block.get("is_error"))
+                name, tool_input = pending.get(tool_id, ("", {}))
+                trace.add(ToolResult(tool_id, bounded(output), is_error, name))
+                if name == "Bash":
+                    code = _EXIT_CODE.match(output)
+                    exit_code = int(code.group(1)) if code else (None if is_error else 0)
+                    commands[tool_id] = len(trace.steps)
+                    trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output)))
+            elif btype != "thinking":
+                trace.raw({"type": f"{kind}.{btype}"})
+    if result is not None:
+        for denial in result.get("permission_denials") or []:
+            if not isinstance(denial, dict):
+                continue
+            tool_id = str(denial.get("tool_use_id") or "")
+            where = commands.get(tool_id)
+            if where is not None and where < len(trace.steps):
+                step = trace.steps[where]
+                trace.steps[where] = CommandRun(step.command, None, step.output, denied=True)  # type: ignore[union-attr]
+            elif str(denial.get("tool_name")) == "Bash" and tool_id not in commands:
+                command = (denial.get("tool_input") or {}).get("command", "")
+                trace.add(CommandRun(str(command), None, "", denied=True))
+    return result, trace.build()
 
 
 def usage_from_result(result: dict[str, Any]) -> Usage:
@@ -97,11 +200,22 @@ class ClaudeCodeBackend(CliBackend):
     def describe(self) -> str:
         return f"claude-code:{self.model} (claude -p, tools {','.join(self._tools) or 'none'})"
 
-    def argv(self, tools: tuple[str, ...]) -> list[str]:
-        args = [self._exe, "-p", "--output-format", "json", "--no-session-persistence"]
+    def action_tools(self, request: CompletionRequest) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(tools that exist, tools allowed without a prompt) for an acting target:
+        the read-only tools, the edit tools and ``Bash`` limited to the programs of
+        ``request.allowed_commands`` (``Bash(pnpm:*)``); any other command is denied
+        (print mode cannot ask) and reported in the result's ``permission_denials``."""
+        commands = tuple(request.allowed_commands or ())
+        exist = self._tools + tuple(t for t in EDIT_TOOLS if t not in self._tools) + (("Bash",) if commands else ())
+        allowed = tuple(t for t in exist if t != "Bash") + tuple(f"Bash({c}:*)" for c in commands)
+        return exist, allowed
+
+    def argv(self, tools: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> list[str]:
+        args = [self._exe, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
         args += ["--tools", ",".join(tools)]
-        if tools:
-            args += ["--allowedTools", ",".join(tools)]
+        allowed = tools if allowed is None else allowed
+        if allowed:
+            args += ["--allowedTools", ",".join(allowed)]
         args += ["--max-turns", str(self._max_turns)]
         if self._cli_model:
             args += ["--model", self._cli_model]
@@ -109,10 +223,15 @@ class ClaudeCodeBackend(CliBackend):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
-        tools = self._tools if self._is_target(request) else ()
+        tools, allowed = (self._tools, None) if self._is_target(request) else ((), None)
+        if self._acts_on(request):
+            tools, allowed = self.action_tools(request)
         async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(tools), where, stdin_text=prompt)
-        parsed = parse_result(result.stdout)
+            result = await self._run(self.argv(tools, allowed), where, stdin_text=prompt, request=request)
+            parsed, trajectory = parse_stream(result.stdout, where.work)
+            checks = await self._run_checks(request, where) if parsed is not None else []
+        if parsed is None:
+            parsed = parse_result(result.stdout)
         if parsed is None:
             if result.returncode != 0:
                 raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
@@ -137,6 +256,7 @@ class ClaudeCodeBackend(CliBackend):
             usage=usage_from_result(parsed),
             model=model_from_result(parsed, self.model),
             latency_s=time.monotonic() - started,
+            trajectory=trajectory.with_steps(*checks),
         )
 
 

@@ -31,6 +31,13 @@ Contract:
 - **The process.** Started without a shell in its own process group; stdin
   carries the prompt where the CLI reads it; on timeout the whole group is
   terminated (then killed).
+- **Acting.** By default a target call gets read-only tools. After
+  :meth:`CliBackend.act` (a :class:`Launcher` from the caller, e.g. the sleep
+  layer's sandbox, and an output cap), a target call with a working directory
+  may edit files and run the programs ``request.allowed_commands`` names; its
+  process starts through the launcher, and ``request.checks`` run after it in
+  the same directory and launcher. Every call returns the trajectory the
+  host's stream reported (``Completion.trajectory``).
 - **Failures** (:func:`cli_failure`): a timeout, a non-zero exit, an error the
   CLI reports and output without an answer are :class:`RequestFailed` (this
   item only), except when the CLI's own words say the cause is systemic: not
@@ -51,13 +58,14 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Iterator, Protocol
 
 from skillopt_core.replay import REPLAY_MARKER, replay_root
 from skillopt_core.backends.images import text_only
@@ -72,10 +80,12 @@ from skillopt_core.backends.base import (
 from skillopt_core.backends.cli_skill import SkillDoc, instruction_of, shared_skill, skill_doc
 from skillopt_core.backends.json_output import schema_instruction
 from skillopt_core.backends.keys import redact
+from skillopt_core.backends.trajectory import CheckRun, bounded
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 120.0
+CHECK_OUTPUT_CHARS = 4000  # of a check command's output kept before the trajectory bounds it
 _KILL_GRACE_S = 2.0
 
 # What a CLI says when the cause is not this one request (see the module doc).
@@ -116,15 +126,19 @@ def effective_role(request: CompletionRequest, spec_role: str) -> str:
     return request.role or spec_role
 
 
-def render_prompt(request: CompletionRequest, *, skill: SkillDoc | None, skill_path: str | None) -> str:
+def render_prompt(request: CompletionRequest, *, skill: SkillDoc | None, skill_path: str | None,
+                  acting: bool = False) -> str:
     """The marked prompt: marker; then the skill pointer and the env's
     instruction (skill installed) or the system text (no skill); the schema
-    instruction; the conversation."""
+    instruction; the conversation. ``acting``: the agent may run commands and
+    edit files in its working directory, so it is asked to do the task there."""
     parts = [REPLAY_MARKER]
     if skill is not None and skill_path is not None:
+        how = ("Do the task in this working directory with your tools, then say briefly what you did."
+               if acting else "Answer directly; do not create or edit files.")
         parts.append(
             f'Use the skill "{skill.name}" (installed at {skill_path}): read it first and '
-            "follow it for this task. Answer directly; do not create or edit files."
+            f"follow it for this task. {how}"
         )
         instruction = instruction_of(request)
         if instruction:
@@ -205,6 +219,21 @@ def child_environment() -> dict[str, str]:
     return env
 
 
+class Launcher(Protocol):
+    """Wraps a CLI's command line before it starts: e.g. inside a sandbox that
+    confines writes to ``cwd``, cuts the network and scrubs the environment. The
+    caller that prepared the working directory supplies it (the core knows no
+    sandbox); ``name`` is shown in ``describe()``."""
+
+    name: str
+
+    def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],
+             writable: tuple[Path, ...] = ()) -> tuple[list[str], dict[str, str]]:
+        """(the command to start, its environment). ``writable``: folders besides
+        ``cwd`` the CLI must write to (its side files)."""
+        ...
+
+
 def _stop_group(proc: asyncio.subprocess.Process, sig: int) -> None:
     try:
         if hasattr(os, "killpg"):
@@ -233,15 +262,23 @@ async def run_cli(
     timeout: float,
     backend: str,
     stdin_text: str | None = None,
+    launcher: Launcher | None = None,
+    output_cap: int | None = None,
+    writable: tuple[Path, ...] = (),
 ) -> CliResult:
-    """Run ``argv`` in ``cwd``; stop the whole process group after ``timeout`` s."""
+    """Run ``argv`` in ``cwd`` (through ``launcher`` when given); stop the whole
+    process group after ``timeout`` s. ``output_cap``: keep at most this many
+    characters of each stream (the end is cut)."""
     started = time.monotonic()
     command = Path(argv[0]).name
+    env = child_environment()
+    if launcher is not None:
+        argv, env = launcher.wrap(list(argv), cwd, env, writable)
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(cwd),
-            env=child_environment(),
+            env=env,
             stdin=asyncio.subprocess.PIPE if stdin_text is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -274,6 +311,8 @@ async def run_cli(
             await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
             await _group_gone(proc.pid, _KILL_GRACE_S)
         raise
+    if output_cap is not None:
+        out, err = out[:output_cap], err[:output_cap]
     return CliResult(
         stdout=out.decode("utf-8", errors="replace"),
         stderr=err.decode("utf-8", errors="replace"),
@@ -352,9 +391,61 @@ class CliBackend:
         self._role = role
         self._timeout = timeout_from(options)
         self._exe = find_executable(self.command, self.name, self.install_hint)
+        self._launcher: Launcher | None = None
+        self._output_cap: int | None = None
+
+    def act(self, launcher: Launcher, *, output_cap: int | None = None) -> None:
+        """Let target calls act: run the commands ``request.allowed_commands`` names
+        and edit files in the working directory, every process started through
+        ``launcher`` (the caller's sandbox); then run ``request.checks`` there too."""
+        self._launcher = launcher
+        self._output_cap = output_cap
+
+    @property
+    def acting(self) -> bool:
+        return self._launcher is not None
+
+    @property
+    def launcher(self) -> Launcher | None:
+        return self._launcher
+
+    @property
+    def timeout(self) -> float:
+        return self._timeout
+
+    @property
+    def output_cap(self) -> int | None:
+        return self._output_cap
+
+    def _acts_on(self, request: CompletionRequest) -> bool:
+        return self._launcher is not None and self._is_target(request) and request.cwd is not None
 
     def _is_target(self, request: CompletionRequest) -> bool:
         return effective_role(request, self._role) == "target"
+
+    async def _run_checks(self, request: CompletionRequest, where: ReplayDir) -> list[CheckRun]:
+        """``request.checks`` run in the working directory through the launcher, after the agent."""
+        return await self.run_checks(request.checks, where.work) if self._acts_on(request) else []
+
+    async def run_checks(self, commands: tuple[str, ...] | list[str], work: Path) -> list[CheckRun]:
+        """Each command (no shell) run in ``work`` through the launcher, with this backend's
+        timeout and output cap; one :class:`CheckRun` each (exit code None: it could not run)."""
+        done = []
+        for command in commands:
+            try:
+                argv = shlex.split(command)
+            except ValueError:
+                done.append(CheckRun(command, None, "the command could not be parsed"))
+                continue
+            try:
+                result = await run_cli(argv, cwd=work, timeout=self._timeout, backend=self.name,
+                                       launcher=self._launcher, output_cap=self._output_cap)
+            except BackendError as exc:  # RequestFailed included: a timeout, a program that cannot start
+                done.append(CheckRun(command, None, bounded(str(exc))))
+                continue
+            done.append(CheckRun(command, result.returncode,
+                                 bounded(tail(result.stdout + "\n" + result.stderr, 40, CHECK_OUTPUT_CHARS))))
+        return done
 
     @contextlib.asynccontextmanager
     async def _replay(self, request: CompletionRequest) -> AsyncIterator[tuple[ReplayDir, str]]:
@@ -367,7 +458,12 @@ class CliBackend:
                 yield where, render_prompt(request, skill=None, skill_path=None)
                 return
             async with shared_skill(where.work, self.skill_dir, skill, self.name) as rel:
-                yield where, render_prompt(request, skill=skill, skill_path=rel)
+                yield where, render_prompt(request, skill=skill, skill_path=rel, acting=self._acts_on(request))
 
-    async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None) -> CliResult:
-        return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text)
+    async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
+                   request: CompletionRequest | None = None) -> CliResult:
+        sandboxed = request is not None and self._acts_on(request)
+        return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text,
+                             launcher=self._launcher if sandboxed else None,
+                             output_cap=self._output_cap if sandboxed else None,
+                             writable=(where.meta,) if sandboxed else ())

@@ -11,6 +11,11 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
   ``.agents/skills/<name>/SKILL.md`` in the working directory, where Codex
   discovers skills.
 - ``--sandbox read-only``: commands the agent runs cannot write anywhere.
+  Acting (``CliBackend.act``, a target call with a working directory):
+  ``--sandbox workspace-write`` (writes only in the working directory, network
+  off, Codex's own default for that mode) inside the caller's launcher; Codex
+  has no per-command allow list, so commands outside
+  ``request.allowed_commands`` are recorded, not prevented.
   Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
   (a warning says so once); ``model.max_turns`` has no Codex flag either.
 - ``--ephemeral``: no rollout file is written, on top of the replay marker and
@@ -29,6 +34,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import register_backend
@@ -36,6 +42,9 @@ from skillopt_core.backends.base import Completion, CompletionRequest, Usage
 from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
+from skillopt_core.backends.trajectory import (
+    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,17 +63,60 @@ class CodexEvents:
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
     skipped_lines: int = 0
+    trajectory: Trajectory = field(default_factory=Trajectory)
 
 
-def parse_events(stdout: str) -> CodexEvents:
+_CHANGE_KINDS = {"add": "added", "delete": "deleted", "update": "modified"}
+_KNOWN_EVENTS = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
+                           "item.updated", "item.completed", "error"})
+_QUIET_ITEMS = frozenset({"reasoning", "todo_list", "web_search"})
+
+
+def _item_step(item: dict[str, Any], trace: TrajectoryBuilder) -> None:
+    kind = item.get("type")
+    if kind == "agent_message" and isinstance(item.get("text"), str):
+        trace.add(TextStep(bounded(item["text"])))
+    elif kind == "command_execution":
+        code = item.get("exit_code")
+        declined = item.get("status") == "declined"
+        trace.add(CommandRun(str(item.get("command") or ""), int(code) if isinstance(code, int) else None,
+                             bounded(item.get("aggregated_output") or ""), denied=declined))
+    elif kind == "file_change":
+        for change in item.get("changes") or []:
+            if isinstance(change, dict) and change.get("path"):
+                trace.add(FileChange(str(change["path"]), _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
+    elif kind == "mcp_tool_call":
+        name = f"{item.get('server') or '?'}.{item.get('tool') or '?'}"
+        trace.add(ToolCall(name, bounded(item.get("arguments") or {}, MAX_INPUT_CHARS), str(item.get("id") or "")))
+        error = item.get("error")
+        trace.add(ToolResult(str(item.get("id") or ""), bounded(error or item.get("result") or ""),
+                             bool(error) or item.get("status") == "failed", name))
+    elif kind in _QUIET_ITEMS or kind == "error":
+        return
+    else:
+        trace.raw({"type": f"item.{kind}", "item": item})
+
+
+def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
+    """What ``codex exec --json`` printed: the last ``agent_message`` text, usage
+    summed over ``turn.completed``, errors, and the trajectory from the
+    ``item.completed`` items (``agent_message``, ``command_execution`` with
+    ``exit_code`` and ``aggregated_output``, ``file_change`` with its
+    ``changes``, ``mcp_tool_call``); unknown event or item types are kept as raw
+    steps and counted."""
     events, skipped = json_lines(stdout)
     found = CodexEvents(skipped_lines=skipped)
+    trace = TrajectoryBuilder()
     for event in events:
         kind = event.get("type")
-        if kind == "item.completed":
+        if kind not in _KNOWN_EVENTS:
+            trace.raw(event)
+        elif kind == "item.completed":
             item = event.get("item") or {}
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 found.text = item["text"]
+            if isinstance(item, dict):
+                _item_step(item, trace)
         elif kind == "turn.completed":
             usage = event.get("usage") or {}
             found.input_tokens += int(usage.get("input_tokens") or 0)
@@ -74,6 +126,7 @@ def parse_events(stdout: str) -> CodexEvents:
             found.errors.append(str(error.get("message") or error or "turn failed"))
         elif kind == "error":
             found.errors.append(str(event.get("message") or "error"))
+    found.trajectory = trace.build()
     return found
 
 
@@ -89,10 +142,13 @@ class CodexBackend(CliBackend):
             log.warning("codex: model.allowed_tools does not apply to Codex; it runs with --sandbox read-only")
 
     def describe(self) -> str:
+        if self._launcher is not None:
+            return f"codex:{self.model} (codex exec, workspace-write sandbox inside {self._launcher.name})"
         return f"codex:{self.model} (codex exec, read-only sandbox)"
 
-    def argv(self, workdir: str) -> list[str]:
-        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only", "--ephemeral"]
+    def argv(self, workdir: str, acting: bool = False) -> list[str]:
+        sandbox = "workspace-write" if acting else "read-only"
+        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral"]
         args += ["-C", workdir]
         if self._cli_model:
             args += ["-m", self._cli_model]
@@ -100,9 +156,11 @@ class CodexBackend(CliBackend):
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
+        acting = self._acts_on(request)
         async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(str(where.work)), where, stdin_text=prompt)
-        events = parse_events(result.stdout)
+            result = await self._run(self.argv(str(where.work), acting), where, stdin_text=prompt, request=request)
+            events = parse_events(result.stdout, where.work)
+            checks = await self._run_checks(request, where) if events.text is not None else []
         if events.skipped_lines:
             log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)
         if events.text is None:
@@ -121,6 +179,7 @@ class CodexBackend(CliBackend):
                         estimate_cost(self._cli_model, events.input_tokens, events.output_tokens)),
             model=self.model,
             latency_s=time.monotonic() - started,
+            trajectory=events.trajectory.with_steps(*checks),
         )
 
 

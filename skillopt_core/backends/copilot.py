@@ -43,6 +43,9 @@ from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, Usage
 from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
+from skillopt_core.backends.trajectory import (
+    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +63,56 @@ class CopilotOutput:
     errors: list[str] = field(default_factory=list)
     json_lines: int = 0
     other_lines: int = 0
+    trajectory: Trajectory = field(default_factory=Trajectory)
+
+
+_SHELL_TOOLS = frozenset({"bash", "shell", "powershell"})
+_WRITE_TOOLS = frozenset({"edit", "create", "write", "str_replace_editor", "apply_patch"})
+# Event types that carry nothing for the trajectory (lifecycle, deltas, reasoning).
+_QUIET_PREFIXES = ("session.", "assistant.turn_", "assistant.message_delta", "assistant.reasoning", "user.",
+                   "tool.execution_partial_result", "result")
+
+
+def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
+                     calls: dict[str, tuple[str, dict[str, Any]]]) -> None:
+    if kind == "assistant.message":
+        if isinstance(data.get("content"), str) and data["content"].strip():
+            trace.add(TextStep(bounded(data["content"])))
+    elif kind == "tool.execution_start":
+        name, args = str(data.get("toolName") or "?"), data.get("arguments")
+        args = args if isinstance(args, dict) else {}
+        call_id = str(data.get("toolCallId") or "")
+        calls[call_id] = (name, args)
+        trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
+        if name in _WRITE_TOOLS and isinstance(args.get("path"), str):
+            trace.add(FileChange(args["path"], "added" if name == "create" else "modified"))
+    elif kind == "tool.execution_complete":
+        call_id = str(data.get("toolCallId") or "")
+        name, args = calls.get(call_id, ("", {}))
+        result = data.get("result")
+        output = result.get("content") if isinstance(result, dict) else result
+        ok = data.get("success") is not False
+        trace.add(ToolResult(call_id, bounded(output or ""), not ok, name))
+        if name in _SHELL_TOOLS:
+            trace.add(CommandRun(str(args.get("command") or ""), 0 if ok else None, bounded(output or "")))
+    elif not kind.startswith(_QUIET_PREFIXES):
+        trace.raw({"type": kind, "data": data})
 
 
 def parse_output(stdout: str) -> CopilotOutput:
+    """The answer (last non-empty ``assistant.message``), errors and the trajectory
+    (``tool.execution_start``/``tool.execution_complete`` pairs by ``toolCallId``;
+    shell tools become commands, write tools file changes; other event types kept
+    as raw steps and counted)."""
     events, other = json_lines(stdout)
     found = CopilotOutput(json_lines=len(events), other_lines=other)
+    trace = TrajectoryBuilder()
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for event in events:
-        kind = event.get("type")
+        kind = str(event.get("type") or "")
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if kind != "session.error":
+            _trajectory_step(kind, data, trace, calls)
         if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():
             found.text = data["content"]
         elif kind == "session.error":
@@ -76,6 +121,7 @@ def parse_output(stdout: str) -> CopilotOutput:
             found.errors.append(f"{error_type} error: {message}" if error_type else message)
     if found.json_lines == 0 and stdout.strip():
         found.text = stdout.strip()
+    found.trajectory = trace.build()
     return found
 
 
@@ -117,26 +163,30 @@ class CopilotBackend(CliBackend):
         tools = ",".join(self._allowed) if self._allowed is not None else "all but " + ",".join(DENIED_BY_DEFAULT)
         return f"copilot:{self.model} (copilot -p, tools {tools})"
 
-    def tool_flags(self) -> list[str]:
+    def tool_flags(self, request: CompletionRequest | None = None) -> list[str]:
+        if request is not None and self._acts_on(request):
+            # Acting: reads and writes in the working directory, the shell only for the named programs.
+            return ["--allow-tool=write"] + [f"--allow-tool=shell({c})" for c in request.allowed_commands or ()]
         if self._allowed is not None:
             return [f"--allow-tool={t}" for t in self._allowed]
         return ["--allow-all-tools"] + [f"--deny-tool={t}" for t in DENIED_BY_DEFAULT]
 
-    def argv(self, prompt: str, workdir: Path, usage_file: Path) -> list[str]:
+    def argv(self, prompt: str, workdir: Path, usage_file: Path, request: CompletionRequest | None = None) -> list[str]:
         args = [self._exe, "-p", prompt, "--output-format", "json", "--no-ask-user", "--no-auto-update"]
         args += ["--disable-builtin-mcps", "--name", SESSION_NAME, f"--add-dir={workdir}"]
         args += [f"--usage-output-file={usage_file}"]
         if self._cli_model:
             args += ["--model", self._cli_model]
-        return args + self.tool_flags()
+        return args + self.tool_flags(request)
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
         async with self._replay(request) as (where, prompt):
             usage_file = where.meta / "usage.json"
-            result = await self._run(self.argv(prompt, where.work, usage_file), where)
+            result = await self._run(self.argv(prompt, where.work, usage_file, request), where, request=request)
             used_in, used_out, model = parse_usage_file(usage_file) if result.returncode == 0 else (0, 0, None)
-        out = parse_output(result.stdout)
+            out = parse_output(result.stdout)
+            checks = await self._run_checks(request, where) if out.text is not None and result.returncode == 0 else []
         if result.returncode != 0:
             if out.errors:
                 raise cli_failure(
@@ -152,6 +202,7 @@ class CopilotBackend(CliBackend):
             usage=Usage(used_in, used_out, None),
             model=model or self.model,
             latency_s=time.monotonic() - started,
+            trajectory=out.trajectory.with_steps(*checks),
         )
 
 

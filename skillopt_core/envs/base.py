@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from skillopt_core.backends import Backend, CompletionRequest, Message
 from skillopt_core.evaluation.executor import LocalExecutor, RolloutExecutor
 from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
+from skillopt_core.tasks.judges.outcome import check_commands
 from skillopt_core.tasks.task import Judge, Score, Task
 from skillopt_core.tasks.text_metrics import extract_final_answer
 
@@ -157,6 +158,11 @@ class PromptEnv:
         return task.prompt
 
     def build_request(self, skill_text: str, task: Task, max_tokens: int) -> CompletionRequest:
+        """The target request. A task whose ``metadata["allowed_commands"]`` lists
+        programs (``["pnpm", "git status"]``) lets an acting agent-CLI backend run
+        them; the ``check`` commands of its judge run after the agent (see
+        :mod:`skillopt_core.tasks.judges.outcome`)."""
+        allowed = task.metadata.get("allowed_commands") if isinstance(task.metadata, dict) else None
         return CompletionRequest(
             messages=(Message("user", self.user_message(task)),),
             system=self.system_prompt(skill_text) or None,
@@ -164,6 +170,8 @@ class PromptEnv:
             role="target",
             stage="rollout",
             skill=skill_text if skill_text.strip() else None,
+            allowed_commands=tuple(str(c) for c in allowed) if isinstance(allowed, (list, tuple)) else None,
+            checks=check_commands(task.judge),
         )
 
     # -- scoring ----------------------------------------------------------- #

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.tasks.task import Score, Task
 
 CACHE_VERSION = 2
@@ -43,7 +44,17 @@ def completion_key(backend: Backend, request: CompletionRequest) -> str:
     fields = asdict(request)
     fields.pop("role", None)
     fields.pop("stage", None)
+    # Fields added later stay out of the key at their defaults, so earlier caches still hit.
+    if fields.get("allowed_commands") is None:
+        fields.pop("allowed_commands", None)
+    if not fields.get("checks"):
+        fields.pop("checks", None)
     return "c:" + _digest({"v": CACHE_VERSION, "backend": backend_identity(backend), "request": fields})
+
+
+def skill_digest(skill_text: str) -> str:
+    """A short digest of the skill text a rollout ran under (``about["skill"]`` of cache rows)."""
+    return hashlib.sha256(skill_text.encode("utf-8")).hexdigest()[:16]
 
 
 def score_key(completion: str, env_name: str, task: Task) -> str:
@@ -80,8 +91,25 @@ class RolloutCache:
         row = self._entries.get(key)
         return row.get("response") if row is not None and "response" in row else None
 
-    def put_completion(self, key: str, response: str) -> None:
-        self._put({"key": key, "response": response})
+    def trajectory(self, key: str) -> Trajectory | None:
+        """The trajectory stored with a completion (None for chat backends and older caches)."""
+        row = self._entries.get(key)
+        data = row.get("trajectory") if row is not None else None
+        if not isinstance(data, dict):
+            return None
+        try:
+            return Trajectory.from_dict(data)
+        except (TypeError, ValueError):
+            return None
+
+    def put_completion(self, key: str, response: str, trajectory: Trajectory | None = None,
+                       about: dict[str, Any] | None = None) -> None:
+        """``about``: what the row is for (``task``, ``sample``, ``skill`` digest), so a reader of
+        the run directory can find an item's completions per skill; not part of the key."""
+        row: dict[str, Any] = {"key": key, "response": response, **(about or {})}
+        if trajectory is not None:
+            row["trajectory"] = trajectory.to_dict()
+        self._put(row)
 
     def score(self, key: str) -> Score | None:
         row = self._entries.get(key)
@@ -92,8 +120,8 @@ class RolloutCache:
         except (TypeError, ValueError):
             return None
 
-    def put_score(self, key: str, score: Score) -> None:
-        self._put({"key": key, "hard": score.hard, "soft": score.soft, "feedback": score.feedback})
+    def put_score(self, key: str, score: Score, about: dict[str, Any] | None = None) -> None:
+        self._put({"key": key, "hard": score.hard, "soft": score.soft, "feedback": score.feedback, **(about or {})})
 
     def __len__(self) -> int:
         return len(self._entries)

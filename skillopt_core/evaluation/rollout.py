@@ -30,10 +30,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from skillopt_core.backends import Backend, BackendError, RequestFailed
 from skillopt_core.concurrency import cancel_all
-from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key
+from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key, skill_digest
 from skillopt_core.evaluation.gate import gate_scores_from_samples
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.skill.document import Skill
+from skillopt_core.backends.trajectory import Trajectory
+from skillopt_core.tasks.judges.outcome import scoring_trajectory
 from skillopt_core.tasks.task import Score, Task
 
 __all__ = ["RolloutCache", "RolloutResult", "mean_score", "per_item", "run_rollouts", "sample_seed"]
@@ -47,8 +49,10 @@ class RolloutResult:
     score: Score
     cached: bool = False
     failed: bool = False
+    trajectory: Trajectory | None = None
 
     def to_dict(self) -> dict:
+        extra = {"trajectory": self.trajectory.to_dict()} if self.trajectory is not None else {}
         return {
             "task_id": self.task_id,
             "sample": self.sample,
@@ -58,6 +62,7 @@ class RolloutResult:
             "feedback": self.score.feedback,
             "cached": self.cached,
             "failed": self.failed,
+            **extra,
         }
 
 
@@ -151,9 +156,11 @@ async def _run_one(
     request = replace(request, seed=sample_seed(seed, task.id, sample), temperature=temperature,
                       role="target", stage=request.stage or "rollout")
     ckey = completion_key(target, request)
+    about = {"task": task.id, "sample": sample, "skill": skill_digest(skill_text)}
     episode = getattr(env, "run_episode", None)
     response = cache.completion(ckey)
     cached = response is not None
+    trajectory = cache.trajectory(ckey) if cached else None
     if response is None:
         try:
             async with sem:
@@ -167,21 +174,23 @@ async def _run_one(
         except Exception as exc:  # one bad item: score 0, say why, keep going
             return _failure(task, sample, f"The target call failed: {type(exc).__name__}: {exc}")
         response = completion.text
-        cache.put_completion(ckey, response)
+        trajectory = completion.trajectory
+        cache.put_completion(ckey, response, trajectory, about)
     skey = score_key(ckey, getattr(env, "name", type(env).__name__), task)
     score = cache.score(skey)
     if score is None:
         try:
-            score = await env.score(task, response)
+            with scoring_trajectory(trajectory):
+                score = await env.score(task, response)
         except RequestFailed as exc:
             return RolloutResult(task.id, sample, response, Score(0.0, 0.0, f"The answer could not be graded: {exc}"),
-                                 cached=cached, failed=True)
+                                 cached=cached, failed=True, trajectory=trajectory)
         except (BackendError, BudgetExceeded):
             raise
         except Exception as exc:
             score = Score(0.0, 0.0, f"The answer could not be scored: {type(exc).__name__}.")
-        cache.put_score(skey, score)
-    return RolloutResult(task.id, sample, response, score, cached=cached)
+        cache.put_score(skey, score, about)
+    return RolloutResult(task.id, sample, response, score, cached=cached, trajectory=trajectory)
 
 
 def _failure(task: Task, sample: int, why: str) -> RolloutResult:

@@ -2,8 +2,13 @@
 minibatches and proposes small edits to the skill.
 
 What the optimizer sees: the skill, each item's prompt, the target's answer,
-the judge's feedback sentence and (train items only, if enabled) the reference.
-Never a judge's internals, never val/test items.
+the judge's feedback sentence (the failure in words: "The agent ran `npm
+install`; the person corrected that before."), what the agent did when the
+backend reported it (a bounded, redacted summary of the trajectory: commands
+with exit codes, files changed, whether verification passed; never tool output
+or the verification command) and (train items only, if enabled) the reference.
+Never a judge's internals (patterns, regexes, globs, check commands, rubric),
+never val/test items.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from skillopt_core.backends import Backend, CompletionRequest
+from skillopt_core.backends.keys import redact
 from skillopt_core.concurrency import gather_or_cancel
 from skillopt_core.skill.edits import Edit
 from skillopt_core.evaluation.rollout import RolloutResult
@@ -39,6 +45,7 @@ EDIT_ITEM_SCHEMA = {
     ]
 }
 MAX_EDITS_PER_REPLY = 3
+TRAJECTORY_CHARS = 1200  # of each example's summary of what the agent did
 EDITS_SCHEMA = {
     "type": "object",
     # maxItems matters for constrained decoding: without it a small model can
@@ -82,6 +89,8 @@ def _item_block(n: int, task: Task, result: RolloutResult, show_reference: bool)
     if task.context:
         lines.append(f"Context (excerpt): {task.context.strip()[:800]}")
     lines.append(f"Model answer: {result.response.strip()[:1200] or '(empty)'}")
+    if result.trajectory is not None:
+        lines.append("What the model did:\n" + redact(result.trajectory.summary(TRAJECTORY_CHARS)))
     if result.score.feedback:
         lines.append(f"Feedback: {result.score.feedback}")
     if show_reference and task.reference is not None and not result.score.passed:

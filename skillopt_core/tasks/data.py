@@ -70,6 +70,23 @@ def assign_split(task_id: str, seed: int, ratio: tuple[int, int, int] = (2, 1, 7
     return "test"
 
 
+def _spread_groups(tasks: Sequence[Task], assigned: dict[str, str], seed: int, ratio: tuple[int, int, int]) -> None:
+    groups: dict[str, list[str]] = {}
+    for task in tasks:
+        group = task.metadata.get("group") if isinstance(task.metadata, dict) else None
+        if group is not None:
+            groups.setdefault(str(group), []).append(task.id)
+    for ids in groups.values():
+        if len(ids) < 2:
+            continue
+        for name, share in (("val", ratio[1]), ("train", ratio[0])):
+            if share == 0 or any(assigned[i] == name for i in ids):
+                continue
+            donors = [i for i in ids if sum(assigned[j] == assigned[i] for j in ids) > 1]
+            if donors:
+                assigned[min(donors, key=lambda i: _hash(seed, i, "group:"))] = name
+
+
 def split_tasks(
     tasks: Sequence[Task], seed: int = 0, ratio: tuple[int, int, int] = (2, 1, 7)
 ) -> Dataset:
@@ -83,6 +100,13 @@ def split_tasks(
     other split (ties: test, then val, then train); train is filled first. This
     is deterministic for a given set of tasks, and it only happens while the
     split would otherwise be empty, so it does not affect realistic datasets.
+
+    Groups: tasks whose ``metadata["group"]`` is the same (instances of one
+    recurring task) are held out by instance. A group of two or more that the
+    hash put entirely outside val gets its member with the lowest
+    ``sha256(f"{seed}:group:{task_id}")`` moved to val, and one entirely
+    outside train gets one moved to train (never its last member of a split),
+    so the gate sees held-out instances of the tasks training saw.
     """
     ratio = _check_ratio(ratio)
     seen: set[str] = set()
@@ -92,6 +116,7 @@ def split_tasks(
         seen.add(task.id)
 
     assigned = {task.id: assign_split(task.id, seed, ratio) for task in tasks}
+    _spread_groups(tasks, assigned, seed, ratio)
     if len(tasks) >= 3:
         for name, share in (("train", ratio[0]), ("val", ratio[1])):
             if share == 0 or name in assigned.values():

@@ -116,6 +116,8 @@ class RecordingBackend:
             raise
         completion = redact_completion(completion, self.redactor)
         record["reply"] = completion.text
+        if completion.trajectory is not None:
+            record["trajectory"] = completion.trajectory.to_dict()
         self._write(record)
         return completion
 
@@ -125,17 +127,38 @@ class RecordingBackend:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
-def build_night_backends(settings: Settings, log: Path, redactor: Redactor | None = None) -> dict[str, Backend]:
+# Per acting rollout: what the agent's output may hold at most (each stream), before the trajectory bounds it.
+ACTION_OUTPUT_CAP = 2_000_000
+
+
+def build_night_backends(settings: Settings, log: Path, redactor: Redactor | None = None,
+                         act_family: str | None = None, egress: Any = None) -> dict[str, Backend]:
     """One recorded backend per role, sharing instances as the core does, all redacting
-    with ``redactor`` (one per night: its ``values`` are what the night redacted)."""
+    with ``redactor`` (one per night: its ``values`` are what the night redacted).
+    ``act_family``: the target is that agent CLI acting in the sandbox (its own
+    instance, wrapped in :class:`sleep.replay.backend.ActionReplayBackend`), so
+    everything it did is redacted at this boundary too; ``egress`` (a
+    :class:`sleep.replay.egress.EgressProxy`) is its only way to its model API."""
     options = settings.model.model_dump()
     redactor = redactor or Redactor(collect=True)
     built: dict[tuple, Backend] = {}
     out: dict[str, Backend] = {}
     for role in ("target", "optimizer", "judge"):
         key = (settings.model.backend_for(role), settings.model.model_for(role))
+        if role == "target" and act_family is not None:
+            out[role] = RecordingBackend(_acting(key, options, act_family, egress), log, redactor)
+            continue
         if key not in built:
             built[key] = RecordingBackend(create_backend(BackendSpec(name=key[0], model=key[1], role=role,
                                                                      options=options)), log, redactor)
         out[role] = built[key]
     return out
+
+
+def _acting(key: tuple, options: dict[str, Any], family: str, egress: Any) -> Backend:
+    from sleep.replay.backend import ActionReplayBackend
+    from sleep.replay.sandbox import BwrapLauncher
+
+    inner = create_backend(BackendSpec(name=key[0], model=key[1], role="target", options=options))
+    inner.act(BwrapLauncher(family, egress=egress), output_cap=ACTION_OUTPUT_CAP)  # type: ignore[attr-defined]
+    return ActionReplayBackend(inner)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ tree: the night clones the repository at HEAD into a fresh directory under the
 replay root (``git clone --shared --no-checkout`` reads objects through
 alternates and writes nothing into the source repository; the checkout then
 happens in the clone), or copies the files when the project is not a
-repository. Everything under the replay root is recognised by the harvester
+repository. The clone has no remotes. Everything under the replay root is recognised by the harvester
 as a replay, so sessions the replays create are never mined. The directory is
 removed when the night ends, whatever happened.
 """
@@ -62,6 +62,8 @@ def replay_checkout(project: Path) -> Iterator[Path]:
             checkout = _git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", head, cwd=target)
             if checkout.returncode != 0:
                 raise CheckoutError(f"could not check out {head[:12]} for replays: {checkout.stderr.strip()}")
+            # No remotes: nothing a replay runs can fetch from or push to the person's repository by name.
+            _git("remote", "remove", "origin", cwd=target)
         else:
             _copy_tree(project, target)
         yield target

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,6 +34,11 @@ class SleepSettings(BaseModel):
     use_corrections: bool = True
     max_corrections: int = Field(default=8, ge=0)
     replay_in_checkout: bool = True
+    # actions: the target agent acts in a sandboxed checkout; read_only: it can only read;
+    # auto: actions where a sandbox (bubblewrap) is available, else read-only (the night says so).
+    replay: Literal["auto", "actions", "read_only"] = "auto"
+    # Each recurring task contributes up to this many of its member prompts as separate items.
+    instances_per_task: int = Field(default=4, ge=1)
     skip_idle: bool = True
 
 

@@ -49,6 +49,10 @@ from sleep.index import Index, _now
 from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 from sleep.redact import Redactor
+from sleep.replay.modes import as_text_judge, choose_mode
+from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.replay.egress import API_HOSTS, EgressProxy
+from sleep.replay.sandbox import cleanup_homes
 
 Say = Callable[[str], None]
 
@@ -199,10 +203,12 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     tasks, evidence, choice = _pick(project, config, opts)
     night.skill = {"path": str(choice.path), "name": choice.name, "host": choice.host, "managed": choice.managed,
                    "why": choice.why}
-    say(f"[Tasks] {len(tasks)} enabled tasks for skill {choice.name} ({choice.why}): {choice.path}")
-    if len(tasks) < config.sleep.min_tasks:
+    n_tasks = len({t.metadata.get("task_id", t.id) for t in tasks})
+    say(f"[Tasks] {n_tasks} enabled tasks ({len(tasks)} instances) for skill {choice.name} ({choice.why}): "
+        f"{choice.path}")
+    if n_tasks < config.sleep.min_tasks:
         night.outcome = "too_few_tasks"
-        night.reason = (f"{len(tasks)} usable recurring task{'' if len(tasks) == 1 else 's'}, fewer than "
+        night.reason = (f"{n_tasks} usable recurring task{'' if n_tasks == 1 else 's'}, fewer than "
                         f"sleep.min_tasks={config.sleep.min_tasks}; "
                         "nothing was trained or staged. Work with your agents a few more days, or lower "
                         "sleep.min_tasks / sleep.min_support.")
@@ -226,9 +232,16 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
     night.corrections = _correction_outcomes(edits, history)
     splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
-    night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks)}
+    night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
+                   "recurring": len({t.metadata.get("task_id", t.id) for t in tasks})}
+    say(f"[Tasks] {len(splits['train'])} train and {len(splits['val'])} val items")
+    if len(splits["val"]) < MIN_MEANINGFUL_VAL:
+        night.tasks["note"] = (f"only {len(splits['val'])} val item(s): the gate's decision says little; "
+                               "raise sleep.instances_per_task or wait for more sessions")
+        say(f"[Tasks] {night.tasks['note']}")
     night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
                     "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
+    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
         night.reason = f"the replay {summary.status}: {summary.error}; nothing was staged"
@@ -254,7 +267,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         return
 
     _stage(night, "stage")
-    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project)
+    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
     night.outcome = "staged"
     night.reason = f"staged as branch {night.proposal['branch']}"
     say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
@@ -282,9 +295,8 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
             continue  # this task's sessions used another skill
         chosen.append(record)
     chosen = sorted(chosen, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
-    tasks = [Task(id=r.id, prompt=r.prompt, context=r.context, judge=r.judge,
-                  tags=("skillopt-sleep", *[f"host:{h}" for h in r.hosts]),
-                  metadata={"intent": r.intent, "support": r.support}) for r in chosen]
+    tasks = [t for r in chosen for t in task_items(r, members.get(r.id, []), config.sleep.instances_per_task,
+                                                    ("skillopt-sleep", *[f"host:{h}" for h in r.hosts]))]
     evidence = [item.evidence for r in chosen for item in members.get(r.id, [])]
     return tasks, evidence, choice
 
@@ -323,11 +335,25 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
                 pass
 
         workdir = None
-        if config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values():
+        cli_target = config.sleep.replay_in_checkout and target.replace("_", "-") in CLI_BACKENDS.values()
+        if cli_target:
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
+        mode = choose_mode(config.sleep.replay, cli_target)
+        night.replay = mode.to_dict()
+        say(f"[Replay] mode {mode.mode.replace('_', '-')}: {mode.why}")
+        if mode.mode == "read_only":
+            tasks = [replace(t, judge=as_text_judge(t.judge)) for t in tasks]
+        else:
+            stack.callback(cleanup_homes)
         redactor = Redactor(collect=True)  # the replies' secrets, for the night's index
-        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor))
+        act_family = target.replace("_", "-") if mode.mode == "actions" else None
+        egress = None
+        if act_family is not None:
+            egress = EgressProxy(API_HOSTS.get(act_family, ()))
+            stack.callback(egress.close)
+        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor,
+                                                               act_family=act_family, egress=egress))
         run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
                                seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
@@ -366,14 +392,26 @@ def _correction_outcomes(edits: list, history: list[dict]) -> dict[str, Any]:
             "not_selected": sorted(set(offered) - accepted - rejected)}
 
 
+def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[str]:
+    """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`); the note lines."""
+    from sleep.replay import evidence
+
+    best = run_dir / "best_skill.md"
+    records = evidence.val_evidence(run_dir, seed_text, best.read_text(encoding="utf-8") if best.is_file() else seed_text,
+                                    list(val), {t.id: t.prompt for t in tasks})
+    night.replay["evidence"] = str(evidence.write(run_dir, records))
+    return evidence.notes(records)
+
+
 def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: Path, tasks: list[Task],
-             project: Path) -> dict[str, Any]:
+             project: Path, evidence_notes: list[str] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_run
 
     text, report = report_from_run(run_dir, seed_text)
     rejected = night.corrections.get("rejected") or []
     notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
+    notes += list(evidence_notes)
     report = report.with_(cycle_id=night.id, source="cycle", notes=notes,
                           task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks})
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,

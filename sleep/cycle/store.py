@@ -48,6 +48,7 @@ class NightRecord:
     run_dir: str | None = None
     wall_s: float = 0.0
     fingerprint: str | None = None
+    replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -3,6 +3,11 @@
 One JSON object per line, the shape ``skillopt_core``'s ``jsonl_tasks`` env reads
 (``id``, ``prompt``, ``context``, ``judge``, ``tags``, ``metadata``). The file is
 written to a temporary name and renamed, so a reader never sees half of it.
+
+Outside a night nothing replays with actions in a sandbox, so the judge is
+written in its text form (:func:`sleep.replay.modes.as_text_judge`: ``ran pnpm``
+becomes "the answer names pnpm"); the outcome judge itself is kept in
+``metadata.outcome_judge`` for a caller whose targets act.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from sleep import paths
 from sleep.index import Index
 from sleep.mine.store import TaskRecord, load_tasks
+from sleep.replay.modes import as_text_judge
 
 
 @dataclass
@@ -27,14 +33,18 @@ class ExportResult:
 
 def task_line(t: TaskRecord) -> dict:
     """The ``jsonl_tasks`` record of one task."""
+    text_judge = as_text_judge(t.judge)
+    metadata = {"project": t.project, "intent": t.intent, "support": t.support, "hosts": t.hosts,
+                "first_seen": t.first_seen, "last_seen": t.last_seen}
+    if text_judge != t.judge:
+        metadata["outcome_judge"] = t.judge
     return {
         "id": t.id,
         "prompt": t.prompt,
         "context": t.context,
-        "judge": t.judge,
+        "judge": text_judge,
         "tags": ["skillopt-sleep", "recurring", *[f"host:{h}" for h in t.hosts]],
-        "metadata": {"project": t.project, "intent": t.intent, "support": t.support, "hosts": t.hosts,
-                     "first_seen": t.first_seen, "last_seen": t.last_seen},
+        "metadata": metadata,
     }
 
 

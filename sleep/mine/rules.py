@@ -4,15 +4,23 @@
 (the intent, the person's requirements, answers they accepted) plus rule
 checks read from explicit corrections:
 
-- "no, use pnpm not npm": ``contains pnpm``; ``not_contains`` the commands
-  starting with ``npm`` that the corrected turn ran (``npm install``), or
-  ``npm`` itself when that cannot clash with ``pnpm``;
-- "never run terraform apply": ``not_contains terraform apply``;
+- "no, use pnpm not npm" (about programs: a known one, or one the corrected
+  turn ran): ``ran pnpm`` + ``not_ran npm``, judged by the commands the agent
+  ran (:mod:`skillopt_core.tasks.judges.outcome`); "use `uv run pytest`, not
+  bare pytest": ``ran uv run pytest``, ``check uv run pytest`` (a test runner)
+  and ``not_ran pytest`` (a command pattern: ``uv run pytest`` does not match
+  it). About anything else ("use British spelling, not American"):
+  ``contains`` / ``not_contains`` (a word-absent ``regex`` where they clash);
+- "never run terraform apply": ``not_ran terraform apply``;
+- "don't touch the lockfile": ``not_touched`` the lock files of the common
+  package managers; "don't edit src/gen/x.ts": ``not_touched`` that path;
 - "give file:line first": a ``regex`` for a ``path:line`` reference at the
   start of a line; "reply in JSON": ``json_valid``; "under 500 characters":
   ``max_chars``;
-- anything else the person insisted on ("don't touch the lockfile") becomes a
-  rubric line.
+- anything else the person insisted on becomes a rubric line.
+
+A read-only replay turns the outcome rules back into text rules
+(:func:`sleep.replay.modes.as_text_judge`).
 
 A rule is kept only if it is valid, not trivially satisfied and not
 impossible: it must not contradict another rule, must not fail every answer
@@ -28,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillopt_core import JudgeError, validate_judge_spec
+from skillopt_core.tasks.judges.outcome import command_matches, is_check_command
 
 MAX_RULES = 6
 MAX_RUBRIC_LINES = 8
@@ -76,35 +85,126 @@ def _term(word: str | None) -> str | None:
     return w
 
 
+# A command's name spelled out in backticks or quotes: `uv run pytest`.
+_QUOTED = r"(?:`([^`]{1,60})`|'([^']{1,60})'|\"([^\"]{1,60})\")"
+_USE_QUOTED = re.compile(r"\buse\s+" + _QUOTED, re.I)
+_NOT_Y = re.compile(r"\b(?:instead\s+of|not|rather\s+than|over)\s+(?:(?:bare|plain|raw|just|only|regular|normal|"
+                    r"vanilla|global|system|the|a)\s+)*" + r"(?:" + _QUOTED + r"|" + _TOKEN + r")", re.I)
+_TOUCH = re.compile(r"\b(?:don'?t|do\s+not|never|stop)\s+(?:touch|touching|edit|editing|modify|modifying|change|"
+                    r"changing|update|updating|regenerate|regenerating|rewrite|rewriting)\s+(?:the\s+|any\s+)?"
+                    r"(lock\s*files?|lockfiles?|" + _QUOTED + r"|[\w./*-]+\.[\w*]+|[\w.-]+/[\w./*-]*)", re.I)
+LOCK_FILES = ["package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lockb", "poetry.lock", "uv.lock",
+              "Pipfile.lock", "Cargo.lock", "Gemfile.lock", "composer.lock", "go.sum", "*.lock"]
+# Words that name a program, so "use X not Y" about them is about what the agent runs.
+KNOWN_PROGRAMS = frozenset("""npm pnpm yarn bun npx node deno pip pip3 uv poetry pipenv conda pytest tox nox make cmake
+cargo go gradle mvn bundle rake docker podman kubectl helm terraform tofu ansible git gh ruff black mypy pyright eslint
+prettier tsc jest vitest mocha rspec python python3 just task bazel""".split())
+
+
+def _quoted(m: re.Match, first: int) -> str | None:
+    return next((g for g in m.groups()[first:first + 3] if g), None)
+
+
+def _is_program(term: str | None, shell: list[str]) -> bool:
+    if not term:
+        return False
+    head = term.split()[0]
+    return head.casefold() in KNOWN_PROGRAMS or any(s.split()[:1] == [head] for s in shell)
+
+
+# "run `pnpm test` before you say it's done": a verification the person asked for.
+_VERIFY = re.compile(r"\b(?:run|rerun|re-run|check\s+with|verify\s+with)\s+" + _QUOTED +
+                     r"\s+(?:before|after|to\s+(?:verify|check|make\s+sure|confirm)|first|each\s+time|every\s+time)",
+                     re.I)
+_USE_ANY = re.compile(r"\buse\s+(?:" + _QUOTED + r"|" + _TOKEN + r")", re.I)
+_NEGATED = re.compile(r"(?:\bdon'?t|\bdo\s+not|\bnever|\bstop|\bnot|\bno\s+longer)\s+$", re.I)
+# Words that end a command named in prose ("never run npm here").
+_PROSE = frozenset("""here there again anymore ever in on for with please by directly manually yourself this that
+the it on unless without when if because""".split())
+
+
+def _command_phrase(text: str) -> str:
+    words = []
+    for word in text.split():
+        if word.casefold().strip(".,;!?") in _PROSE:
+            break
+        words.append(word)
+    return " ".join(words)
+
+
+def _use_and_avoid(text: str) -> tuple[str | None, str | None]:
+    """What the person said to use and what to avoid ("use `uv run pytest`, not bare pytest";
+    "don't use npm, use pnpm")."""
+    use = avoid = None
+    rest = ""
+    for m in _USE_ANY.finditer(text):
+        term = " ".join(_quoted(m, 0).split()) if _quoted(m, 0) else _term(m.group(4))
+        if not term:
+            continue
+        if _NEGATED.search(text[:m.start()]):
+            avoid = avoid or term
+        elif use is None:
+            use, rest = term, text[m.end():]
+    if use is not None and avoid is None:
+        n = _NOT_Y.match(rest.lstrip(" ,;")) or _NOT_Y.search(rest[:80])
+        if n:
+            avoid = _quoted(n, 0) or _term(n.group(4))
+    if use is None and avoid is None:
+        m2 = _X_NOT_Y.search(text)
+        if m2 and _term(m2.group(1)) and _term(m2.group(2)):
+            use, avoid = _term(m2.group(1)), _term(m2.group(2))
+    if avoid and use and avoid.casefold() == use.casefold():
+        avoid = None
+    return use, (" ".join(avoid.split()) if avoid else None)
+
+
 def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
     text = " ".join(str(correction.get("text") or "").split())
     shell = [str(s) for s in correction.get("shell") or []]
     rules: list[dict[str, Any]] = []
     lines: list[str] = []
-    m = _USE.search(text)
-    use, avoid = (_term(m.group(1)), _term(m.group(2))) if m else (None, None)
-    if m is None or avoid is None:
-        m2 = _X_NOT_Y.search(text)
-        if m2 and _term(m2.group(1)) and _term(m2.group(2)):
-            use, avoid = use or _term(m2.group(1)), _term(m2.group(2))
-    if use:
+    use, avoid = _use_and_avoid(text)
+    if use and (_is_program(use, shell) or _is_program(avoid, shell)):
+        # About what the agent runs: judged by the commands it ran, not by what it said.
+        rules.append({"type": "ran", "command": use})
+        if is_check_command(use):
+            rules.append({"type": "check", "command": use})
+        if avoid:
+            rules.append({"type": "not_ran", "command": avoid})
+    elif avoid and not use:
+        if _is_program(avoid, shell):  # else a rubric line: "don't use emojis" is no word to ban from the answer
+            rules.append({"type": "not_ran", "command": avoid})
+    elif use:
         rules.append({"type": "contains", "value": use})
+        if avoid:
+            plain = not clashes(avoid, use)
+            rules.append({"type": "not_contains", "value": avoid} if plain
+                         else {"type": "regex", "pattern": word_absent_pattern([avoid])})
     if avoid:
-        ran = [s for s in shell if s.split()[:1] == [avoid]] or [avoid]
-        plain = [c for c in ran if not (use and clashes(c, use))]
-        if plain:
-            rules.append({"type": "not_contains", "values": plain} if len(plain) > 1 or plain != [avoid]
-                         else {"type": "not_contains", "value": avoid})
-        if len(plain) < len(ran):  # "npm install" sits inside "pnpm install": forbid it as a word only
-            words = [c for c in ran if c not in plain]
-            rules.append({"type": "regex", "pattern": word_absent_pattern(words)})
         lines.append(f"Use {use} rather than {avoid}." if use else f"Do not use {avoid}.")
     elif use:
         lines.append(f"Use {use}.")
     for cmd in _NEVER_RUN.findall(text):
-        cmd = cmd.strip("`'\" ").rstrip(".,;")
-        if _term(cmd.split()[0]) and len(cmd.split()) >= 1:
-            rules.append({"type": "not_contains", "value": cmd})
+        cmd = _command_phrase(cmd.strip("`'\" ").rstrip(".,;"))
+        if not cmd or (avoid and cmd.casefold() == avoid.casefold()):
+            continue
+        if _term(cmd.split()[0]) and not (use and cmd.casefold() == use.casefold()):
+            rules.append({"type": "not_ran", "command": cmd} if _is_program(cmd, shell) or len(cmd.split()) > 1
+                         else {"type": "not_contains", "value": cmd})
+            lines.append(f"Never run {cmd}.")
+    for m in _VERIFY.finditer(text):
+        command = " ".join((_quoted(m, 0) or "").split())
+        if is_check_command(command) and {"type": "check", "command": command} not in rules:
+            rules.append({"type": "check", "command": command})
+            lines.append(f"Verify with {command} before finishing.")
+    touch = _TOUCH.search(text)
+    if touch:
+        target = _quoted(touch, 1) or touch.group(1)
+        paths_ = LOCK_FILES if re.match(r"lock\s*files?$|lockfiles?$", target, re.I) else [target.strip("`'\"")]
+        rules.append({"type": "not_touched", "paths": paths_} if len(paths_) > 1
+                     else {"type": "not_touched", "path": paths_[0]})
+        target = target.strip("`'\"")
+        lines.append(f"Do not change {'the ' if paths_ is LOCK_FILES else ''}{target}.")
     if _FILE_LINE.search(text):
         rules.append({"type": "regex", "pattern": FILE_LINE_PATTERN})
     if _JSON.search(text):
@@ -146,6 +246,10 @@ def _holds(rule: dict[str, Any], answer: str) -> bool:
         return re.search(rule["pattern"], answer) is not None
     if kind == "max_chars":
         return len(answer) <= rule["limit"]
+    if kind == "ran":  # accepted answers are text: the command named in it stands for the command run
+        return rule["command"].casefold() in low
+    if kind == "not_ran":
+        return re.search(word_absent_pattern([rule["command"]]), answer, re.I) is not None
     if kind == "json_valid":
         try:
             json.loads(answer.strip())
@@ -176,6 +280,12 @@ def keep_rule(rule: dict[str, Any], kept: list[dict[str, Any]], ev: Evidence) ->
             pos, neg = (values, o_values) if rule["type"] == "contains" else (o_values, values)
             if any(clashes(n, p_) for p_ in pos for n in neg):
                 return "contradicts another rule"
+    if rule["type"] in ("ran", "not_ran"):
+        for other in kept:
+            if {rule["type"], other["type"]} == {"ran", "not_ran"}:
+                pos, neg = (rule, other) if rule["type"] == "ran" else (other, rule)
+                if command_matches(pos["command"], neg["command"]):
+                    return "contradicts another rule"
     if rule["type"] == "not_contains" and any(len(v) > 80 for v in values):
         return "trivially satisfied"
     if ev.accepted and not any(_holds(rule, a) for a in ev.accepted):
@@ -201,6 +311,12 @@ def describe(rule: dict[str, Any]) -> str:
         return "regex"
     if kind == "max_chars":
         return f"max_chars {rule['limit']}"
+    if kind in ("ran", "not_ran", "check"):
+        return f'{kind} "{rule["command"]}"'
+    if kind in ("touched", "not_touched"):
+        globs = rule.get("paths") or [rule["path"]]
+        return f"{kind} " + (f'"{globs[0]}"' if len(globs) == 1 else f"{len(globs)} lock files"
+                             if globs == LOCK_FILES else ", ".join(f'"{g}"' for g in globs))
     return kind
 
 

@@ -1,7 +1,7 @@
 """The claude-code, codex and copilot backends against fake executables put first
 on PATH (tests/backends/fakes/). The fakes record argv, cwd, environment, stdin
 and the files in their working directory, and print output shaped like the real
-CLIs' (claude -p --output-format json, codex exec --json, copilot -p
+CLIs' (claude -p --output-format stream-json --verbose, codex exec --json, copilot -p
 --output-format json plus --usage-output-file)."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def test_claude_code_allows_only_read_only_tools_by_default(fake_env: Path
     assert argv[argv.index("--allowedTools") + 1].split(",") == tools
     assert not {"Write", "Edit", "Bash", "NotebookEdit"} & set(tools)
     assert "--dangerously-skip-permissions" not in argv
-    assert argv[:4] == ["-p", "--output-format", "json", "--no-session-persistence"]
+    assert argv[:5] == ["-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
 
 
 async def test_claude_code_optimizer_calls_get_no_tools(fake_env: Path) -> None:

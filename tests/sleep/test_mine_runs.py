@@ -158,8 +158,7 @@ def test_corrections_in_member_sessions_become_rules(homes) -> None:
     run()
     judge = _tasks()[0].judge
     assert judge[0]["type"] == "rubric" and "Use pnpm rather than npm." in judge[0]["rubric"]
-    assert judge[1:] == [{"type": "contains", "value": "pnpm"},
-                         {"type": "regex", "pattern": word_absent_pattern(["npm test", "npm install"])}]
+    assert judge[1:] == [{"type": "ran", "command": "pnpm"}, {"type": "not_ran", "command": "npm"}]
 
 
 def test_the_representative_prompt_is_the_medoid(homes) -> None:

@@ -20,7 +20,16 @@ max_chars      limit                                   within limit / limit / le
 json_valid     schema                                  valid (and matches schema) /
                                                        1, 0.5 if only the schema fails
 rubric         rubric, scale, max_tokens               the judge model's pass / score
+ran            command / commands                      a command the agent ran matches
+not_ran        command / commands                      none of them ran
+touched        path / paths (globs)                    a changed file matches
+not_touched    path / paths (globs)                    no changed file matches
+check          command (a test/lint/build runner)      it exited 0 after the rollout
 =============  =====================================  ===============================
+
+The outcome judges (:mod:`.outcome`) read the rollout's trajectory (what the
+agent ran and changed), which the rollout makes visible while it scores; the
+rubric judge sees a bounded summary of it besides the final text.
 
 ``exact`` and ``f1`` take their gold answers from ``answers`` or, when that
 is absent, from ``task.reference`` (a string or a list of strings).

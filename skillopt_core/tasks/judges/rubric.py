@@ -15,10 +15,13 @@ from typing import Any
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.structured import complete_json
 from skillopt_core.tasks.judges.options import positive_int, string_list
+from skillopt_core.tasks.judges.outcome import current_trajectory
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
 from skillopt_core.tasks.task import Score, Task
 
 __all__ = ["RubricJudge"]
+
+TRAJECTORY_SUMMARY_CHARS = 1500
 
 _RUBRIC_SYSTEM = (
     "You grade one response to a task against a rubric. Be strict and consistent. "
@@ -98,6 +101,10 @@ class RubricJudge:
                 reference = "\n".join(f"- {item}" for item in reference)
             parts.append(f"## Reference (for grading only; do not quote it)\n{reference}")
         parts.append(f"## Rubric\n{self.rubric}")
+        trajectory = current_trajectory()
+        if trajectory is not None:
+            parts.append("## What the agent did in the project (commands with exit codes, files changed)\n"
+                         + trajectory.summary(TRAJECTORY_SUMMARY_CHARS))
         parts.append(f"## Response to grade\n{response}")
         return CompletionRequest.single(
             "\n\n".join(parts),

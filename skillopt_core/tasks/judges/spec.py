@@ -74,6 +74,7 @@ def _adopt(name: str, obj: Any) -> JudgeType:
 
 
 _RULES = "skillopt_core.tasks.judges.rules"
+_OUTCOME = "skillopt_core.tasks.judges.outcome"
 _JUDGES: LazyRegistry[JudgeType] = LazyRegistry(
     "judge type",
     {
@@ -85,6 +86,11 @@ _JUDGES: LazyRegistry[JudgeType] = LazyRegistry(
         "max_chars": _RULES,
         "json_valid": _RULES,
         "rubric": "skillopt_core.tasks.judges.rubric",
+        "ran": _OUTCOME,
+        "not_ran": _OUTCOME,
+        "touched": _OUTCOME,
+        "not_touched": _OUTCOME,
+        "check": _OUTCOME,
     },
     _normalise,
     JudgeError,

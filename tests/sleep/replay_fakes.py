@@ -1,0 +1,136 @@
+"""Fake `claude` and `codex` executables that speak the hosts' documented streaming
+formats *and act* in their working directory, plus fake `pnpm` and `npm`.
+
+Formats (the fakes follow them; they never set the contract):
+
+- Claude Code `claude -p --output-format stream-json --verbose` (prompt on stdin):
+  https://code.claude.com/docs/en/headless ("Stream responses") and the Agent SDK's
+  message types: a `system` `init` line, `assistant` messages with `text` and
+  `tool_use` {id, name, input} blocks, `user` messages with `tool_result`
+  {tool_use_id, content, is_error} blocks (a failed Bash command's content starts
+  with `Exit code N`), and a final `result` line {subtype, is_error, result, usage,
+  total_cost_usd, permission_denials [{tool_name, tool_use_id, tool_input}]}.
+  Permission rules `Bash(prefix:*)` in `--allowedTools` (https://code.claude.com/docs/en/iam,
+  "Tool-specific permission rules"); in print mode a tool use no rule allows is denied.
+- Codex `codex exec --json` (prompt on stdin with `-`): openai/codex docs/exec.md and
+  PR 4525: `thread.started`, `turn.started`, `item.started`/`item.completed` with items
+  `command_execution` {command, aggregated_output, exit_code, status} and
+  `agent_message` {text}, `turn.completed` {usage: input_tokens, cached_input_tokens,
+  output_tokens}.
+
+How they act (deterministic, from the installed skill's text): when the skill says
+"pnpm" they run `pnpm install`, else `npm install`. A prompt with lines
+`ATTACK: <shell command>` runs those commands instead (the sandbox tests).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+_COMMON = r'''
+import json, os, re, subprocess, sys
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+def skill_text(prompt):
+    m = re.search(r"installed at (\S+?)\)", prompt)
+    if not m:
+        return ""
+    try:
+        return open(m.group(1), encoding="utf-8").read()
+    except OSError:
+        return ""
+
+def plan(prompt):
+    attacks = [line.split("ATTACK:", 1)[1].strip() for line in prompt.splitlines() if "ATTACK:" in line]
+    if attacks:
+        return attacks
+    return ["pnpm install"] if "pnpm" in skill_text(prompt).lower() else ["npm install"]
+
+def run(command):
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
+    return done.returncode, (done.stdout + done.stderr)[-2000:]
+'''
+
+CLAUDE = _COMMON + r'''
+argv = sys.argv[1:]
+if "-p" not in argv or argv[argv.index("--output-format") + 1] != "stream-json" or "--verbose" not in argv:
+    sys.stderr.write("fake claude: needs -p --output-format stream-json --verbose\n")
+    sys.exit(2)
+allowed = argv[argv.index("--allowedTools") + 1].split(",") if "--allowedTools" in argv else []
+prefixes = [a[5:-3] for a in allowed if a.startswith("Bash(") and a.endswith(":*)")]
+prompt = sys.stdin.read()
+sid = "5b3c2f9e-0d4a-4c53-9d7e-1f2a3b4c5d6e"
+emit({"type": "system", "subtype": "init", "session_id": sid, "cwd": os.getcwd(), "model": "claude-sonnet-4-6",
+      "tools": argv[argv.index("--tools") + 1].split(",") if "--tools" in argv else [], "permissionMode": "default"})
+denials, ran = [], []
+for n, command in enumerate(plan(prompt)):
+    tid = f"toolu_{n:02d}"
+    emit({"type": "assistant", "session_id": sid, "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}]}})
+    if not any(command == p or command.startswith(p + " ") for p in prefixes):
+        denials.append({"tool_name": "Bash", "tool_use_id": tid, "tool_input": {"command": command}})
+        content, is_error = "Claude requested permissions to use Bash, but you haven't granted it yet.", True
+    else:
+        code, out = run(command)
+        ran.append(command)
+        content, is_error = (out or "(no output)", False) if code == 0 else (f"Exit code {code}\n{out}", True)
+    emit({"type": "user", "session_id": sid, "message": {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}]}})
+answer = "Ran " + (", ".join(ran) or "nothing") + "."
+emit({"type": "assistant", "session_id": sid, "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}})
+emit({"type": "result", "subtype": "success", "is_error": False, "result": answer, "session_id": sid,
+      "num_turns": 2, "duration_ms": 10, "total_cost_usd": 0.001, "permission_denials": denials,
+      "usage": {"input_tokens": 40, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9}})
+'''
+
+CODEX = _COMMON + r'''
+argv = sys.argv[1:]
+if argv[:2] != ["exec", "--json"] or argv[-1] != "-":
+    sys.stderr.write("fake codex: needs exec --json ... -\n")
+    sys.exit(2)
+prompt = sys.stdin.read()
+emit({"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
+emit({"type": "turn.started"})
+ran = []
+for n, command in enumerate(plan(prompt)):
+    item = {"id": f"item_{n}", "type": "command_execution", "command": f"bash -lc '{command}'",
+            "aggregated_output": "", "exit_code": None, "status": "in_progress"}
+    emit({"type": "item.started", "item": item})
+    code, out = run(command)
+    ran.append(command)
+    emit({"type": "item.completed", "item": {**item, "aggregated_output": out, "exit_code": code,
+                                             "status": "completed" if code == 0 else "failed"}})
+answer = "Ran " + ", ".join(ran) + "."
+emit({"type": "item.completed", "item": {"id": "item_z", "type": "agent_message", "text": answer}})
+emit({"type": "turn.completed", "usage": {"input_tokens": 50, "cached_input_tokens": 10, "output_tokens": 8}})
+'''
+
+PACKAGE_MANAGER = r'''
+import os, sys
+name = os.path.basename(sys.argv[0])
+lock = {"pnpm": "pnpm-lock.yaml", "npm": "package-lock.json"}[name]
+os.makedirs("node_modules", exist_ok=True)
+open(os.path.join("node_modules", f".installed-by-{name}"), "w").write(" ".join(sys.argv[1:]) + "\n")
+open(lock, "a").write(f"# {name} {' '.join(sys.argv[1:])}\n")
+print(f"{name}: installed")
+'''
+
+
+def install(bin_dir: Path) -> Path:
+    """Write the fakes into ``bin_dir`` (executable, run by this interpreter) and return it."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, body in (("claude", CLAUDE), ("codex", CODEX), ("pnpm", PACKAGE_MANAGER), ("npm", PACKAGE_MANAGER)):
+        path = bin_dir / name
+        path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return bin_dir
+
+
+def on_path(monkeypatch, bin_dir: Path) -> None:
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")

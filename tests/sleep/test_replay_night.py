@@ -1,0 +1,121 @@
+"""A night that replays real work: the fake `claude` / `codex` (tests/sleep/replay_fakes.py,
+documented streaming formats) act in sandboxed checkouts according to the skill, the
+outcome judges read what they ran, and the proposal that adds the person's "pnpm not
+npm" correction is staged. The scripted backend (optimizer, judge) tests control flow
+only; this is no evidence that training improves a skill."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import replay_fakes
+import yaml
+from sleep_testutil import Homes
+
+from sleep.cli import main
+from sleep.cycle.demo import install_transcripts, make_project
+from sleep.cycle.store import nights
+from sleep.index import Index
+from sleep.replay.sandbox import sandbox_available
+
+pytestmark = pytest.mark.skipif(not sandbox_available()[0], reason=f"no bubblewrap sandbox: {sandbox_available()[1]}")
+
+# The optimizer proposes nothing (the correction is the candidate edit); the rubric judge passes every
+# answer, so the outcome judges (ran pnpm, not_ran npm) decide.
+RULES = {"rules": [
+    {"stage": "reflect", "response": json.dumps({"edits": []})},
+    {"stage": "merge", "response": json.dumps({"edits": []})},
+    {"stage": "rank", "response": json.dumps({"order": [1, 2, 3]})},
+    {"stage": "judge", "response": json.dumps({"score": 8, "pass": True, "feedback": "Fine."})},
+]}
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
+
+
+def state(repo: Path) -> tuple:
+    files = sorted((p.relative_to(repo).as_posix(), p.read_bytes()) for p in repo.rglob("*")
+                   if p.is_file() and ".git" not in p.relative_to(repo).parts)
+    return (git(repo, "rev-parse", "HEAD"), git(repo, "symbolic-ref", "HEAD"), (repo / ".git/index").read_bytes(),
+            git(repo, "status", "--porcelain=v2"), git(repo, "stash", "list"), files)
+
+
+@pytest.fixture
+def project(homes: Homes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = make_project(tmp_path / "tiny-ledger")
+    install_transcripts(homes.home, folder)
+    (folder / "notes.txt").write_text("the person's own uncommitted work\n")
+    (folder / "CHANGELOG.md").write_text("# Changelog\n\n## Unreleased\n- typing this right now\n")
+    git(folder, "stash", "push", "-q", "-m", "person's stash", "--", "CHANGELOG.md")
+    replay_fakes.on_path(monkeypatch, replay_fakes.install(tmp_path / "bin"))
+    return folder
+
+
+def run(project: Path, tmp_path: Path, capsys, target: str, *extra: str) -> dict:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(yaml.safe_dump(RULES))
+    code = main(["run", "--project", str(project), "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"),
+                 "--backend", "scripted", "--set", f"model.scripted={rules}",
+                 "--set", f"sleep.target_backend={target}", "--json", *extra])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)
+
+
+def rollouts(run_dir: Path) -> list[dict]:
+    found = []
+    for path in sorted(run_dir.rglob("rollouts*.json")):
+        data = json.loads(path.read_text())
+        found += data if isinstance(data, list) else data.get("results", data.get("rollouts", []))
+    return found
+
+
+@pytest.mark.parametrize("target", ["claude-code", "codex"])
+def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path, tmp_path: Path, capsys,
+                                                                  target: str) -> None:
+    before = state(project)
+    night = run(project, tmp_path, capsys, target)
+    assert night["replay"]["mode"] == "actions" and night["replay"]["sandbox"] == "bubblewrap"
+    assert night["outcome"] == "staged", night["reason"]
+    assert state(project) == before
+    diff = git(project, "diff", "HEAD", night["proposal"]["branch"])
+    assert "+- Use pnpm not npm in this repo." in diff
+    commands = [c["command"] for r in rollouts(Path(night["run_dir"])) for c in
+                [s for s in (r.get("trajectory") or {}).get("steps", []) if s["kind"] == "command"]]
+    assert any("npm install" in c and "pnpm" not in c for c in commands)  # before: the seed skill
+    assert any("pnpm install" in c for c in commands)  # after: the skill with the correction
+    with Index.open() as index:
+        assert nights(index, str(project))[0].replay["mode"] == "actions"
+    evidence = json.loads(Path(night["replay"]["evidence"]).read_text())
+    assert {e["task"] for e in evidence} == set(night["tasks"]["val"])
+    moved = [e for e in evidence if e["before"] and e["after"] and not e["before"]["passed"] and e["after"]["passed"]]
+    assert moved, evidence
+    assert [c["command"] for c in moved[0]["before"]["commands"]] == [c for c in commands if "npm install" in c][:1]
+    assert any("pnpm install" in c["command"] for c in moved[0]["after"]["commands"])
+    assert main(["show", night["proposal"]["id"]]) == 0
+    shown = capsys.readouterr().out
+    assert f"val {moved[0]['task']}: before ran" in shown and "pnpm install" in shown
+
+
+def test_a_read_only_night_says_so_and_judges_text(project: Path, tmp_path: Path, capsys) -> None:
+    night = run(project, tmp_path, capsys, "claude-code", "--set", "sleep.replay=read_only", "--dry-run")
+    assert night["replay"]["mode"] == "read_only" and "read_only" in night["replay"]["why"]
+
+
+def test_evidence_notes_say_what_each_side_did() -> None:
+    from sleep.replay.evidence import notes
+
+    acted = {"commands": [{"command": "npm install", "exit_code": 0, "denied": False},
+                          {"command": "curl x", "exit_code": None, "denied": True}],
+             "files": [{"path": "package-lock.json", "change": "added"}], "checks": [], "passed": False}
+    after = {"commands": [{"command": "pnpm install", "exit_code": 0, "denied": False}], "files": [],
+             "checks": [{"command": "pnpm test", "passed": True, "exit_code": 0}], "passed": True}
+    lines = notes([{"task": "t1-ab", "before": acted, "after": after},
+                   {"task": "t2-cd", "before": {"answer": "x", "passed": False}, "after": None}])
+    assert lines[0] == ("val t1-ab: before ran `npm install`; 1 denied; 1 file(s) changed (fail) → "
+                        "after ran `pnpm install`; checks passed (pass)")
+    assert lines[1] == "val t2-cd: before answered (fail) → after not replayed"
