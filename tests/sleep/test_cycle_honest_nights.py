@@ -119,7 +119,8 @@ def test_two_tasks_of_the_same_split_become_one_train_and_one_val_task() -> None
 def test_a_night_of_two_tasks_never_fails_on_its_split(project: Path, tmp_path: Path) -> None:
     path = tmp_path / "rules.yaml"
     path.write_text(yaml.safe_dump(rules()))
-    base = [f"model.scripted={path}", "sleep.min_tasks=2", "sleep.max_tasks=2"]
+    # one instance per task: two items, the smallest split a night can have
+    base = [f"model.scripted={path}", "sleep.min_tasks=2", "sleep.max_tasks=2", "sleep.instances_per_task=1"]
     opts = NightOptions(project=project, backend="scripted", overrides=base,
                         skill=project / ".claude/skills/ledger-dev/SKILL.md")
     assert run_night(NightOptions(project=project, backend="scripted", overrides=[*base, "sleep.min_tasks=50"],
