@@ -17,7 +17,7 @@ from typing import Iterable
 
 import yaml
 
-from sleep import paths
+from sleep.hosts import skills_of, source_family
 from sleep.sessions import Session
 
 MANAGED_NAME = "skillopt-learned"
@@ -25,7 +25,7 @@ MANAGED_DESCRIPTION = (
     "What SkillOpt-Sleep learned from your own sessions in this project: recurring tasks and the "
     "corrections you gave. Use it for tasks like the ones you repeat here."
 )
-HOST_OF_PREFIX = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot", "copilot-cli": "copilot"}
+HOST_OF_PREFIX = source_family()  # transcript source -> the family whose skill folders it reads (sleep/hosts/)
 
 
 @dataclass(frozen=True)
@@ -55,16 +55,13 @@ def managed_skill_text(name: str = MANAGED_NAME) -> str:
 
 def candidate_paths(host: str, name: str, project: Path) -> list[Path]:
     """Where ``host`` looks for skill ``name``: project first, then home."""
-    if host == "claude-code":
-        return [project / ".claude" / "skills" / name / "SKILL.md", paths.claude_home() / "skills" / name / "SKILL.md"]
-    if host == "codex":
-        return [project / ".agents" / "skills" / name / "SKILL.md", paths.home() / ".agents" / "skills" / name / "SKILL.md"]
-    return [project / ".github" / "skills" / name / "SKILL.md"]
+    places = skills_of(host) or skills_of("claude-code")
+    return places.candidates(name, project)
 
 
 def managed_path(host: str, project: Path) -> Path:
-    folder = {"claude-code": ".claude", "codex": ".agents", "copilot": ".github"}[host]
-    return project / folder / "skills" / MANAGED_NAME / "SKILL.md"
+    places = skills_of(host) or skills_of("claude-code")
+    return project / places.project[0] / MANAGED_NAME / "SKILL.md"
 
 
 def choose_skill(project: Path, sessions: Iterable[Session], override: Path | None = None) -> SkillChoice:

@@ -43,12 +43,16 @@ def _run_cli(args: list[str], cwd: Path, timeout: float) -> subprocess.Completed
 
 
 def register(app: MCPServer, config: ServerConfig) -> None:
+    from sleep.hosts import source_groups
+
+    source_choices = tuple(["all", *(g for g in source_groups() if g != "all")])  # one per host (sleep/hosts/)
+
     @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                           open_world_hint=False))
     async def sleep_harvest(project: Annotated[str | None, Field(
                                 description="only sessions in this folder (default: every project, or the "
                                             "server's one project when started with --project)")] = None,
-                            source: Literal["all", "claude-code", "codex", "copilot"] = "all",
+                            source: Literal[source_choices] = "all",  # type: ignore[valid-type]
                             since: Annotated[str | None, Field(
                                 pattern=r"^\s*\d+(\.\d+)?\s*[smhdwSMHDW]\s*$",
                                 description="only transcript files changed in the last AGE, e.g. 72h or 7d")] = None,
