@@ -146,3 +146,15 @@ def test_python_dash_m_sleep_runs_the_cli() -> None:
     out = subprocess.run([sys.executable, "-m", "sleep", "sessions", "--help"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 0 and "gemini-cli" in out.stdout and "opencode" in out.stdout
+
+
+def test_every_host_with_an_integrate_subcommand_has_one() -> None:
+    import argparse
+
+    from sleep.cli import build_parser
+
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    (hosts_arg,) = [a for a in sub.choices["integrate"]._actions if isinstance(a, argparse._SubParsersAction)]
+    wanted = {h.mcp.integrate for h in hosts.all_hosts() if h.mcp.integrate}
+    assert wanted == {"codex", "copilot"} and wanted <= set(hosts_arg.choices)
