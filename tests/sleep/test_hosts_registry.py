@@ -42,11 +42,12 @@ def test_the_built_in_hosts_give_the_lists_that_were_written_out_by_hand() -> No
 
     assert hosts.source_groups() == {
         "claude-code": ("claude-code",), "codex": ("codex",), "copilot": ("copilot-vscode", "copilot-cli"),
-        "gemini": ("gemini-cli",), "opencode": ("opencode",),
-        "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode")}
+        "gemini": ("gemini-cli",), "opencode": ("opencode",), "cursor": ("cursor-agent",),
+        "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode", "cursor-agent")}
     assert CLI_BACKENDS == {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot"}
     assert HOST_FAMILY == {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",
-                           "copilot-cli": "copilot", "gemini-cli": "gemini", "opencode": "opencode"}
+                           "copilot-cli": "copilot", "gemini-cli": "gemini", "opencode": "opencode",
+                           "cursor-agent": "cursor"}
     assert [f for f, _, _ in hosts.home_flags()] == ["--claude-home", "--codex-home", "--copilot-home"]
     assert CARRIED_ENV == ("PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME",
                            "SKILLOPT_REPLAY_ROOT", "SKILLOPT_CACHE_DIR")
@@ -120,7 +121,8 @@ def test_a_broken_host_plugin_is_left_out_and_named(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: [ep])
     hosts.reload_plugins()
     try:
-        assert list(hosts.source_groups()) == ["claude-code", "codex", "copilot", "gemini", "opencode", "all"]
+        assert list(hosts.source_groups()) == ["claude-code", "codex", "copilot", "gemini", "opencode", "cursor",
+                                                 "all"]
     finally:
         monkeypatch.undo()
         hosts.reload_plugins()
