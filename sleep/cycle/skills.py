@@ -25,7 +25,8 @@ MANAGED_DESCRIPTION = (
     "What SkillOpt-Sleep learned from your own sessions in this project: recurring tasks and the "
     "corrections you gave. Use it for tasks like the ones you repeat here."
 )
-HOST_OF_PREFIX = source_family()  # transcript source -> the family whose skill folders it reads (sleep/hosts/)
+# transcript source -> the family whose skill folders it reads (sleep/hosts/; a host with none: claude-code's)
+HOST_OF_PREFIX = {src: fam for src, fam in source_family().items() if skills_of(fam) is not None}
 
 
 @dataclass(frozen=True)

@@ -160,3 +160,20 @@ def test_every_host_with_an_integrate_subcommand_has_one() -> None:
     (hosts_arg,) = [a for a in sub.choices["integrate"]._actions if isinstance(a, argparse._SubParsersAction)]
     wanted = {h.mcp.integrate for h in hosts.all_hosts() if h.mcp.integrate}
     assert wanted == {"codex", "copilot"} and wanted <= set(hosts_arg.choices)
+
+
+def test_a_night_finds_gemini_and_opencode_skills_in_their_own_folders(tmp_path: Path) -> None:
+    from sleep.cycle.skills import choose_skill
+    from sleep.sessions import Session
+
+    project = tmp_path / "project"
+    for folder, source in ((".gemini/skills", "gemini-cli"), (".opencode/skills", "opencode")):
+        skill = project / folder / "lint" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text("---\nname: lint\ndescription: lint\n---\n")
+        choice = choose_skill(project, [Session(host=source, session_id="s1", skills={"lint": 1})])
+        assert choice.path == skill and not choice.managed
+        skill.unlink()
+    # A host with no skill folders of its own (Cursor, for now) keeps Claude Code's, as before.
+    choice = choose_skill(project, [Session(host="cursor-agent", session_id="s2")])
+    assert (choice.host, choice.path) == ("claude-code", project / ".claude/skills/skillopt-learned/SKILL.md")
