@@ -17,7 +17,7 @@ from typing import Iterable
 
 import yaml
 
-from sleep.hosts import skills_of, source_family
+from sleep.hosts import all_hosts, skills_of, source_family
 from sleep.sessions import Session
 
 MANAGED_NAME = "skillopt-learned"
@@ -98,8 +98,8 @@ def _name_of(path: Path) -> str:
 
 def _host_of_path(path: Path, project: Path) -> str:
     parts = path.parts
-    if ".agents" in parts:
-        return "codex"
-    if ".github" in parts:
-        return "copilot"
+    for host in all_hosts():  # the host whose own (first) skill folder holds the file; else Claude Code
+        if host.family != "claude-code" and host.skills is not None \
+                and Path(host.skills.project[0]).parts[0] in parts:
+            return host.family
     return "claude-code"

@@ -177,3 +177,14 @@ def test_a_night_finds_gemini_and_opencode_skills_in_their_own_folders(tmp_path:
     # A host with no skill folders of its own (Cursor, for now) keeps Claude Code's, as before.
     choice = choose_skill(project, [Session(host="cursor-agent", session_id="s2")])
     assert (choice.host, choice.path) == ("claude-code", project / ".claude/skills/skillopt-learned/SKILL.md")
+
+
+def test_a_skill_chosen_with_skill_belongs_to_the_host_whose_folder_holds_it(tmp_path: Path) -> None:
+    from sleep.cycle.skills import choose_skill
+
+    project = tmp_path / "project"
+    expected = {".claude": "claude-code", ".agents": "codex", ".github": "copilot", ".gemini": "gemini",
+                ".opencode": "opencode", "docs": "claude-code"}
+    for folder, host in expected.items():
+        choice = choose_skill(project, [], override=project / folder / "skills" / "x" / "SKILL.md")
+        assert choice.host == host, folder
