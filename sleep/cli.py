@@ -151,9 +151,10 @@ def _harvest_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--since", metavar="AGE", type=_duration,
                    help="only files modified in the last AGE (e.g. 72h, 7d)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--claude-home", metavar="DIR", help="Claude Code home (default $CLAUDE_CONFIG_DIR or ~/.claude)")
-    p.add_argument("--codex-home", metavar="DIR", help="Codex home (default $CODEX_HOME or ~/.codex)")
-    p.add_argument("--copilot-home", metavar="DIR", help="Copilot CLI home (default $COPILOT_HOME or ~/.copilot)")
+    from sleep.hosts import home_flags
+
+    for flag, _dest, home in home_flags():  # --claude-home, --codex-home, --copilot-home (sleep/hosts/)
+        p.add_argument(flag, metavar="DIR", help=f"{home.label} (default {home.describe_default()})")
     p.add_argument("--copilot-export", metavar="FILE", action="append", default=[],
                    help="a VS Code 'Chat: Export Session...' JSON file to include (repeatable)")
     p.add_argument("--max-line-mb", type=float, default=16.0,
@@ -175,10 +176,11 @@ def _duration(text: str):
 def cmd_harvest(args: argparse.Namespace) -> int:
     from sleep.harvest import HarvestOptions, harvest
 
-    for flag, env in (("claude_home", "CLAUDE_CONFIG_DIR"), ("codex_home", "CODEX_HOME"),
-                      ("copilot_home", "COPILOT_HOME")):
-        if getattr(args, flag):
-            os.environ[env] = os.path.abspath(os.path.expanduser(getattr(args, flag)))
+    from sleep.hosts import home_flags
+
+    for _flag, flag, home in home_flags():
+        if getattr(args, flag, None) and home.env:
+            os.environ[home.env] = os.path.abspath(os.path.expanduser(getattr(args, flag)))
     for export in args.copilot_export:
         if not os.path.isfile(export):
             print(f"skillopt-sleep: --copilot-export {export}: no such file", file=sys.stderr)
@@ -238,8 +240,10 @@ def format_report(r: HarvestReport) -> str:
 
 def _sessions_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="PATH", help="only sessions in PATH or below")
-    p.add_argument("--host", choices=["claude-code", "codex", "copilot-vscode", "copilot-cli"], metavar="HOST",
-                   help="only sessions of this host: claude-code, codex, copilot-vscode or copilot-cli")
+    from sleep.hosts import source_names
+
+    hosts = source_names()
+    p.add_argument("--host", choices=hosts, metavar="HOST", help="only sessions of this host: " + ", ".join(hosts))
     p.add_argument("--limit", type=int, default=50, help="at most this many (text output; default 50)")
     p.add_argument("--json", action="store_true", help="print full session records as JSON")
 

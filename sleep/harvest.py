@@ -1,7 +1,7 @@
 """The harvest: every source's new transcript bytes into the index, redacted.
 
 :func:`harvest` takes the index lock, walks the selected sources, reads each
-file only as far as its cursor says is new (sleep.cursor), parses it with its
+file only as far as its cursor says is new (sleep.read_offsets), parses it with its
 source, stores sessions, history and the new cursor in one transaction per
 batch, and returns a :class:`HarvestReport`. Bad input never stops it: each
 unusable line or file is counted by reason (``report.skipped``).
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sleep import known_secrets, paths
-from sleep.cursor import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
+from sleep.read_offsets import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
                           head_digest, plan_read)
 from sleep.harvest_pool import POOL_MIN_BYTES, Job, Outcome, Pool, parse_job, stat_error, workers
 from sleep.index import Index, session_key
@@ -28,7 +28,8 @@ from sleep.lock import FileLock
 from sleep.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
 from sleep.redact import Redactor
 from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
-from sleep.sources import SOURCE_GROUPS, ParseResult, Source, SourceFile, all_sources, is_under
+from sleep.hosts import source_groups
+from sleep.sources import ParseResult, Source, SourceFile, all_sources, is_under
 from sleep.sources.copilot_vscode import CopilotVSCodeSource
 
 COMMIT_EVERY = 500
@@ -48,7 +49,7 @@ def parse_duration(text: str) -> timedelta:
 class HarvestOptions:
     """What to harvest. ``project`` None means every project."""
 
-    source: str = "all"  # a key of SOURCE_GROUPS
+    source: str = "all"  # a key of sleep.hosts.source_groups()
     project: str | None = None
     since: timedelta | None = None
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
@@ -130,7 +131,7 @@ class _Harvester:
 
     def run(self) -> HarvestReport:
         started = time.perf_counter()
-        names = SOURCE_GROUPS[self.opts.source]
+        names = source_groups()[self.opts.source]
         sources = all_sources()
         if self.opts.copilot_exports:
             sources["copilot-vscode"] = CopilotVSCodeSource(exports=self.opts.copilot_exports)

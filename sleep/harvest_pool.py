@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from sleep.cursor import head_digest
+from sleep.read_offsets import head_digest
 from sleep.reader import ParseContext, ParseStats, open_binary
 from sleep.redact import Redactor
 from sleep.sessions import Session

@@ -29,7 +29,7 @@ from typing import Iterator
 import orjson
 
 from sleep import index_schema, paths
-from sleep.cursor import FileCursor
+from sleep.read_offsets import FileCursor
 from sleep.sessions import HistoryPrompt, Session
 from sleep.storage import StorageError, explain_os, explain_sqlite
 

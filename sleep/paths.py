@@ -12,10 +12,10 @@ The data directory holds what transcripts said (redacted) and what models
 replied: only its owner may read it. It is created 0700 and its files 0600
 (:func:`private_dir`, :func:`make_private`, :func:`make_private_tree`);
 a looser one found later is tightened when the index is opened.
-- ``CLAUDE_CONFIG_DIR``: Claude Code's home (default ``~/.claude``).
-- ``CODEX_HOME``: Codex's home (default ``~/.codex``).
-- ``COPILOT_HOME``: Copilot CLI's home (default ``~/.copilot``).
-- ``APPDATA``: the Windows roaming directory that holds VS Code's ``User`` dirs.
+- each host's transcript home, by the variable its :class:`sleep.hosts.Home` names
+  (``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``, ``COPILOT_HOME``, ``GEMINI_CLI_HOME``,
+  ``XDG_DATA_HOME`` for OpenCode, ``APPDATA`` for VS Code's ``User`` dirs on Windows):
+  the host descriptions in ``sleep/hosts/`` hold them; the functions below read them.
 """
 
 from __future__ import annotations
@@ -115,33 +115,38 @@ def lock_path() -> Path:
     return data_dir() / LOCK_FILE
 
 
+def source_home(source: str) -> Path:
+    """The home folder of transcript source ``source`` (its :class:`sleep.hosts.Home`)."""
+    from sleep import hosts
+
+    return hosts.source(source).home.path()
+
+
 def claude_home() -> Path:
-    override = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(override).expanduser() if override else home() / ".claude"
+    """Claude Code's home: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude`` (sleep/hosts/claude_code.py)."""
+    return source_home("claude-code")
 
 
 def codex_home() -> Path:
-    override = os.environ.get("CODEX_HOME")
-    return Path(override).expanduser() if override else home() / ".codex"
+    """Codex's home: ``$CODEX_HOME``, else ``~/.codex`` (sleep/hosts/codex.py)."""
+    return source_home("codex")
 
 
 def copilot_cli_home() -> Path:
-    override = os.environ.get("COPILOT_HOME")
-    return Path(override).expanduser() if override else home() / ".copilot"
+    """The Copilot CLI's home: ``$COPILOT_HOME``, else ``~/.copilot`` (sleep/hosts/copilot.py)."""
+    return source_home("copilot-cli")
 
 
 def gemini_home() -> Path:
     """Gemini CLI's ``.gemini`` folder: under ``$GEMINI_CLI_HOME`` when set (the CLI's own
-    override of the home directory), else under the home directory."""
-    override = os.environ.get("GEMINI_CLI_HOME")
-    return (Path(override).expanduser() if override else home()) / ".gemini"
+    override of the home directory), else under the home directory (sleep/hosts/gemini.py)."""
+    return source_home("gemini-cli")
 
 
 def opencode_home() -> Path:
     """OpenCode's data folder: ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``
-    (OpenCode uses the XDG layout on every platform)."""
-    xdg = os.environ.get("XDG_DATA_HOME")
-    return (Path(xdg).expanduser() if xdg else home() / ".local" / "share") / "opencode"
+    (OpenCode uses the XDG layout on every platform; sleep/hosts/opencode.py)."""
+    return source_home("opencode")
 
 
 def vscode_user_dirs() -> list[Path]:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode")
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
 _ISO_NORMAL = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
@@ -281,3 +280,12 @@ class HistoryPrompt:
     at: str | None = None
     project_dir: str | None = None
     session_id: str | None = None
+
+
+def __getattr__(name: str):
+    # HOSTS: the values ``Session.host`` takes, one per transcript source of sleep/hosts/.
+    if name == "HOSTS":
+        from sleep.hosts import source_names
+
+        return tuple(source_names())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,10 +27,11 @@ from typing import Any
 
 from skillopt_core import Backend, BackendSpec, Completion, CompletionRequest, Settings, create_backend
 from sleep import paths
+from sleep.hosts import replay_backends, source_family
 from sleep.redact import Redactor, map_strings
 
-CLI_BACKENDS = {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot"}
-HOST_FAMILY = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot", "copilot-cli": "copilot"}
+CLI_BACKENDS = replay_backends()  # family -> backend replaying through its CLI (sleep/hosts/)
+HOST_FAMILY = source_family()  # transcript source -> family
 
 
 def cli_ready(family: str) -> tuple[bool, str]:
@@ -61,6 +62,8 @@ def target_backend(hosts: Counter[str], setting: str, settings: Settings) -> tup
     for host, n in hosts.items():
         families[HOST_FAMILY.get(host, host)] += n
     for family, _ in families.most_common():
+        if family not in CLI_BACKENDS:
+            continue  # a host with no CLI replay yet (Gemini CLI, OpenCode)
         ok, why = cli_ready(family)
         if ok:
             return CLI_BACKENDS[family], f"the tasks come from {family}, and {why}"

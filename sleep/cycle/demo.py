@@ -75,7 +75,9 @@ def make_project(folder: Path) -> Path:
 def scratch_env(root: Path) -> dict[str, str]:
     """The environment of every command the demo runs: homes inside ``root``."""
     env = dict(os.environ)
-    for key in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "APPDATA", "XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+    from sleep.hosts import home_env_vars
+
+    for key in (*home_env_vars(carried_only=False), "XDG_CONFIG_HOME"):  # every host's home (sleep/hosts/)
         env.pop(key, None)
     env.update(HOME=str(root / "home"), USERPROFILE=str(root / "home"), SKILLOPT_HOME=str(root / "skillopt"),
                SKILLOPT_REPLAY_ROOT=str(root / "replays" / "skillopt-replay"), GIT_CONFIG_NOSYSTEM="1",

@@ -20,8 +20,8 @@ from typing import Iterable
 
 import yaml
 
-from sleep import paths
 from sleep.cycle.skillfit import fitting_skill
+from sleep.hosts import all_hosts, skills_of, source_family
 from sleep.sessions import Session
 
 MANAGED_NAME = "skillopt-learned"
@@ -29,7 +29,8 @@ MANAGED_DESCRIPTION = (
     "What SkillOpt-Sleep learned from your own sessions in this project: recurring tasks and the "
     "corrections you gave. Use it for tasks like the ones you repeat here."
 )
-HOST_OF_PREFIX = {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot", "copilot-cli": "copilot"}
+# transcript source -> the family whose skill folders it reads (sleep/hosts/; a host with none: claude-code's)
+HOST_OF_PREFIX = {src: fam for src, fam in source_family().items() if skills_of(fam) is not None}
 
 
 @dataclass(frozen=True)
@@ -70,36 +71,46 @@ def managed_skill_text(name: str = MANAGED_NAME) -> str:
 
 def candidate_paths(host: str, name: str, project: Path) -> list[Path]:
     """Where ``host`` looks for skill ``name``: project first, then home."""
-    if host == "claude-code":
-        return [project / ".claude" / "skills" / name / "SKILL.md", paths.claude_home() / "skills" / name / "SKILL.md"]
-    if host == "codex":
-        return [project / ".agents" / "skills" / name / "SKILL.md", paths.home() / ".agents" / "skills" / name / "SKILL.md"]
-    return [project / ".github" / "skills" / name / "SKILL.md"]
+    places = skills_of(host) or skills_of("claude-code")
+    return places.candidates(name, project)
 
 
 def managed_path(host: str, project: Path) -> Path:
-    folder = {"claude-code": ".claude", "codex": ".agents", "copilot": ".github"}[host]
-    return project / folder / "skills" / MANAGED_NAME / "SKILL.md"
+    places = skills_of(host) or skills_of("claude-code")
+    return project / places.project[0] / MANAGED_NAME / "SKILL.md"
 
 
 class SkillPathError(ValueError):
     """A ``--skill`` path that is no skill file; the message says what to pass instead."""
 
 
+def project_skill_folders(project: Path) -> list[Path]:
+    """The project's skill folders, of every host (the registry's ``Skills.project``), in host order."""
+    found: list[Path] = []
+    for host in all_hosts():
+        for folder in host.skills.project if host.skills else ():
+            if project / folder not in found:
+                found.append(project / folder)
+    return found
+
+
 def skill_folders(project: Path) -> list[Path]:
-    """The folders hosts read skills from: the project's, then the person's."""
-    return [project / ".claude" / "skills", project / ".agents" / "skills", project / ".github" / "skills",
-            project / ".github" / "instructions", paths.claude_home() / "skills",
-            paths.home() / ".agents" / "skills", paths.codex_home() / "skills",
-            paths.copilot_cli_home() / "skills"]
+    """The folders hosts read skills from: the project's (and its Copilot instructions), then the person's."""
+    found = project_skill_folders(project) + [project / ".github" / "instructions"]
+    for host in all_hosts():
+        for home, sub in host.skills.user if host.skills else ():
+            folder = home.path() / sub if sub else home.path()
+            if folder not in found:
+                found.append(folder)
+    return found
 
 
 def project_skills(project: Path) -> list[Path]:
     """The skill files of the project (``<folder>/<name>/SKILL.md`` in its skill folders)."""
     found: list[Path] = []
-    for folder in skill_folders(project)[:3]:
+    for folder in project_skill_folders(project):
         if folder.is_dir():
-            found += sorted(p for p in folder.glob("*/SKILL.md") if p.is_file())
+            found += sorted(p for p in folder.glob("*/SKILL.md") if p.is_file() and p not in found)
     return found
 
 
@@ -128,8 +139,8 @@ def check_skill_path(path: Path, project: Path, new_skill: bool = False) -> Path
                              "there, confirm it with --new-skill.")
     if not in_folder and not new_skill:
         raise SkillPathError(f"--skill {given} is not in a skill folder (the project's .claude/skills, "
-                             ".agents/skills or .github/skills, or yours under ~/.claude/skills, ~/.agents/skills, "
-                             "~/.copilot/skills). Its text would be sent to the model and adopting would overwrite "
+                             ".agents/skills, .github/skills or another host's, or yours such as ~/.claude/skills or "
+                             "~/.agents/skills). Its text would be sent to the model and adopting would overwrite "
                              "it: if that is what you want, confirm with --new-skill.")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -188,8 +199,8 @@ def _name_of(path: Path) -> str:
 
 def _host_of_path(path: Path, project: Path) -> str:
     parts = path.parts
-    if ".agents" in parts:
-        return "codex"
-    if ".github" in parts:
-        return "copilot"
+    for host in all_hosts():  # the host whose own (first) skill folder holds the file; else Claude Code
+        if host.family != "claude-code" and host.skills is not None \
+                and Path(host.skills.project[0]).parts[0] in parts:
+            return host.family
     return "claude-code"

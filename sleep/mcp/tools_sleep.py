@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from sleep.hosts import source_groups
 from sleep.mcp import guards, jobs
 from sleep.mcp.guards import ServerConfig
 from sleep.mcp.jobview import job_info
@@ -42,13 +43,21 @@ def _run_cli(args: list[str], cwd: Path, timeout: float) -> subprocess.Completed
                           text=True, timeout=timeout)
 
 
+SourceChoice: Any = str  # set by register()
+
+
 def register(app: MCPServer, config: ServerConfig) -> None:
+    # The accepted sources: `all` and one per host (sleep/hosts/), read now so a host registered
+    # before the server is built is included (a module global: annotations are evaluated there).
+    global SourceChoice
+    SourceChoice = Literal[tuple(["all", *(g for g in source_groups() if g != "all")])]  # type: ignore[misc]
+
     @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
                                           open_world_hint=False))
     async def sleep_harvest(project: Annotated[str | None, Field(
                                 description="only sessions in this folder (default: every project, or the "
                                             "server's one project when started with --project)")] = None,
-                            source: Literal["all", "claude-code", "codex", "copilot"] = "all",
+                            source: SourceChoice = "all",  # type: ignore[valid-type]
                             since: Annotated[str | None, Field(
                                 pattern=r"^\s*\d+(\.\d+)?\s*[smhdwSMHDW]\s*$",
                                 description="only transcript files changed in the last AGE, e.g. 72h or 7d")] = None,

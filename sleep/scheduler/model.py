@@ -26,9 +26,22 @@ MODES = ("cron", "systemd", "launchd", "daemon")
 DEFAULT_AT = "03:17"
 DEFAULT_JITTER_S = 300
 EXECUTABLE = "skillopt-sleep"
-# Carried into OS entries when set where `schedule` runs (never credentials).
-CARRIED_ENV = ("PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "SKILLOPT_REPLAY_ROOT",
-               "SKILLOPT_CACHE_DIR")
+
+
+def carried_env() -> tuple[str, ...]:
+    """Variables carried into OS entries when set where `schedule` runs (never credentials):
+    PATH, the hosts' homes (each ``Home`` with ``carry`` in sleep/hosts/), replay and cache roots."""
+    from sleep.hosts import home_env_vars
+
+    return ("PATH", *home_env_vars(), "SKILLOPT_REPLAY_ROOT", "SKILLOPT_CACHE_DIR")
+
+
+def __getattr__(name: str):
+    if name == "CARRIED_ENV":  # read when asked, so a host registered later is included
+        return carried_env()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 _AT_RX = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*$")
 
 
@@ -125,7 +138,7 @@ class NightCommand:
 def night_command(project: str, executable: str | None = None) -> NightCommand:
     exe = executable or resolve_executable()
     env = [("SKILLOPT_HOME", str(paths.data_dir().expanduser().absolute()))]
-    for name in CARRIED_ENV:
+    for name in carried_env():
         value = os.environ.get(name)
         if value:
             env.append((name, _dedupe_path(value) if name == "PATH" else value))

@@ -1,13 +1,15 @@
 """The folders each host writes its transcripts into (what the watcher watches).
 
-They mirror what each source's ``discover`` lists (tests/sleep/test_sched_watcher.py
+They are the ``watch`` entries of each source in ``sleep/hosts/`` and mirror what its
+``discover`` lists (tests/sleep/test_sched_watcher.py
 checks that every discovered file lies under one of these roots and is wanted by it):
 
 - Claude Code: ``<home>/projects/**`` and ``<home>/history.jsonl``;
 - Codex: ``<home>/sessions/**``, ``<home>/archived_sessions/**``, ``<home>/history.jsonl``;
 - Copilot CLI: ``<home>/session-state/**`` and ``<home>/history-session-state/*.json``;
 - VS Code Copilot Chat: ``<User>/workspaceStorage/*/chatSessions/*`` and
-  ``<User>/globalStorage/emptyWindowChatSessions/*`` for every VS Code user folder.
+  ``<User>/globalStorage/emptyWindowChatSessions/*`` for every VS Code user folder;
+- Gemini CLI: ``<home>/tmp/*/chats/*``; OpenCode: ``<data>/storage/**``.
 """
 
 from __future__ import annotations
@@ -49,21 +51,12 @@ class Root:
 
 
 def transcript_roots() -> list[Root]:
-    """Every root for the current environment, existing or not."""
-    claude, codex, copilot = paths.claude_home(), paths.codex_home(), paths.copilot_cli_home()
-    roots = [
-        Root("claude-code", str(claude / "projects"), True),
-        Root("claude-code", str(claude), False, names=("history.jsonl",)),
-        Root("codex", str(codex / "sessions"), True),
-        Root("codex", str(codex / "archived_sessions"), True),
-        Root("codex", str(codex), False, names=("history.jsonl",)),
-        Root("copilot-cli", str(copilot / "session-state"), True),
-        Root("copilot-cli", str(copilot / "history-session-state"), False),
-    ]
-    for user in paths.vscode_user_dirs():
-        roots.append(Root("copilot-vscode", str(Path(user) / "workspaceStorage"), True, parent="chatSessions"))
-        roots.append(Root("copilot-vscode", str(Path(user) / "globalStorage" / "emptyWindowChatSessions"), False))
-    return roots
+    """Every root for the current environment, existing or not (each source's ``watch``
+    folders in :mod:`sleep.hosts`, below each of its home folders)."""
+    from sleep import hosts
+
+    return [Root(name, str(folder), w.recursive, names=w.names, parent=w.parent)
+            for name, folder, w in hosts.watch_roots()]
 
 
 def existing(roots: list[Root]) -> list[Root]:

@@ -192,30 +192,18 @@ def skills_in(text: str) -> list[str]:
 
 
 def all_sources() -> dict[str, "Source"]:
-    """Every source by name, in harvest order."""
-    from sleep.sources.claude_code import ClaudeCodeSource
-    from sleep.sources.codex import CodexSource
-    from sleep.sources.copilot_cli import CopilotCliSource
-    from sleep.sources.copilot_vscode import CopilotVSCodeSource
-    from sleep.sources.gemini_cli import GeminiCliSource
-    from sleep.sources.opencode import OpenCodeSource
+    """Every source by name, in harvest order (one reader per source of every host in
+    :mod:`sleep.hosts`)."""
+    from sleep import hosts
 
-    return {
-        "claude-code": ClaudeCodeSource(),
-        "codex": CodexSource(),
-        "copilot-vscode": CopilotVSCodeSource(),
-        "copilot-cli": CopilotCliSource(),
-        "gemini-cli": GeminiCliSource(),
-        "opencode": OpenCodeSource(),
-    }
+    return {spec.name: spec.make_reader() for host in hosts.all_hosts() for spec in host.sources}
 
 
-# CLI --source choices and the sources each selects.
-SOURCE_GROUPS: dict[str, tuple[str, ...]] = {
-    "claude-code": ("claude-code",),
-    "codex": ("codex",),
-    "copilot": ("copilot-vscode", "copilot-cli"),
-    "gemini": ("gemini-cli",),
-    "opencode": ("opencode",),
-    "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode"),
-}
+def __getattr__(name: str):
+    # SOURCE_GROUPS: the CLI --source choices and the sources each selects, derived from the
+    # host registry when read (so a host registered later is included).
+    if name == "SOURCE_GROUPS":
+        from sleep import hosts
+
+        return hosts.source_groups()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Per-file cursors: how much of each transcript has been harvested.
+"""Read offsets per transcript file (``FileCursor``): how much of each transcript has been harvested.
 
 A cursor remembers a file's identity and size at the last harvest (device,
 inode, size, mtime) and the offset just past its last complete line. From a

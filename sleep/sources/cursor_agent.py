@@ -1,0 +1,213 @@
+"""Cursor's ``cursor-agent`` CLI chats: ``~/.cursor/chats/<workspace>/<chat id>/store.db``.
+
+Each chat is one SQLite file (docs/sleep-harvest.md, "What is read"; the layout as
+described in public reverse-engineering notes, e.g. yashas-salankimatt/sidecar
+docs/plans/cursor-cli-adapter.md): ``<workspace>`` is the MD5 of the project's
+absolute path; table ``meta(key, value)`` holds under key ``0`` the hex-encoded JSON
+``{agentId, latestRootBlobId, name, mode, createdAt (ms), lastUsedModel}``;
+table ``blobs(id, data)`` is content-addressed (SHA-256 ids): tree blobs are
+binary, message blobs are JSON ``{role, content, providerOptions?}`` with
+``role`` ``user`` (text blocks, the typed prompt inside ``<user_query>``),
+``assistant`` (``text``, ``reasoning`` and ``tool-call`` blocks
+``{toolName, args}``), ``tool`` or ``system``. Messages are taken in insertion
+(rowid) order; identical messages are one blob, so a prompt typed twice word
+for word counts once.
+
+The database is opened through a read-only URI (``mode=ro``), with
+``query_only`` set and short statements, so a running agent is never blocked
+and the file is never written. A chat whose journal (``store.db-wal``) is still
+open is read as far as SQLite lets a reader see it; the next harvest after the
+agent checkpoints (on exit) reads the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+from urllib.parse import quote
+
+import orjson
+
+from skillopt_core.replay import is_replay_path, is_replay_prompt
+from sleep import paths
+from sleep.reader import ParseContext, ParseStats
+from sleep.sessions import Session, iso_utc
+from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in
+from sleep.sources.actions import TurnActions
+from sleep.sources.turns import open_turn
+
+HOST = "cursor-agent"
+STORE = "store.db"
+_QUERY_RX = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
+_ONLY_TAGS_RX = re.compile(r"^\s*<([a-z_]+)>.*</\1>\s*$", re.S)  # injected context such as <user_info>
+_SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "shell"})
+_PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
+
+
+def workspace_hash(project: str) -> str:
+    """The folder name cursor-agent gives a project: MD5 of its absolute path."""
+    return hashlib.md5(project.encode("utf-8")).hexdigest()  # noqa: S324 (a name, not security)
+
+
+def connect_read_only(path: str) -> sqlite3.Connection:
+    """``path`` opened read-only by URI: never written, never holding a lock for long."""
+    uri = "file:" + quote(os.path.abspath(path)) + "?mode=ro"
+    conn = sqlite3.connect(uri, uri=True, timeout=0.5, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
+class CursorAgentSource:
+    name = HOST
+
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
+
+    @property
+    def home(self) -> Path:
+        return self._home or paths.source_home(HOST)
+
+    def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        for workspace in sorted(scan_dir(self.home / "chats", stats), key=lambda e: e.name):
+            try:
+                if not workspace.is_dir():
+                    continue
+            except OSError:
+                continue
+            for chat in sorted(scan_dir(workspace.path, stats), key=lambda e: e.name):
+                store = os.path.join(chat.path, STORE)
+                if os.path.isfile(store):
+                    yield SourceFile(store, HOST, "chat", incremental=False, session_id=chat.name,
+                                     project_slug=workspace.name)
+
+    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        if file.project_dir is None and file.project_slug:
+            root = os.path.abspath(project)
+            if file.project_slug != workspace_hash(root):
+                return False
+            file.project_dir = root  # only this project's hash names the folder
+        return None
+
+    def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
+        return file.project_dir
+
+    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+              ctx: ParseContext) -> ParseResult:
+        try:
+            ctx.stats.bytes_read += os.path.getsize(file.path)
+            conn = connect_read_only(file.path)
+            try:
+                meta = _meta(conn)
+                blobs = conn.execute("SELECT data FROM blobs ORDER BY rowid").fetchall()
+            finally:
+                conn.close()
+        except (sqlite3.Error, OSError):
+            ctx.stats.skip_file("unreadable_sqlite", file.path)
+            return ParseResult(None, file_skip_reason="unreadable_sqlite")
+        sid = meta.get("agentId") if isinstance(meta.get("agentId"), str) else file.session_id
+        s = Session(host=HOST, session_id=sid or Path(file.path).parent.name, project_dir=file.project_dir,
+                    source_path=file.path)
+        s.note_time(iso_utc(meta.get("createdAt")))
+        if isinstance(meta.get("lastUsedModel"), str):
+            s.note_model(meta["lastUsedModel"])
+        if is_replay_path(file.project_dir):
+            return ParseResult(None, replay=True)
+        messages = []
+        for (data,) in blobs:
+            if isinstance(data, str):
+                data = data.encode("utf-8", "surrogatepass")
+            if not isinstance(data, bytes) or not data.lstrip().startswith(b"{"):
+                continue  # a tree blob (binary)
+            msg = ctx.loads(data, f"{file.path}#blob")
+            if msg is not None and isinstance(msg.get("role"), str):
+                messages.append(msg)
+                ctx.stats.kept()
+            elif msg is not None:
+                ctx.stats.ignored()
+        return _read_messages(s, messages, ctx)
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, Any]:
+    row = conn.execute("SELECT value FROM meta WHERE key = '0'").fetchone()
+    if not row or row[0] is None:
+        return {}
+    value = row[0]
+    try:
+        raw = bytes.fromhex(value) if isinstance(value, str) else bytes(value)
+        doc = orjson.loads(raw)
+    except (ValueError, orjson.JSONDecodeError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _typed(text: str) -> str | None:
+    """What the person typed: inside ``<user_query>``; None for injected context only."""
+    found = _QUERY_RX.findall(text)
+    if found:
+        return "\n\n".join(q for q in found if q).strip() or None
+    if _ONLY_TAGS_RX.match(text):
+        return None
+    return text.strip() or None
+
+
+def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext) -> ParseResult:
+    actions = TurnActions(s, ctx)
+    answered = False
+    for msg in messages:
+        role = msg["role"]
+        blocks = _blocks(msg.get("content"))
+        if role == "user":
+            texts = [t for t in (_typed(b["text"]) for b in blocks
+                                 if b.get("type") == "text" and isinstance(b.get("text"), str)) if t]
+            if not texts:
+                continue
+            text = "\n\n".join(texts)
+            if not s.prompts and is_replay_prompt(text):
+                return ParseResult(None, replay=True)
+            open_turn(s, text, None, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            answered = False
+        elif role == "assistant":
+            said = []
+            for b in blocks:
+                model = ((b.get("providerOptions") or {}).get("cursor") or {}).get("modelName") \
+                    if isinstance(b.get("providerOptions"), dict) else None
+                if isinstance(model, str):
+                    s.note_model(model)
+                if b.get("type") == "tool-call":
+                    _tool(s, actions, b)
+                    answered = True
+                elif b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip():
+                    said.append(b["text"])
+            if said and s.prompts:
+                s.finals[-1] = ctx.redactor.redact("\n\n".join(said))
+                answered = True
+    return ParseResult(s)
+
+
+def _tool(s: Session, actions: TurnActions, call: dict[str, Any]) -> None:
+    name = call.get("toolName") if isinstance(call.get("toolName"), str) else None
+    s.add_tool(name)
+    args = call.get("args") if isinstance(call.get("args"), dict) else {}
+    if name in _SHELL_TOOLS:
+        command = args.get("command")
+        actions.command(command)
+        if isinstance(command, str):
+            for skill in skills_in(command):
+                s.add_skill(skill)
+        return
+    for key in _PATH_KEYS:
+        if isinstance(args.get(key), str):
+            for skill in skills_in(args[key]):
+                s.add_skill(skill)
+            actions.path(args[key])
+            break
