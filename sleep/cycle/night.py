@@ -133,7 +133,7 @@ def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
     """The project the night is for (:func:`sleep.cycle.project.resolve_project`). Outside a git
     repository the sessions decide, so the folder's transcripts are harvested first."""
     if repository_root(folder) is None:
-        from sleep.cursor import STATUS_PEEK
+        from sleep.read_offsets import STATUS_PEEK
         from sleep.harvest import HarvestOptions, harvest
 
         harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))
