@@ -18,6 +18,9 @@ def test_a_tiny_run_reports_every_figure(capsys):
     assert r["idle_cpu_pct"] >= 0 and r["vmrss_mb"] > 5 and r["threads"] >= 2
     assert 0 < r["latency_s"]["median"] <= r["latency_s"]["max"] < 30
     assert r["harvest"]["noted_files_read"] == 5
-    assert all(m.startswith("noted files only (") for m in r["harvest"]["modes"].values())
+    # the hosts the bench writes transcripts for read only what the watcher noted; a host whose
+    # folders do not exist is not watched (nothing there to scan)
+    modes = r["harvest"]["modes"]
+    assert all(modes[h].startswith("noted files only (") for h in ("claude-code", "codex", "copilot-vscode")), modes
     assert r["harvest"]["full_scan_mode"].startswith("full scan: the watcher stopped at ")
     assert r["stop_exit"] == 0
