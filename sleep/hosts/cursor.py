@@ -18,6 +18,7 @@ HOST = Host(
     sources=(Source("cursor-agent", "sleep.sources.cursor_agent:CursorAgentSource", HOME,
                     watch=(Watch("chats", names=("store.db",)),)),),
     replay="cursor-agent",
+    ready="sleep.hosts.ready:cursor",
     skills=Skills(project=(".cursor/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),
     mcp=Mcp(integrate="cursor", configs=("~/.cursor/mcp.json (key mcpServers)",)),
 )

@@ -17,6 +17,7 @@ HOST = Host(
     sources=(Source("gemini-cli", "sleep.sources.gemini_cli:GeminiCliSource", HOME,
                     watch=(Watch("tmp", parent="chats"),)),),
     replay="gemini-cli",
+    ready="sleep.hosts.ready:gemini",
     skills=Skills(project=(".gemini/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),
     mcp=Mcp(integrate="gemini", configs=("$GEMINI_CLI_HOME/.gemini/settings.json (key mcpServers)",)),
 )

@@ -18,6 +18,7 @@ HOST = Host(
     label="OpenCode",
     sources=(Source("opencode", "sleep.sources.opencode:OpenCodeSource", HOME, watch=(Watch("storage"),)),),
     replay="opencode",
+    ready="sleep.hosts.ready:opencode",
     skills=Skills(project=(".opencode/skills", ".claude/skills", ".agents/skills"),
                   user=((CONFIG, "skills"), (CLAUDE, "skills"), (AGENTS, "skills"))),
     mcp=Mcp(integrate="opencode", configs=("$XDG_CONFIG_HOME/opencode/opencode.json (key mcp)",)),
