@@ -24,7 +24,8 @@ rules https://opencode.ai/docs/permissions/):
   ``sessionID`` and a ``part``: ``step_start``; ``text`` (``part.text``);
   ``tool_use`` (``part.tool``, ``part.callID``, ``part.state`` with
   ``status``, ``input``, ``output`` or ``error``, ``metadata.exit`` for
-  ``bash``); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
+  ``bash`` where reported; a call may come once per state, only the finished
+  one counts); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
   ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
   answer is the text of the last step; tokens are summed over ``step_finish``
   (input plus cache reads and writes; output plus reasoning), cost likewise.
@@ -119,6 +120,9 @@ def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
             if "".join(step_text).strip():
                 found.text = "".join(step_text)
         elif kind == "tool_use":
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            if state.get("status") in ("pending", "running"):
+                continue  # the same callID comes again once it finished
             _tool_step(part, trace, workdir)
         elif kind == "step_finish":
             tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}

@@ -269,3 +269,18 @@ async def test_missing_executable_says_how_to_install(name: str, monkeypatch) ->
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(BackendConfigError, match="not on PATH"):
         make(name)
+
+
+def test_opencode_counts_a_tool_call_once_though_it_comes_once_per_state() -> None:
+    from skillopt_core.backends.opencode import parse_events
+
+    def tool(status: str) -> str:
+        state = {"status": status, "input": {"command": "ls"}}
+        if status == "completed":
+            state["output"] = "a\n"
+        return json.dumps({"type": "tool_use", "timestamp": 1, "sessionID": "ses_1",
+                           "part": {"type": "tool", "tool": "bash", "callID": "call_1", "state": state}})
+
+    out = parse_events("\n".join([tool("pending"), tool("running"), tool("completed")]))
+    assert [(c.command, c.exit_code) for c in out.trajectory.commands()] == [("ls", 0)]
+    assert [s.kind for s in out.trajectory.steps] == ["tool_call", "tool_result", "command"]
