@@ -104,6 +104,42 @@ def _result_text(payload: dict[str, Any]) -> str:
     return bounded(payload) if payload else ""
 
 
+class _Text:
+    """The assistant text of the current turn. With partial output the CLI prints each
+    delta as an ``assistant`` event and then the whole message once more (seen in a
+    captured GPT-5.1 run); a message that equals the deltas before it replaces them."""
+
+    def __init__(self, trace: TrajectoryBuilder) -> None:
+        self.trace = trace
+        self.messages: list[str] = []
+        self.deltas: list[str] = []
+
+    def add(self, text: str) -> None:
+        if self.deltas and "".join(self.deltas) == text:
+            self.deltas = []
+            self._done(text)
+        elif text:
+            self.deltas.append(text)
+
+    def _done(self, text: str) -> None:
+        self.messages.append(text)
+        if text.strip():
+            self.trace.add(TextStep(bounded(text)))
+
+    def flush(self) -> None:
+        if self.deltas:
+            pending, self.deltas = "".join(self.deltas), []
+            self._done(pending)
+
+    def new_turn(self) -> None:
+        self.flush()
+        self.messages = []
+
+    def text(self) -> str:
+        self.flush()
+        return "".join(self.messages)
+
+
 def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
     """What ``cursor-agent -p --output-format stream-json`` printed (see the module
     doc): the terminal ``result`` and the trajectory. ``shellToolCall`` becomes a
@@ -112,7 +148,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
     events, _ = json_lines(stdout)
     found = CursorOutput()
     trace = TrajectoryBuilder()
-    turn: list[str] = []
+    turn = _Text(trace)
     for event in events:
         kind = event.get("type")
         if kind not in _KNOWN:
@@ -123,20 +159,19 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
             message = event.get("message") if isinstance(event.get("message"), dict) else {}
             content = message.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-            text = "".join(str(b.get("text") or "") for b in blocks if isinstance(b, dict) and b.get("type") == "text")
-            if text.strip():
-                trace.add(TextStep(bounded(text)))
-            turn.append(text)
+            turn.add("".join(str(b.get("text") or "") for b in blocks
+                             if isinstance(b, dict) and b.get("type") == "text"))
         elif kind == "tool_call":
             name, call = _tool(event)
             call_id = str(event.get("call_id") or "")
             args = call.get("args") if isinstance(call.get("args"), dict) else {}
             if event.get("subtype") == "started":
-                turn.clear()
+                turn.new_turn()
                 trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
                 continue
             if event.get("subtype") != "completed":
                 continue
+            turn.flush()
             ok, payload = _outcome(call)
             output = _result_text(payload)
             trace.add(ToolResult(call_id, bounded(output), not ok, name))
@@ -149,7 +184,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
                 trace.add(FileChange(relative_path(args["path"], workdir), _EDIT_KINDS[name]))
         elif kind == "result":
             found.result = event
-    found.final_text = "".join(turn)
+    found.final_text = turn.text()
     found.trajectory = trace.build()
     return found
 

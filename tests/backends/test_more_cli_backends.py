@@ -284,3 +284,36 @@ def test_opencode_counts_a_tool_call_once_though_it_comes_once_per_state() -> No
     out = parse_events("\n".join([tool("pending"), tool("running"), tool("completed")]))
     assert [(c.command, c.exit_code) for c in out.trajectory.commands()] == [("ls", 0)]
     assert [s.kind for s in out.trajectory.steps] == ["tool_call", "tool_result", "command"]
+
+
+def test_cursor_deltas_followed_by_their_whole_message_count_once() -> None:
+    """The shape of a captured cursor-agent stream (GPT-5.1 Medium): each assistant delta as
+    its own event, then the whole message again; parallel grep calls started before either
+    completed; thinking events; a call_id holding a newline."""
+    from skillopt_core.backends.cursor_agent import parse_stream
+
+    def say(text: str) -> dict:
+        return {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+                "session_id": "s"}
+
+    def grep(call_id: str, subtype: str) -> dict:
+        call = {"args": {"pattern": "Clear", "path": "/w", "toolCallId": call_id}}
+        if subtype == "completed":
+            call["result"] = {"success": {"pattern": "Clear", "workspaceResults": {"/w": {"content": {"matches": []}}}}}
+        return {"type": "tool_call", "subtype": subtype, "call_id": call_id, "tool_call": {"grepToolCall": call},
+                "session_id": "s"}
+
+    events = [{"type": "system", "subtype": "init", "model": "GPT-5.1 Medium", "session_id": "s"},
+              say("I"), say("’ll look"), say(" first."), say("I’ll look first."),
+              grep("call_a\nfc_1", "started"), grep("call_b\nfc_2", "started"),
+              grep("call_b\nfc_2", "completed"), grep("call_a\nfc_1", "completed"),
+              {"type": "thinking", "subtype": "delta", "text": "hm"}, {"type": "thinking", "subtype": "completed"},
+              say("Renamed"), say(" it."), say("Renamed it."),
+              {"type": "result", "subtype": "success", "is_error": False, "session_id": "s",
+               "result": "I’ll look first.Renamed it."}]
+    out = parse_stream("\n".join(json.dumps(e) for e in events))
+    assert out.final_text == "Renamed it."
+    texts = [s.text for s in out.trajectory.steps if s.kind == "text"]
+    assert texts == ["I’ll look first.", "Renamed it."]
+    assert [s.id for s in out.trajectory.steps if s.kind == "tool_result"] == ["call_b\nfc_2", "call_a\nfc_1"]
+    assert out.trajectory.unknown_events == 0
