@@ -24,7 +24,8 @@ Command (https://geminicli.com/docs/cli/headless/, the CLI's ``--help``)::
   ``tool_id``, ``parameters``; ``tool_result`` with ``tool_id``, ``status``,
   ``output`` or ``error``; ``error`` with ``severity``; ``result`` with
   ``status``, ``stats`` and an optional ``error``). The text is the assistant
-  message chunks after the last tool result, joined; tokens from
+  message chunks after the last tool result, joined (or the ``result``'s
+  ``response`` where a version prints one); tokens from
   ``stats.input_tokens``/``output_tokens``; cost None (not reported).
 - Failures: exit codes 1 (API failure), 42 (bad input) and 53 (turn limit), a
   ``result`` whose ``status`` is ``error``, or no answer fail this item
@@ -88,6 +89,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
     found = GeminiOutput()
     trace = TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    open_calls: list[str] = []
     chunks: list[str] = []
 
     def flush() -> None:
@@ -113,9 +115,14 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             params = event.get("parameters") if isinstance(event.get("parameters"), dict) else {}
             call_id = str(event.get("tool_id") or "")
             calls[call_id] = (name, params)
+            open_calls.append(call_id)
             trace.add(ToolCall(name, bounded(params, MAX_INPUT_CHARS), call_id))
         elif kind == "tool_result":
             call_id = str(event.get("tool_id") or "")
+            if not call_id and open_calls:  # a stream without tool ids: results follow their calls
+                call_id = open_calls[0]
+            if call_id in open_calls:
+                open_calls.remove(call_id)
             name, params = calls.get(call_id, ("", {}))
             error = event.get("error") if isinstance(event.get("error"), dict) else None
             ok = event.get("status") != "error"
@@ -135,6 +142,8 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
         elif kind == "result":
             flush()
             found.result_status = str(event.get("status") or "")
+            if isinstance(event.get("response"), str) and event["response"].strip():
+                found.text = event["response"]  # a result that carries the whole answer itself wins
             stats = event.get("stats") if isinstance(event.get("stats"), dict) else {}
             found.input_tokens = int(stats.get("input_tokens") or 0)
             found.output_tokens = int(stats.get("output_tokens") or 0)

@@ -317,3 +317,18 @@ def test_cursor_deltas_followed_by_their_whole_message_count_once() -> None:
     assert texts == ["I’ll look first.", "Renamed it."]
     assert [s.id for s in out.trajectory.steps if s.kind == "tool_result"] == ["call_b\nfc_2", "call_a\nfc_1"]
     assert out.trajectory.unknown_events == 0
+
+
+def test_gemini_stream_without_tool_ids_pairs_results_with_their_calls() -> None:
+    """Some recorded Gemini CLI streams carry no tool_id; the result follows its call."""
+    from skillopt_core.backends.gemini_cli import parse_stream
+
+    events = [{"type": "message", "timestamp": "t", "role": "assistant", "content": "Checking.", "delta": True},
+              {"type": "tool_use", "timestamp": "t", "tool_name": "run_shell_command", "parameters": {"command": "ls"}},
+              {"type": "tool_result", "timestamp": "t", "status": "success", "output": "a.txt"},
+              {"type": "result", "timestamp": "t", "status": "success", "response": "Only a.txt."}]
+    out = parse_stream("\n".join(json.dumps(e) for e in events))
+    assert [(c.command, c.exit_code, c.output) for c in out.trajectory.commands()] == [("ls", 0, "a.txt")]
+    assert out.text == "Only a.txt."  # a result that carries the answer wins over the streamed narration
+    out = parse_stream(json.dumps({"type": "result", "status": "success", "response": "Only a.txt."}))
+    assert out.text == "Only a.txt."
