@@ -4,12 +4,16 @@ shared contract).
 
 Command (https://geminicli.com/docs/cli/headless/, the CLI's ``--help``)::
 
-    gemini -p <prompt> --output-format stream-json --approval-mode default [-m <model>]
-           [--allowed-tools <tool> ...]
+    gemini -p <prompt> --output-format stream-json --skip-trust --approval-mode default
+           [-m <model>] [--allowed-tools <tool> ...]
 
 - The skill under training (``request.skill``) is installed at
   ``.gemini/skills/<name>/SKILL.md`` in the working directory, Gemini CLI's
   workspace skill folder.
+- ``--skip-trust``: trusts the replay directory for this session only; current
+  versions refuse to run headless in an untrusted folder (Trusted Folders,
+  https://geminicli.com/docs/cli/trusted-folders/), older ones do not know the
+  flag and need an update (``npm i -g @google/gemini-cli``).
 - Tools: in headless mode nothing can be confirmed, so with
   ``--approval-mode default`` the tools that need a confirmation (file edits,
   ``run_shell_command``) cannot run: the agent reads, searches and lists only.
@@ -181,7 +185,7 @@ class GeminiCliBackend(CliBackend):
         return ["--approval-mode", "default"] + (["--allowed-tools", *self._allowed] if self._allowed else [])
 
     def argv(self, prompt: str, request: CompletionRequest | None = None) -> list[str]:
-        args = [self._exe, "-p", prompt, "--output-format", "stream-json"]
+        args = [self._exe, "-p", prompt, "--output-format", "stream-json", "--skip-trust"]
         if self._cli_model:
             args += ["-m", self._cli_model]
         return args + self.tool_flags(request)

@@ -8,7 +8,8 @@ the formats the CLIs document; sources:
   (status, stats, error); exit codes 0, 1, 42, 53
   (https://geminicli.com/docs/cli/headless/; the event interfaces of the CLI's
   ``nonInteractiveCli`` stream formatter). ``--approval-mode default|auto_edit|yolo``,
-  ``--allowed-tools``, ``-m`` (the CLI's ``--help``, https://geminicli.com/docs/cli/cli-reference/).
+  ``--allowed-tools``, ``-m``, ``--skip-trust`` (the CLI's ``--help``,
+  https://geminicli.com/docs/cli/cli-reference/, https://geminicli.com/docs/cli/trusted-folders/).
 - OpenCode, ``opencode run --format json``: JSONL events step_start, text, tool_use,
   step_finish (tokens, cost), error, each with type, timestamp, sessionID, part
   (https://opencode.ai/docs/cli/; a captured stream in anomalyco/opencode#26855, whose
@@ -93,7 +94,7 @@ async def test_gemini_runs_headless_with_default_approval_so_nothing_mutates(fak
     await make("gemini-cli").complete(target_request())
     argv = only_record(fake_env)["argv"]
     assert argv[0] == "-p" and argv[argv.index("--output-format") + 1] == "stream-json"
-    assert argv[argv.index("--approval-mode") + 1] == "default"
+    assert argv[argv.index("--approval-mode") + 1] == "default" and "--skip-trust" in argv
     assert not {"--yolo", "-y", "--allowed-tools"} & set(argv)
 
 
