@@ -1,4 +1,4 @@
-"""What the three agent-CLI backends (claude-code, codex, copilot) share.
+"""What the agent-CLI backends (claude-code, codex, copilot, gemini-cli, opencode, cursor-agent) share.
 
 Contract:
 
@@ -265,13 +265,15 @@ async def run_cli(
     launcher: Launcher | None = None,
     output_cap: int | None = None,
     writable: tuple[Path, ...] = (),
+    extra_env: dict[str, str] | None = None,
 ) -> CliResult:
     """Run ``argv`` in ``cwd`` (through ``launcher`` when given); stop the whole
     process group after ``timeout`` s. ``output_cap``: keep at most this many
-    characters of each stream (the end is cut)."""
+    characters of each stream (the end is cut). ``extra_env``: variables the
+    CLI is given on top of :func:`child_environment` (its own settings)."""
     started = time.monotonic()
     command = Path(argv[0]).name
-    env = child_environment()
+    env = {**child_environment(), **(extra_env or {})}
     if launcher is not None:
         argv, env = launcher.wrap(list(argv), cwd, env, writable)
     try:
@@ -461,9 +463,9 @@ class CliBackend:
                 yield where, render_prompt(request, skill=skill, skill_path=rel, acting=self._acts_on(request))
 
     async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
-                   request: CompletionRequest | None = None) -> CliResult:
+                   request: CompletionRequest | None = None, extra_env: dict[str, str] | None = None) -> CliResult:
         sandboxed = request is not None and self._acts_on(request)
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text,
                              launcher=self._launcher if sandboxed else None,
                              output_cap=self._output_cap if sandboxed else None,
-                             writable=(where.meta,) if sandboxed else ())
+                             writable=(where.meta,) if sandboxed else (), extra_env=extra_env)

@@ -36,6 +36,11 @@ HOST_FAMILY = source_family()  # transcript source -> family
 
 def cli_ready(family: str) -> tuple[bool, str]:
     """Is the host's CLI installed and (by its files) logged in?"""
+    from sleep.hosts import ready_check
+
+    check = ready_check(family)
+    if check is not None:
+        return check()
     if family == "claude-code":
         from skillopt_core.backends.auto import claude_login
 
@@ -63,7 +68,7 @@ def target_backend(hosts: Counter[str], setting: str, settings: Settings) -> tup
         families[HOST_FAMILY.get(host, host)] += n
     for family, _ in families.most_common():
         if family not in CLI_BACKENDS:
-            continue  # a host with no CLI replay yet (Gemini CLI, OpenCode)
+            continue  # a host with no CLI replay
         ok, why = cli_ready(family)
         if ok:
             return CLI_BACKENDS[family], f"the tasks come from {family}, and {why}"

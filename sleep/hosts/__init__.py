@@ -27,7 +27,7 @@ from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch, load_ref
 
 __all__ = ["Home", "Host", "Mcp", "Skills", "Source", "Watch", "all_hosts", "get", "register", "unregister",
            "source", "source_groups", "source_names", "source_family", "replay_backends", "home_flags",
-           "home_env_vars", "watch_roots", "skills_of", "ENTRY_POINT_GROUP"]
+           "home_env_vars", "watch_roots", "skills_of", "ready_check", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "skillopt.hosts"
 BUILTIN_MODULES = ("claude_code", "codex", "copilot", "gemini", "opencode", "cursor")
@@ -190,6 +190,14 @@ def watch_roots() -> list[tuple[str, Path, Watch]]:
                 for w in s.watch:
                     out.append((s.name, folder / w.sub if w.sub else folder, w))
     return out
+
+
+def ready_check(family: str):
+    """The ``(ready, why)`` check of the replay CLI of ``family`` (None: not described)."""
+    for h in all_hosts():
+        if h.family == family and h.ready:
+            return load_ref(h.ready)
+    return None
 
 
 def skills_of(family: str) -> Skills | None:

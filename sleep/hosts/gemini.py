@@ -1,10 +1,12 @@
 """Gemini CLI: chats under ``$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats`` (default
-``~/.gemini``); harvest only for now (no replay backend, no MCP registration yet).
+``~/.gemini``); replayed with ``gemini -p --output-format stream-json`` (the ``gemini-cli``
+backend); the MCP server registered by ``skillopt-sleep integrate gemini`` in its
+``settings.json`` (:mod:`sleep.integrations.mcp_json`).
 Skills: workspace ``.gemini/skills`` or its ``.agents/skills`` alias, user
 ``~/.gemini/skills`` or ``~/.agents/skills`` (https://geminicli.com/docs/cli/using-agent-skills/,
 "Discovery tiers")."""
 
-from sleep.hosts.host import Home, Host, Skills, Source, Watch
+from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
 
 HOME = Home("GEMINI_CLI_HOME", {"*": ".gemini"}, under_env=".gemini")
 AGENTS = Home(None, {"*": ".agents"})
@@ -14,6 +16,8 @@ HOST = Host(
     label="Gemini CLI",
     sources=(Source("gemini-cli", "sleep.sources.gemini_cli:GeminiCliSource", HOME,
                     watch=(Watch("tmp", parent="chats"),)),),
-    replay=None,
+    replay="gemini-cli",
+    ready="sleep.hosts.ready:gemini",
     skills=Skills(project=(".gemini/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),
+    mcp=Mcp(integrate="gemini", configs=("$GEMINI_CLI_HOME/.gemini/settings.json (key mcpServers)",)),
 )

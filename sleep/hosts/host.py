@@ -144,6 +144,8 @@ class Host:
     and skill conventions this one shares (its own name unless it is a variant).
     ``replay``: the skillopt backend that replays its tasks through its own CLI
     (None: no CLI replay yet; the night uses the configured model backend).
+    ``ready``: ``"module:function"`` returning ``(ready, why)``: is that CLI
+    installed and logged in (None: :func:`sleep.cycle.backends.cli_ready` knows).
     """
 
     name: str
@@ -151,6 +153,7 @@ class Host:
     sources: tuple[Source, ...]
     family: str = ""
     replay: str | None = None
+    ready: str | None = None
     skills: Skills | None = None
     mcp: Mcp = field(default_factory=Mcp)
 

@@ -1,11 +1,12 @@
 """OpenCode: JSON storage under ``$XDG_DATA_HOME/opencode/storage`` (default
-``~/.local/share/opencode`` on every platform); harvest only for now (no replay backend,
-no MCP registration yet). Skills: ``.opencode/skills``, ``.claude/skills``, ``.agents/skills``
+``~/.local/share/opencode`` on every platform); replayed with ``opencode run --format json``
+(the ``opencode`` backend); the MCP server registered by ``skillopt-sleep integrate opencode``
+in ``opencode.json`` (:mod:`sleep.integrations.mcp_json`). Skills: ``.opencode/skills``, ``.claude/skills``, ``.agents/skills``
 in the project and ``~/.config/opencode/skills``, ``~/.claude/skills``, ``~/.agents/skills``
 (https://opencode.ai/docs/skills, "Place files"). ``XDG_*`` are the platform's own
 variables: a scheduled night is not given them."""
 
-from sleep.hosts.host import Home, Host, Skills, Source, Watch
+from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
 
 HOME = Home("XDG_DATA_HOME", {"*": ".local/share/opencode"}, under_env="opencode", carry=False)
 CONFIG = Home("XDG_CONFIG_HOME", {"*": ".config/opencode"}, under_env="opencode", carry=False)
@@ -16,7 +17,9 @@ HOST = Host(
     name="opencode",
     label="OpenCode",
     sources=(Source("opencode", "sleep.sources.opencode:OpenCodeSource", HOME, watch=(Watch("storage"),)),),
-    replay=None,
+    replay="opencode",
+    ready="sleep.hosts.ready:opencode",
     skills=Skills(project=(".opencode/skills", ".claude/skills", ".agents/skills"),
                   user=((CONFIG, "skills"), (CLAUDE, "skills"), (AGENTS, "skills"))),
+    mcp=Mcp(integrate="opencode", configs=("$XDG_CONFIG_HOME/opencode/opencode.json (key mcp)",)),
 )

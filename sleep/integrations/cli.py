@@ -1,5 +1,7 @@
-"""``skillopt-sleep integrate codex|copilot [--uninstall]``: what ``plugins/codex/install.sh``
-and ``plugins/copilot/install.sh`` run once they have found the executable.
+"""``skillopt-sleep integrate codex|copilot|gemini|opencode|cursor [--uninstall]``: what
+``plugins/codex/install.sh`` and ``plugins/copilot/install.sh`` run once they have found the
+executable; ``gemini``, ``opencode`` and ``cursor`` register the MCP server in those hosts'
+JSON configuration (:mod:`sleep.integrations.mcp_json`).
 
 Exit codes: 0 done (every file says what happened to it), 2 bad input or a file
 that cannot be edited safely (nothing was changed).
@@ -37,7 +39,18 @@ def _args(p: argparse.ArgumentParser) -> None:
     copilot.add_argument("--vscode-user-dir", type=Path, action="append", default=[], metavar="DIR",
                          help="this VS Code User folder (repeatable; implies --vscode)")
     copilot.add_argument("--cli", action="store_true", help="the Copilot CLI ($COPILOT_HOME or ~/.copilot)")
-    for sub in (codex, copilot):
+    json_hosts = []
+    for host, where in (("gemini", "Gemini CLI's settings.json ($GEMINI_CLI_HOME/.gemini or ~/.gemini), key mcpServers"),
+                        ("opencode", "OpenCode's opencode.json ($XDG_CONFIG_HOME/opencode or ~/.config/opencode), "
+                                     "key mcp"),
+                        ("cursor", "Cursor's ~/.cursor/mcp.json (the IDE and cursor-agent), key mcpServers")):
+        sub = hosts.add_parser(host, help=f"the MCP server in {where}",
+                               description=f"Register the skillopt-sleep MCP server in {where}. Other keys are kept; "
+                                           "--uninstall gives back the file as it was.")
+        sub.add_argument("--config", type=Path, metavar="FILE",
+                         help="edit this file instead (e.g. a project's .cursor/mcp.json or .gemini/settings.json)")
+        json_hosts.append(sub)
+    for sub in (codex, copilot, *json_hosts):
         sub.add_argument("--command", metavar="PATH",
                          help="the skillopt-sleep executable the agent starts (default: the one on PATH)")
         sub.add_argument("--uninstall", action="store_true", help="undo the install")
@@ -49,13 +62,18 @@ def default_codex_skill() -> Path | None:
     return path if path.is_file() else None
 
 
-@command("integrate", "register SkillOpt-Sleep with Codex or Copilot (what plugins/*/install.sh run)", _args)
+@command("integrate", "register SkillOpt-Sleep with Codex, Copilot, Gemini CLI, OpenCode or Cursor", _args)
 def cmd_integrate(args: argparse.Namespace) -> int:
-    from sleep.integrations import codex, copilot
+    from sleep.integrations import codex, copilot, mcp_json
     from sleep.integrations.command import resolve
 
     try:
-        if args.host == "codex":
+        if args.host in mcp_json.HOSTS:
+            if args.uninstall:
+                outcomes = mcp_json.uninstall(args.host, args.config)
+            else:
+                outcomes = [mcp_json.install(args.host, resolve(args.command), args.config)]
+        elif args.host == "codex":
             skill = args.skill or default_codex_skill()
             if skill is None or not skill.is_file():
                 given = f"--skill {args.skill}: no such file" if args.skill else \

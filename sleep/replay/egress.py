@@ -37,6 +37,10 @@ API_HOSTS: dict[str, tuple[str, ...]] = {
     "claude-code": ("api.anthropic.com", "*.anthropic.com", "statsig.anthropic.com"),
     "codex": ("api.openai.com", "chatgpt.com", "*.chatgpt.com", "auth.openai.com"),
     "copilot": ("api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com"),
+    "gemini-cli": ("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"),
+    # OpenCode talks to whichever provider the person configured; the common ones and OpenCode Zen.
+    "opencode": ("api.anthropic.com", "api.openai.com", "opencode.ai", "*.opencode.ai"),
+    "cursor-agent": ("api2.cursor.sh", "*.cursor.sh", "api.cursor.com"),
 }
 BRIDGE_PORT = 3128
 _MAX_HEADER = 8192

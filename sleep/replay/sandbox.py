@@ -50,6 +50,10 @@ AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "claude-code": ("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), (".claude.json",)),
     "codex": ("CODEX_HOME", ".codex", ("auth.json",), ()),
     "copilot": ("COPILOT_HOME", ".copilot", ("config.json",), ()),
+    # Gemini CLI's GEMINI_CLI_HOME is the folder *above* .gemini, so no variable is moved here.
+    "gemini-cli": ("", ".gemini", ("oauth_creds.json", "google_accounts.json", "settings.json"), ()),
+    "opencode": ("", ".local/share/opencode", ("auth.json",), ()),
+    "cursor-agent": ("", ".config/cursor", ("auth.json",), (".cursor/cli-config.json",)),
 }
 # The only environment variables besides the basics that reach the CLI: its own keys and endpoints.
 KEY_VARS: dict[str, tuple[str, ...]] = {
@@ -57,6 +61,11 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
                     "ANTHROPIC_MODEL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
     "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     "copilot": ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"),
+    "gemini-cli": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+                   "GOOGLE_GENAI_USE_VERTEXAI"),
+    # OPENCODE_CONFIG_CONTENT carries the replay's permission rules (skillopt_core.backends.opencode).
+    "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT"),
+    "cursor-agent": ("CURSOR_API_KEY",),
 }
 # Settings each CLI documents for no traffic beyond the model API (telemetry, update checks).
 QUIET: dict[str, dict[str, str]] = {
@@ -171,7 +180,7 @@ class BwrapLauncher:
         if self.family not in AUTH_FILES:
             return scratch
         variable, folder, inside, beside = AUTH_FILES[self.family]
-        config = Path(os.environ[variable]) if os.environ.get(variable) else home / folder
+        config = Path(os.environ[variable]) if variable and os.environ.get(variable) else home / folder
         copies = [(config / name, scratch / folder / name) for name in inside]
         copies += [(home / name, scratch / name) for name in beside]
         for src, dst in copies:
@@ -189,7 +198,8 @@ class BwrapLauncher:
                     "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"})
         if self.family in AUTH_FILES:
             variable, folder, _, _ = AUTH_FILES[self.family]
-            out[variable] = str(home / folder)
+            if variable:
+                out[variable] = str(home / folder)
         out.update(QUIET.get(self.family, {}))
         return out
 

@@ -44,7 +44,8 @@ def test_the_built_in_hosts_give_the_lists_that_were_written_out_by_hand() -> No
         "claude-code": ("claude-code",), "codex": ("codex",), "copilot": ("copilot-vscode", "copilot-cli"),
         "gemini": ("gemini-cli",), "opencode": ("opencode",), "cursor": ("cursor-agent",),
         "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode", "cursor-agent")}
-    assert CLI_BACKENDS == {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot"}
+    assert CLI_BACKENDS == {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot",
+                            "gemini": "gemini-cli", "opencode": "opencode", "cursor": "cursor-agent"}
     assert HOST_FAMILY == {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",
                            "copilot-cli": "copilot", "gemini-cli": "gemini", "opencode": "opencode",
                            "cursor-agent": "cursor"}
@@ -159,7 +160,7 @@ def test_every_host_with_an_integrate_subcommand_has_one() -> None:
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     (hosts_arg,) = [a for a in sub.choices["integrate"]._actions if isinstance(a, argparse._SubParsersAction)]
     wanted = {h.mcp.integrate for h in hosts.all_hosts() if h.mcp.integrate}
-    assert wanted == {"codex", "copilot"} and wanted <= set(hosts_arg.choices)
+    assert wanted == {"codex", "copilot", "gemini", "opencode", "cursor"} and wanted <= set(hosts_arg.choices)
 
 
 def test_a_night_finds_gemini_and_opencode_skills_in_their_own_folders(tmp_path: Path) -> None:
@@ -174,9 +175,9 @@ def test_a_night_finds_gemini_and_opencode_skills_in_their_own_folders(tmp_path:
         choice = choose_skill(project, [Session(host=source, session_id="s1", skills={"lint": 1})])
         assert choice.path == skill and not choice.managed
         skill.unlink()
-    # A host with no skill folders of its own (Cursor, for now) keeps Claude Code's, as before.
+    # Cursor's own folder: a managed skill is created in .cursor/skills.
     choice = choose_skill(project, [Session(host="cursor-agent", session_id="s2")])
-    assert (choice.host, choice.path) == ("claude-code", project / ".claude/skills/skillopt-learned/SKILL.md")
+    assert (choice.host, choice.path) == ("cursor", project / ".cursor/skills/skillopt-learned/SKILL.md")
 
 
 def test_a_skill_chosen_with_skill_belongs_to_the_host_whose_folder_holds_it(tmp_path: Path) -> None:
@@ -184,7 +185,7 @@ def test_a_skill_chosen_with_skill_belongs_to_the_host_whose_folder_holds_it(tmp
 
     project = tmp_path / "project"
     expected = {".claude": "claude-code", ".agents": "codex", ".github": "copilot", ".gemini": "gemini",
-                ".opencode": "opencode", "docs": "claude-code"}
+                ".opencode": "opencode", ".cursor": "cursor", "docs": "claude-code"}
     for folder, host in expected.items():
         choice = choose_skill(project, [], override=project / folder / "skills" / "x" / "SKILL.md")
         assert choice.host == host, folder

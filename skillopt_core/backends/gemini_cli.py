@@ -1,0 +1,222 @@
+"""The ``gemini-cli`` backend: one Gemini CLI run per call in headless mode, in a
+fresh replay directory or the caller's checkout (see :mod:`.cli_common` for the
+shared contract).
+
+Command (https://geminicli.com/docs/cli/headless/, the CLI's ``--help``)::
+
+    gemini -p <prompt> --output-format stream-json --skip-trust --approval-mode default
+           [-m <model>] [--allowed-tools <tool> ...]
+
+- The skill under training (``request.skill``) is installed at
+  ``.gemini/skills/<name>/SKILL.md`` in the working directory, Gemini CLI's
+  workspace skill folder.
+- ``--skip-trust``: trusts the replay directory for this session only; current
+  versions refuse to run headless in an untrusted folder (Trusted Folders,
+  https://geminicli.com/docs/cli/trusted-folders/), older ones do not know the
+  flag and need an update (``npm i -g @google/gemini-cli``).
+- Tools: in headless mode nothing can be confirmed, so with
+  ``--approval-mode default`` the tools that need a confirmation (file edits,
+  ``run_shell_command``) cannot run: the agent reads, searches and lists only.
+  ``model.allowed_tools`` names tools that run without a confirmation
+  (``--allowed-tools``, e.g. ``run_shell_command(git status)``).
+  Acting (``CliBackend.act``, a target call with a working directory):
+  ``--approval-mode auto_edit`` (file edits approved) and ``--allowed-tools
+  run_shell_command(<program>)`` for each of ``request.allowed_commands``;
+  other commands still need a confirmation headless mode cannot give.
+- Output: JSONL events (``init``, ``message`` with ``role`` and ``content``,
+  assistant chunks marked ``delta``; ``tool_use`` with ``tool_name``,
+  ``tool_id``, ``parameters``; ``tool_result`` with ``tool_id``, ``status``,
+  ``output`` or ``error``; ``error`` with ``severity``; ``result`` with
+  ``status``, ``stats`` and an optional ``error``). The text is the assistant
+  message chunks after the last tool result, joined (or the ``result``'s
+  ``response`` where a version prints one); tokens from
+  ``stats.input_tokens``/``output_tokens``; cost None (not reported).
+- Failures: exit codes 1 (API failure), 42 (bad input) and 53 (turn limit), a
+  ``result`` whose ``status`` is ``error``, or no answer fail this item
+  unless the CLI's words say the cause is systemic (:func:`.cli_common.cli_failure`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
+from skillopt_core.backends.claude_code import relative_path
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.keys import redact
+from skillopt_core.backends.trajectory import (
+    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+)
+
+log = logging.getLogger(__name__)
+
+COMMAND = "gemini"
+SKILL_DIR = ".gemini/skills"
+SHELL_TOOL = "run_shell_command"
+TURN_LIMIT_EXIT = 53
+_INSTALL_HINT = "Install Gemini CLI (npm i -g @google/gemini-cli) and run `gemini` once to log in."
+_LOGIN_HINT = "Check that `gemini -p hello` works in a terminal (log in with `gemini`, or set GEMINI_API_KEY)."
+_WRITE_TOOLS = {"write_file": "added", "replace": "modified", "edit": "modified"}
+_KNOWN = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+@dataclass
+class GeminiOutput:
+    text: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str | None = None
+    errors: list[str] = field(default_factory=list)
+    result_status: str | None = None
+    trajectory: Trajectory = field(default_factory=Trajectory)
+
+
+def _file_change(name: str, params: dict[str, Any], workdir: Path | None) -> FileChange | None:
+    path = params.get("file_path") or params.get("absolute_path") or params.get("path")
+    if name in _WRITE_TOOLS and isinstance(path, str):
+        return FileChange(relative_path(path, workdir), _WRITE_TOOLS[name])
+    return None
+
+
+def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
+    """What ``gemini -p --output-format stream-json`` printed (see the module doc).
+    Assistant ``message`` chunks are joined per turn (a tool call ends a turn);
+    the answer is the last turn's text. ``run_shell_command`` calls become
+    commands, ``write_file``/``replace`` file changes; unknown event types are
+    kept as raw steps."""
+    events, _ = json_lines(stdout)
+    found = GeminiOutput()
+    trace = TrajectoryBuilder()
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    open_calls: list[str] = []
+    chunks: list[str] = []
+
+    def flush() -> None:
+        if chunks and "".join(chunks).strip():
+            trace.add(TextStep(bounded("".join(chunks))))
+            found.text = "".join(chunks)
+        chunks.clear()
+
+    for event in events:
+        kind = event.get("type")
+        if kind not in _KNOWN:
+            trace.raw(event)
+        elif kind == "init":
+            found.model = str(event.get("model") or "") or None
+        elif kind == "message":
+            if event.get("role") == "assistant" and isinstance(event.get("content"), str):
+                if not event.get("delta"):
+                    flush()
+                chunks.append(event["content"])
+        elif kind == "tool_use":
+            flush()
+            name = str(event.get("tool_name") or "?")
+            params = event.get("parameters") if isinstance(event.get("parameters"), dict) else {}
+            call_id = str(event.get("tool_id") or "")
+            calls[call_id] = (name, params)
+            open_calls.append(call_id)
+            trace.add(ToolCall(name, bounded(params, MAX_INPUT_CHARS), call_id))
+        elif kind == "tool_result":
+            call_id = str(event.get("tool_id") or "")
+            if not call_id and open_calls:  # a stream without tool ids: results follow their calls
+                call_id = open_calls[0]
+            if call_id in open_calls:
+                open_calls.remove(call_id)
+            name, params = calls.get(call_id, ("", {}))
+            error = event.get("error") if isinstance(event.get("error"), dict) else None
+            ok = event.get("status") != "error"
+            output = event.get("output") if isinstance(event.get("output"), str) else ""
+            if error and not output:
+                output = str(error.get("message") or "")
+            trace.add(ToolResult(call_id, bounded(output), not ok, name))
+            if name == SHELL_TOOL:
+                trace.add(CommandRun(str(params.get("command") or ""), 0 if ok else None, bounded(output)))
+            elif ok:
+                change = _file_change(name, params, workdir)
+                if change is not None:
+                    trace.add(change)
+        elif kind == "error":
+            if event.get("severity") == "error":
+                found.errors.append(str(event.get("message") or "error"))
+        elif kind == "result":
+            flush()
+            found.result_status = str(event.get("status") or "")
+            if isinstance(event.get("response"), str) and event["response"].strip():
+                found.text = event["response"]  # a result that carries the whole answer itself wins
+            stats = event.get("stats") if isinstance(event.get("stats"), dict) else {}
+            found.input_tokens = int(stats.get("input_tokens") or 0)
+            found.output_tokens = int(stats.get("output_tokens") or 0)
+            error = event.get("error") if isinstance(event.get("error"), dict) else None
+            if error:
+                kind_of = str(error.get("type") or "")
+                message = str(error.get("message") or "error")
+                found.errors.append(f"{kind_of}: {message}" if kind_of else message)
+    flush()
+    found.trajectory = trace.build()
+    return found
+
+
+class GeminiCliBackend(CliBackend):
+    name = "gemini-cli"
+    command = COMMAND
+    skill_dir = SKILL_DIR
+    install_hint = _INSTALL_HINT
+
+    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
+        tools = options.get("allowed_tools")
+        self._allowed = tuple(tools) if tools is not None else ()
+        super().__init__(model=model, role=role, options=options)
+
+    def describe(self) -> str:
+        extra = f", also {','.join(self._allowed)}" if self._allowed else ""
+        return f"gemini-cli:{self.model} (gemini -p, read-only tools{extra})"
+
+    def tool_flags(self, request: CompletionRequest | None = None) -> list[str]:
+        if request is not None and self._acts_on(request):
+            allowed = [f"{SHELL_TOOL}({c})" for c in request.allowed_commands or ()]
+            return ["--approval-mode", "auto_edit"] + (["--allowed-tools", *allowed] if allowed else [])
+        if request is not None and not self._is_target(request):
+            return ["--approval-mode", "default"]
+        return ["--approval-mode", "default"] + (["--allowed-tools", *self._allowed] if self._allowed else [])
+
+    def argv(self, prompt: str, request: CompletionRequest | None = None) -> list[str]:
+        args = [self._exe, "-p", prompt, "--output-format", "stream-json", "--skip-trust"]
+        if self._cli_model:
+            args += ["-m", self._cli_model]
+        return args + self.tool_flags(request)
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.monotonic()
+        async with self._replay(request) as (where, prompt):
+            result = await self._run(self.argv(prompt, request), where, request=request)
+            out = parse_stream(result.stdout, where.work)
+            checks = await self._run_checks(request, where) if out.text is not None else []
+        usage = Usage(out.input_tokens, out.output_tokens, None)
+        if result.returncode == TURN_LIMIT_EXIT:
+            raise RequestFailed(f"{self.name}: the agent reached Gemini CLI's turn limit without a final answer "
+                                "(maxSessionTurns in its settings).", usage=usage)
+        if result.returncode != 0 or out.result_status == "error":
+            if out.errors:
+                raise cli_failure(self.name, f"gemini reported an error (exit code {result.returncode})",
+                                  redact(out.errors[-1]) + "\n" + tail(result.stderr), _LOGIN_HINT, usage=usage)
+            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+        if out.text is None:
+            raise cli_failure(self.name, "gemini finished without an answer (no assistant message)",
+                              tail(result.stderr), _LOGIN_HINT, usage=usage)
+        return Completion(
+            text=out.text,
+            usage=usage,
+            model=out.model or self.model,
+            latency_s=time.monotonic() - started,
+            trajectory=out.trajectory.with_steps(*checks),
+        )
+
+
+@register_backend("gemini-cli")
+def _create_gemini_cli(spec: Any) -> GeminiCliBackend:
+    return GeminiCliBackend(model=spec.model, role=spec.role, options=spec.options)

@@ -1,0 +1,213 @@
+"""The ``opencode`` backend: one ``opencode run`` per call, in a fresh replay
+directory or the caller's checkout (see :mod:`.cli_common` for the shared
+contract).
+
+Command (prompt on stdin; https://opencode.ai/docs/cli/ ``run``)::
+
+    opencode run --format json [-m <provider/model>]
+
+with the permissions in ``OPENCODE_CONFIG_CONTENT`` (inline JSON config
+applied over the person's own, https://opencode.ai/docs/config/; permission
+rules https://opencode.ai/docs/permissions/):
+
+- The skill under training (``request.skill``) is installed at
+  ``.opencode/skills/<name>/SKILL.md`` in the working directory, where
+  OpenCode discovers project skills.
+- Read-only by default: ``{"permission": {"edit": "deny", "bash": "deny",
+  "webfetch": "deny"}}`` (reads, searches and listings stay allowed).
+  ``model.allowed_tools`` names permissions set to ``allow`` on top (e.g.
+  ``webfetch``). Acting (``CliBackend.act``, a target call with a working
+  directory): ``edit`` allowed, ``bash`` denied except ``<program>`` and
+  ``<program> *`` for each of ``request.allowed_commands`` (the last matching
+  rule wins, so the blanket ``*: deny`` comes first).
+- Output: one JSON event a line, each with ``type``, ``timestamp``,
+  ``sessionID`` and a ``part``: ``step_start``; ``text`` (``part.text``);
+  ``tool_use`` (``part.tool``, ``part.callID``, ``part.state`` with
+  ``status``, ``input``, ``output`` or ``error``, ``metadata.exit`` for
+  ``bash`` where reported; a call may come once per state, only the finished
+  one counts); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
+  ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
+  answer is the text of the last step; tokens are summed over ``step_finish``
+  (input plus cache reads and writes; output plus reasoning), cost likewise.
+  A run may end without its last ``step_finish`` (anomalyco/opencode#26855):
+  the text still counts, the tokens are what was reported.
+- Failures: a non-zero exit, an ``error`` event without an answer, or no
+  answer fail this item unless the CLI's words say the cause is systemic
+  (:func:`.cli_common.cli_failure`; ``ProviderAuthError`` always is).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.base import Completion, CompletionRequest, Usage
+from skillopt_core.backends.claude_code import relative_path
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.keys import redact
+from skillopt_core.backends.trajectory import (
+    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+)
+
+log = logging.getLogger(__name__)
+
+COMMAND = "opencode"
+SKILL_DIR = ".opencode/skills"
+CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
+READ_ONLY = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
+_INSTALL_HINT = "Install OpenCode (npm i -g opencode-ai) and run `opencode auth login`."
+_LOGIN_HINT = "Check that `opencode run hello` works in a terminal (log in with `opencode auth login`)."
+_EDIT_TOOLS = {"write": "added", "edit": "modified", "patch": "modified", "multiedit": "modified"}
+_KNOWN = frozenset({"step_start", "step_finish", "text", "tool_use", "error", "reasoning"})
+
+
+@dataclass
+class OpenCodeOutput:
+    text: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    errors: list[str] = field(default_factory=list)
+    trajectory: Trajectory = field(default_factory=Trajectory)
+
+
+def _num(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _tool_step(part: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None) -> None:
+    name = str(part.get("tool") or "?")
+    call_id = str(part.get("callID") or part.get("id") or "")
+    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
+    ok = state.get("status") != "error"
+    output = state.get("output") if isinstance(state.get("output"), str) else str(state.get("error") or "")
+    trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), call_id))
+    trace.add(ToolResult(call_id, bounded(output), not ok, name))
+    if name == "bash":
+        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        code = meta.get("exit")
+        exit_code = int(code) if isinstance(code, int) else (0 if ok else None)
+        trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output)))
+    elif name in _EDIT_TOOLS and ok and isinstance(tool_input.get("filePath"), str):
+        trace.add(FileChange(relative_path(tool_input["filePath"], workdir), _EDIT_TOOLS[name]))
+
+
+def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
+    """What ``opencode run --format json`` printed (see the module doc)."""
+    events, _ = json_lines(stdout)
+    found = OpenCodeOutput()
+    trace = TrajectoryBuilder()
+    step_text: list[str] = []
+    cost = 0.0
+    costed = False
+    for event in events:
+        kind = event.get("type")
+        part = event.get("part") if isinstance(event.get("part"), dict) else {}
+        if kind not in _KNOWN:
+            trace.raw(event)
+        elif kind == "step_start":
+            step_text = []
+        elif kind == "text" and isinstance(part.get("text"), str):
+            step_text.append(part["text"])
+            if part["text"].strip():
+                trace.add(TextStep(bounded(part["text"])))
+            if "".join(step_text).strip():
+                found.text = "".join(step_text)
+        elif kind == "tool_use":
+            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            if state.get("status") in ("pending", "running"):
+                continue  # the same callID comes again once it finished
+            _tool_step(part, trace, workdir)
+        elif kind == "step_finish":
+            tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
+            cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+            found.input_tokens += _num(tokens.get("input")) + _num(cache.get("read")) + _num(cache.get("write"))
+            found.output_tokens += _num(tokens.get("output")) + _num(tokens.get("reasoning"))
+            if isinstance(part.get("cost"), (int, float)):
+                cost, costed = cost + float(part["cost"]), True
+        elif kind == "error":
+            error = event.get("error") if isinstance(event.get("error"), dict) else {}
+            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            name = str(error.get("name") or "")
+            message = str(data.get("message") or error.get("message") or "error")
+            found.errors.append(f"{name}: {message}" if name else message)
+    found.cost = cost if costed else None
+    found.trajectory = trace.build()
+    return found
+
+
+class OpenCodeBackend(CliBackend):
+    name = "opencode"
+    command = COMMAND
+    skill_dir = SKILL_DIR
+    install_hint = _INSTALL_HINT
+
+    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
+        tools = options.get("allowed_tools")
+        self._allowed = tuple(tools) if tools is not None else ()
+        super().__init__(model=model, role=role, options=options)
+
+    def describe(self) -> str:
+        extra = f", also {','.join(self._allowed)}" if self._allowed else ""
+        return f"opencode:{self.model} (opencode run, read-only permissions{extra})"
+
+    def permissions(self, request: CompletionRequest | None = None) -> dict[str, Any]:
+        """The ``permission`` section of the inline config (see the module doc)."""
+        if request is not None and self._acts_on(request):
+            bash: dict[str, str] = {"*": "deny"}
+            for command in request.allowed_commands or ():
+                bash[command] = "allow"
+                bash[f"{command} *"] = "allow"
+            return {"edit": "allow", "bash": bash, "webfetch": "deny"}
+        rules = dict(READ_ONLY)
+        if request is None or self._is_target(request):
+            rules.update({tool: "allow" for tool in self._allowed})
+        return rules
+
+    def config_env(self, request: CompletionRequest | None = None) -> dict[str, str]:
+        return {CONFIG_ENV: json.dumps({"permission": self.permissions(request)})}
+
+    def argv(self) -> list[str]:
+        args = [self._exe, "run", "--format", "json"]
+        if self._cli_model:
+            args += ["-m", self._cli_model]
+        return args
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.monotonic()
+        async with self._replay(request) as (where, prompt):
+            result = await self._run(self.argv(), where, stdin_text=prompt, request=request,
+                                     extra_env=self.config_env(request))
+            out = parse_events(result.stdout, where.work)
+            checks = await self._run_checks(request, where) if out.text is not None else []
+        usage = Usage(out.input_tokens, out.output_tokens, out.cost)
+        if out.text is None:
+            if out.errors:
+                evidence = redact(out.errors[-1])
+                if evidence.startswith("ProviderAuthError"):
+                    evidence += " (not logged in)"
+                raise cli_failure(self.name, "opencode reported an error", evidence, _LOGIN_HINT, usage=usage)
+            if result.returncode != 0:
+                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+            raise cli_failure(self.name, "opencode finished without an answer (no text part)",
+                              tail(result.stderr), _LOGIN_HINT, usage=usage)
+        if result.returncode != 0:
+            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+        return Completion(
+            text=out.text,
+            usage=usage,
+            model=self.model,
+            latency_s=time.monotonic() - started,
+            trajectory=out.trajectory.with_steps(*checks),
+        )
+
+
+@register_backend("opencode")
+def _create_opencode(spec: Any) -> OpenCodeBackend:
+    return OpenCodeBackend(model=spec.model, role=spec.role, options=spec.options)

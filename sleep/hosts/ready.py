@@ -1,0 +1,51 @@
+"""Is a host's replay CLI installed and logged in? One check per host whose
+:class:`~sleep.hosts.host.Host` names it (``ready="sleep.hosts.ready:<function>"``);
+each returns ``(ready, why)`` from the files and variables the CLI authenticates
+with, without starting it. (Claude Code, Codex and Copilot keep theirs in
+:func:`sleep.cycle.backends.cli_ready`.)"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from sleep import paths
+
+
+def _first(files: list[Path], variables: tuple[str, ...]) -> str | None:
+    for path in files:
+        if path.is_file():
+            return path.name
+    return next((v for v in variables if os.environ.get(v)), None)
+
+
+def _check(exe: str, files: list[Path], variables: tuple[str, ...], login: str) -> tuple[bool, str]:
+    if shutil.which(exe) is None:
+        return False, f"`{exe}` is not on PATH"
+    found = _first(files, variables)
+    if found:
+        return True, f"`{exe}` is on PATH and {found} is set"
+    return False, f"`{exe}` is on PATH but not logged in (no {files[0]}; {login})"
+
+
+def gemini() -> tuple[bool, str]:
+    base = Path(os.environ["GEMINI_CLI_HOME"]).expanduser() if os.environ.get("GEMINI_CLI_HOME") else paths.home()
+    return _check("gemini", [base / ".gemini" / "oauth_creds.json"],
+                  ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"),
+                  "run `gemini` once to log in, or set GEMINI_API_KEY")
+
+
+def opencode() -> tuple[bool, str]:
+    data = Path(os.environ["XDG_DATA_HOME"]).expanduser() if os.environ.get("XDG_DATA_HOME") else \
+        paths.home() / ".local" / "share"
+    return _check("opencode", [data / "opencode" / "auth.json"],
+                  ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY"), "run `opencode auth login`")
+
+
+def cursor() -> tuple[bool, str]:
+    if sys.platform == "darwin" and shutil.which("cursor-agent"):  # its login lives in the keychain there
+        return True, "`cursor-agent` is on PATH (login kept in the macOS keychain, not checked)"
+    return _check("cursor-agent", [paths.home() / ".config" / "cursor" / "auth.json"], ("CURSOR_API_KEY",),
+                  "run `cursor-agent login`, or set CURSOR_API_KEY")

@@ -1,0 +1,73 @@
+"""Gemini CLI, OpenCode and Cursor as full hosts on the replay side: their sessions are
+replayed through their own CLI once it is installed and logged in (sleep.hosts.ready,
+sleep.cycle.backends.target_backend), the sandbox knows their logins and API hosts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sleep_testutil import Homes
+
+from skillopt_core import load_settings
+from sleep.cycle.backends import cli_ready, target_backend
+from sleep.replay.egress import API_HOSTS
+from sleep.replay.sandbox import AUTH_FILES, KEY_VARS, BwrapLauncher
+
+CASES = [  # (source, family, backend, executable, login file under HOME, key variable)
+    ("gemini-cli", "gemini", "gemini-cli", "gemini", ".gemini/oauth_creds.json", "GEMINI_API_KEY"),
+    ("opencode", "opencode", "opencode", "opencode", ".local/share/opencode/auth.json", "OPENAI_API_KEY"),
+    ("cursor-agent", "cursor", "cursor-agent", "cursor-agent", ".config/cursor/auth.json", "CURSOR_API_KEY"),
+]
+KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+        "OPENCODE_API_KEY", "CURSOR_API_KEY", "GEMINI_CLI_HOME", "XDG_DATA_HOME")
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr("sys.platform", "linux")
+
+
+def _exe(folder: Path, name: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("#!/bin/sh\nexit 0\n")
+    (folder / name).chmod(0o755)
+
+
+@pytest.mark.parametrize("source, family, backend, exe, login, key", CASES)
+def test_sessions_replay_through_the_hosts_own_cli_once_it_is_ready(source, family, backend, exe, login, key,
+                                                                    tmp_path: Path, homes: Homes, monkeypatch) -> None:
+    settings = load_settings(None, ["model.backend=scripted"])
+    ready, why = cli_ready(family)
+    assert not ready and f"`{exe}` is not on PATH" in why
+    assert target_backend(Counter({source: 2}), "host", settings)[0] == "scripted"
+    _exe(tmp_path / "bin", exe)
+    ready, why = cli_ready(family)
+    assert not ready and "not logged in" in why
+    (homes.home / login).parent.mkdir(parents=True, exist_ok=True)
+    (homes.home / login).write_text("{}")
+    assert cli_ready(family)[0]
+    assert target_backend(Counter({source: 2, "claude-code": 1}), "host", settings)[0] == backend
+    (homes.home / login).unlink()
+    monkeypatch.setenv(key, "k")
+    assert cli_ready(family)[0]
+
+
+@pytest.mark.parametrize("backend", [c[2] for c in CASES])
+def test_the_sandbox_copies_the_login_and_keeps_the_key_of_each(backend: str, homes: Homes, tmp_path: Path,
+                                                               monkeypatch) -> None:
+    variable, folder, inside, _ = AUTH_FILES[backend]
+    (homes.home / folder).mkdir(parents=True)
+    (homes.home / folder / inside[0]).write_text('{"token": "login"}')
+    launcher = BwrapLauncher(backend, home=homes.home)
+    scratch = launcher.scratch_home(tmp_path)
+    assert (scratch / folder / inside[0]).read_text() == '{"token": "login"}'
+    monkeypatch.setenv(KEY_VARS[backend][0], "secret")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "other")
+    env = launcher.environment(dict(__import__("os").environ), scratch)
+    assert env[KEY_VARS[backend][0]] == "secret" and "AWS_SECRET_ACCESS_KEY" not in env
+    assert "" not in env and API_HOSTS[backend]
