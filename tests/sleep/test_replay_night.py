@@ -97,8 +97,13 @@ def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path,
     assert [c["command"] for c in moved[0]["before"]["commands"]] == [c for c in commands if "npm install" in c][:1]
     assert any("pnpm install" in c["command"] for c in moved[0]["after"]["commands"])
     assert main(["show", night["proposal"]["id"]]) == 0
-    shown = capsys.readouterr().out
-    assert f"val {moved[0]['task']}: before ran" in shown and "pnpm install" in shown
+    shown = capsys.readouterr().out.splitlines()
+    head = next(n for n, line in enumerate(shown) if line.startswith("Evidence per val instance"))
+    assert shown[head + 1].split() == ["TASK", "SIDE", "VERDICT", "COMMANDS", "RUN", "FILES", "CHANGED", "CHECK"]
+    row = next(n for n, line in enumerate(shown) if line.split()[:2] == [moved[0]["task"], "before"])
+    assert shown[row].split()[2:5] == ["fail", "npm", "install"] and "package-lock.json (added)" in shown[row]
+    assert shown[row + 1].split()[:4] == ["after", "pass", "pnpm", "install"]
+    assert "pnpm-lock.yaml (added)" in shown[row + 1] and "package-lock" not in shown[row + 1]
 
 
 def test_a_read_only_night_says_so_and_judges_text(project: Path, tmp_path: Path, capsys) -> None:
