@@ -173,10 +173,11 @@ def redact(records: Any, red: Callable[[str], str]) -> list[Any]:
 # ----- the table of ``show``
 
 
-def command_text(c: Command) -> str:
+def command_text(c: Command, limit: int = 60) -> str:
+    """The command on one line (cut at ``limit``), then ``(denied)`` or a non-zero exit code."""
     if c.denied:
-        return f"{c.command} (denied)"
-    return c.command + (f" (exit {c.exit_code})" if c.exit_code not in (None, 0) else "")
+        return f"{label(c.command, limit)} (denied)"
+    return label(c.command, limit) + (f" (exit {c.exit_code})" if c.exit_code not in (None, 0) else "")
 
 
 def _commands(side: Side) -> str:
@@ -184,7 +185,7 @@ def _commands(side: Side) -> str:
         return "-"
     if not side.acted:
         return "(read-only: answered only)"
-    shown = [label(command_text(c), 60) for c in side.commands[:MAX_COMMANDS]]
+    shown = [command_text(c) for c in side.commands[:MAX_COMMANDS]]
     more = len(side.commands) - len(shown)
     return "; ".join(shown + ([f"+{more} more"] if more > 0 else [])) or "none"
 
