@@ -74,7 +74,7 @@ def rollouts(run_dir: Path) -> list[dict]:
     return found
 
 
-@pytest.mark.parametrize("target", ["claude-code", "codex"])
+@pytest.mark.parametrize("target", ["claude-code", "codex", "copilot"])
 def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path, tmp_path: Path, capsys,
                                                                   target: str) -> None:
     before = state(project)
