@@ -241,7 +241,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         say(f"[Tasks] {night.tasks['note']}")
     night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
                     "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
-    evidence_records = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])
+    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])  # the records
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
         night.reason = f"the replay {summary.status}: {summary.error}; nothing was staged"
@@ -267,7 +267,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         return
 
     _stage(night, "stage")
-    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_records)
+    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
     night.outcome = "staged"
     night.reason = f"staged as branch {night.proposal['branch']}"
     say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
