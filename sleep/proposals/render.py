@@ -84,7 +84,8 @@ def report_text(p: Proposal) -> str:
         lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunk{'' if p.n_edits == 1 else 's'}")
     evidence = instances(r.evidence)
     if evidence:
-        lines.append(f"Evidence per val instance ({len(evidence)}): the starting skill (before) → the candidate (after)")
+        lines.append(f"Evidence per val instance ({len(evidence)}): "
+                     "the starting skill (before) → the candidate (after)")
         lines += table_lines(evidence)
     if r.notes:
         lines.append("Notes:")
