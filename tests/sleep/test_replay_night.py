@@ -1,4 +1,4 @@
-"""A night that replays real work: the fake `claude` / `codex` (tests/sleep/replay_fakes.py,
+"""A night that replays real work: the fake `claude` / `codex` / `copilot` (tests/sleep/replay_fakes.py,
 documented streaming formats) act in sandboxed checkouts according to the skill, the
 outcome judges read what they ran, and the proposal that adds the person's "pnpm not
 npm" correction is staged. The scripted backend (optimizer, judge) tests control flow
