@@ -241,7 +241,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         say(f"[Tasks] {night.tasks['note']}")
     night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
                     "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
-    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])
+    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])  # the records
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
         night.reason = f"the replay {summary.status}: {summary.error}; nothing was staged"
@@ -392,27 +392,26 @@ def _correction_outcomes(edits: list, history: list[dict]) -> dict[str, Any]:
             "not_selected": sorted(set(offered) - accepted - rejected)}
 
 
-def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[str]:
-    """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`); the note lines."""
+def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[dict]:
+    """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`): the records."""
     from sleep.replay import evidence
 
     best = run_dir / "best_skill.md"
     records = evidence.val_evidence(run_dir, seed_text, best.read_text(encoding="utf-8") if best.is_file() else seed_text,
                                     list(val), {t.id: t.prompt for t in tasks})
     night.replay["evidence"] = str(evidence.write(run_dir, records))
-    return evidence.notes(records)
+    return records
 
 
 def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: Path, tasks: list[Task],
-             project: Path, evidence_notes: list[str] = ()) -> dict[str, Any]:
+             project: Path, evidence_records: list[dict] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_run
 
     text, report = report_from_run(run_dir, seed_text)
     rejected = night.corrections.get("rejected") or []
     notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
-    notes += list(evidence_notes)
-    report = report.with_(cycle_id=night.id, source="cycle", notes=notes,
+    report = report.with_(cycle_id=night.id, source="cycle", notes=notes, evidence=list(evidence_records),
                           task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks})
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
                      project=project if choice.path.is_relative_to(project) else None)

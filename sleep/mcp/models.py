@@ -135,12 +135,52 @@ class ProposalList(BaseModel):
     message: str = ""
 
 
+class EvidenceCommand(BaseModel):
+    command: str
+    exit_code: int | None = None
+    denied: bool = Field(False, description="the sandbox's policy refused it (it did not run)")
+
+
+class EvidenceFile(BaseModel):
+    path: str
+    change: str = Field("", description="added, modified or deleted")
+
+
+class EvidenceCheck(BaseModel):
+    command: str
+    passed: bool | None = None
+    exit_code: int | None = None
+
+
+class EvidenceSide(BaseModel):
+    replayed: bool = Field(False, description="false: no rollout of this instance under this skill was found")
+    acted: bool = Field(False, description="false: a read-only replay (only the answer came back)")
+    passed: bool | None = Field(None, description="the judge's verdict")
+    score: float | None = None
+    feedback: str = Field("", description="the judge's sentence")
+    answer: str = Field("", description="the start of the agent's final answer")
+    commands: list[EvidenceCommand] = Field(default_factory=list)
+    files: list[EvidenceFile] = Field(default_factory=list)
+    checks: list[EvidenceCheck] = Field(default_factory=list)
+
+
+class EvidenceInstance(BaseModel):
+    task: str
+    prompt: str = Field("", description="the start of the instance's prompt")
+    before: EvidenceSide
+    after: EvidenceSide
+
+
 class ProposalDetail(BaseModel):
     proposal: ProposalSummary
     report_text: str = Field(description="the report as `skillopt-sleep show` prints it")
     diff: str = Field(description="the staged commit's diff of the skill file")
     branch_tip: str | None = Field(None, description="where the branch points now (null: deleted)")
     report: dict[str, Any] = Field(default_factory=dict, description="the full report (scores, edits, deltas)")
+    evidence: list[EvidenceInstance] = Field(
+        default_factory=list, description="per val instance, what the agent did under the starting skill (before) "
+                                          "and under the candidate (after): commands run, files changed, checks, "
+                                          "the judge's verdict")
 
 
 class DecisionResult(BaseModel):

@@ -24,7 +24,7 @@ from pydantic import Field
 from sleep.mcp import guards
 from sleep.mcp import runs as rd
 from sleep.mcp.guards import ServerConfig
-from sleep.mcp.models import DecisionResult, ProposalDetail, ProposalList, ProposalSummary
+from sleep.mcp.models import DecisionResult, EvidenceInstance, ProposalDetail, ProposalList, ProposalSummary
 
 PROPOSAL_REF = r"^([0-9a-f]{4,8}|skillopt/[a-z0-9._-]{1,64}/\d{4}-\d{2}-\d{2}(-\d+)?)$"
 ProposalRef = Annotated[str, Field(pattern=PROPOSAL_REF,
@@ -113,14 +113,17 @@ def register(app: MCPServer, config: ServerConfig) -> None:
 
     @guards.tool(app, READ_ONLY)
     async def show_proposal(proposal: ProposalRef) -> ProposalDetail:
-        """A proposal's report (scores before and after, tasks, edits and why) and the diff of its
-        staged commit."""
+        """A proposal's report (scores before and after, tasks, edits and why), the diff of its
+        staged commit, and per val instance what the agent did before and after (evidence)."""
         from sleep.proposals import show
+        from sleep.proposals.evidence import instances
         from sleep.proposals.render import report_text
 
         view = await _call(show, (await scoped(config, proposal)).id)
         return ProposalDetail(proposal=summary(view.proposal), report_text=report_text(view.proposal),
-                              diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict())
+                              diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict(),
+                              evidence=[EvidenceInstance.model_validate(i.to_dict())
+                                        for i in instances(view.proposal.report.evidence)])
 
     @guards.tool(app, DESTRUCTIVE)
     async def adopt_proposal(proposal: ProposalRef,
@@ -210,7 +213,9 @@ def register(app: MCPServer, config: ServerConfig) -> None:
             "many are pending; mention stale ones with their reason (they cannot be adopted as staged).\n"
             "2. For each pending proposal, oldest first, call show_proposal and summarise in a few lines: "
             "the skill and project, the val score before → after, which recurring tasks improved or got "
-            "worse, and each edit with its rationale. Show the diff if it is short.\n"
+            "worse, and each edit with its rationale; from its evidence, what the agent did before and "
+            "after on the val instances that changed (commands run, files changed, checks). Show the diff "
+            "if it is short.\n"
             "3. Then ask me whether to adopt, reject (and why) or skip it. Do not adopt or reject "
             "anything until I have answered for that proposal.\n"
             "4. On my answer call adopt_proposal or reject_proposal and repeat exactly what it changed "

@@ -128,6 +128,8 @@ def redact_report(report: ProposalReport, index: IndexRef = None) -> tuple[Propo
     Task ids stay as they are: they are identifiers the product made (a
     redacted id would merge deltas); commit messages show them through :func:`label`.
     """
+    from sleep.proposals import evidence as evidence_records  # it reads label() from here
+
     r = OutboundScrubber(index)
     red = r
     out = replace(
@@ -140,6 +142,7 @@ def redact_report(report: ProposalReport, index: IndexRef = None) -> tuple[Propo
         models={red(k): red(v) for k, v in report.models.items()},
         cycle_id=red(report.cycle_id) if report.cycle_id else report.cycle_id,
         notes=[red(n) for n in report.notes],
+        evidence=evidence_records.redact(report.evidence, red),
         run=replace(report.run, run_id=red(report.run.run_id), run_dir=red(report.run.run_dir))
         if isinstance(report.run, RunScores) else report.run,
     )

@@ -71,6 +71,9 @@ class ProposalReport:
     ``task_deltas``: candidate - baseline per val task id. ``task_intents``:
     what each task asks (prompt-derived: report only). ``models``: role ->
     model name. ``usage``: calls, input_tokens, output_tokens, cost_usd.
+    ``evidence``: per val instance, what the agent did under the starting skill
+    and under the candidate (the night's ``replay_evidence.json`` records; read
+    them with :func:`sleep.proposals.evidence.instances`).
     """
 
     baseline_val: float | None = None
@@ -88,6 +91,7 @@ class ProposalReport:
     source: str = "cycle"
     run: RunScores | None = None
     notes: list[str] = field(default_factory=list)
+    evidence: list[dict[str, Any]] = field(default_factory=list)
     # Filled in by stage():
     trained_from_sha256: str | None = None
     candidate_sha256: str | None = None

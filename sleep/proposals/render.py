@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.cells import cell_len
 
+from sleep.proposals.evidence import instances, table_lines
 from sleep.proposals.message import label, score, usage_text
 from sleep.proposals.model import Proposal
 
@@ -81,6 +82,11 @@ def report_text(p: Proposal) -> str:
                 lines.append(f"     why: {label(e.rationale, 200)}")
     else:
         lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunk{'' if p.n_edits == 1 else 's'}")
+    evidence = instances(r.evidence)
+    if evidence:
+        lines.append(f"Evidence per val instance ({len(evidence)}): "
+                     "the starting skill (before) → the candidate (after)")
+        lines += table_lines(evidence)
     if r.notes:
         lines.append("Notes:")
         lines += [f"  - {n}" for n in r.notes]

@@ -6,7 +6,10 @@ under the starting skill and under the best skill, with the commands run (exit
 codes, denials), the files changed, the check results and the judge's verdict
 and sentence. Everything in the cache passed the night's redactor at the
 backend boundary. Written to ``replay_evidence.json`` in the run directory and
-summed up in the proposal's notes (which ``show`` prints).
+handed to the proposal's report (``ProposalReport.evidence``), which ``show``,
+the dashboard and the MCP ``show_proposal`` display
+(:mod:`sleep.proposals.evidence` reads them back). :func:`notes` gives one line
+per instance for places that have room for no table.
 """
 
 from __future__ import annotations

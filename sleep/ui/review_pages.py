@@ -8,8 +8,13 @@ with nothing else changed: a reload shows the page again and never repeats the
 POST. A stale proposal's page has no active Adopt button (the library would
 refuse it); Reject stays.
 
-Everything shown from the index (proposals, their reports, diffs, the
-library's messages) passes through :func:`sleep.ui.outbound.outbound`.
+Adopt deletes the proposal's branch unless the form's "keep the branch" box
+is ticked (as ``adopt --keep-branch``). The proposal page shows the night's
+evidence per val instance (:mod:`sleep.proposals.evidence`): before and after
+side by side, the commands run, files changed, checks and the judge's verdict.
+
+Everything shown from the index (proposals, their reports and evidence, diffs,
+the library's messages) passes through :func:`sleep.ui.outbound.outbound`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from sleep import paths
+from sleep.proposals.evidence import instances
 from sleep.ui.app import Ui, render, ui
 from sleep.ui.data import list_nights, list_tasks, task_detail
 from sleep.ui.outbound import outbound, scrub
@@ -101,7 +107,7 @@ async def proposal_page(request: Request) -> Response:
     except UnknownProposal as exc:
         raise HTTPException(404, str(exc)) from None
     flash = u.take_flash(request.query_params.get("flash"))
-    return render(request, "proposal.html", p=proposal, r=proposal.report,
+    return render(request, "proposal.html", p=proposal, r=proposal.report, evidence=instances(proposal.report.evidence),
                   diff=sbs_from_unified(diff) if diff is not None else None, no_diff=no_diff, flash=flash)
 
 
@@ -126,7 +132,7 @@ async def _decide(request: Request, action: str) -> Response:
     def run() -> Any:
         with _index(u) as idx:
             if action == "adopt":
-                return adopt(pid, commit=bool(form.get("commit")), delete_branch=bool(form.get("delete_branch")),
+                return adopt(pid, commit=bool(form.get("commit")), delete_branch=not form.get("keep_branch"),
                              index=idx)
             reason = str(form.get("reason") or "").strip() or None
             return reject(pid, reason=reason, index=idx)

@@ -1,4 +1,4 @@
-"""Fake `claude` and `codex` executables that speak the hosts' documented streaming
+"""Fake `claude`, `codex` and `copilot` executables that speak the hosts' documented streaming
 formats *and act* in their working directory, plus fake `pnpm` and `npm`.
 
 Formats (the fakes follow them; they never set the contract):
@@ -17,6 +17,20 @@ Formats (the fakes follow them; they never set the contract):
   `command_execution` {command, aggregated_output, exit_code, status} and
   `agent_message` {text}, `turn.completed` {usage: input_tokens, cached_input_tokens,
   output_tokens}.
+- Copilot CLI `copilot -p <prompt> --output-format json` (prompt in argv): GitHub's
+  "Running GitHub Copilot CLI programmatically"
+  (https://docs.github.com/en/copilot/how-tos/copilot-cli/automate-copilot-cli/run-cli-programmatically)
+  and the session-event schema the CLI runtime emits, github/copilot-sdk
+  `nodejs/src/generated/session-events.ts` (generated from session-events.schema.json):
+  every line an event {id, timestamp, parentId, type, data}; `user.message` {content},
+  `assistant.turn_start`/`assistant.turn_end` {turnId}, `assistant.message`
+  {messageId, content, toolRequests [{toolCallId, name, arguments}]},
+  `tool.execution_start` {toolCallId, toolName, arguments}, `tool.execution_complete`
+  {toolCallId, success, result {content}, error {message}}; `--allow-tool=shell(<cmd>)`
+  approves a command by its program, and with `--no-ask-user` in prompt mode anything
+  not approved is refused (the refusal's wording here is the fake's own). Token counts go
+  to `--usage-output-file` as {modelMetrics: {<model>: {usage: {inputTokens, outputTokens}}}}
+  (the shape the copilot backend reads; GitHub does not document it as a stable contract).
 
 How they act (deterministic, from the installed skill's text): when the skill says
 "pnpm" they run `pnpm install`, else `npm install`. A prompt with lines
@@ -111,6 +125,50 @@ emit({"type": "item.completed", "item": {"id": "item_z", "type": "agent_message"
 emit({"type": "turn.completed", "usage": {"input_tokens": 50, "cached_input_tokens": 10, "output_tokens": 8}})
 '''
 
+COPILOT = _COMMON + r'''
+import itertools, uuid
+from datetime import datetime, timezone
+argv = sys.argv[1:]
+if "-p" not in argv or argv[argv.index("--output-format") + 1] != "json" or "--no-ask-user" not in argv:
+    sys.stderr.write("fake copilot: needs -p PROMPT --output-format json --no-ask-user\n")
+    sys.exit(2)
+prompt = argv[argv.index("-p") + 1]
+approved = [a[len("--allow-tool=shell("):-1] for a in argv if a.startswith("--allow-tool=shell(") and a.endswith(")")]
+everything = "--allow-all-tools" in argv and "--deny-tool=shell" not in argv
+usage_file = next((a.split("=", 1)[1] for a in argv if a.startswith("--usage-output-file=")), None)
+last = [None]
+def event(kind, data):
+    eid = str(uuid.uuid4())
+    emit({"id": eid, "timestamp": datetime.now(timezone.utc).isoformat(), "parentId": last[0], "type": kind, "data": data})
+    last[0] = eid
+event("user.message", {"content": prompt[:200]})
+event("assistant.turn_start", {"turnId": "0"})
+ran = []
+for n, command in enumerate(plan(prompt)):
+    cid = f"call_{n:02d}"
+    args = {"command": command, "description": "run " + command.split()[0]}
+    event("assistant.message", {"messageId": f"m{n}", "content": "", "toolRequests": [
+        {"toolCallId": cid, "name": "bash", "arguments": args, "type": "function"}]})
+    event("tool.execution_start", {"toolCallId": cid, "toolName": "bash", "arguments": args})
+    program = command.split()[0] if command.split() else ""
+    if not (everything or program in approved):
+        event("tool.execution_complete", {"toolCallId": cid, "success": False,
+                                          "error": {"message": f"Permission denied: shell({program}) is not allowed."}})
+        continue
+    code, out = run(command)
+    ran.append(command)
+    done = {"toolCallId": cid, "success": code == 0, "result": {"content": out or "(no output)"}}
+    if code != 0:
+        done["error"] = {"message": f"exit code {code}"}
+    event("tool.execution_complete", done)
+answer = "Ran " + (", ".join(ran) or "nothing") + "."
+event("assistant.message", {"messageId": "mz", "content": answer, "toolRequests": []})
+event("assistant.turn_end", {"turnId": "0"})
+if usage_file:
+    with open(usage_file, "w") as fh:
+        json.dump({"modelMetrics": {"gpt-5-mini": {"usage": {"inputTokens": 60, "outputTokens": 7}}}}, fh)
+'''
+
 PACKAGE_MANAGER = r'''
 import os, sys
 name = os.path.basename(sys.argv[0])
@@ -125,7 +183,8 @@ print(f"{name}: installed")
 def install(bin_dir: Path) -> Path:
     """Write the fakes into ``bin_dir`` (executable, run by this interpreter) and return it."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for name, body in (("claude", CLAUDE), ("codex", CODEX), ("pnpm", PACKAGE_MANAGER), ("npm", PACKAGE_MANAGER)):
+    for name, body in (("claude", CLAUDE), ("codex", CODEX), ("copilot", COPILOT), ("pnpm", PACKAGE_MANAGER),
+                       ("npm", PACKAGE_MANAGER)):
         path = bin_dir / name
         path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -1,4 +1,4 @@
-"""A night that replays real work: the fake `claude` / `codex` (tests/sleep/replay_fakes.py,
+"""A night that replays real work: the fake `claude` / `codex` / `copilot` (tests/sleep/replay_fakes.py,
 documented streaming formats) act in sandboxed checkouts according to the skill, the
 outcome judges read what they ran, and the proposal that adds the person's "pnpm not
 npm" correction is staged. The scripted backend (optimizer, judge) tests control flow
@@ -74,7 +74,7 @@ def rollouts(run_dir: Path) -> list[dict]:
     return found
 
 
-@pytest.mark.parametrize("target", ["claude-code", "codex"])
+@pytest.mark.parametrize("target", ["claude-code", "codex", "copilot"])
 def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path, tmp_path: Path, capsys,
                                                                   target: str) -> None:
     before = state(project)
@@ -97,8 +97,14 @@ def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path,
     assert [c["command"] for c in moved[0]["before"]["commands"]] == [c for c in commands if "npm install" in c][:1]
     assert any("pnpm install" in c["command"] for c in moved[0]["after"]["commands"])
     assert main(["show", night["proposal"]["id"]]) == 0
-    shown = capsys.readouterr().out
-    assert f"val {moved[0]['task']}: before ran" in shown and "pnpm install" in shown
+    shown = capsys.readouterr().out.splitlines()
+    head = next(n for n, line in enumerate(shown) if line.startswith("Evidence per val instance"))
+    assert shown[head + 1].split() == ["TASK", "SIDE", "VERDICT", "COMMANDS", "RUN", "FILES", "CHANGED", "CHECK"]
+    row = next(n for n, line in enumerate(shown) if line.split()[:2] == [moved[0]["task"], "before"])
+    assert shown[row].split()[2] == "fail" and "npm install" in shown[row] and "pnpm" not in shown[row]
+    assert "package-lock.json (added)" in shown[row]
+    assert shown[row + 1].split()[:2] == ["after", "pass"] and "pnpm install" in shown[row + 1]
+    assert "pnpm-lock.yaml (added)" in shown[row + 1] and "package-lock" not in shown[row + 1]
 
 
 def test_a_read_only_night_says_so_and_judges_text(project: Path, tmp_path: Path, capsys) -> None:
@@ -119,3 +125,62 @@ def test_evidence_notes_say_what_each_side_did() -> None:
     assert lines[0] == ("val t1-ab: before ran `npm install`; 1 denied; 1 file(s) changed (fail) → "
                         "after ran `pnpm install`; checks passed (pass)")
     assert lines[1] == "val t2-cd: before answered (fail) → after not replayed"
+
+
+def _side_html(page: str, n: int, name: str) -> str:
+    block = page.split(f'id="ev-{n}"', 1)[1].split('<div class="evidence', 1)[0]
+    return block.split(f'<div class="ev-side {name}">', 1)[1].split('<div class="ev-side', 1)[0]
+
+
+async def _show_proposal(pid: str, cwd: Path) -> dict:
+    from mcp_testutil import call, connect
+
+    async with connect(cwd=cwd) as mcp:
+        return await call(mcp, "show_proposal", {"proposal": pid})
+
+
+def test_the_dashboard_and_show_proposal_show_the_nights_evidence(project: Path, tmp_path: Path, capsys) -> None:
+    """A real acting night; its proposal's page shows, per val instance, before and after side by side
+    (commands, files, check, verdict), and the MCP tool returns the same records structured."""
+    import asyncio
+
+    from starlette.testclient import TestClient
+
+    from sleep.ui.app import create_app
+    from sleep.ui.guard import Policy
+
+    night = run(project, tmp_path, capsys, "claude-code")
+    assert night["outcome"] == "staged", night["reason"]
+    records = json.loads(Path(night["replay"]["evidence"]).read_text())
+    pid = night["proposal"]["id"]
+    dashboard = TestClient(create_app([tmp_path / "outputs"], data_dir=None,
+                                      policy=Policy(extra_hosts=("testserver",))), follow_redirects=False)
+    assert dashboard.get(f"/?token={dashboard.app.state.ui.policy.token}").status_code == 303  # signed in
+    page = dashboard.get(f"/proposals/{pid}").text
+    assert '<section id="evidence">' in page and f"{len(records)} val instance" in page
+    assert page.index('id="evidence"') < page.index("<h2>Decide</h2>")
+    for n, record in enumerate(records, 1):
+        assert f"<code>{record['task']}</code>" in page.split(f'id="ev-{n}"', 1)[1][:400]
+        for name in ("before", "after"):
+            side, html = record[name], _side_html(page, n, name)
+            assert f"judge: <strong>{'pass' if side['passed'] else 'fail'}</strong>" in html
+            for c in side["commands"]:
+                assert f"<code>{c['command']}</code>" in html
+            for f in side["files"]:
+                assert f"<code>{f['path']}</code> <span class=\"sub\">{f['change']}</span>" in html
+            assert ("none run" in html) == (not side["checks"])
+    moved = next(n for n, r in enumerate(records, 1) if not r["before"]["passed"] and r["after"]["passed"])
+    assert 'class="evidence better"' in page and "fail → pass" in page
+    assert "<code>npm install</code>" in _side_html(page, moved, "before")
+    assert "<code>pnpm install</code>" in _side_html(page, moved, "after")
+    assert "package-lock.json" not in _side_html(page, moved, "after")
+
+    with capsys.disabled():  # the stdio client hands the server a real stderr
+        shown = asyncio.run(_show_proposal(pid, tmp_path))
+    assert [e["task"] for e in shown["evidence"]] == [r["task"] for r in records]
+    got = shown["evidence"][moved - 1]
+    want = records[moved - 1]
+    for name in ("before", "after"):
+        assert got[name]["commands"] == want[name]["commands"] and got[name]["files"] == want[name]["files"]
+        assert got[name]["passed"] is want[name]["passed"] and got[name]["replayed"] and got[name]["acted"]
+    assert "Evidence per val instance" in shown["report_text"]

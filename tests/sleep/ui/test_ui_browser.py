@@ -25,6 +25,20 @@ from proposal_testutil import CANDIDATE, SKILL, make_repo, report
 from toy_world import Rule, backends, make_backend, reflect_answer, settings_for
 
 from sleep.proposals import get, stage
+
+EVIDENCE = [{"task": "t1-ab", "prompt": "install the deps",
+             "before": {"passed": False, "commands": [{"command": "npm install", "exit_code": 0, "denied": False},
+                                                      {"command": "curl https://x", "denied": True}],
+                        "files": [{"path": "package-lock.json", "change": "added"}], "checks": []},
+             "after": {"passed": True, "commands": [{"command": "pnpm install", "exit_code": 0, "denied": False}],
+                       "files": [{"path": "pnpm-lock.yaml", "change": "added"}],
+                       "checks": [{"command": "pnpm test", "passed": True, "exit_code": 0}]}}]
+
+
+def git_branches(repo: Path) -> str:
+    import subprocess
+
+    return subprocess.run(["git", "-C", str(repo), "branch", "--list"], capture_output=True, text=True).stdout
 from sleep.ui.app import create_app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -170,7 +184,7 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
     live = LiveRun(tmp_path)
     live.start_and_wait_held()
     repo = make_repo(tmp_path / "app")
-    proposal = stage(repo / SKILL, CANDIDATE, report())
+    proposal = stage(repo / SKILL, CANDIDATE, report(evidence=EVIDENCE))
     app = create_app([outputs], data_dir=None, poll=0.1)
 
     with Served(app) as served:
@@ -229,11 +243,20 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
             assert browser.execute_script("return document.documentElement.scrollWidth;") <= 391
             ln = browser.find_element(By.CSS_SELECTOR, "#diff td.ln").size["width"]
             assert ln < 60, ln  # line numbers stay narrow even when the first row is "⋯ N unchanged lines"
+            # The evidence: before and after side by side, stacked on a phone.
+            before = browser.find_element(By.CSS_SELECTOR, "#ev-1 .ev-side.before")
+            after = browser.find_element(By.CSS_SELECTOR, "#ev-1 .ev-side.after")
+            assert after.location["y"] > before.location["y"] and "pnpm install" in after.text
             browser.set_window_size(1400, 1500)
+            assert after.location["y"] == before.location["y"] and after.location["x"] > before.location["x"]
+            assert "npm install" in before.text and "denied" in before.text and "pnpm test passed" in after.text
+            assert browser.find_element(By.ID, "adopt").location["y"] > after.location["y"]
+            assert not browser.find_element(By.ID, "keep-branch").is_selected()  # adopt deletes the branch
             browser.find_element(By.ID, "adopt").click()
             flash = _wait(browser, lambda d: d.find_elements(By.ID, "flash"), what="the adopt result")[0]
             assert f"Adopted {proposal.id}" in flash.text
             assert (repo / SKILL).read_text() == CANDIDATE and get(proposal.id).state == "adopted"
+            assert proposal.branch not in git_branches(repo)  # the form's default: the branch is deleted
         finally:
             live.release.set()
     print(f"browser test wall time: {time.monotonic() - started:.1f} s")

@@ -77,6 +77,11 @@ def _plant_run(run: Path) -> None:
 def _plant_index(index: Path, run: Path, pid: str) -> None:
     with sqlite3.connect(index) as db:
         report = orjson.loads(db.execute("SELECT report FROM proposals WHERE id = ?", (pid,)).fetchone()[0])
+        side = {"answer": "Ran it.", "passed": False, "score": 0.0, "feedback": "ran npm install",
+                "commands": [{"command": "npm install", "exit_code": 0, "denied": False}],
+                "files": [{"path": "package-lock.json", "change": "added"}],
+                "checks": [{"command": "pnpm test", "passed": False, "exit_code": 1}]}
+        report["evidence"] = [{"task": "t1-ab", "prompt": "install the deps", "before": side, "after": side}]
         planted = plant(report)
         planted["notes"] = [f"{CLUE} {_secret(2)}"]
         db.execute("UPDATE proposals SET report = ?, skill_name = ?, reason = ? WHERE id = ?",
