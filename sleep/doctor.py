@@ -99,23 +99,25 @@ def _local(probe: bool) -> Check:
 
 
 def _hosts() -> list[Check]:
-    from sleep import paths
+    """One check per host of the registry (:mod:`sleep.hosts`): its transcript folders, and
+    whether its CLI can replay its tasks (hosts without a replay CLI say so)."""
     from sleep.cycle.backends import cli_ready
+    from sleep.hosts import all_hosts
 
     checks = []
-    homes = {"claude-code": paths.claude_home(), "codex": paths.codex_home(), "copilot": paths.copilot_cli_home()}
-    for family, home in homes.items():
-        found = home.is_dir()
-        ready, why = cli_ready(family)
-        detail = f"transcripts {'in ' + str(home) if found else 'not found (' + str(home) + ')'}; CLI: {why}"
+    for host in all_hosts():
+        folders = [f for src in host.sources for f in src.home.paths()]
+        found = [f for f in folders if f.is_dir()]
+        where = ("in " + ", ".join(map(str, found))) if found else \
+            "not found (" + ", ".join(map(str, folders or ["no folder"])) + ")"
+        if host.replay:
+            ready, why = cli_ready(host.family)
+        else:
+            ready, why = False, "no replay CLI yet: its tasks replay through the configured backend"
         status = "ok" if found and ready else "warn"
         fix = "" if status == "ok" else ("replays of its tasks use the configured backend instead" if found
                                          else "nothing to learn from this host yet")
-        checks.append(Check(f"host {family}", status, detail, fix))
-    vscode = [d for d in paths.vscode_user_dirs() if d.is_dir()]
-    checks.append(Check("host copilot-vscode", "ok" if vscode else "warn",
-                        f"VS Code User folders: {', '.join(map(str, vscode))}" if vscode else "no VS Code User folder",
-                        "" if vscode else "export sessions with 'Chat: Export Session...' and harvest --copilot-export"))
+        checks.append(Check(f"host {host.name}", status, f"transcripts {where}; CLI: {why}", fix))
     return checks
 
 
