@@ -3,10 +3,12 @@
 Two requests that differ in one argument ("bump the patch version", "bump the minor
 version") share all their other words and usually run the same programs, so
 neither the text cosine nor the actions tell them apart. What does: somewhere in
-the project two prompts differ in just that word (their other words are the same,
-or the same but for one more word on one side), both words recur (typed in at
+the project two prompts differ in just that word (their other words are the same),
+both words recur (typed in at
 least ``min_df`` prompts: a table or file name that changes between occurrences of
-one task is typed once), and the two are never typed in one prompt together.
+one task is typed once), the two are never typed in one prompt together, and
+neither has more than a few such partners (a word standing for many others, like
+the module a test is added to, is a slot one task fills anew each time).
 
 Such words keep rows apart everywhere: a pair of rows one argument apart scores 0
 (sleep.mine.cluster), two clusters where most of one uses a word and most of the
@@ -22,57 +24,58 @@ words.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 import numpy as np
 import scipy.sparse as sp
+from rapidfuzz.distance import OSA
 
 MAX_WORDS = 16  # longer prompts are not compared word by word (they rarely differ in one word)
+MAX_PARTNERS = 3  # a word with more alternatives than this fills a slot that varies within one task
 
 
 def alternative_pairs(docs: list[list[str]], vocab: dict[str, int], terms: sp.csr_matrix, min_df: int = 2,
-                      max_words: int = MAX_WORDS) -> set[tuple[int, int]]:
-    """Column pairs (a < b) of words that make two requests differ in one word and never
-    share a prompt (``terms``: the binary rows x vocabulary matrix of ``docs``).
-
-    Two requests differ in one word when, without that word on each side, their word
-    sets are the same, or the same but for one more word on one side ("deploy to
-    staging" / "deploy this to production please")."""
-    exact: dict[frozenset[str], set[str]] = defaultdict(set)  # the rest -> the word left out
-    minus_two: dict[frozenset[str], set[str]] = defaultdict(set)
+                      max_partners: int = MAX_PARTNERS, max_words: int = MAX_WORDS) -> set[tuple[int, int]]:
+    """Column pairs (a < b) of words that make two requests differ in one word, recur, never
+    share a prompt, and have at most ``max_partners`` such partners each (a word that
+    stands for many others is a slot a task fills anew each time: a module, a table)
+    (``terms``: the binary rows x vocabulary matrix of ``docs``)."""
+    rest_of: dict[frozenset[str], set[str]] = defaultdict(set)  # the other words -> the word left out
     for d in docs:
-        ws = sorted(set(d))
-        if len(ws) < 2 or len(ws) > max_words:
-            continue
-        full = frozenset(ws)
-        for w in ws:
-            exact[full - {w}].add(w)
-        if len(ws) >= 3:
-            for k, w in enumerate(ws):
-                for u in ws[k + 1:]:
-                    minus_two[full - {w, u}].update((w, u))
+        ws = set(d)
+        if 2 <= len(ws) <= max_words:
+            full = frozenset(ws)
+            for w in ws:
+                rest_of[full - {w}].add(w)
     found: set[tuple[str, str]] = set()
-    for rest, left_out in exact.items():
-        if len(rest) < 1:
-            continue
+    for left_out in rest_of.values():
         if len(left_out) > 1:
             found.update((a, b) for a in left_out for b in left_out if a < b)
-        extra = minus_two.get(rest)
-        if extra:
-            found.update((min(a, b), max(a, b)) for a in left_out for b in extra if a != b)
     by_col = terms.T.tocsr()
     by_col.sort_indices()
     df = np.diff(by_col.indptr)
-    out: set[tuple[int, int]] = set()
+    kept: list[tuple[int, int]] = []
     for a, b in found:
         ia, ib = vocab[a], vocab[b]
         if min(df[ia], df[ib]) < min_df:
             continue  # a word typed once is what changes between occurrences (a table, a file)
+        if _typo_of(a, b):
+            continue
         rows_a = by_col.indices[by_col.indptr[ia]:by_col.indptr[ia + 1]]
         rows_b = by_col.indices[by_col.indptr[ib]:by_col.indptr[ib + 1]]
         if np.intersect1d(rows_a, rows_b, assume_unique=True).size == 0:
-            out.add((min(ia, ib), max(ia, ib)))
-    return out
+            kept.append((min(ia, ib), max(ia, ib)))
+    partners: dict[int, int] = defaultdict(int)
+    for ia, ib in kept:
+        partners[ia] += 1
+        partners[ib] += 1
+    return {(ia, ib) for ia, ib in kept if max(partners[ia], partners[ib]) <= max_partners}
+
+
+def _typo_of(a: str, b: str) -> bool:
+    """One word mistyped as the other ("leat" / "least", "cahe" / "cach"), not "amd" / "arm"."""
+    d = OSA.distance(a, b, score_cutoff=2)
+    return d <= 1 or (d <= 2 and min(len(a), len(b)) >= 4)
 
 
 def pair_matrix(n: int, pairs: set[tuple[int, int]]) -> sp.csr_matrix:

@@ -14,7 +14,7 @@ import pytest
 
 # Reached on this set (the "held" half was not looked at while tuning); baseline before the
 # alternatives veto: recall 0.344, precision 0.462, 11 of 12 near-miss pairs merged.
-REACHED = {"recall": 0.75, "precision": 0.81, "near_miss_merges": 4}
+REACHED = {"recall": 0.78, "precision": 0.78, "near_miss_merges": 5}
 MARGIN = 0.05
 
 
