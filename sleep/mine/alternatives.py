@@ -7,14 +7,18 @@ the project two prompts differ in just that word (their other words are the same
 both words recur (typed in at
 least ``min_df`` prompts: a table or file name that changes between occurrences of
 one task is typed once), the two are never typed in one prompt together, and
-neither has more than a few such partners (a word standing for many others, like
-the module a test is added to, is a slot one task fills anew each time).
+each is the other's only such partner (a word standing for several others, like
+the module a test is added to or the flag a command is run with, is a slot one
+task fills anew each time; measured on bench/mine.py's synthetic homes, allowing
+two or three partners split their tasks).
 
 Such words keep rows apart everywhere: a pair of rows one argument apart scores 0
 (sleep.mine.cluster), two clusters where most of one uses a word and most of the
 other its alternative never merge (sleep.mine.contrast, sleep.mine.linkage), a
 node never moves into a cluster holding its alternative, and a cluster that holds
-both words in at least two prompts each is split (:func:`split_by_alternatives`).
+both words in at least two prompts each can be split (:func:`split_by_alternatives`,
+off by default: ``ClusterParams.alt_split``; it added nothing on the labelled set
+and merged a near-miss pair on the synthetic one).
 
 :func:`alternative_matrix` returns, per row, the words that are an alternative of
 a word the row uses (``rows x vocabulary``, binary, the columns of ``terms``): a
@@ -31,7 +35,7 @@ import scipy.sparse as sp
 from rapidfuzz.distance import OSA
 
 MAX_WORDS = 16  # longer prompts are not compared word by word (they rarely differ in one word)
-MAX_PARTNERS = 3  # a word with more alternatives than this fills a slot that varies within one task
+MAX_PARTNERS = 1  # more alternatives than this: a slot that varies within one task (not patch / minor)
 
 
 def alternative_pairs(docs: list[list[str]], vocab: dict[str, int], terms: sp.csr_matrix, min_df: int = 2,

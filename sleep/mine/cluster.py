@@ -36,6 +36,9 @@ class ClusterParams:
     veto: bool = True  # disjoint distinctive programs forbid a link
     alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
     alt_pairs: bool = True  # ... as single pairs too (not only clusters)
+    alt_block: bool = True  # two clusters one argument apart never merge
+    alt_split: bool = False  # split a cluster holding both words of an alternative
+    alt_reassign: bool = True  # never move a node into a cluster holding its alternative
     alt_hi: float = 0.5  # "most members" of a cluster, for an alternative word
     alt_min_side: float = 2.0  # prompts each side of an alternative split needs
     veto_unless_text: float = 0.9  # ... unless the words are this close
