@@ -72,7 +72,8 @@ SYNONYM_GROUPS = {
     "doc": ("doc", "document"),
 }
 # Same word, other spelling or stem: kept to what any English text needs.
-_LEMMA = {"failur": "fail", "prod": "product", "summari": "summar", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
+_LEMMA = {"failur": "fail", "prod": "product",
+          "summari": "summar", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
           "dep": "depend", "regen": "regener", "cfg": "config", "conf": "config", "prs": "pr",
           "specs": "spec", "e2e": "e2e", "summariz": "summar"}
 

@@ -52,14 +52,16 @@ m = mc.m
 T = Task
 TASKS: list[Task] = [
     # ------------------------------------------------------------------ ledgerline (Python library)
-    T("ledger/bump-patch", "ledger", "tune", ["bump-my-version bump", "git commit"], ["pyproject.toml", "CHANGELOG.md"], [
+    T("ledger/bump-patch", "ledger", "tune",
+      ["bump-my-version bump", "git commit"], ["pyproject.toml", "CHANGELOG.md"], [
         m("bump the patch version"),
         m("do a patch release bump, 1.4.2 -> 1.4.3"),
         m("increment the patch version and commit it"),
         m("new patch version please, just the bump + changelog entry"),
         m("sube la versión patch y haz commit"),
     ], near_miss=("ledger/bump-minor",), final="Bumped to 1.4.3 and committed."),
-    T("ledger/bump-minor", "ledger", "tune", ["bump-my-version bump", "git commit"], ["pyproject.toml", "CHANGELOG.md"], [
+    T("ledger/bump-minor", "ledger", "tune",
+      ["bump-my-version bump", "git commit"], ["pyproject.toml", "CHANGELOG.md"], [
         m("bump the minor version"),
         m("do a minor release bump, 1.4.3 -> 1.5.0"),
         m("increment the minor version and commit it"),
@@ -125,7 +127,8 @@ TASKS: list[Task] = [
         m("fill in locales/fr.json for the keys that are only in English"),
         m("traduis les nouvelles chaînes en français (locales/fr.json)"),
     ], near_miss=("store/i18n-de",), final="Added 12 French strings."),
-    T("store/update-snapshots", "storefront", "held", ["pnpm vitest"], ["src/components/__snapshots__/Cart.test.tsx.snap"], [
+    T("store/update-snapshots", "storefront", "held",
+      ["pnpm vitest"], ["src/components/__snapshots__/Cart.test.tsx.snap"], [
         m("update the vitest snapshots"),
         m("the snapshot tests are outdated after the redesign, regenerate them", ["pnpm vitest -u"]),
         m("refresh the jest/vitest snapshots and check the diff looks intentional"),
