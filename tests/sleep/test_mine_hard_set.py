@@ -13,8 +13,8 @@ import mine_score
 import pytest
 
 # Reached on this set (the "held" half was not looked at while tuning); baseline before the
-# alternatives veto: recall 0.344, precision 0.462, 11 of 12 near-miss pairs merged.
-REACHED = {"recall": 0.78, "precision": 0.78, "near_miss_merges": 5}
+# one-argument rule: recall 0.344, precision 0.462, 11 of 12 near-miss pairs merged.
+REACHED = {"recall": 0.78, "precision": 0.79, "near_miss_merges": 5}
 MARGIN = 0.05
 
 
@@ -55,3 +55,9 @@ def test_one_argument_apart_is_two_tasks(figures) -> None:
     for pair in ("ledger/bump-minor+ledger/bump-patch", "ledger/integration-tests+ledger/unit-tests",
                  "ledger/review-last-commit+ledger/review-staged"):
         assert pair not in merged
+
+
+def test_the_held_out_half_holds_too(figures) -> None:
+    held = figures["held"]  # never looked at while tuning: 0.833 / 0.941 / 3 of 6 reached
+    assert held["recall"] >= 0.83 - MARGIN and held["precision"] >= 0.94 - MARGIN
+    assert held["near_miss_merges"] <= 3, held["merged"]
