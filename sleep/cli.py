@@ -239,7 +239,10 @@ def format_report(r: HarvestReport) -> str:
 # ----- sessions ------------------------------------------------------------------------
 
 def _sessions_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", metavar="PATH", help="only sessions in PATH or below")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", metavar="PATH",
+                       help="only sessions in PATH or below (default: the current directory)")
+    scope.add_argument("--all-projects", action="store_true", help="sessions of every project")
     from sleep.hosts import source_names
 
     hosts = source_names()
@@ -259,14 +262,16 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         if args.json:
             print("[]")
         return 0
-    project = os.path.abspath(os.path.expanduser(args.project)) if args.project else None
+    project = None if args.all_projects else os.path.abspath(os.path.expanduser(args.project or os.getcwd()))
     with Index.open() as index:
         sessions = index.sessions(project=project, host=args.host)
+        others = len(index.sessions(project=None, host=args.host)) if not sessions and project else 0
     if args.json:
         print(json.dumps([s.to_dict(with_state=False) for s in sessions], indent=2))
         return 0
     if not sessions:
-        print("No sessions stored" + (f" for {project}" if project else "") + ".")
+        hint = f"; `--all-projects` lists {others} of other projects" if others else ""
+        print("No sessions stored" + (f" for {project}" if project else "") + hint + ".")
         return 0
     for s in sessions[: max(0, args.limit)]:
         first = (s.prompts[0].text if s.prompts else "").replace("\n", " ")

@@ -158,9 +158,10 @@ def _tasks_args(p: argparse.ArgumentParser) -> None:
     _scope_args(p, "show tasks of")
     p.add_argument("--json", action="store_true", help="print the tasks as a JSON list")
     sub = p.add_subparsers(dest="action", metavar="ACTION")
-    for name, text in (("disable", "never replay this task"), ("enable", "replay this task again")):
+    for name, text in (("show", "show one task: its intent, example prompt, members, hosts and judge"),
+                       ("disable", "never replay this task"), ("enable", "replay this task again")):
         a = sub.add_parser(name, help=text, description=text)
-        a.add_argument("task_id", metavar="TASK_ID")
+        a.add_argument("task_id", metavar="TASK_ID", help="a task id, or the start of one (as `tasks` lists them)")
     e = sub.add_parser("export", help="write enabled tasks as a jsonl_tasks file for skillopt",
                        description="write the enabled tasks of one project as a jsonl_tasks file")
     e.add_argument("--out", required=True, metavar="FILE", help="where to write the JSONL file")
@@ -193,12 +194,18 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         print("[]" if args.json else "No tasks yet: run `skillopt-sleep harvest`, then `skillopt-sleep mine`.")
         return 0
     with Index.open() as index:
-        if action in ("disable", "enable"):
+        if action in ("show", "disable", "enable"):
+            ids = store.find_task_ids(index.conn, args.task_id)
+            if len(ids) != 1:
+                return _fail(_no_single_task(index.conn, args.task_id, ids))
+            tid = ids[0]
+            if action == "show":
+                task = store.load_tasks(index.conn, None, with_members=True)
+                print(format_task(next(t for t in task if t.id == tid)))
+                return 0
             with index.transaction():
-                found = store.set_enabled(index.conn, args.task_id, action == "enable")
-            if not found:
-                return _fail(f"no task {args.task_id!r}; `skillopt-sleep tasks --all-projects` lists the ids.")
-            print(f"Task {args.task_id} {action}d.")
+                store.set_enabled(index.conn, tid, action == "enable")
+            print(f"Task {tid} {action}d.")
             return 0
         tasks = store.load_tasks(index.conn, _project(args))
     if args.json:
@@ -212,6 +219,35 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_single_task(conn: Any, prefix: str, ids: list[str]) -> str:
+    from sleep.mine import store
+
+    if not ids:
+        return f"no task {prefix!r}; `skillopt-sleep tasks --all-projects` lists the ids."
+    intents = {t.id: t.intent for t in store.load_tasks(conn, None, with_members=False)}
+    shown = "\n".join(f"  {i}  {intents.get(i, '')}" for i in ids[:10])
+    more = f"\n  ... and {len(ids) - 10} more" if len(ids) > 10 else ""
+    return f"{prefix!r} matches {len(ids)} tasks; give more of the id:\n{shown}{more}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def format_task(t: Any) -> str:
+    """One task in words: what it asks, how often and where it was seen, how it is judged."""
+    sessions = len({(h, s) for h, s, _ in t.members}) or t.support
+    lines = [f"{t.id}  {'enabled' if t.enabled else 'DISABLED'}  {t.project}",
+             f"  intent:  {t.intent}",
+             f"  seen:    {_plural(len(t.members), 'prompt')} in {_plural(sessions, 'session')}, "
+             f"{(t.first_seen or '?')[:10]} .. {(t.last_seen or '?')[:10]}",
+             f"  hosts:   {', '.join(t.hosts)}",
+             f"  judge:   {t.judge_summary}",
+             "  prompt:"]
+    lines += [f"    {line}" for line in t.prompt.splitlines()[:12]]
+    return "\n".join(lines)
+
+
 def format_tasks(tasks: list[Any]) -> str:
     lines: list[str] = []
     project = None
@@ -221,7 +257,8 @@ def format_tasks(tasks: list[Any]) -> str:
             lines.append(f"{project}")
         seen = f"{(t.first_seen or '?')[:10]} .. {(t.last_seen or '?')[:10]}"
         state = "enabled" if t.enabled else "DISABLED"
-        lines.append(f"  {t.id}  {state:<8}  support {t.support:<3}  {','.join(t.hosts)}  {seen}")
+        members = _plural(len(t.members), "prompt") + ", " if t.members else ""
+        lines.append(f"  {t.id}  {state:<8}  support {t.support:<3}  {members}{', '.join(t.hosts)}  {seen}")
         lines.append(f"      {t.intent}")
         lines.append(f"      judge: {t.judge_summary}")
     return "\n".join(lines)

@@ -34,6 +34,13 @@ class ClusterParams:
     threshold: float = 0.40  # mean pair score two clusters need to merge
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
+    alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
+    alt_pairs: bool = True  # ... as single pairs too (not only clusters)
+    alt_block: bool = True  # two clusters one argument apart never merge
+    alt_split: bool = False  # split a cluster holding both words of an alternative
+    alt_reassign: bool = True  # never move a node into a cluster holding its alternative
+    alt_hi: float = 0.5  # "most members" of a cluster, for an alternative word
+    alt_min_side: float = 2.0  # prompts each side of an alternative split needs
     veto_unless_text: float = 0.9  # ... unless the words are this close
     product_budget: int = 2_000_000  # non-zeros per chunk of the candidate product
     medoid_sample: int = 400  # members compared per side when checking a merge or a medoid
@@ -197,6 +204,9 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     lopsided = (sh[i] != sh[j]) | (fl[i] != fl[j])
     w = p.action_weight * np.where(lopsided, 0.5, 1.0)
     score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
+    if p.alternatives and p.alt_pairs and f.alts is not None and f.alts.nnz:
+        # One argument apart ("patch" / "minor"): different tasks, however alike the rest.
+        score[rowwise_dot_pairs(f.alts, f.terms, i, j) > 0] = 0.0
     if p.veto:
         pm = program_matrix(f.programs) if pm is None else pm
         has_prog = pm.getnnz(axis=1) > 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from sleep.mine.alternatives import clusters_differ
 from sleep.mine.cluster import ClusterParams
 from sleep.mine.features import Features
 
@@ -31,6 +32,7 @@ class Contrast:
         self.sides = [((f.marks @ keep_files).tocsr(), f.has_files.astype(np.float64)),
                       ((f.marks @ keep_shell).tocsr(), f.has_shell.astype(np.float64))]
         self.p = p
+        self.alt = f.alt if p.alternatives else None
 
     def _shares(self, m: sp.csr_matrix, labels: np.ndarray, weight: np.ndarray, clusters: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
@@ -66,6 +68,17 @@ class Contrast:
         said = self._one_sided(terms, x, y, p.contrast_words, p.contrast_lo) | \
             self._one_sided(terms, y, x, p.contrast_words, p.contrast_lo)
         return enough & did & said
+
+    def one_argument_apart(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, weight: np.ndarray
+                           ) -> np.ndarray:
+        """A bool per pair of cluster labels: most of one uses a word, most of the other an
+        alternative of it (sleep.mine.alternatives); different tasks at any size."""
+        if self.alt is None or self.alt.nnz == 0 or a.size == 0:
+            return np.zeros(a.size, dtype=bool)
+        clusters = np.unique(np.concatenate([a, b]))
+        x, y = np.searchsorted(clusters, a), np.searchsorted(clusters, b)
+        terms, _ = self._shares(self.terms, labels, weight, clusters)
+        return clusters_differ(terms[x], terms[y], self.alt, self.p.alt_hi, self.p.contrast_lo)
 
     def split(self, labels: np.ndarray, f: Features, weight: np.ndarray, fixed: np.ndarray) -> np.ndarray:
         return split_contrasting(labels, f, weight, fixed, self, self.p)

@@ -30,6 +30,8 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from sleep.mine.alternatives import alternative_matrix, alternative_pairs, pair_matrix
+
 # Looking around (reading, listing, searching, status) says little about the task.
 EXPLORE = frozenset("""
 ls cat cd pwd echo grep rg ag find fd head tail sed awk wc which where type tree less more stat file true
@@ -70,7 +72,8 @@ SYNONYM_GROUPS = {
     "doc": ("doc", "document"),
 }
 # Same word, other spelling or stem: kept to what any English text needs.
-_LEMMA = {"failur": "fail", "summari": "summar", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
+_LEMMA = {"failur": "fail", "prod": "product",
+          "summari": "summar", "tf": "terraform", "msg": "messag", "repo": "repositori", "deps": "depend",
           "dep": "depend", "regen": "regener", "cfg": "config", "conf": "config", "prs": "pr",
           "specs": "spec", "e2e": "e2e", "summariz": "summar"}
 
@@ -242,6 +245,7 @@ class FeatureParams:
     min_df_actions: int = 2
     agent_nouns: bool = True  # "linter" -> "lint" when the project also says "lint"
     placeholders: bool = False  # keep "a path / a name was here" tokens in the text vector
+    alternatives: bool = True  # find words that stand for one another as an argument
 
 
 @dataclass
@@ -260,6 +264,8 @@ class Features:
     has_files: np.ndarray  # bool per row
     shell_side: sp.csr_matrix  # commands and skills only (compared when both turns have them)
     file_side: sp.csr_matrix  # files only
+    alts: sp.csr_matrix | None = None  # binary: alternatives of the row's words (sleep.mine.alternatives)
+    alt: sp.csr_matrix | None = None  # binary, words x words: which words are alternatives of which
 
     @property
     def shell_recorded(self) -> np.ndarray:
@@ -277,7 +283,7 @@ class Features:
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
                         self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
-                        self.file_side[idx])
+                        self.file_side[idx], None if self.alts is None else self.alts[idx], self.alt)
 
 
 def _identity(doc: list[str]) -> list[str]:
@@ -304,7 +310,10 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         nouns = agent_noun_map({t for d in docs for t in d})
         if nouns:
             docs = [[nouns.get(t, t) for t in d] for d in docs]
-    terms = _binary(docs)
+    term_vocab: dict[str, int] = {}
+    terms = _binary(docs, term_vocab)
+    alt = pair_matrix(terms.shape[1], alternative_pairs(docs, term_vocab, terms) if params.alternatives else set())
+    alts = alternative_matrix(terms, alt)
     if params.bigrams:
         docs = [d + [f"{a}_{b}" for a, b in zip(d, d[1:])] for d in docs]
     text = _tfidf(docs, min_df=params.min_df_text)
@@ -324,7 +333,7 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     file_side = _tfidf([[t for t in d if t.startswith(_FILE_SIDE)] for d in action_docs],
                        min_df=params.min_df_actions)
     return Features(text, amat, has, [a[1] for a in acts], terms, marks, has_shell | has_files, is_file,
-                    has_shell, has_files, shell_side, file_side)
+                    has_shell, has_files, shell_side, file_side, alts, alt)
 
 
 _TELLING = ("sh:", "pm:", "dir:", "fw:")

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize as sk_normalize
 
+from sleep.mine.alternatives import split_by_alternatives
 from sleep.mine.cluster import ClusterParams, Graph, candidates, rowwise_dot_pairs
 from sleep.mine.features import Features
 
@@ -120,6 +121,9 @@ class _Linkage:
                 big = np.flatnonzero(passed & (self.size[ma] >= p.contrast_min) & (self.size[mb] >= p.contrast_min))
                 if big.size:
                     passed[big] &= ~self.contrast.differ(ma[big], mb[big], self.labels, self.weight)
+                some = np.flatnonzero(passed) if p.alt_block else np.zeros(0, dtype=np.int64)
+                if some.size:
+                    passed[some] &= ~self.contrast.one_argument_apart(ma[some], mb[some], self.labels, self.weight)
             self.blocked.update(mk[~passed].tolist())
             ma, mb = ma[passed], mb[passed]
             if ma.size == 0:
@@ -191,6 +195,9 @@ def link(weight: np.ndarray, g: Graph, fixed: np.ndarray, p: ClusterParams,
     labels = state.labels
     if contrast is not None:
         labels = contrast.split(labels, features, weight, fixed)
+    if p.alternatives and p.alt_split and features.alt is not None:
+        labels = split_by_alternatives(labels, features.terms, features.text, features.alt, weight, fixed,
+                                       p.alt_min_side)
     return reassign(labels, g, weight, fixed, features, p)
 
 
@@ -239,6 +246,10 @@ def reassign(labels: np.ndarray, g: Graph, weight: np.ndarray, fixed: np.ndarray
 
         to_other, to_own = mean_to(other, False), mean_to(own, True)
         better = (to_other >= p.threshold) & (to_other > to_own + p.reassign_margin)
+        if p.alternatives and p.alt_reassign and f.alts is not None and f.alts.nnz and better.any():
+            # Never into a cluster where someone typed an alternative of this node's argument.
+            terms_sum = (member @ f.terms).tocsr()
+            better &= rowwise_dot_pairs(f.alts, terms_sum, node, col[other]) <= 0
         if not better.any():
             break
         order = np.lexsort((-to_other[better], node[better]))

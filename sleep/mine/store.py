@@ -86,6 +86,17 @@ def get_task(conn: sqlite3.Connection, task_id: str) -> TaskRecord | None:
     return _task(row) if row else None
 
 
+def find_task_ids(conn: sqlite3.Connection, prefix: str) -> list[str]:
+    """Ids of the tasks whose id is ``prefix`` or starts with it (an exact id alone if it exists)."""
+    prefix = prefix.strip()
+    if not prefix:
+        return []
+    if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (prefix,)).fetchone():
+        return [prefix]
+    like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return [r[0] for r in conn.execute("SELECT id FROM tasks WHERE id LIKE ? ESCAPE '\\' ORDER BY id", (like,))]
+
+
 def set_enabled(conn: sqlite3.Connection, task_id: str, enabled: bool) -> bool:
     """Enable or disable a task; False if no task has that id."""
     cur = conn.execute("UPDATE tasks SET enabled = ? WHERE id = ?", (int(enabled), task_id))

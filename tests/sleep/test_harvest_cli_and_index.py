@@ -65,14 +65,29 @@ def test_sessions_lists_what_is_stored(homes: Homes, capsys) -> None:
     _home_with_every_host(homes)
     main(["harvest", "--all-projects", "--json"])
     capsys.readouterr()
-    assert main(["sessions", "--json"]) == 0
+    assert main(["sessions", "--all-projects", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert {s["host"] for s in listed} == {"claude-code", "codex", "copilot-vscode", "copilot-cli"}
     assert all("state" not in s for s in listed)
     assert main(["sessions", "--project", "/elsewhere", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
-    assert main(["sessions"]) == 0
+    assert main(["sessions", "--all-projects"]) == 0
     assert "Fix the failing build" in capsys.readouterr().out
+
+
+def test_sessions_cover_the_current_folder_by_default_as_every_command_does(homes: Homes, capsys,
+                                                                           tmp_path, monkeypatch) -> None:
+    _home_with_every_host(homes)
+    main(["harvest", "--all-projects", "--json"])
+    capsys.readouterr()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["sessions", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out
+    assert f"No sessions stored for {elsewhere}" in out and "--all-projects" in out
 
 
 def test_sessions_before_any_harvest_says_what_to_do(homes: Homes, capsys) -> None:

@@ -83,8 +83,8 @@ def test_planted_secrets_of_every_kind_never_reach_the_index_or_output(homes: Ho
     assert main(["harvest", "--all-projects", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["sessions_new"] == 4 and report["history_prompts"] == 2
-    assert main(["sessions", "--json"]) == 0
-    assert main(["sessions"]) == 0
+    assert main(["sessions", "--all-projects", "--json"]) == 0
+    assert main(["sessions", "--all-projects"]) == 0
     assert main(["harvest", "--all-projects"]) == 0
     output = capsys.readouterr().out
     stored = _stored_bytes(homes)

@@ -12,8 +12,10 @@ from sleep.index import Index
 from sleep.mine import store as mine_store
 from sleep.mine.assist import Assistant
 
-PATCH = "bump the patch version, update the changelog and tag the release"
-MINOR = "bump the minor version, update the changelog and tag the release"
+# Two words apart ("patch ... hotfix" / "minor ... feature"), so not one argument apart
+# (sleep.mine.alternatives, which would keep them apart without a model).
+PATCH = "bump the patch version for the hotfix, update the changelog and tag the release"
+MINOR = "bump the minor version for the feature, update the changelog and tag the release"
 
 
 def _backend(confirm=None, judge=None):

@@ -80,7 +80,7 @@ def test_tasks_text_shows_intent_support_hosts_and_judge(homes: Homes, capsys) -
     capsys.readouterr()
     assert main(["tasks", "--all-projects"]) == 0
     out = capsys.readouterr().out
-    assert "support 4" in out and "claude-code,codex,copilot-vscode" in out and "judge: rubric" in out
+    assert "support 4" in out and "claude-code, codex, copilot-vscode" in out and "judge: rubric" in out
 
 
 def test_disable_and_enable_a_task(homes: Homes, capsys) -> None:
@@ -163,3 +163,36 @@ def test_skillopt_replays_are_never_mined(homes: Homes) -> None:
     with Index.open() as index:
         tasks = mine_store.load_tasks(index.conn, None)
     assert [t.support for t in tasks] == [2] and tasks[0].project == CWD
+
+
+def test_tasks_accept_an_id_prefix_and_show_one_task_in_words(homes: Homes, capsys) -> None:
+    store(session("a", turn(TASK, ["pytest -q"])), session("b", turn(TASK, ["pytest -q"]), host="codex"))
+    run()
+    main(["tasks", "--all-projects", "--json"])
+    tid = json.loads(capsys.readouterr().out)[0]["id"]
+    assert main(["tasks", "disable", tid[:5]]) == 0
+    assert capsys.readouterr().out == f"Task {tid} disabled.\n"
+    assert main(["tasks", "show", tid[:6]]) == 0
+    out = capsys.readouterr().out
+    assert tid in out and TASK in out and "2 prompts in 2 sessions" in out and "claude-code, codex" in out
+    assert "DISABLED" in out
+
+
+def test_an_ambiguous_or_unknown_prefix_exits_2_naming_the_candidates(homes: Homes, capsys) -> None:
+    store(session("a", turn(TASK, ["pytest -q"])), session("b", turn(TASK, ["pytest -q"])),
+          session("c", turn("regenerate the openapi client", ["make openapi"])),
+          session("d", turn("regenerate the openapi client", ["make openapi"])))
+    run()
+    assert main(["tasks", "show", "t"]) == 2
+    err = capsys.readouterr().err
+    assert "matches 2 tasks" in err and "run the unit tests" in err
+    assert main(["tasks", "show", "tzzzz"]) == 2
+    assert "no task 'tzzzz'" in capsys.readouterr().err
+
+
+def test_the_task_list_shows_members_and_hosts(homes: Homes, capsys) -> None:
+    store(session("a", turn(TASK, ["pytest -q"])), session("b", turn(TASK, ["pytest -q"]), host="codex"))
+    run()
+    assert main(["tasks", "--all-projects"]) == 0
+    out = capsys.readouterr().out
+    assert "2 prompts" in out and "claude-code, codex" in out

@@ -1,0 +1,57 @@
+"""The miner on the hand-labelled sets, beside the baseline (issue 23 §4).
+
+Sets: tests/sleep/mine_hard.py (32 tasks in paraphrase, 12 one-argument near-miss
+pairs, tune/held split) and tests/sleep/mine_corpus.py (the earlier, easier set).
+Methods: ``mine`` (default options) and ``baseline`` (the same miner without the
+alternatives veto of sleep.mine.alternatives, i.e. the method before issue 23).
+Definitions of recall, precision and near-miss merges: tests/sleep/mine_score.py.
+Targets: recall >= 0.85, precision >= 0.85, at most 2 near-miss merges.
+
+Usage: ``python bench/mine_labelled.py``
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests" / "sleep")]
+
+
+def run(corpus, split, alternatives: bool) -> dict:
+    import mine_score
+    from sleep.mine.cluster import ClusterParams
+    from sleep.mine.features import FeatureParams
+    from sleep.mine.miner import MineOptions
+
+    opts = MineOptions(params=ClusterParams(alternatives=alternatives),
+                       features=FeatureParams(alternatives=alternatives))
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["SKILLOPT_HOME"] = home
+        tasks = mine_score.mine_home(corpus.sessions, opts)
+    return mine_score.score(tasks, corpus.labels, corpus.near_miss_pairs, split)
+
+
+def main() -> None:
+    import mine_corpus
+    import mine_hard
+
+    hard, split = mine_hard.build()
+    easy = mine_corpus.build()
+    easy_split = {label: "held" for label in easy.clusters()}
+    print(f"{'set':<6} {'part':<5} {'method':<9} {'recall':>7} {'prec.':>6} {'merges':>7} {'tasks':>6} {'labelled':>9}")
+    for name, corpus, sp in (("hard", hard, split), ("easy", easy, easy_split)):
+        rows = {"baseline": run(corpus, sp, False), "mine": run(corpus, sp, True)}
+        for part in (("all", "tune", "held") if name == "hard" else ("all",)):
+            for method, r in rows.items():
+                f = r[part]
+                print(f"{name:<6} {part:<5} {method:<9} {f['recall']:>7.3f} {f['precision']:>6.3f} "
+                      f"{f['near_miss_merges']:>3}/{f['near_miss_pairs']:<3} {f['mined']:>6} {f['labelled']:>9}")
+    print("targets: recall >= 0.85, precision >= 0.85, near-miss merges <= 2 (hard set, all)")
+
+
+if __name__ == "__main__":
+    main()

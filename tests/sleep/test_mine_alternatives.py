@@ -1,0 +1,45 @@
+"""Words that stand for one another as an argument (sleep.mine.alternatives)."""
+
+from __future__ import annotations
+
+from sleep.mine.alternatives import alternative_pairs
+from sleep.mine.features import _binary
+
+
+def _alts(texts: list[str]) -> set[tuple[str, str]]:
+    docs = [t.split() for t in texts]
+    vocab: dict[str, int] = {}
+    terms = _binary(docs, vocab)
+    inv = {v: k for k, v in vocab.items()}
+    return {tuple(sorted((inv[a], inv[b]))) for a, b in alternative_pairs(docs, vocab, terms)}
+
+
+def test_two_recurring_words_that_make_requests_differ_in_one_word_are_alternatives() -> None:
+    texts = ["bump patch version", "bump minor version", "new patch version changelog",
+             "new minor version changelog", "increment patch commit", "minor release"]
+    assert _alts(texts) == {("minor", "patch")}
+
+
+def test_a_word_typed_once_is_no_argument() -> None:
+    # The table changes from one occurrence of the task to the next.
+    texts = ["add column users table", "add column invoices table", "add column customers table"]
+    assert _alts(texts) == set()
+
+
+def test_words_typed_together_are_no_alternatives() -> None:
+    texts = ["deploy staging", "deploy production", "compare staging production", "deploy staging now",
+             "deploy production now"]
+    assert ("production", "staging") not in _alts(texts)
+    assert ("production", "staging") in _alts(texts[:2] + texts[3:])
+
+
+def test_a_slot_with_many_fillers_is_no_argument() -> None:
+    modules = ["auth", "billing", "search", "orders", "catalog"]
+    texts = [f"add tests {m} module" for m in modules] * 2
+    assert _alts(texts) == set()
+
+
+def test_a_typo_is_no_alternative_but_amd_and_arm_are() -> None:
+    texts = ["clear cache now", "clear cahce now", "cache warm", "cahce warm",
+             "build image amd", "build image arm", "amd nodes", "arm nodes"]
+    assert _alts(texts) == {("amd", "arm")}
