@@ -12,7 +12,7 @@ first; each gets ``remaining // skills left`` of the night's ``budget.max_calls`
 A lesson for every host: a correction the gate accepted for one host's skill
 is offered, as the only candidate edit, to the skill of each other host whose
 sessions the project has (the same skill name in that host's folders, else
-its managed skill), replayed through that host's agent (its CLI when ready,
+its managed skill, when the file exists: a lesson creates no skill), replayed through that host's agent (its CLI when ready,
 else the configured backend) and gated like any night; it is staged as that
 host's own proposal, never copied ungated.
 """
@@ -109,21 +109,21 @@ def hosts_of(sessions: Iterable[Any]) -> Counter[str]:
 
 def lesson_targets(project: Path, group: SkillGroup, hosts: Counter[str], taken: set[Path]) -> list[SkillChoice]:
     """The other hosts' skill files a lesson accepted for ``group`` is offered to: the same skill
-    name where that host looks for it, else that host's managed skill. ``taken``: skill files the
+    name where that host looks for it, else that host's managed skill, if either exists. ``taken``: skill files the
     night already trains (a host sharing the file learns it there)."""
     out = []
     for host, _ in hosts.most_common():
         if host == group.choice.host:
             continue
         path = next((p for p in candidate_paths(host, group.choice.name, project) if p.is_file()), None)
-        name, managed = group.choice.name, False
-        if path is None:
+        name = group.choice.name
+        if path is None and managed_path(host, project).is_file():
             path = managed_path(host, project)
-            name, managed = path.parent.name, not path.is_file()
-        if path in taken or path == group.choice.path:
-            continue
+            name = path.parent.name
+        if path is None or path in taken or path == group.choice.path:
+            continue  # no skill file of that host to offer it to (a lesson creates none), or trained already
         taken.add(path)
-        out.append(SkillChoice(path, name, host, managed, hosts[host],
+        out.append(SkillChoice(path, name, host, False, hosts[host],
                                f"a lesson accepted for {group.choice.path.name} of {group.choice.host}, "
                                f"offered to {host}'s skill"))
     return out

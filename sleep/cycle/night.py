@@ -232,12 +232,14 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         run_id = night.id if i == 0 else f"{night.id}-{i}"
 
         def persist(stage: str | None = None, part: NightRecord = part, group=group) -> None:
-            if stage:
-                night.stage = stage
             night.skills = done + [multiskill.part_summary(group.choice, part, group.uses, group.lesson_from)]
             night.usage = multiskill.total_usage(night.skills)
-            with Index.open() as index:
-                store.save(index, night)
+            night.run_dir = night.run_dir or part.run_dir  # a killed night keeps its (first) run directory
+            if stage:
+                _stage(night, stage)
+            else:
+                with Index.open() as index:
+                    store.save(index, night)
 
         _one_skill(part, group, project, config, config.model_copy(update={"core": core}), run_id, before, say, subscribers,
                    persist, members)
