@@ -430,7 +430,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
         mode = choose_mode(config.sleep.replay, cli_target)
-        night.replay = mode.to_dict()
+        night.replay = {**mode.to_dict(), "target": target, "target_why": why}
         say(f"[Replay] mode {mode.mode.replace('_', '-')}: {mode.why}")
         if mode.mode == "read_only":
             tasks = [replace(t, judge=as_text_judge(t.judge)) for t in tasks]

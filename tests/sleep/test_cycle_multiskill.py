@@ -111,9 +111,14 @@ def sessions_of(homes: Homes, cwd: str, spec: tuple, start: int, skill: bool = T
     return n
 
 
-def options(project: Path, tmp_path: Path, *extra: str, **kw) -> NightOptions:
+# Acting replays: the rubric judge passes every answer, so the outcome judges (ran pnpm, not npm) decide.
+ACTING_RULES = {"rules": [*RULES["rules"][:3],
+                          {"stage": "judge", "response": json.dumps({"score": 8, "pass": True, "feedback": "Fine."})}]}
+
+
+def options(project: Path, tmp_path: Path, *extra: str, rules_data: dict = RULES, **kw) -> NightOptions:
     rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump(RULES))
+    rules.write_text(yaml.safe_dump(rules_data))
     return NightOptions(project=project, backend="scripted",
                         overrides=[f"model.scripted={rules}", "sleep.min_tasks=2", *extra], **kw)
 
@@ -158,7 +163,15 @@ def test_one_night_stages_one_gated_proposal_per_skill_each_changing_only_its_fi
     assert "run-tests" in shown and "changelog" in shown
     assert main(["review", "--json"]) == 0
     review = json.loads(capsys.readouterr().out)
-    assert len(review) == 2
+    assert sorted(r["skill_name"] for r in review) == ["changelog", "run-tests"]
+    assert main(["review"]) == 0
+    shown = capsys.readouterr().out
+    assert "run-tests" in shown and "changelog" in shown
+    # what the dashboard and the MCP tools read carries the per-skill list
+    from sleep.ui.data import last_night
+
+    assert {s.name for s in last_night().skills} == {"run-tests", "changelog"}
+    assert all(s.proposal_id and s.calls for s in last_night().skills)
 
     # an unchanged night: both skills idle, no call
     again = run_night(options(project, tmp_path), say=lambda _: None)
@@ -225,3 +238,30 @@ def test_a_correction_from_claude_code_becomes_a_gated_proposal_for_the_codex_sk
     assert codex["scores"]["candidate"] > codex["scores"]["baseline"]  # gated, not copied
     assert codex["usage"]["model_calls"] > 0
     assert any("[Lesson]" in line and "codex" in line for line in said)
+
+
+def test_the_lesson_replays_through_codex_when_its_cli_is_ready(homes: Homes, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import replay_fakes
+
+    from sleep.replay.sandbox import sandbox_available
+
+    if not sandbox_available()[0]:
+        pytest.skip(f"no bubblewrap sandbox: {sandbox_available()[1]}")
+    project = make_repo(tmp_path / "tiny", {
+        ".claude/skills/run-tests/SKILL.md": skill_text("run-tests", "Running the test suite and the linter."),
+        ".agents/skills/run-tests/SKILL.md": skill_text("run-tests", "Running the test suite and the linter.")})
+    sessions_of(homes, str(project), TESTS, 1)
+    for i, prompt in enumerate(["run the unit tests and list the failing ones", "run the linter and list the problems"]):
+        codex_session(homes, str(project), 50 + i, prompt)
+    replay_fakes.on_path(monkeypatch, replay_fakes.install(tmp_path / "bin"))
+    homes.codex.mkdir(parents=True, exist_ok=True)
+    (homes.codex / "auth.json").write_text("{}")  # what cli_ready reads as "logged in" (the fake needs no key)
+    night = run_night(options(project, tmp_path, rules_data=ACTING_RULES), say=lambda _: None)
+    parts = {p["host"]: p for p in night.skills}
+    assert "codex" in parts, [(p["name"], p["host"], p["outcome"], p["reason"], p["replay"]) for p in night.skills]
+    codex = parts["codex"]
+    assert codex["replay"]["target"] == "codex" and codex["replay"]["mode"] == "actions", codex["replay"]
+    assert codex["outcome"] == "staged", codex["reason"]
+    assert changed_files(project, codex["proposal"]["branch"]) == [".agents/skills/run-tests/SKILL.md"]
+    assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
