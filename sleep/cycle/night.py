@@ -289,21 +289,25 @@ def _load(project: Path) -> tuple[list, dict[str, list], list]:
 
 def _items(records: list, members: dict[str, list], config: NightConfig) -> list[Task]:
     """The items of a skill's tasks (most supported first, at most ``sleep.max_tasks`` tasks)."""
-    chosen = sorted(records, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
-    return [t for r in chosen for t in task_items(r, members.get(r.id, []), config.sleep.instances_per_task,
+    return [t for r in _chosen(records, config) for t in task_items(r, members.get(r.id, []), config.sleep.instances_per_task,
                                                    ("skillopt-sleep", *[f"host:{h}" for h in r.hosts]))]
+
+
+def _chosen(records: list, config: NightConfig) -> list:
+    return sorted(records, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
 
 
 def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[Task], list[dict], SkillChoice]:
     """The items, member evidence and skill of the night's first (most used) skill."""
     records, members, sessions = _load(project)
     group = multiskill.skill_groups(project, records, members, sessions, opts.skill)[0]
-    evidence = [item.evidence for r in group.records for item in members.get(r.id, [])]
+    evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
     return _items(group.records, members, config), evidence, group.choice
 
 
 def _edits(group, members: dict[str, list], config: NightConfig) -> list:
-    evidence = [item.evidence for r in group.records for item in members.get(r.id, [])]
+    """The correction edits of a skill's (chosen) tasks."""
+    evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
     return correction_edits(evidence, config.sleep.max_corrections) if config.sleep.use_corrections else []
 
 

@@ -21,6 +21,7 @@ from sleep_builders import (claude_assistant, claude_session_path, claude_tool_r
 from sleep_testutil import Homes
 
 from sleep.cli import main
+from sleep.cycle.cli import summary_text
 from sleep.cycle.night import NightOptions, run_night
 
 GOOD = "ANSWER-GOOD: done the way this project wants."
@@ -154,6 +155,9 @@ def test_one_night_stages_one_gated_proposal_per_skill_each_changing_only_its_fi
         assert part["usage"]["model_calls"] > 0
     assert night.usage["model_calls"] == sum(p["usage"]["model_calls"] for p in night.skills)
     assert by_name["run-tests"]["run_dir"] != by_name["changelog"]["run_dir"]
+    summary = summary_text(night)
+    assert "2 skills this night" in summary
+    assert "run-tests (claude-code): staged" in summary and "changelog (claude-code): staged" in summary
     # history and review show the night's skills side by side
     assert main(["history", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)[0]
