@@ -237,6 +237,8 @@ def test_a_correction_from_claude_code_becomes_a_gated_proposal_for_the_codex_sk
     claude, codex = parts["claude-code"], parts["codex"]
     assert claude["outcome"] == "staged" and codex["outcome"] == "staged", (claude["reason"], codex["reason"])
     assert codex["lesson_from"] == claude["path"]
+    # codex is not ready here (no login in the scratch home): the lesson replays through the configured backend
+    assert codex["replay"]["target"] == "scripted" and "`codex` is" in codex["replay"]["target_why"]
     assert changed_files(project, codex["proposal"]["branch"]) == [".agents/skills/run-tests/SKILL.md"]
     assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
     assert codex["scores"]["candidate"] > codex["scores"]["baseline"]  # gated, not copied
