@@ -1,8 +1,11 @@
 """One night for one project: harvest → mine → tasks → replay through the core
 trainer → gate → proposal branch, recorded in the index.
 
-There is no second optimisation loop here: the night hands its tasks, the
-chosen skill and the person's corrections to the core's in-process API
+Each skill the project's sessions use gets its own part of the night, most used
+first, with a fair share of the budget (:mod:`sleep.cycle.multiskill`; the
+record's ``skills`` lists them, its single-skill fields are the first staged
+one's). There is no second optimisation loop here: each part hands its tasks,
+its skill and the person's corrections to the core's in-process API
 (:func:`skillopt_core.prepare_training`) and reads its run directory. The run
 directory and the evidence of every model call live in the data directory,
 never in the project. One night per project at a time (a lock). The record is
