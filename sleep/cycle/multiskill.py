@@ -136,6 +136,16 @@ def budget_share(limit: int | None, used: int, left: int) -> int | None:
     return max(1, (limit - used) // max(1, left))
 
 
+def budget_spent(budget: Any, used: dict[str, int]) -> str:
+    """Why no skill may train any more this night ('' while the budget lasts)."""
+    for key, limit in (("model_calls", budget.max_calls), ("tokens", budget.max_tokens)):
+        if limit is not None and used[key] >= limit:
+            name = "budget.max_calls" if key == "model_calls" else "budget.max_tokens"
+            return (f"the night's budget ({name}={limit}) was spent by the skills before; nothing was trained "
+                    "or staged for it (raise the budget, or run it alone with --skill)")
+    return ""
+
+
 def previous_fingerprints(records: Iterable[Any]) -> dict[str, tuple[str, str]]:
     """Per skill path, (fingerprint, night id) of its newest completed part in ``records`` (newest first)."""
     found: dict[str, tuple[str, str]] = {}

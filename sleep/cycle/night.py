@@ -244,8 +244,18 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
                 with Index.open() as index:
                     store.save(index, night)
 
-        _one_skill(part, group, project, config, config.model_copy(update={"core": core}), run_id, before, say, subscribers,
-                   persist, members)
+        spent = multiskill.budget_spent(config.core.budget, used)
+        if spent:
+            part.skill = {"path": str(group.choice.path), "name": group.choice.name}
+            part.outcome, part.reason = "no_improvement", spent
+            say(f"[Night] {group.choice.name}: {spent}")
+        else:
+            try:
+                _one_skill(part, group, project, config, config.model_copy(update={"core": core}), run_id, before,
+                           say, subscribers, persist, members)
+            except SkillPathError as exc:  # one unreadable skill file does not stop the others
+                part.outcome, part.reason = "failed", f"{exc}; nothing was trained or staged for it"
+                say(f"[Night] {group.choice.name}: {part.reason}")
         done.append(multiskill.part_summary(group.choice, part, group.uses, group.lesson_from))
         used["model_calls"] += part.usage.get("model_calls", 0)
         used["tokens"] += part.usage.get("tokens", 0)

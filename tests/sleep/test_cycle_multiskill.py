@@ -271,3 +271,23 @@ def test_the_lesson_replays_through_codex_when_its_cli_is_ready(homes: Homes, tm
     assert codex["outcome"] == "staged", codex["reason"]
     assert changed_files(project, codex["proposal"]["branch"]) == [".agents/skills/run-tests/SKILL.md"]
     assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
+
+
+def test_a_broken_skill_file_fails_its_part_only_and_a_spent_budget_says_so(two_skills: Path, tmp_path: Path) -> None:
+    (two_skills / ".claude/skills/changelog/SKILL.md").write_bytes(b"---\nname: changelog\n---\n\xff\xfe broken\n")
+    night = run_night(options(two_skills, tmp_path, dry_run=True), say=lambda _: None)
+    parts = {p["name"]: p for p in night.skills}
+    assert parts["changelog"]["outcome"] == "failed" and "not UTF-8" in parts["changelog"]["reason"]
+    assert parts["run-tests"]["outcome"] == "would_stage"
+
+
+def test_budget_shares_pass_on_what_is_left_and_a_spent_budget_stops_the_rest() -> None:
+    from types import SimpleNamespace
+
+    from sleep.cycle.multiskill import budget_share, budget_spent
+
+    assert budget_share(None, 0, 3) is None
+    assert [budget_share(90, 0, 3), budget_share(90, 10, 2), budget_share(90, 50, 1)] == [30, 40, 40]
+    budget = SimpleNamespace(max_calls=60, max_tokens=None)
+    assert budget_spent(budget, {"model_calls": 59, "tokens": 10**6}) == ""
+    assert "budget.max_calls=60" in budget_spent(budget, {"model_calls": 60, "tokens": 0})
