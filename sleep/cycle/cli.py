@@ -83,6 +83,12 @@ def summary_text(night) -> str:
     if night.proposal:
         lines.append(f"  proposal {night.proposal['id']}: branch {night.proposal['branch']} "
                      f"(`skillopt-sleep show {night.proposal['id']}`)")
+    if len(night.skills) > 1:
+        lines.append(f"  {len(night.skills)} skills this night:")
+        lines += [f"    {line}" for line in skill_lines(night.skills)]
+        trained = sum(1 for p in night.skills if (p.get("usage") or {}).get("model_calls"))
+        lines.append(f"  {trained} of {len(night.skills)} skills made model calls (an idle or too-small skill costs "
+                     "none); the night costs the sum of its skills' calls, as the same skills' single-skill nights would")
     u = night.usage or {}
     lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
                  f"wall {night.wall_s:.1f} s")
@@ -126,7 +132,23 @@ def cmd_history(args: argparse.Namespace) -> int:
         cost = f"${u.get('cost_usd', 0.0):.2f}" if u.get("cost_usd") else "$0"
         print(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
               f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} cost {cost:<7} {n.project}")
+        if len(n.skills) > 1:
+            for line in skill_lines(n.skills):
+                print("    " + line)
     return 0
+
+
+def skill_lines(parts: list[dict]) -> list[str]:
+    """One line per skill of a night, side by side: outcome, val, proposal, calls."""
+    out = []
+    for p in parts:
+        scores = p.get("scores") or {}
+        val = f"{_f(scores.get('baseline'))}→{_f(scores.get('candidate'))}" if scores else "-"
+        prop = (p.get("proposal") or {}).get("id", "-")
+        lesson = " (a lesson from another host)" if p.get("lesson_from") else ""
+        out.append(f"{p['name']} ({p['host']}): {p['outcome']:<15} val {val:<13} proposal {prop:<9} "
+                   f"calls {(p.get('usage') or {}).get('model_calls', 0)}{lesson}")
+    return out
 
 
 def _demo_args(p: argparse.ArgumentParser) -> None:

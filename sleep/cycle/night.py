@@ -1,8 +1,11 @@
 """One night for one project: harvest → mine → tasks → replay through the core
 trainer → gate → proposal branch, recorded in the index.
 
-There is no second optimisation loop here: the night hands its tasks, the
-chosen skill and the person's corrections to the core's in-process API
+Each skill the project's sessions use gets its own part of the night, most used
+first, with a fair share of the budget (:mod:`sleep.cycle.multiskill`; the
+record's ``skills`` lists them, its single-skill fields are the first staged
+one's). There is no second optimisation loop here: each part hands its tasks,
+its skill and the person's corrections to the core's in-process API
 (:func:`skillopt_core.prepare_training`) and reads its run directory. The run
 directory and the evidence of every model call live in the data directory,
 never in the project. One night per project at a time (a lock). The record is
@@ -40,7 +43,8 @@ from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits
-from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, choose_skill
+from sleep.cycle import multiskill
+from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
 from sleep.cycle.store import NightRecord
@@ -200,7 +204,133 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     say(f"[Mine] {mined.tasks_total} recurring tasks ({mined.tasks_new} new, {mined.tasks_updated} updated)")
 
     _stage(night, "tasks")
-    tasks, evidence, choice = _pick(project, config, opts)
+    _every_skill(night, project, config, opts, say, subscribers)
+
+
+def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: NightOptions, say: Say,
+                 subscribers: list[events.Subscriber]) -> None:
+    """Each skill of the night in turn, most used first, with its fair share of the budget
+    (:mod:`sleep.cycle.multiskill`); then the night's record over them."""
+    records, members, sessions = _load(project)
+    queue = multiskill.skill_groups(project, records, members, sessions, opts.skill)
+    with Index.open() as index:
+        before = multiskill.previous_fingerprints(n for n in store.nights(index, str(project), limit=20)
+                                                  if not n.dry_run)
+    hosts = multiskill.hosts_of(sessions)
+    taken = {g.choice.path for g in queue}
+    if len(queue) > 1:
+        say(f"[Tasks] {len(queue)} skills this night, most used first: "
+            + ", ".join(f"{g.choice.name} ({g.choice.host}, {len(g.records)} tasks)" for g in queue))
+    done: list[dict[str, Any]] = []
+    used = {"model_calls": 0, "tokens": 0}
+    i = 0
+    while i < len(queue):
+        group = queue[i]
+        left = len(queue) - i
+        core = config.core.model_copy(deep=True)
+        core.budget = core.budget.model_copy(update={
+            "max_calls": multiskill.budget_share(config.core.budget.max_calls, used["model_calls"], left),
+            "max_tokens": multiskill.budget_share(config.core.budget.max_tokens, used["tokens"], left)})
+        part = NightRecord(night.id, night.project, night.started_at, dry_run=night.dry_run)
+        run_id = night.id if i == 0 else f"{night.id}-{i}"
+
+        def persist(stage: str | None = None, part: NightRecord = part, group=group) -> None:
+            night.skills = done + [multiskill.part_summary(group.choice, part, group.uses, group.lesson_from)]
+            night.usage = multiskill.total_usage(night.skills)
+            night.run_dir = night.run_dir or part.run_dir  # a killed night keeps its (first) run directory
+            if stage:
+                _stage(night, stage)
+            else:
+                with Index.open() as index:
+                    store.save(index, night)
+
+        spent = multiskill.budget_spent(config.core.budget, used)
+        if spent:
+            part.skill = {"path": str(group.choice.path), "name": group.choice.name}
+            part.outcome, part.reason = "no_improvement", spent
+            say(f"[Night] {group.choice.name}: {spent}")
+        else:
+            try:
+                _one_skill(part, group, project, config, config.model_copy(update={"core": core}), run_id, before,
+                           say, subscribers, persist, members)
+            except SkillPathError as exc:  # one unreadable skill file does not stop the others
+                part.outcome, part.reason = "failed", f"{exc}; nothing was trained or staged for it"
+                say(f"[Night] {group.choice.name}: {part.reason}")
+        done.append(multiskill.part_summary(group.choice, part, group.uses, group.lesson_from))
+        used["model_calls"] += part.usage.get("model_calls", 0)
+        used["tokens"] += part.usage.get("tokens", 0)
+        accepted = part.corrections.get("accepted") or []
+        if (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
+                and len(hosts) > 1 and opts.skill is None):
+            lesson = [e for e in _edits(group, members, config) if e.content in accepted]
+            for target in multiskill.lesson_targets(project, group, hosts, taken):
+                say(f"[Lesson] {len(lesson)} correction(s) accepted for {group.choice.name} ({group.choice.host}) "
+                    f"are offered to {target.host}'s skill {target.path}")
+                queue.append(multiskill.SkillGroup(target, group.records, 0, str(group.choice.path), lesson))
+        i += 1
+    _settle(night, done)
+
+
+def _settle(night: NightRecord, parts: list[dict[str, Any]]) -> None:
+    """The night's own fields over its skills: the first staged skill (else the first) fills the
+    single-skill fields that history, review and the MCP tools read; ``skills`` lists them all."""
+    night.skills = parts
+    lead = next((p for p in parts if p["outcome"] == "staged"), parts[0] if parts else None)
+    if lead is not None:
+        night.skill = {k: lead[k] for k in ("path", "name", "host", "managed", "why")}
+        for key in ("tasks", "scores", "corrections", "proposal", "run_dir", "fingerprint", "replay"):
+            setattr(night, key, lead[key])
+    night.outcome, night.reason = multiskill.night_outcome(parts)
+    night.usage = multiskill.total_usage(parts)
+
+
+def _load(project: Path) -> tuple[list, dict[str, list], list]:
+    """The project's enabled tasks, their member pool items by task id, and its sessions."""
+    from sleep.mine.store import load_pool, load_tasks
+
+    with Index.open() as index:
+        records = load_tasks(index.conn, str(project), enabled_only=True)
+        pools = {p: load_pool(index.conn, p) for p in {r.project for r in records}}
+        sessions = index.sessions(project=str(project), include_subagents=False)
+    members: dict[str, list] = {}
+    for pool in pools.values():
+        for item in pool:
+            if item.task_id:
+                members.setdefault(item.task_id, []).append(item)
+    return records, members, sessions
+
+
+def _items(records: list, members: dict[str, list], config: NightConfig) -> list[Task]:
+    """The items of a skill's tasks (most supported first, at most ``sleep.max_tasks`` tasks)."""
+    return [t for r in _chosen(records, config) for t in task_items(r, members.get(r.id, []), config.sleep.instances_per_task,
+                                                   ("skillopt-sleep", *[f"host:{h}" for h in r.hosts]))]
+
+
+def _chosen(records: list, config: NightConfig) -> list:
+    return sorted(records, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
+
+
+def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[Task], list[dict], SkillChoice]:
+    """The items, member evidence and skill of the night's first (most used) skill."""
+    records, members, sessions = _load(project)
+    group = multiskill.skill_groups(project, records, members, sessions, opts.skill)[0]
+    evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
+    return _items(group.records, members, config), evidence, group.choice
+
+
+def _edits(group, members: dict[str, list], config: NightConfig) -> list:
+    """The correction edits of a skill's (chosen) tasks."""
+    evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
+    return correction_edits(evidence, config.sleep.max_corrections) if config.sleep.use_corrections else []
+
+
+def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, config: NightConfig, run_id: str,
+               before: dict[str, tuple[str, str]], say: Say, subscribers: list[events.Subscriber],
+               persist: Callable[..., None], members: dict[str, list]) -> None:
+    """One skill's part of the night, recorded in ``night`` (the part; ``persist`` saves the whole night).
+    ``base``: the night's configuration (its fingerprint); ``config``: with this skill's budget share."""
+    choice = group.choice
+    tasks = _items(group.records, members, config)
     night.skill = {"path": str(choice.path), "name": choice.name, "host": choice.host, "managed": choice.managed,
                    "why": choice.why}
     n_tasks = len({t.metadata.get("task_id", t.id) for t in tasks})
@@ -208,25 +338,27 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         f"{choice.path}")
     if n_tasks < config.sleep.min_tasks:
         night.outcome = "too_few_tasks"
-        night.reason = (f"{n_tasks} usable recurring task{'' if n_tasks == 1 else 's'}, fewer than "
-                        f"sleep.min_tasks={config.sleep.min_tasks}; "
-                        "nothing was trained or staged. Work with your agents a few more days, or lower "
+        night.reason = (f"{n_tasks} usable recurring task{'' if n_tasks == 1 else 's'} for skill {choice.name}, "
+                        f"fewer than sleep.min_tasks={config.sleep.min_tasks}; "
+                        "nothing was trained or staged for it. Work with your agents a few more days, or lower "
                         "sleep.min_tasks / sleep.min_support.")
         say(f"[Night] {night.reason}")
         return
     seed_text = choice.seed_text()
-    edits = correction_edits(evidence, config.sleep.max_corrections) if config.sleep.use_corrections else []
-    night.fingerprint = _fingerprint(tasks, seed_text, config, edits)
-    with Index.open() as index:
-        last = store.last_completed(index, str(project))
-    if config.sleep.skip_idle and last is not None and last.fingerprint == night.fingerprint:
+    edits = group.edits if group.edits is not None else _edits(group, members, config)
+    night.fingerprint = _fingerprint(tasks, seed_text, base, edits)
+    last = before.get(str(choice.path))
+    if base.sleep.skip_idle and last is not None and last[0] == night.fingerprint:
         night.outcome = "idle"
-        night.reason = f"nothing changed since night {last.id} (same tasks, judges, corrections and skill); 0 model calls"
+        night.reason = (f"nothing changed for skill {choice.name} since night {last[1]} (same tasks, judges, "
+                        "corrections and skill); 0 model calls")
         say(f"[Night] idle: {night.reason}")
         return
 
-    _stage(night, "replay")
-    summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers)
+    persist("replay")
+    target_hosts = Counter({choice.host: 1}) if group.lesson_from else None
+    summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
+                              persist=persist, target_hosts=target_hosts)
     night.run_dir = str(run_dir)
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
@@ -248,7 +380,7 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         say(f"[Night] {night.reason}")
         return
 
-    _stage(night, "gate")
+    persist("gate")
     improved = summary.best_val is not None and summary.initial_val is not None and summary.best_val > summary.initial_val + 1e-9
     budget_note = " (the night's budget ran out; the best skill was fully evaluated before)" \
         if summary.status == "budget_exhausted" else ""
@@ -266,39 +398,12 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
         say(f"[Proposal] {night.reason}")
         return
 
-    _stage(night, "stage")
+    persist("stage")
     night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
     night.outcome = "staged"
     night.reason = f"staged as branch {night.proposal['branch']}"
     say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
         f"review with `skillopt-sleep show {night.proposal['id']}`")
-
-
-def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[Task], list[dict], SkillChoice]:
-    """The enabled tasks of the project for the chosen skill, their member evidence, and the skill."""
-    from sleep.mine.store import load_pool, load_tasks
-
-    with Index.open() as index:
-        records = load_tasks(index.conn, str(project), enabled_only=True)
-        pools = {p: load_pool(index.conn, p) for p in {r.project for r in records}}
-        sessions = index.sessions(project=str(project), include_subagents=False)
-    choice = choose_skill(project, sessions, opts.skill, tasks=[f"{r.intent}\n{r.prompt}" for r in records])
-    members: dict[str, list] = {}
-    for pool in pools.values():
-        for item in pool:
-            if item.task_id:
-                members.setdefault(item.task_id, []).append(item)
-    chosen = []
-    for record in records:
-        used = {s for item in members.get(record.id, []) for s in item.skills}
-        if used and choice.name not in used and not choice.managed:
-            continue  # this task's sessions used another skill
-        chosen.append(record)
-    chosen = sorted(chosen, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
-    tasks = [t for r in chosen for t in task_items(r, members.get(r.id, []), config.sleep.instances_per_task,
-                                                    ("skillopt-sleep", *[f"host:{h}" for h in r.hosts]))]
-    evidence = [item.evidence for r in chosen for item in members.get(r.id, [])]
-    return tasks, evidence, choice
 
 
 def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: list) -> str:
@@ -312,25 +417,27 @@ def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: 
 
 
 def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[Task], seed_text: str, edits: list,
-           say: Say, subscribers: list[events.Subscriber]):
-    hosts = Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
-    target, why = target_backend(hosts, config.sleep.target_backend, config.core)
+           say: Say, subscribers: list[events.Subscriber], run_id: str, persist: Callable[..., None],
+           target_hosts: Counter[str] | None = None):
+    """Replay and gate ``tasks`` in the core; ``target_hosts``: a lesson for one host's skill
+    replays through that host (its CLI when ready, else the configured backend)."""
+    hosts = target_hosts or Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
+    target, why = target_backend(hosts, "host" if target_hosts else config.sleep.target_backend, config.core)
     say(f"[Replay] target backend {target} ({why})")
     root = paths.private_dir(paths.data_dir() / "nights")
     core = config.core.model_copy(deep=True)
     core.model = core.model.model_copy(update={"target_backend": target})
-    core.output = core.output.model_copy(update={"root": str(root), "run_id": night.id})
-    run_dir = root / "jsonl_tasks" / night.id
+    core.output = core.output.model_copy(update={"root": str(root), "run_id": run_id})
+    run_dir = root / "jsonl_tasks" / run_id
     paths.private_dir(run_dir.parent)  # the core creates what is below with the umask's mode
     with ExitStack() as stack:
-        index = stack.enter_context(Index.open())
         night.run_dir = str(run_dir)
-        store.save(index, night)  # the run directory is known before the first call
+        persist()  # the run directory is known before the first call
 
         def spent(usage: dict[str, Any]) -> None:
             night.usage = usage
             try:
-                store.save(index, night)
+                persist()
             except sqlite3.Error:  # a busy or full index must not stop the replay; the end records the totals
                 pass
 
@@ -340,7 +447,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
         mode = choose_mode(config.sleep.replay, cli_target)
-        night.replay = mode.to_dict()
+        night.replay = {**mode.to_dict(), "target": target, "target_why": why}
         say(f"[Replay] mode {mode.mode.replace('_', '-')}: {mode.why}")
         if mode.mode == "read_only":
             tasks = [replace(t, judge=as_text_judge(t.judge)) for t in tasks]

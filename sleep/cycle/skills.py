@@ -8,6 +8,9 @@ when its description fits the recurring tasks (:mod:`sleep.cycle.skillfit`, whic
 says why). When none fits, the night proposes a managed skill
 ``skillopt-learned`` for the project's main host (the host with most sessions),
 created by the proposal itself with the front matter that host accepts.
+
+That is the choice for tasks whose sessions invoked no skill; a night trains
+every invoked skill with its own tasks (:mod:`sleep.cycle.multiskill`).
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ class NightRecord:
     wall_s: float = 0.0
     fingerprint: str | None = None
     replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why
+    skills: list[dict[str, Any]] = field(default_factory=list)  # per skill: its outcome, scores, usage (multiskill)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -43,6 +43,21 @@ class Listing(Generic[T]):
 
 
 @dataclass(frozen=True)
+class NightSkill:
+    """One skill's part of a night (the record's ``skills`` list)."""
+    name: str
+    host: str | None = None
+    path: str | None = None
+    outcome: str | None = None
+    reason: str = ""
+    baseline_val: float | None = None
+    candidate_val: float | None = None
+    calls: int | None = None
+    proposal_id: str | None = None
+    lesson_from: str | None = None
+
+
+@dataclass(frozen=True)
 class Night:
     id: str
     project: str | None = None
@@ -60,6 +75,7 @@ class Night:
     cost_usd: float | None = None
     run_dir: str | None = None
     proposal_id: str | None = None
+    skills: tuple[NightSkill, ...] = ()  # a night of several skills: each one's result (issue 26)
 
     @property
     def n_tasks(self) -> int | None:
@@ -160,7 +176,19 @@ def _night(row: dict[str, Any]) -> Night:
         baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),
         calls=_num(usage.get("model_calls"), int), tokens=_num(usage.get("tokens"), int),
         cost_usd=_num(usage.get("cost_usd"), float), run_dir=_text(row.get("run_dir")),
-        proposal_id=_text(proposal.get("id") or row.get("proposal_id")))
+        proposal_id=_text(proposal.get("id") or row.get("proposal_id")),
+        skills=tuple(_night_skill(p) for p in report.get("skills") or [] if isinstance(p, dict)))
+
+
+def _night_skill(part: dict[str, Any]) -> NightSkill:
+    scores = part.get("scores") if isinstance(part.get("scores"), dict) else {}
+    usage = part.get("usage") if isinstance(part.get("usage"), dict) else {}
+    proposal = part.get("proposal") if isinstance(part.get("proposal"), dict) else {}
+    return NightSkill(name=_text(part.get("name")) or "?", host=_text(part.get("host")), path=_text(part.get("path")),
+                      outcome=_text(part.get("outcome")), reason=_text(part.get("reason")) or "",
+                      baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),
+                      calls=_num(usage.get("model_calls"), int), proposal_id=_text(proposal.get("id")),
+                      lesson_from=_text(part.get("lesson_from")))
 
 
 def _process_gone(project: Any) -> bool:

@@ -83,6 +83,29 @@ def test_nights_are_read_newest_first_with_usage_and_links_to_run_and_proposal(h
 
 
 
+def test_a_night_of_several_skills_lists_each_skill_side_by_side(homes, tmp_path: Path) -> None:
+    from sleep.cycle.store import NightRecord, save
+
+    _index(homes)
+    parts = [{"name": "run-tests", "host": "claude-code", "path": "/p/app/.claude/skills/run-tests/SKILL.md",
+              "outcome": "staged", "reason": "staged as branch b1", "scores": {"baseline": 0.0, "candidate": 1.0},
+              "usage": {"model_calls": 27}, "proposal": {"id": "aaaa1111"}},
+             {"name": "run-tests", "host": "codex", "path": "/p/app/.agents/skills/run-tests/SKILL.md",
+              "outcome": "no_improvement", "reason": "the candidate was no better", "scores": {},
+              "usage": {"model_calls": 12}, "proposal": None,
+              "lesson_from": "/p/app/.claude/skills/run-tests/SKILL.md"}]
+    with Index.open() as index:
+        save(index, NightRecord("c-3", "/p/app", "2026-12-01T02:00:00Z", outcome="staged", skills=parts,
+                                usage={"model_calls": 39}))
+    night = list_nights().rows[0]
+    assert [(s.name, s.host, s.calls, s.proposal_id) for s in night.skills] == [
+        ("run-tests", "claude-code", 27, "aaaa1111"), ("run-tests", "codex", 12, None)]
+    assert night.skills[1].lesson_from.endswith(".claude/skills/run-tests/SKILL.md")
+    html = client([tmp_path]).get("/nights").text
+    assert html.count('class="night-skill"') == 2 and "skill run-tests (codex)" in html
+    assert 'href="/proposals/aaaa1111"' in html and "a lesson from /p/app/.claude/skills/run-tests/SKILL.md" in html
+
+
 def test_nights_page_explains_the_empty_state(homes, tmp_path: Path) -> None:
     _index(homes)
     html = client([tmp_path]).get("/nights").text
