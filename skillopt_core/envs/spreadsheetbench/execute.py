@@ -61,13 +61,15 @@ class BwrapSandbox:
 
 def interpreter_paths_under_tmp() -> list[str]:
     """The outermost existing folders under /tmp that this interpreter runs from
-    or imports from (its prefixes, its ``sys.path``), shortest first."""
+    or imports from (its prefixes, its ``sys.path``), as named and as their links
+    resolve (a virtualenv's folders may be links into another one), shortest first."""
     tmp = Path("/tmp")
     found: set[Path] = set()
     for entry in (sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).parent), *sys.path):
-        path = Path(entry or ".").absolute()
-        if path != tmp and tmp in path.parents and path.is_dir():
-            found.add(path)
+        named = Path(entry or ".").absolute()
+        for path in (named, named.resolve()):
+            if path != tmp and tmp in path.parents and path.is_dir():
+                found.add(path)
     kept: list[Path] = []
     for path in sorted(found, key=lambda p: len(p.parts)):
         if not any(k in path.parents for k in kept):
