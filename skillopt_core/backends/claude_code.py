@@ -48,7 +48,7 @@ from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_common import CliBackend, allowed_tools, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
@@ -192,8 +192,7 @@ class ClaudeCodeBackend(CliBackend):
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        tools = options.get("allowed_tools")
-        self._tools = tuple(tools) if tools is not None else READ_ONLY_TOOLS
+        self._tools = allowed_tools(options, READ_ONLY_TOOLS)
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
         super().__init__(model=model, role=role, options=options)
 

@@ -111,6 +111,17 @@ class CliResult:
     seconds: float
 
 
+def allowed_tools(options: dict[str, Any], default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """``model.allowed_tools`` as a tuple (``default`` when it is not set)."""
+    tools = options.get("allowed_tools")
+    return tuple(tools) if tools is not None else default
+
+
+def also_allowed(tools: tuple[str, ...]) -> str:
+    """The ``describe()`` suffix naming tools allowed on top of a CLI's read-only set."""
+    return f", also {','.join(tools)}" if tools else ""
+
+
 def conversation_text(request: CompletionRequest, backend: str = "agent CLI") -> str:
     """The conversation as one prompt; images become their text stand-ins or
     refuse the request (:func:`.images.text_only`)."""

@@ -47,7 +47,9 @@ from typing import Any
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_common import (
+    CliBackend, also_allowed, allowed_tools, cli_failure, exit_error, json_lines, tail,
+)
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
@@ -168,12 +170,11 @@ class GeminiCliBackend(CliBackend):
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        tools = options.get("allowed_tools")
-        self._allowed = tuple(tools) if tools is not None else ()
+        self._allowed = allowed_tools(options)
         super().__init__(model=model, role=role, options=options)
 
     def describe(self) -> str:
-        extra = f", also {','.join(self._allowed)}" if self._allowed else ""
+        extra = also_allowed(self._allowed)
         return f"gemini-cli:{self.model} (gemini -p, read-only tools{extra})"
 
     def tool_flags(self, request: CompletionRequest | None = None) -> list[str]:
