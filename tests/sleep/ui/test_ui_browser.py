@@ -174,6 +174,18 @@ def _wait(driver, condition, timeout: float = 30, what: str = ""):
                          ignored_exceptions=(StaleElementReferenceException,)).until(condition, what)
 
 
+def _follow(driver, element, timeout: float = 30) -> None:
+    """Click a link or button that loads another page and wait until the old page is gone: a
+    click returns before the navigation it starts, and a loaded CI machine reads the old page."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, timeout, poll_frequency=0.05).until(ec.staleness_of(old), "the next page to load")
+
+
 def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
@@ -201,7 +213,7 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
             assert rows == {"run": "completed", "live": "running"}
 
             # A finished run: the curve with its marks, and the step table.
-            browser.find_element(By.LINK_TEXT, "run").click()
+            _follow(browser, browser.find_element(By.LINK_TEXT, "run"))
             curve = browser.find_element(By.ID, "curve")
             assert curve.is_displayed() and curve.size["width"] > 400
             marks = curve.find_elements(By.CSS_SELECTOR, "g.mark[data-step]")
@@ -218,7 +230,7 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
 
             # A live run gains a step without a reload.
             browser.get(f"{served.url}/runs")
-            browser.find_element(By.LINK_TEXT, "live").click()
+            _follow(browser, browser.find_element(By.LINK_TEXT, "live"))
             assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1"
             assert len(browser.find_elements(By.CSS_SELECTOR, "#steps-table tr.step-row")) == 1
             browser.execute_script("window.sameDocument = 'yes';")
@@ -233,7 +245,7 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
 
             # The morning review: adopt through the page.
             browser.get(f"{served.url}/proposals")
-            browser.find_element(By.LINK_TEXT, proposal.id).click()
+            _follow(browser, browser.find_element(By.LINK_TEXT, proposal.id))
             diff = browser.find_element(By.ID, "diff")
             added = diff.find_elements(By.CSS_SELECTOR, "tr.insert td.r")
             assert [a.text for a in added] == ["- Run `ruff check .` before the tests."]  # side by side, as written

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_ui_browser import Served, _wait, browser  # noqa: F401 - the fixture
+from test_ui_browser import Served, _follow, _wait, browser  # noqa: F401 - the fixture
 from toy_world import Rule, backends, make_backend, reflect_answer, settings_for, target_answer
 from ui_testutil import make_runs
 
@@ -161,11 +161,11 @@ def test_dashboard_capabilities_in_a_real_browser(browser, toy_run: Path, tmp_pa
             rows = browser.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr.run-row")
             assert len(rows) == 50
             # Sort by best val (descending first), then page to page 2: the address keeps both.
-            browser.find_element(By.CSS_SELECTOR, 'th a[data-sort="best_val"]').click()
+            _follow(browser, browser.find_element(By.CSS_SELECTOR, 'th a[data-sort="best_val"]'))
             best = [m["best"] for m in made if m["best"] is not None]
             first = browser.find_elements(By.CSS_SELECTOR, "#runs-table tbody tr.run-row td:nth-child(7)")[0].text
             assert float(first) == pytest.approx(max(best + [json.loads((toy_run / "summary.json").read_text())["best_val"]]), abs=1e-3)
-            browser.find_element(By.ID, "next-page").click()
+            _follow(browser, browser.find_element(By.ID, "next-page"))
             assert "sort=best_val" in browser.current_url and "page=2" in browser.current_url
             assert "51–100 of 1003" in browser.find_element(By.ID, "pager").text
             values = [float(td.text) for td in browser.find_elements(
@@ -181,7 +181,7 @@ def test_dashboard_capabilities_in_a_real_browser(browser, toy_run: Path, tmp_pa
             for box in browser.find_elements(By.CSS_SELECTOR, "#runs-table input[name=run]"):
                 box.click()
             assert compare.text == "Compare 2 runs"
-            compare.click()
+            _follow(browser, compare)
             assert browser.find_element(By.TAG_NAME, "h1").text == "Compare 2 runs"
             val = browser.find_element(By.ID, "compare-val")
             assert len(val.find_elements(By.CSS_SELECTOR, "path.series")) == 2
@@ -198,16 +198,16 @@ def test_dashboard_capabilities_in_a_real_browser(browser, toy_run: Path, tmp_pa
             browser.set_window_size(1440, 900)
 
             # A run page: config panel, charts; then a step, then a sample with its trajectory.
-            browser.find_element(By.LINK_TEXT, "toy-a").click()
+            _follow(browser, browser.find_element(By.LINK_TEXT, "toy-a"))
             assert "learning_rate" in browser.find_element(By.ID, "config-panel").text
             assert len(browser.find_elements(By.CSS_SELECTOR, ".charts figure.chart")) == 5
             _shoot(browser, shot_dir, "run", shots)
             browser.set_window_size(1440, 900)
-            browser.find_element(By.CSS_SELECTOR, '#step-1 a').click()
+            _follow(browser, browser.find_element(By.CSS_SELECTOR, '#step-1 a'))
             assert "Candidate on the" in browser.find_element(By.ID, "gate-explain").text
             _shoot(browser, shot_dir, "step", shots)
             browser.set_window_size(1440, 900)
-            browser.find_elements(By.CSS_SELECTOR, "a.sample-link")[0].click()
+            _follow(browser, browser.find_elements(By.CSS_SELECTOR, "a.sample-link")[0])
             record = json.loads((outputs / "jsonl_tasks" / "toy-a" / "steps" / "step_0001" / "rollouts.json")
                                 .read_text())[0]
             item = {t["id"]: t for t in map(json.loads, (toy_run / "items.jsonl").read_text().splitlines())}[
@@ -230,7 +230,7 @@ def test_dashboard_capabilities_in_a_real_browser(browser, toy_run: Path, tmp_pa
 
             # A live run, inside its step-2 train rollout: items done of total with the time left.
             browser.get(f"{served.url}/runs?q=live")
-            browser.find_element(By.LINK_TEXT, "live").click()
+            _follow(browser, browser.find_element(By.LINK_TEXT, "live"))
             assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1"
             assert browser.find_element(By.ID, "activity").text == "Step 2/2 · rollout train: 8 items"
             live.go.set()
