@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 from mine_testutil import PROJECT, run, session, store, turn
@@ -54,13 +53,12 @@ def test_prompts_typed_once_become_a_task_when_typed_again_later(homes) -> None:
     assert run().tasks_new == 1
 
 
-def test_remining_with_nothing_new_reads_nothing_and_is_quick(homes) -> None:
+def test_remining_with_nothing_new_reads_nothing(homes) -> None:
+    # How quick that is, bench/mine.py measures (a no-change re-mine reads no session).
     store(_tests_session("a", 1), _tests_session("b", 2))
     run()
-    started = time.perf_counter()
     report = run()
     assert report.nothing_new and report.sessions_read == 0 and report.tasks_total == 1
-    assert time.perf_counter() - started < 1.0
 
 
 def test_a_disabled_task_stays_disabled_when_members_join(homes) -> None:

@@ -11,7 +11,6 @@ import json
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -21,7 +20,6 @@ from sleep_testutil import Homes
 
 
 VENV_BIN = str(Path(sys.executable).parent)
-FAST_S = 1.0
 
 
 def hook_command() -> str:
@@ -29,11 +27,10 @@ def hook_command() -> str:
     return group["hooks"][0]["command"]
 
 
-def run_hook(command: str, stdin: bytes, env: dict[str, str], cwd: Path) -> tuple[subprocess.CompletedProcess, float]:
-    started = time.monotonic()
-    done = subprocess.run(["/bin/sh", "-c", command], input=stdin, cwd=cwd, capture_output=True, timeout=30,
+def run_hook(command: str, stdin: bytes, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    # Not timed here: bench/hook.py measures it against Claude Code's budget.
+    return subprocess.run(["/bin/sh", "-c", command], input=stdin, cwd=cwd, capture_output=True, timeout=30,
                           env={**env, "CLAUDE_PLUGIN_ROOT": str(CLAUDE_PLUGIN)})
-    return done, time.monotonic() - started
 
 
 def needs_the_hook() -> None:
@@ -64,7 +61,7 @@ def noted(homes: Homes, path: str) -> bool:
         return conn.execute("SELECT COUNT(*) FROM noted_files WHERE path = ?", (path,)).fetchone()[0] == 1
 
 
-def test_with_a_real_session_end_it_exits_zero_fast_and_notes_the_session(tmp_path: Path, homes: Homes) -> None:
+def test_with_a_real_session_end_it_exits_zero_and_notes_the_session(tmp_path: Path, homes: Homes) -> None:
     needs_the_hook()
     project = tmp_path / "app"
     project.mkdir()
@@ -72,12 +69,11 @@ def test_with_a_real_session_end_it_exits_zero_fast_and_notes_the_session(tmp_pa
     env = plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}")
     from sleep.index import Index
 
-    Index.open().close()  # the index exists, as after any harvest: time the usual case
+    Index.open().close()  # the index exists, as after any harvest: the usual case
 
-    done, elapsed = run_hook(hook_command(), json.dumps(event).encode(), env, project)
+    done = run_hook(hook_command(), json.dumps(event).encode(), env, project)
 
     assert done.returncode == 0, done.stderr
-    assert elapsed < FAST_S, f"the hook took {elapsed:.2f} s"
     assert noted(homes, event["transcript_path"])
 
 
@@ -89,19 +85,17 @@ def test_with_garbage_on_stdin_it_still_exits_zero_and_logs_it(tmp_path: Path, h
     needs_the_hook()
     env = plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}")
     # The launcher itself, without the hook line's `|| true`: the engine must exit 0 on its own.
-    done, elapsed = run_hook(f'"{SHIM}" hook session-end', stdin, env, tmp_path)
+    done = run_hook(f'"{SHIM}" hook session-end', stdin, env, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert elapsed < FAST_S * 2
     log = homes.skillopt / "logs" / "hook.log"
     assert log.exists() and "ignored" in log.read_text()
 
 
 def test_without_skillopt_installed_the_hook_never_fails_the_session(tmp_path: Path, homes: Homes) -> None:
     event = a_finished_session(homes, tmp_path)
-    done, elapsed = run_hook(hook_command(), json.dumps(event).encode(), plain_env(homes.home), tmp_path)
+    done = run_hook(hook_command(), json.dumps(event).encode(), plain_env(homes.home), tmp_path)
     assert done.returncode == 0
     assert b"SkillOpt is not installed" in done.stderr
-    assert elapsed < FAST_S
 
 
 # What the hook loads decides how fast it is (Claude Code gives every SessionEnd hook together
@@ -129,8 +123,8 @@ def test_the_hook_loads_only_the_standard_library_sqlite_and_the_data_dir(tmp_pa
 def test_without_an_index_the_hook_spools_the_note_and_creates_nothing_else(tmp_path: Path, homes: Homes) -> None:
     needs_the_hook()
     event = a_finished_session(homes, tmp_path)
-    done, _ = run_hook(hook_command(), json.dumps(event).encode(),
-                       plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}"), tmp_path)
+    done = run_hook(hook_command(), json.dumps(event).encode(),
+                    plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}"), tmp_path)
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in homes.skillopt.iterdir()) == ["noted-spool.jsonl"]
     [line] = (homes.skillopt / "noted-spool.jsonl").read_text().splitlines()
