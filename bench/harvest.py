@@ -60,14 +60,14 @@ atexit.register(_hwm)
 _VARIANTS = {
     "harvest": "",
     "-detect-secrets": """
-import sleep.cli as cli, sleep.harvest as h
+import sleep.harvest as h
 def _no_ds(opts, _orig=h.harvest):
     opts.use_detect_secrets = False
     return _orig(opts)
-cli.harvest = _no_ds
+h.harvest = _no_ds  # what the harvest command calls (sleep.harvest.cli imports it at call time)
 """,
     "-actions": """
-from sleep.sources.actions import TurnActions
+from sleep.harvest.sources.actions import TurnActions
 for _name in ("command", "path", "patch", "claude_tool"):
     setattr(TurnActions, _name, lambda self, *a, **k: None)
 """,
@@ -115,7 +115,7 @@ class Column:
 def _workers() -> str:
     """The harvest's worker count in the measured code (asked of a process that imports it)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    out = subprocess.run([sys.executable, "-c", "from sleep.harvest_pool import workers; print(workers())"],
+    out = subprocess.run([sys.executable, "-c", "from sleep.harvest.pool import workers; print(workers())"],
                          env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     return out.stdout.strip() if out.returncode == 0 else "1 (no pool in this code)"
 

@@ -6,7 +6,7 @@ of their 8-character runs survives), how many of the labelled non-secrets are
 changed, and the CPU cost per MB on text shaped like what the index stores
 (final answers with code, prompts, some pasted logs; bench/corpus_realistic.py).
 Then the cost of the exact-match filter of remembered secrets
-(sleep.known_secrets) on the same text, with 1,000 and 10,000 values remembered
+(sleep.redact.known) on the same text, with 1,000 and 10,000 values remembered
 in a scratch index (skipped for code that has no such filter).
 
 ``--code DIR`` measures the ``sleep`` package of another checkout (for example
@@ -72,7 +72,7 @@ def _filter_cost(stored: list[str], mb: float) -> None:
     import string
     import tempfile
 
-    from sleep import known_secrets
+    from sleep.redact import known as known_secrets
     from sleep.index import Index
 
     rng = random.Random(5)

@@ -1,9 +1,8 @@
 """``skillopt-sleep``: the SkillOpt-Sleep command line.
 
-Each subcommand is a small function registered with :func:`command`; later
-issues add ``run``, ``status``, ``proposals``, ``adopt``, ``reject``,
-``schedule`` and ``mcp`` the same way (one ``@command`` each, possibly in
-their own module imported from :func:`build_parser`).
+Each subcommand is a small function its own module registers (:mod:`sleep.commands`);
+:func:`build_parser` hands the modules of :data:`COMMAND_MODULES` the subparsers, and
+none of them imports this module back.
 
 Before any command (but the SessionEnd ``hook``, which must return at once),
 operations a killed process left unfinished are finished or undone
@@ -18,11 +17,9 @@ cannot be used as it is), 3 another harvest holds the index lock.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sqlite3
 import sys
-from typing import TYPE_CHECKING, Callable
+from importlib import import_module
 
 from sleep.lock import LockBusy
 from sleep.storage import StorageError, explain_os, explain_sqlite
@@ -30,52 +27,34 @@ from sleep.storage import StorageError, explain_os, explain_sqlite
 # Commands that must not wait for anything (the SessionEnd hook has well under a second).
 _NO_RECOVERY = {"hook"}
 
-if TYPE_CHECKING:
-    from sleep.harvest import HarvestReport
-
-Handler = Callable[[argparse.Namespace], int]
-_COMMANDS: list[tuple[str, str, Callable[[argparse.ArgumentParser], None], Handler]] = []
-
-
-def command(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None]):
-    """Register a subcommand: ``configure`` adds its arguments, the decorated function runs it."""
-    def wrap(fn: Handler) -> Handler:
-        _COMMANDS.append((name, help, configure, fn))
-        return fn
-    return wrap
+# The modules that define subcommands, in the order `--help` lists them; each has
+# ``register(subparsers)`` (sleep.commands).
+COMMAND_MODULES = (
+    "sleep.harvest.cli",  # harvest, sessions
+    "sleep.mcp.cli",  # mcp
+    "sleep.proposals.cli",  # propose, review, show, adopt, reject, undo
+    "sleep.mine.cli",  # mine, tasks
+    "sleep.ui.cli",  # ui
+    "sleep.cycle.cli",  # run, history, demo, config
+    "sleep.scheduler.cli",  # schedule, unschedule, status, daemon, hook
+    "sleep.integrations.cli",  # integrate
+    "sleep.doctor",  # doctor
+    "sleep.completion",  # completion
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import sleep.mcp.cli  # noqa: F401  (registers mcp)
-    import sleep.proposals.cli  # noqa: F401  (registers propose, review, show, adopt, reject)
-    import sleep.mine.cli  # noqa: F401  (registers `mine` and `tasks`)
-    import sleep.ui.cli  # noqa: F401  (registers ui)
-    import sleep.cycle.cli  # noqa: F401  (registers run, history, demo)
-    import sleep.scheduler.cli  # noqa: F401  (registers schedule, unschedule, status, daemon, hook)
-    import sleep.integrations.cli  # noqa: F401  (registers integrate)
-    import sleep.doctor  # noqa: F401  (registers doctor)
-    import sleep.completion  # noqa: F401  (registers completion)
+    from sleep.commands import version
+
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.set_defaults(root_parser=parser)  # for `completion`, which describes this very parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, help_text, configure, fn in _COMMANDS:
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        configure(p)
-        p.set_defaults(func=fn)
+    for name in COMMAND_MODULES:
+        import_module(name).register(sub)
     return parser
-
-
-def version() -> str:
-    """The installed distribution's version (``skillopt``)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as dist_version
-
-    try:
-        return dist_version("skillopt")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown (not installed)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,158 +115,5 @@ def _recover_unfinished() -> None:
             print(f"skillopt-sleep: {line}", file=sys.stderr)
 
 
-# ----- harvest -------------------------------------------------------------------------
-
-def _harvest_args(p: argparse.ArgumentParser) -> None:
-    from sleep.sources import SOURCE_GROUPS
-
-    p.add_argument("--source", choices=sorted(SOURCE_GROUPS), default="all",
-                   help="which host's transcripts to read (copilot = VS Code and CLI; default all)")
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--project", metavar="PATH",
-                       help="only sessions whose working directory is PATH or below "
-                            "(default: the current directory)")
-    scope.add_argument("--all-projects", action="store_true", help="sessions of every project")
-    p.add_argument("--since", metavar="AGE", type=_duration,
-                   help="only files modified in the last AGE (e.g. 72h, 7d)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    from sleep.hosts import home_flags
-
-    for flag, _dest, home in home_flags():  # --claude-home, --codex-home, --copilot-home (sleep/hosts/)
-        p.add_argument(flag, metavar="DIR", help=f"{home.label} (default {home.describe_default()})")
-    p.add_argument("--copilot-export", metavar="FILE", action="append", default=[],
-                   help="a VS Code 'Chat: Export Session...' JSON file to include (repeatable)")
-    p.add_argument("--max-line-mb", type=float, default=16.0,
-                   help="skip (and count) transcript lines larger than this (default 16)")
-    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                   help="if another harvest is running, wait up to SECONDS instead of exiting")
-
-
-def _duration(text: str):
-    from sleep.harvest import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-@command("harvest", "read new transcript lines into the index (redacted, incremental)", _harvest_args)
-def cmd_harvest(args: argparse.Namespace) -> int:
-    from sleep.harvest import HarvestOptions, harvest
-
-    from sleep.hosts import home_flags
-
-    for _flag, flag, home in home_flags():
-        if getattr(args, flag, None) and home.env:
-            os.environ[home.env] = os.path.abspath(os.path.expanduser(getattr(args, flag)))
-    for export in args.copilot_export:
-        if not os.path.isfile(export):
-            print(f"skillopt-sleep: --copilot-export {export}: no such file", file=sys.stderr)
-            return 2
-    project = None if args.all_projects else (args.project or os.getcwd())
-    opts = HarvestOptions(source=args.source, project=project, since=args.since,
-                          max_line_bytes=int(args.max_line_mb * (1 << 20)),
-                          copilot_exports=[os.path.abspath(e) for e in args.copilot_export],
-                          wait=args.wait)
-    report = harvest(opts)
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
-    else:
-        print(format_report(report))
-    return 0
-
-
-def _n(value: int) -> str:
-    return f"{value:,}"
-
-
-def format_report(r: HarvestReport) -> str:
-    """The human summary of a harvest (counts only, never transcript text)."""
-    lines = [
-        f"Harvest ({r.scope}): {_n(r.files_seen)} files seen, {_n(r.files_read)} read, "
-        f"{_n(r.files_unchanged)} unchanged"
-        + (f", {_n(r.files_out_of_scope)} out of scope" if r.files_out_of_scope else ""),
-        f"  {r.bytes_read / 1e6:,.1f} MB in {r.elapsed_s:.2f} s ({r.mb_per_s:,.1f} MB/s)",
-        f"  sessions: {_n(r.sessions_new)} new, {_n(r.sessions_updated)} updated; "
-        f"{_n(r.replay_sessions_skipped)} SkillOpt replay sessions skipped",
-    ]
-    if r.history_prompts:
-        lines.append(f"  typed-prompt history: {_n(r.history_prompts)} lines")
-    secrets = ", ".join(f"{k} {v}" for k, v in sorted(r.secrets_by_type.items()))
-    lines.append(f"  secrets redacted: {_n(r.secrets_redacted)}" + (f" ({secrets})" if secrets else "")
-                 + (f"; {_n(r.secrets_remembered)} new values remembered as keyed hashes"
-                    if r.secrets_remembered else ""))
-    if r.skipped:
-        skipped = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items()))
-        lines.append(f"  skipped: {skipped}")
-        for reason, where in sorted(r.skipped_examples.items()):
-            lines.append(f"    {reason}: e.g. {where[0]}")
-    else:
-        lines.append("  skipped: nothing")
-    for name, rep in r.sources.items():
-        lines.append(f"  {name:<15} {_n(rep.files_seen):>7} files, {_n(rep.files_read):>6} read, "
-                     f"{rep.bytes_read / 1e6:>9,.1f} MB, {_n(rep.sessions_new)} new, "
-                     f"{_n(rep.sessions_updated)} updated")
-    noted = {h: how for h, how in r.watch.items() if how.startswith("noted")}
-    if noted:
-        lines.append("  watcher: " + "; ".join(f"{h} {how}" for h, how in sorted(noted.items())))
-    lines.append(f"  index: {r.index_path}")
-    return "\n".join(lines)
-
-
-# ----- sessions ------------------------------------------------------------------------
-
-def _sessions_args(p: argparse.ArgumentParser) -> None:
-    scope = p.add_mutually_exclusive_group()
-    scope.add_argument("--project", metavar="PATH",
-                       help="only sessions in PATH or below (default: the current directory)")
-    scope.add_argument("--all-projects", action="store_true", help="sessions of every project")
-    from sleep.hosts import source_names
-
-    hosts = source_names()
-    p.add_argument("--host", choices=hosts, metavar="HOST", help="only sessions of this host: " + ", ".join(hosts))
-    p.add_argument("--limit", type=int, default=50, help="at most this many (text output; default 50)")
-    p.add_argument("--json", action="store_true", help="print full session records as JSON")
-
-
-@command("sessions", "list the sessions stored in the index", _sessions_args)
-def cmd_sessions(args: argparse.Namespace) -> int:
-    from sleep import paths
-    from sleep.index import Index
-
-    if not paths.index_path().exists():
-        print(f"No index yet at {paths.index_path()}; run `skillopt-sleep harvest` first.",
-              file=sys.stderr)
-        if args.json:
-            print("[]")
-        return 0
-    project = None if args.all_projects else os.path.abspath(os.path.expanduser(args.project or os.getcwd()))
-    with Index.open() as index:
-        sessions = index.sessions(project=project, host=args.host)
-        others = len(index.sessions(project=None, host=args.host)) if not sessions and project else 0
-    if args.json:
-        print(json.dumps([s.to_dict(with_state=False) for s in sessions], indent=2))
-        return 0
-    if not sessions:
-        hint = f"; `--all-projects` lists {others} of other projects" if others else ""
-        print("No sessions stored" + (f" for {project}" if project else "") + hint + ".")
-        return 0
-    for s in sessions[: max(0, args.limit)]:
-        first = (s.prompts[0].text if s.prompts else "").replace("\n", " ")
-        if len(first) > 60:
-            first = first[:57] + "..."
-        kind = " (subagent)" if s.is_subagent else ""
-        print(f"{(s.started_at or '?')[:16]:<16}  {s.host:<14} {s.session_id[:36]:<36} "
-              f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  {first}")
-    if len(sessions) > args.limit:
-        print(f"... {len(sessions) - args.limit} more (use --limit or --json)")
-    return 0
-
-
 if __name__ == "__main__":  # pragma: no cover
-    # Run the imported module's main, not this __main__ copy: subcommand modules
-    # register themselves on `sleep.cli`, which `python -m` would otherwise load twice.
-    from sleep.cli import main as _main
-
-    raise SystemExit(_main())
+    raise SystemExit(main())

@@ -13,7 +13,10 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from sleep.cli import command
+from sleep.commands import Commands
+
+commands = Commands()
+register = commands.register
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -56,11 +59,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("shell", choices=("bash", "zsh"), help="the shell to print the completion script for")
 
 
-@command("completion", "print a shell completion script (bash, or zsh through bashcompinit)", _args)
+@commands.command("completion", "print a shell completion script (bash, or zsh through bashcompinit)", _args)
 def cmd_completion(args: argparse.Namespace) -> int:
-    from sleep.cli import build_parser
-
-    script = bash_script(build_parser())
+    script = bash_script(args.root_parser)
     if args.shell == "zsh":
         script = "autoload -U +X bashcompinit && bashcompinit\n" + script
     print(script, end="")

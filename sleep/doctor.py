@@ -22,7 +22,10 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 
-from sleep.cli import command
+from sleep.commands import Commands
+
+commands = Commands()
+register = commands.register
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,9 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the checks as a JSON list")
 
 
-@command("doctor", "check this machine: data folder, index, backends, local model, hosts, sandbox, scheduler", _args)
+@commands.command("doctor", "check this machine: data folder, index, backends, local model, hosts, sandbox, scheduler", _args)
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from sleep.cli import version
+    from sleep.commands import version
 
     found = checks(args.probe)
     if args.json:

@@ -29,7 +29,7 @@ from typing import Iterator
 import orjson
 
 from sleep import index_schema, paths
-from sleep.read_offsets import FileCursor
+from sleep.harvest.offsets import FileCursor
 from sleep.sessions import HistoryPrompt, Session
 from sleep.storage import StorageError, explain_os, explain_sqlite
 
@@ -247,7 +247,7 @@ MIGRATIONS: list[Migration] = [
     """),
     # Written to be applied twice without harm (IF NOT EXISTS): other branches add
     # migrations after it, and an index may meet it again after a repair.
-    Migration(7, "keyed hashes of the secret values harvests redacted (sleep.known_secrets; never the values)", """
+    Migration(7, "keyed hashes of the secret values harvests redacted (sleep.redact.known; never the values)", """
         CREATE TABLE IF NOT EXISTS secret_hashes (
             digest TEXT PRIMARY KEY,
             anchor TEXT NOT NULL,
@@ -488,7 +488,7 @@ class Index:
         """Stored sessions, newest first; ``project`` keeps that directory and below: a
         session started elsewhere whose working directory moved into it is kept with
         only the turns typed there (:meth:`Session.for_project`)."""
-        from sleep.sources import is_under
+        from sleep.harvest.sources import is_under
 
         sql = "SELECT data, project_dir FROM sessions WHERE 1=1"
         args: list[object] = []

@@ -28,7 +28,7 @@ import platformdirs
 APP_NAME = "skillopt"
 INDEX_FILE = "sleep.sqlite3"
 LOCK_FILE = "harvest.lock"
-SECRET_KEY_FILE = "secret-hash.key"  # the key of the index's secret hashes (sleep.known_secrets)
+SECRET_KEY_FILE = "secret-hash.key"  # the key of the index's secret hashes (sleep.redact.known)
 
 # VS Code flavours whose Copilot Chat sessions we read, by product folder name.
 VSCODE_PRODUCTS = ("Code", "Code - Insiders", "VSCodium")

@@ -12,8 +12,11 @@ import json
 import sys
 from pathlib import Path
 
-from sleep.cli import command
+from sleep.commands import Commands
 from sleep.lock import LockBusy
+
+commands = Commands()
+register = commands.register
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
@@ -34,7 +37,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the night's record as JSON (progress goes to stderr)")
 
 
-@command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
+@commands.command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError, ConsoleRenderer
     from skillopt_core.cli.console import plain_console
@@ -105,7 +108,7 @@ def _history_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the nights as a JSON list")
 
 
-@command("history", "past nights: when, tasks, decision, proposal, cost", _history_args)
+@commands.command("history", "past nights: when, tasks, decision, proposal, cost", _history_args)
 def cmd_history(args: argparse.Namespace) -> int:
     from sleep import paths
     from sleep.cycle import store
@@ -158,7 +161,7 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
                    help="override a night setting")
 
 
-@command("demo", "a whole night offline on example sessions, in a scratch directory, ending in the morning review",
+@commands.command("demo", "a whole night offline on example sessions, in a scratch directory, ending in the morning review",
          _demo_args)
 def cmd_demo(args: argparse.Namespace) -> int:
     from sleep.cycle.demo import run_demo
@@ -175,7 +178,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print a JSON list of {key, value, from}")
 
 
-@command("config", "the effective night settings and which file or flag each one came from", _config_args)
+@commands.command("config", "the effective night settings and which file or flag each one came from", _config_args)
 def cmd_config(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError
     from sleep.cycle.config import DEFAULT_CONFIG, LOCAL_CONFIG, effective_settings, load_night_config

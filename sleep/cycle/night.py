@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from skillopt_core import Task, events, prepare_training
-from sleep import known_secrets, paths
+from sleep import paths
+from sleep.redact import known as known_secrets
 from sleep.cycle import store
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, target_backend
 from sleep.cycle.checkout import replay_checkout
@@ -137,7 +138,7 @@ def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
     """The project the night is for (:func:`sleep.cycle.project.resolve_project`). Outside a git
     repository the sessions decide, so the folder's transcripts are harvested first."""
     if repository_root(folder) is None:
-        from sleep.read_offsets import STATUS_PEEK
+        from sleep.harvest.offsets import STATUS_PEEK
         from sleep.harvest import HarvestOptions, harvest
 
         harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))

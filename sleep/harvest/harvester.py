@@ -1,7 +1,7 @@
 """The harvest: every source's new transcript bytes into the index, redacted.
 
 :func:`harvest` takes the index lock, walks the selected sources, reads each
-file only as far as its cursor says is new (sleep.read_offsets), parses it with its
+file only as far as its cursor says is new (sleep.harvest.offsets), parses it with its
 source, stores sessions, history and the new cursor in one transaction per
 batch, and returns a :class:`HarvestReport`. Bad input never stops it: each
 unusable line or file is counted by reason (``report.skipped``).
@@ -19,18 +19,19 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
-from sleep import known_secrets, paths
-from sleep.read_offsets import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
+from sleep import paths
+from sleep.redact import known as known_secrets
+from sleep.harvest.offsets import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
                           head_digest, plan_read)
-from sleep.harvest_pool import POOL_MIN_BYTES, Job, Outcome, Pool, parse_job, stat_error, workers
+from sleep.harvest.pool import POOL_MIN_BYTES, Job, Outcome, Pool, parse_job, stat_error, workers
 from sleep.index import Index, session_key
 from sleep.lock import FileLock
-from sleep.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
+from sleep.harvest.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
 from sleep.redact import Redactor
 from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 from sleep.hosts import source_groups
-from sleep.sources import ParseResult, Source, SourceFile, all_sources, is_under
-from sleep.sources.copilot_vscode import CopilotVSCodeSource
+from sleep.harvest.sources import ParseResult, Source, SourceFile, all_sources, is_under
+from sleep.harvest.sources.copilot_vscode import CopilotVSCodeSource
 
 COMMIT_EVERY = 500
 _DURATION_RX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
@@ -102,7 +103,7 @@ class HarvestReport:
     skipped_examples: dict[str, list[str]] = field(default_factory=dict)
     secrets_redacted: int = 0
     secrets_by_type: dict[str, int] = field(default_factory=dict)
-    secrets_remembered: int = 0  # new keyed hashes of redacted values (sleep.known_secrets)
+    secrets_remembered: int = 0  # new keyed hashes of redacted values (sleep.redact.known)
     elapsed_s: float = 0.0
     mb_per_s: float = 0.0
     watch: dict[str, str] = field(default_factory=dict)  # per host: noted files only, or a full scan and why
@@ -115,7 +116,7 @@ class _Harvester:
     def __init__(self, opts: HarvestOptions, index: Index) -> None:
         self.opts = opts
         self.index = index
-        # collect: every value it redacts is remembered as a keyed hash (sleep.known_secrets)
+        # collect: every value it redacts is remembered as a keyed hash (sleep.redact.known)
         self.ctx = ParseContext(redactor=Redactor(use_detect_secrets=opts.use_detect_secrets, collect=True),
                                 max_line_bytes=opts.max_line_bytes)
         self.secrets_remembered = 0
@@ -123,7 +124,7 @@ class _Harvester:
         self.project = os.path.abspath(os.path.expanduser(opts.project)) if opts.project else None
         self.pending = 0
         self.plan: HarvestPlan | None = None
-        # Files to parse, parsed together (in worker processes when that pays: sleep.harvest_pool).
+        # Files to parse, parsed together (in worker processes when that pays: sleep.harvest.pool).
         self.jobs: list[Job] = []
         self.job_bytes = 0
         n = workers()

@@ -23,11 +23,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from sleep.read_offsets import head_digest
-from sleep.reader import ParseContext, ParseStats, open_binary
+from sleep.harvest.offsets import head_digest
+from sleep.harvest.reader import ParseContext, ParseStats, open_binary
 from sleep.redact import Redactor
 from sleep.sessions import Session
-from sleep.sources import ParseResult, Source, SourceFile
+from sleep.harvest.sources import ParseResult, Source, SourceFile
 
 POOL_MIN_BYTES = 32 << 20
 MAX_WORKERS = 8

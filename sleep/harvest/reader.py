@@ -84,7 +84,7 @@ class ParseStats:
     skipped_files: Counter = field(default_factory=Counter)
     records_with_unknown_fields: int = 0
     examples: dict[str, list[str]] = field(default_factory=dict)
-    # What the per-turn action extraction saw and dropped (sleep.sources.actions).
+    # What the per-turn action extraction saw and dropped (sleep.harvest.sources.actions).
     actions: Counter = field(default_factory=Counter)
 
     def skip_line(self, reason: str, where: str) -> None:

@@ -9,7 +9,7 @@ HOME = Home("CLAUDE_CONFIG_DIR", {"*": ".claude"}, flag="--claude-home", label="
 HOST = Host(
     name="claude-code",
     label="Claude Code",
-    sources=(Source("claude-code", "sleep.sources.claude_code:ClaudeCodeSource", HOME,
+    sources=(Source("claude-code", "sleep.harvest.sources.claude_code:ClaudeCodeSource", HOME,
                     watch=(Watch("projects"), Watch("", recursive=False, names=("history.jsonl",)))),),
     replay="claude-code",
     skills=Skills(project=(".claude/skills",), user=((HOME, "skills"),)),

@@ -10,7 +10,7 @@ AGENTS = Home(None, {"*": ".agents"})  # the person's own skills, whatever CODEX
 HOST = Host(
     name="codex",
     label="Codex",
-    sources=(Source("codex", "sleep.sources.codex:CodexSource", HOME,
+    sources=(Source("codex", "sleep.harvest.sources.codex:CodexSource", HOME,
                     watch=(Watch("sessions"), Watch("archived_sessions"),
                            Watch("", recursive=False, names=("history.jsonl",)))),),
     replay="codex",

@@ -14,10 +14,10 @@ HOST = Host(
     name="copilot",
     label="Copilot",
     sources=(
-        Source("copilot-vscode", "sleep.sources.copilot_vscode:CopilotVSCodeSource", VSCODE_USER,
+        Source("copilot-vscode", "sleep.harvest.sources.copilot_vscode:CopilotVSCodeSource", VSCODE_USER,
                watch=(Watch("workspaceStorage", parent="chatSessions"),
                       Watch("globalStorage/emptyWindowChatSessions", recursive=False))),
-        Source("copilot-cli", "sleep.sources.copilot_cli:CopilotCliSource", CLI_HOME,
+        Source("copilot-cli", "sleep.harvest.sources.copilot_cli:CopilotCliSource", CLI_HOME,
                watch=(Watch("session-state"), Watch("history-session-state", recursive=False))),
     ),
     replay="copilot",

@@ -15,7 +15,7 @@ AGENTS = Home(None, {"*": ".agents"})
 HOST = Host(
     name="cursor",
     label="Cursor",
-    sources=(Source("cursor-agent", "sleep.sources.cursor_agent:CursorAgentSource", HOME,
+    sources=(Source("cursor-agent", "sleep.harvest.sources.cursor_agent:CursorAgentSource", HOME,
                     watch=(Watch("chats", names=("store.db",)),)),),
     replay="cursor-agent",
     ready="sleep.hosts.ready:cursor",

@@ -14,7 +14,7 @@ AGENTS = Home(None, {"*": ".agents"})
 HOST = Host(
     name="gemini",
     label="Gemini CLI",
-    sources=(Source("gemini-cli", "sleep.sources.gemini_cli:GeminiCliSource", HOME,
+    sources=(Source("gemini-cli", "sleep.harvest.sources.gemini_cli:GeminiCliSource", HOME,
                     watch=(Watch("tmp", parent="chats"),)),),
     replay="gemini-cli",
     ready="sleep.hosts.ready:gemini",

@@ -96,7 +96,7 @@ class Watch:
 @dataclass(frozen=True)
 class Source:
     """One transcript store of a host. ``name`` is what sessions record as their
-    host (``Session.host``); ``reader`` names the :class:`sleep.sources.Source`
+    host (``Session.host``); ``reader`` names the :class:`sleep.harvest.sources.Source`
     class (``"module:Class"``), built with no arguments."""
 
     name: str

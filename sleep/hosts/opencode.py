@@ -16,7 +16,7 @@ AGENTS = Home(None, {"*": ".agents"})
 HOST = Host(
     name="opencode",
     label="OpenCode",
-    sources=(Source("opencode", "sleep.sources.opencode:OpenCodeSource", HOME, watch=(Watch("storage"),)),),
+    sources=(Source("opencode", "sleep.harvest.sources.opencode:OpenCodeSource", HOME, watch=(Watch("storage"),)),),
     replay="opencode",
     ready="sleep.hosts.ready:opencode",
     skills=Skills(project=(".opencode/skills", ".claude/skills", ".agents/skills"),

@@ -13,8 +13,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from sleep.cli import command
+from sleep.commands import Commands
 from sleep.integrations.command import CommandError
+
+commands = Commands()
+register = commands.register
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -62,7 +65,7 @@ def default_codex_skill() -> Path | None:
     return path if path.is_file() else None
 
 
-@command("integrate", "register SkillOpt-Sleep with Codex, Copilot, Gemini CLI, OpenCode or Cursor", _args)
+@commands.command("integrate", "register SkillOpt-Sleep with Codex, Copilot, Gemini CLI, OpenCode or Cursor", _args)
 def cmd_integrate(args: argparse.Namespace) -> int:
     from sleep.integrations import codex, copilot, mcp_json
     from sleep.integrations.command import resolve

@@ -1,6 +1,6 @@
 """``skillopt-sleep mcp [--http --port 8765 [--allow-origin URL]...] [--project PATH]... [--outputs DIR]...``
 
-Registered on :mod:`sleep.cli` like every subcommand. Only the argument
+Registered through :mod:`sleep.commands` like every subcommand. Only the argument
 parsing lives here; the server (and the ``mcp`` SDK) loads when the command runs.
 """
 
@@ -10,7 +10,10 @@ import argparse
 import re
 import sys
 
-from sleep.cli import command
+from sleep.commands import Commands
+
+commands = Commands()
+register = commands.register
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -30,7 +33,7 @@ def _args(p: argparse.ArgumentParser) -> None:
                         "(repeatable, e.g. http://localhost:6274)")
 
 
-@command("mcp", "serve SkillOpt's tools to Claude Code, Codex and Copilot over MCP (stdio, or --http)", _args)
+@commands.command("mcp", "serve SkillOpt's tools to Claude Code, Codex and Copilot over MCP (stdio, or --http)", _args)
 def cmd_mcp(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         print(f"skillopt-sleep mcp: --port {args.port} is not a TCP port", file=sys.stderr)

@@ -5,7 +5,7 @@ texts, progress messages and error messages are filtered by this one function
 before they leave the process, so a secret in a run's files, a job's stderr
 or a proposal's report never reaches the client. The filter is the one
 everything leaving the data directory passes: every secret value a harvest
-ever redacted (remembered as keyed hashes, :mod:`sleep.known_secrets`) is
+ever redacted (remembered as keyed hashes, :mod:`sleep.redact.known`) is
 replaced wherever it stands, then the harvest's redactor
 (:class:`sleep.redact.Redactor`) runs; it is swapped here, and only here. The walkers below apply it to every string of
 a result (never to keys), passing the key as context.
@@ -29,7 +29,8 @@ def outbound(text: str, context: str = "") -> str:
     ``context`` is the label the text is shown under (a JSON key such as
     ``skill_hash``): the filter reads it like the words before a value on a
     line, which tells a content hash from a token, and it is not returned."""
-    from sleep import known_secrets, paths
+    from sleep import paths
+    from sleep.redact import known as known_secrets
     from sleep.redact import Redactor
 
     if not text:

@@ -1,6 +1,6 @@
 """``skillopt-sleep mine`` and ``skillopt-sleep tasks [disable|enable|export]``.
 
-Registered with sleep.cli's ``@command``. Heavy modules (scikit-learn, scipy)
+Registered through sleep.commands like every subcommand. Heavy modules (scikit-learn, scipy)
 load inside the handlers, so other subcommands stay quick to start. User errors
 (no index, a project without sessions, an unknown task id, a bad option) print
 one line saying what to do and exit 2.
@@ -15,7 +15,10 @@ import sys
 from typing import Any
 
 from sleep import paths
-from sleep.cli import command
+from sleep.commands import Commands
+
+commands = Commands()
+register = commands.register
 
 
 class UserError(Exception):
@@ -110,7 +113,7 @@ def _check_sessions(project: str | None) -> None:
                         "`skillopt-sleep harvest` there, or use --project PATH / --all-projects.")
 
 
-@command("mine", "find the tasks you repeat across sessions and store them as replayable, judged tasks",
+@commands.command("mine", "find the tasks you repeat across sessions and store them as replayable, judged tasks",
          _mine_args)
 def cmd_mine(args: argparse.Namespace) -> int:
     project = _project(args)
@@ -169,7 +172,7 @@ def _tasks_args(p: argparse.ArgumentParser) -> None:
                    help="the project directory (default: the current directory)")
 
 
-@command("tasks", "show the recurring tasks found by `mine`; disable / enable one; export them", _tasks_args)
+@commands.command("tasks", "show the recurring tasks found by `mine`; disable / enable one; export them", _tasks_args)
 def cmd_tasks(args: argparse.Namespace) -> int:
     from sleep.index import Index
     from sleep.mine import store

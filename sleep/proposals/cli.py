@@ -15,9 +15,12 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Callable
 
-from sleep.cli import command
+from sleep.commands import Commands
 from sleep.proposals.errors import ProposalError
 from sleep.proposals.render import report_text, review_lines
+
+commands = Commands()
+register = commands.register
 
 USER_ERROR = 2
 
@@ -64,7 +67,7 @@ def _date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-12-01") from None
 
 
-@command("propose", "stage a skill file you wrote, or a training run's best skill, as a reviewable branch",
+@commands.command("propose", "stage a skill file you wrote, or a training run's best skill, as a reviewable branch",
          _propose_args)
 @_user_errors
 def cmd_propose(args: argparse.Namespace) -> int:
@@ -121,7 +124,7 @@ def _review_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the proposals (with reports) as JSON")
 
 
-@command("review", "list pending proposals, one line each (stale ones say why)", _review_args)
+@commands.command("review", "list pending proposals, one line each (stale ones say why)", _review_args)
 @_user_errors
 def cmd_review(args: argparse.Namespace) -> int:
     from sleep.proposals import review
@@ -144,7 +147,7 @@ def _show_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the proposal and its diff as JSON")
 
 
-@command("show", "a proposal's report and diff", _show_args)
+@commands.command("show", "a proposal's report and diff", _show_args)
 @_user_errors
 def cmd_show(args: argparse.Namespace) -> int:
     from sleep.proposals import review
@@ -181,7 +184,7 @@ def _adopt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
 
 
-@command("adopt", "make a proposal's candidate the live skill file", _adopt_args)
+@commands.command("adopt", "make a proposal's candidate the live skill file", _adopt_args)
 @_user_errors
 def cmd_adopt(args: argparse.Namespace) -> int:
     from sleep.proposals import decide
@@ -196,7 +199,7 @@ def _reject_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
 
 
-@command("reject", "delete a proposal's branch; keep the record and the reason", _reject_args)
+@commands.command("reject", "delete a proposal's branch; keep the record and the reason", _reject_args)
 @_user_errors
 def cmd_reject(args: argparse.Namespace) -> int:
     from sleep.proposals import decide
@@ -210,7 +213,7 @@ def _undo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
 
 
-@command("undo", "give the skill file back the text it had before a proposal was adopted", _undo_args)
+@commands.command("undo", "give the skill file back the text it had before a proposal was adopted", _undo_args)
 @_user_errors
 def cmd_undo(args: argparse.Namespace) -> int:
     from sleep.proposals.undo import undo

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from sleep.secret_rules import CANDIDATE_RX, TOKEN_PREFIX_RX
+from sleep.redact.rules import CANDIDATE_RX, TOKEN_PREFIX_RX
 
 __all__ = ["ARTIFACTORY_RX", "DETECT_SECRETS_PLUGINS", "DETECT_SECRETS_TOKEN_RX", "DISCORD_RX", "QUICK_RX",
            "detect_secrets_gate", "detect_secrets_scanner", "ds_token_shape", "keyword_gate", "telegram_secret",

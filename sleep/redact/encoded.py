@@ -23,8 +23,8 @@ import re
 import urllib.parse
 from typing import TYPE_CHECKING
 
-from sleep.public_ids import identifier_like, secret_by_context
-from sleep.secret_rules import TOKEN_PREFIX_RX
+from sleep.redact.public_ids import identifier_like, secret_by_context
+from sleep.redact.rules import TOKEN_PREFIX_RX
 
 if TYPE_CHECKING:
     from sleep.redact import Redactor

@@ -9,18 +9,18 @@ the harvest can report what it removed.
 
 Two layers:
 
-1. The span-exact rules of :mod:`sleep.secret_rules` (provider API keys,
+1. The span-exact rules of :mod:`sleep.redact.rules` (provider API keys,
    GitHub/GitLab/Slack/Hugging Face/npm tokens, AWS keys, JWTs, private key
    blocks, credentials in URLs and connection strings, ``password=``-style
    assignments, bearer and ``Authorization:`` headers), the typed passwords of
-   :mod:`sleep.typed_passwords` (``mysql -p<pw>``, ``curl -u user:pw``,
+   :mod:`sleep.redact.typed_passwords` (``mysql -p<pw>``, ``curl -u user:pw``,
    ``the password is ...``), and a high-entropy token check that spares values
-   public by construction (:mod:`sleep.public_ids`: content hashes, SSH public
+   public by construction (:mod:`sleep.redact.public_ids`: content hashes, SSH public
    keys, base58 addresses) unless a credential word names them. Encoded and
    wrapped forms are looked through: a base64 or %-encoded token is decoded and
    checked, and a token split over two lines is checked joined.
 2. The rest of the ``detect-secrets`` detector catalogue
-   (:mod:`sleep.detect_secrets_layer`), behind a gate.
+   (:mod:`sleep.redact.detect_secrets_layer`), behind a gate.
 
 Redaction errs on the side of removing too much: a false positive costs a word
 of a prompt, a false negative leaks a credential into a database.
@@ -28,7 +28,7 @@ of a prompt, a false negative leaks a credential into a database.
 :func:`scrub_outbound` is what every text leaving the data directory goes
 through (a proposal's commit message, note and skill file; tool outputs and
 pages): the redactor, then an exact-match filter of every secret value a
-harvest ever redacted (:mod:`sleep.known_secrets`).
+harvest ever redacted (:mod:`sleep.redact.known`).
 """
 
 from __future__ import annotations
@@ -42,15 +42,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
+from sleep.redact.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
                                         detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
                                         token_gate)
-from sleep.encoded_secrets import PERCENT_RUN_RX, EncodedForms
-from sleep.public_ids import (looks_high_entropy, onchain_context, public_identifier, secret_by_context,
+from sleep.redact.encoded import PERCENT_RUN_RX, EncodedForms
+from sleep.redact.public_ids import (looks_high_entropy, onchain_context, public_identifier, secret_by_context,
                               shannon_entropy)
-from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
+from sleep.redact.rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
                                 TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
-from sleep.typed_passwords import TYPED_PASSWORD_RULES
+from sleep.redact.typed_passwords import TYPED_PASSWORD_RULES
 
 if TYPE_CHECKING:
     from sleep.index import Index
@@ -83,7 +83,7 @@ class Redactor(EncodedForms):
     ``scanned_chars`` and ``detect_secrets_lines`` say how much text it saw and
     how many lines passed the gate to detect-secrets. With ``collect``, every
     secret value it removed is added to ``values`` (in clear, in memory only: the
-    harvest stores their keyed hashes, :mod:`sleep.known_secrets`). ``decode``
+    harvest stores their keyed hashes, :mod:`sleep.redact.known`). ``decode``
     False skips the encoded and wrapped forms (the inner redactor that checks a
     decoded text uses it, so decoding never recurses).
     """
@@ -379,7 +379,7 @@ def scrub_outbound(text: str | None, index: IndexRef = None) -> str:
     recognises replaced by its typed marker. Text without secrets comes back unchanged.
 
     Where the hashes come from: every value a harvest redacts is stored as a keyed
-    hash in the index (table ``secret_hashes``, :mod:`sleep.known_secrets`); the key is
+    hash in the index (table ``secret_hashes``, :mod:`sleep.redact.known`); the key is
     the data dir's ``secret-hash.key`` (0600). Nothing is stored in clear.
 
     With no index, no key file or no remembered value, only the redactor runs (there
@@ -409,7 +409,8 @@ class OutboundScrubber:
     when it is made."""
 
     def __init__(self, index: IndexRef = None) -> None:
-        from sleep import known_secrets, paths
+        from sleep import paths
+        from sleep.redact import known as known_secrets
 
         path = getattr(index, "path", None) or (Path(index) if index is not None else paths.index_path())
         self.known_secrets = known_secrets.cached(Path(path))

@@ -8,7 +8,7 @@ Three groups, each with a cheap gate so that ordinary text costs almost nothing:
 - triggered rules: shapes that span or keep context (private key blocks,
   credentials in URLs, Slack webhooks, AWS secret keys, bearer and
   ``Authorization:`` headers), each run only when its trigger substring is present
-  (:mod:`sleep.typed_passwords` adds passwords typed in commands and prose);
+  (:mod:`sleep.redact.typed_passwords` adds passwords typed in commands and prose);
 - keyword assignments: ``password=``, ``secret:``, ``token=``, ``api_key:`` ...,
   run only when :func:`keyword_hint` finds such an assignment.
 """

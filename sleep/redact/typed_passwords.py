@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from sleep.secret_rules import Rule, is_placeholder, unquote
+from sleep.redact.rules import Rule, is_placeholder, unquote
 
 # The secret after a verb: quoted (anything to the closing quote on the line) or a run of
 # non-space characters that does not end in sentence punctuation. After a flag, the run
@@ -108,7 +108,7 @@ _COMMANDS = ("mysql", "mariadb", "7z", "rar", "sshpass", "mongo", "twine", "logi
              "osql", "zip", "mosquitto", "ldap", "curl", "xh", "wget", "grpcurl", "lftp", "http", "smb", "rpcclient")
 _VERBS = (" is ", " was ", " are ", "->", "→", " is\t", " was\t")
 
-# (triggers, lowered, rule, regex, also), appended to :data:`sleep.secret_rules.TRIGGERED`.
+# (triggers, lowered, rule, regex, also), appended to :data:`sleep.redact.rules.TRIGGERED`.
 # Every match lies within one line, and the regex only runs on a line that holds one of
 # the triggers and one of ``also`` (the command rule's triggers are the flags it looks
 # for, in lowercase: "-P" is "-p", "--user" holds "-u", "--auth" holds "-a"). Most lines that say "token" or "-a"

@@ -10,8 +10,11 @@ import argparse
 import json
 import sys
 
-from sleep.cli import command
+from sleep.commands import Commands
 from sleep.scheduler.model import DEFAULT_AT, MODES
+
+commands = Commands()
+register = commands.register
 
 
 def _fail(message: str) -> int:
@@ -53,7 +56,7 @@ def _schedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-@command("schedule", "install the nightly run for a project (cron, systemd timer, launchd, or the daemon)",
+@commands.command("schedule", "install the nightly run for a project (cron, systemd timer, launchd, or the daemon)",
          _schedule_args)
 def cmd_schedule(args: argparse.Namespace) -> int:
     from sleep.scheduler import api
@@ -108,7 +111,7 @@ def _unschedule_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-@command("unschedule", "remove a project's nightly run (only what `schedule` installed)", _unschedule_args)
+@commands.command("unschedule", "remove a project's nightly run (only what `schedule` installed)", _unschedule_args)
 def cmd_unschedule(args: argparse.Namespace) -> int:
     from sleep.scheduler import api
     from sleep.scheduler.model import ScheduleError
@@ -134,7 +137,7 @@ def _status_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the status as JSON")
 
 
-@command("status", "next night, last night and its result, proposals waiting, daemon and watcher", _status_args)
+@commands.command("status", "next night, last night and its result, proposals waiting, daemon and watcher", _status_args)
 def cmd_status(args: argparse.Namespace) -> int:
     from sleep.scheduler.status import render, status
 
@@ -155,7 +158,7 @@ def _daemon_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="log only to the log file, not to stderr")
 
 
-@command("daemon", "run scheduled nights and watch transcripts (foreground; for a process supervisor)",
+@commands.command("daemon", "run scheduled nights and watch transcripts (foreground; for a process supervisor)",
          _daemon_args)
 def cmd_daemon(args: argparse.Namespace) -> int:
     from sleep.scheduler.daemon import run_daemon
@@ -174,7 +177,7 @@ def _hook_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", choices=["session-end"], help="the hook event (Claude Code's SessionEnd)")
 
 
-@command("hook", "for agent hooks: note an ended session's transcript (reads the hook JSON on stdin; always "
+@commands.command("hook", "for agent hooks: note an ended session's transcript (reads the hook JSON on stdin; always "
                  "exits 0)", _hook_args)
 def cmd_hook(args: argparse.Namespace) -> int:
     from sleep.scheduler.hook import session_end

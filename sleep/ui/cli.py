@@ -22,7 +22,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sleep.cli import command
+from sleep.commands import Commands
+
+commands = Commands()
+register = commands.register
 
 DEFAULT_PORT = 7860
 USER_ERROR = 2
@@ -106,7 +109,7 @@ def _interface_address(family: socket.AddressFamily) -> str | None:
     return None if ip.is_loopback or ip.is_unspecified else address
 
 
-@command("ui", "serve the web dashboard: runs with live curves and diffs, nights, tasks, the morning review",
+@commands.command("ui", "serve the web dashboard: runs with live curves and diffs, nights, tasks, the morning review",
          _ui_args)
 def cmd_ui(args: argparse.Namespace) -> int:
     try:

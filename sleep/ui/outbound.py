@@ -12,7 +12,7 @@ built from the files, and each of their strings goes through here once.
 
 The filter is the one everything leaving the data directory passes
 (:func:`sleep.redact.scrub_outbound`): every secret value a harvest of the
-index ever redacted (remembered as keyed hashes, :mod:`sleep.known_secrets`)
+index ever redacted (remembered as keyed hashes, :mod:`sleep.redact.known`)
 is replaced wherever it stands, then the harvester's redactor runs. The
 remembered set is looked at again at most every :data:`RECHECK_SECONDS` (and
 at once when the index in use changes); when it changed, every memoised
@@ -58,7 +58,8 @@ class _Known:
         self.value: Any = None
 
     def current(self) -> Any:
-        from sleep import known_secrets, paths
+        from sleep import paths
+        from sleep.redact import known as known_secrets
 
         path = self.index or paths.index_path()
         now = time.monotonic()

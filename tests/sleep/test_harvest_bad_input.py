@@ -11,8 +11,8 @@ import sleep_builders as b
 import pytest
 from sleep_testutil import Homes, run
 
-import sleep.harvest as harvest_mod
-import sleep.harvest_pool as harvest_pool
+import sleep.harvest.harvester as harvest_mod
+import sleep.harvest.pool as harvest_pool
 from sleep.index import Index
 
 CWD = "/work/app"

@@ -11,7 +11,7 @@ from sleep_testutil import Homes, run
 
 from sleep.index import Index
 from sleep.paths import vscode_user_dirs
-from sleep.sources.copilot_vscode import apply_patch
+from sleep.harvest.sources.copilot_vscode import apply_patch
 
 CWD = "/work/web"
 

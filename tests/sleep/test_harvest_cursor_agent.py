@@ -21,7 +21,7 @@ from pathlib import Path
 from sleep_testutil import Homes, run
 
 from sleep.index import Index
-from sleep.sources.cursor_agent import workspace_hash
+from sleep.harvest.sources.cursor_agent import workspace_hash
 
 CWD = "/work/ledger"
 CREATED_MS = 1767396459642

@@ -18,7 +18,7 @@ import pytest
 from sleep_testutil import Homes, run
 
 from sleep.index import Index
-from sleep.sources.gemini_cli import project_hash
+from sleep.harvest.sources.gemini_cli import project_hash
 
 CWD = "/work/garden"
 

@@ -30,12 +30,12 @@ import sleep_builders as b
 from sleep_testutil import Homes, run
 
 from sleep.index import Index
-from sleep.reader import ParseContext
+from sleep.harvest.reader import ParseContext
 from sleep.redact import Redactor
 from sleep.shell_signature import shell_signatures
-from sleep.sources import skills_in
-from sleep.sources.code_mode import nested_calls
-from sleep.sources.copilot_cli import CopilotCliSource
+from sleep.harvest.sources import skills_in
+from sleep.harvest.sources.code_mode import nested_calls
+from sleep.harvest.sources.copilot_cli import CopilotCliSource
 
 
 def _one(host: str, project: str | None = None):

@@ -8,7 +8,7 @@ import sleep_builders as b
 import pytest
 from sleep_testutil import Homes, run
 
-import sleep.harvest_pool as harvest_pool
+import sleep.harvest.pool as harvest_pool
 from sleep.index import Index
 
 pytestmark = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
@@ -47,7 +47,7 @@ def test_pool_and_one_process_agree(homes: Homes, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setenv("SKILLOPT_HARVEST_WORKERS", "2")
     monkeypatch.setattr(harvest_pool, "POOL_MIN_BYTES", 0)
-    monkeypatch.setattr("sleep.harvest.POOL_MIN_BYTES", 0)
+    monkeypatch.setattr("sleep.harvest.harvester.POOL_MIN_BYTES", 0)
     used: list[int] = []
     real_map = harvest_pool.Pool.map
 

@@ -9,13 +9,13 @@ import sleep_builders as b
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sleep.reader import ParseContext
+from sleep.harvest.reader import ParseContext
 from sleep.redact import Redactor
-from sleep.sources import SourceFile
-from sleep.sources.claude_code import ClaudeCodeSource
-from sleep.sources.codex import CodexSource
-from sleep.sources.copilot_cli import CopilotCliSource
-from sleep.sources.copilot_vscode import CopilotVSCodeSource
+from sleep.harvest.sources import SourceFile
+from sleep.harvest.sources.claude_code import ClaudeCodeSource
+from sleep.harvest.sources.codex import CodexSource
+from sleep.harvest.sources.copilot_cli import CopilotCliSource
+from sleep.harvest.sources.copilot_vscode import CopilotVSCodeSource
 
 CWD = "/work/app"
 SID = b.uid("prop")

@@ -9,7 +9,8 @@ import pytest
 from sleep_testutil import Homes
 
 from sleep.cli import main
-from sleep.redact import Redactor, looks_high_entropy
+from sleep.redact import Redactor
+from sleep.redact.public_ids import looks_high_entropy
 
 # The sensitive part of each planted secret (what must never be stored), by kind.
 SECRETS = {

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from proposal_testutil import CANDIDATE, SKILL, all_objects, commit_messages, git, make_repo, report
 from sleep_testutil import Homes, run
 
-from sleep import known_secrets, paths
+from sleep import paths
+from sleep.redact import known as known_secrets
 from sleep.index import MIGRATIONS, Index
 from sleep.proposals import stage
 from sleep.proposals.errors import CandidateSecretError

@@ -7,9 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from redaction_labelled import NOT_SECRETS, SECRETS
 
-from sleep.public_ids import b58decode, identifier_like, public_by_structure, public_identifier
-from sleep.redact import Redactor, detect_secrets_gate, detect_secrets_scanner
-from sleep.secret_rules import TOKEN_PATTERNS, TOKEN_PREFIX_RX
+from sleep.redact.public_ids import b58decode, identifier_like, public_by_structure, public_identifier
+from sleep.redact import Redactor
+from sleep.redact.detect_secrets_layer import detect_secrets_gate, detect_secrets_scanner
+from sleep.redact.rules import TOKEN_PATTERNS, TOKEN_PREFIX_RX
 
 
 

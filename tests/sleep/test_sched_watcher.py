@@ -18,11 +18,11 @@ import sleep_builders as b
 from sleep_testutil import Homes, run
 
 from sleep.index import Index, _now
-from sleep.reader import ParseStats
+from sleep.harvest.reader import ParseStats
 from sleep.scheduler.noted import live_epoch
 from sleep.scheduler.roots import transcript_roots
 from sleep.scheduler.watcher import Watcher
-from sleep.sources import all_sources
+from sleep.harvest.sources import all_sources
 
 
 def noted(homes: Homes) -> dict[str, tuple[str, int, str]]:

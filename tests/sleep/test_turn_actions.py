@@ -8,7 +8,7 @@ import sleep_builders as b
 from sleep_testutil import Homes, run
 
 from sleep.index import Index
-from sleep.sources.actions import patch_files, project_path
+from sleep.harvest.sources.actions import patch_files, project_path
 
 CWD = "/work/app"
 

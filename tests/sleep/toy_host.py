@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from sleep.hosts import Home, Host, Skills, Source, Watch
-from sleep.reader import ParseContext, ParseStats
+from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, scan_dir
-from sleep.sources.turns import open_turn
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources.turns import open_turn
 
 SOURCE = "toy-agent"
 HOME = Home("TOY_AGENT_HOME", {"*": ".toy-agent"}, flag="--toy-home", label="Toy agent home")

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Callable, Iterator, Protocol
 
 import orjson
 
-from sleep.reader import ParseContext, ParseStats, loads_lenient, open_binary
+from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient, open_binary
 from sleep.sessions import HistoryPrompt, Session
 
 

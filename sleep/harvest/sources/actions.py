@@ -20,7 +20,7 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from sleep.reader import ParseContext
+from sleep.harvest.reader import ParseContext
 from sleep.sessions import Session
 from sleep.shell_signature import argv_signatures, shell_signatures
 

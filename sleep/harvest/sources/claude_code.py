@@ -18,12 +18,12 @@ import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep import paths
-from sleep.reader import ParseContext, ParseStats
+from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
-from sleep.sources.actions import TurnActions
-from sleep.sources.history import parse_claude_history
-from sleep.sources.turns import LogParser, parse_log
+from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
+from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.history import parse_claude_history
+from sleep.harvest.sources.turns import LogParser, parse_log
 
 HOST = "claude-code"
 

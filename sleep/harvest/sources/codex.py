@@ -25,15 +25,15 @@ from typing import Any, BinaryIO, Iterator
 
 from skillopt_core.replay import is_replay_path
 from sleep import paths
-from sleep.reader import ParseContext, ParseStats
+from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 import orjson
 
-from sleep.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
-from sleep.sources.actions import TurnActions
-from sleep.sources.code_mode import nested_calls
-from sleep.sources.history import parse_codex_history
-from sleep.sources.turns import LogParser, parse_log
+from sleep.harvest.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
+from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.code_mode import nested_calls
+from sleep.harvest.sources.history import parse_codex_history
+from sleep.harvest.sources.turns import LogParser, parse_log
 
 HOST = "codex"
 _HEAD = 200
@@ -64,7 +64,7 @@ KNOWN_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event
 LEGACY_ITEMS = frozenset({"message", "function_call", "function_call_output", "reasoning",
                           "local_shell_call", "custom_tool_call", "custom_tool_call_output",
                           "web_search_call"})
-# Code mode (0.14x): the model's tools, called from an ``exec`` script (sleep.sources.code_mode).
+# Code mode (0.14x): the model's tools, called from an ``exec`` script (sleep.harvest.sources.code_mode).
 _CODE_MODE_TOOLS = ("exec", "code_mode", "js")
 _ANSWER_TOOLS = ("request_user_input", "request_user_input_async")
 _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
@@ -308,7 +308,7 @@ class _RolloutParser(LogParser):
         self.answered = True
 
     def _code_mode(self, script: Any) -> None:
-        """The shell commands and patches an ``exec`` script runs (sleep.sources.code_mode)."""
+        """The shell commands and patches an ``exec`` script runs (sleep.harvest.sources.code_mode)."""
         for name, arg in nested_calls(script):
             if name in ("exec_command", "shell", "shell_command", "local_shell"):
                 if isinstance(arg, dict):

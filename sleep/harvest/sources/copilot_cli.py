@@ -25,13 +25,13 @@ from typing import Any, BinaryIO, Iterator
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
-from sleep.reader import ParseContext, ParseStats
+from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 import orjson
 
-from sleep.sources import ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
-from sleep.sources.actions import TurnActions
-from sleep.sources.turns import LogParser, open_turn, parse_log
+from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
+from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.turns import LogParser, open_turn, parse_log
 
 HOST = "copilot-cli"
 _KNOWN_NAMESPACES = ("session.", "user.", "assistant.", "tool.", "skill.", "subagent.", "hook.",

@@ -34,11 +34,11 @@ import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
-from sleep.reader import LineReader, ParseContext, ParseStats
+from sleep.harvest.reader import LineReader, ParseContext, ParseStats
 from sleep.sessions import Feedback, Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
-from sleep.sources.actions import TurnActions, file_uris
-from sleep.sources.turns import open_turn
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.harvest.sources.actions import TurnActions, file_uris
+from sleep.harvest.sources.turns import open_turn
 
 HOST = "copilot-vscode"
 _MAX_DOC_BYTES = 256 << 20

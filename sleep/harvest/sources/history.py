@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any, BinaryIO, Callable
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep.reader import LineReader, ParseContext
+from sleep.harvest.reader import LineReader, ParseContext
 from sleep.sessions import HistoryPrompt, iso_utc
-from sleep.sources import ParseResult, SourceFile
+from sleep.harvest.sources import ParseResult, SourceFile
 
 # One record -> (typed text, raw time, project dir, session id); text not yet checked.
 _Fields = Callable[[dict[str, Any]], tuple[Any, Any, str | None, str | None]]

@@ -25,11 +25,11 @@ import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
-from sleep.reader import ParseContext, ParseStats
+from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
-from sleep.sources import ParseResult, SourceFile, scan_dir, skills_in
-from sleep.sources.actions import TurnActions
-from sleep.sources.turns import open_turn
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in
+from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.turns import open_turn
 
 HOST = "opencode"
 MAX_JSON_BYTES = 16 << 20
