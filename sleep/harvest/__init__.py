@@ -8,6 +8,20 @@
 - :mod:`sleep.harvest.cli`: the ``harvest`` and ``sessions`` commands.
 """
 
-from sleep.harvest.harvester import HarvestOptions, HarvestReport, harvest, parse_duration
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sleep.harvest.harvester import HarvestOptions, HarvestReport, harvest, parse_duration
 
 __all__ = ["HarvestOptions", "HarvestReport", "harvest", "parse_duration"]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the index imports sleep.harvest.offsets, and the harvester imports the index.
+    if name in __all__:
+        from sleep.harvest import harvester
+
+        return getattr(harvester, name)
+    raise AttributeError(f"module 'sleep.harvest' has no attribute {name!r}")
