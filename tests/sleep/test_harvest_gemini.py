@@ -110,3 +110,59 @@ def test_bad_chat_file_is_counted(gemini: Path) -> None:
     (chats / "session-bad.json").write_text("{not json")
     report = run(source="gemini")
     assert report.sessions_new == 0 and report.skipped_lines == {"invalid_json": 1}
+
+
+def test_a_gemini_3_session_that_delegated_and_failed_tools(gemini: Path) -> None:
+    # The shape of a genuine Gemini CLI session of April 2026 (gemini-3-flash-preview; pasted, with its
+    # texts elided, in a public project's notes on message types): "kind": "main"; user content as a
+    # list, answers as a string with "thoughts"; write_file calls that failed ("status": "error", the
+    # error inside result[].functionResponse.response); a call delegated to the `generalist` subagent
+    # whose resultDisplay is an object ({isSubagentProgress, agentName, recentActivity: [...]}) in which
+    # the subagent's refused activate_skill ({"skill_name": ...}) appears. Our own texts below.
+    failed = {"functionResponse": {"id": "w1", "name": "write_file",
+                                   "response": {"error": 'Tool "write_file" not found.'}}}
+    messages = [
+        {"id": "u1", "timestamp": b.ts(1), "type": "user", "content": [{"text": "make two greeting files"}]},
+        {"id": "g1", "timestamp": b.ts(2), "type": "gemini", "content": "I will write two files.",
+         "thoughts": [{"subject": "Setup", "description": "...", "timestamp": b.ts(2)}],
+         "tokens": {"input": 10, "output": 5, "cached": 0, "thoughts": 3, "tool": 0, "total": 18},
+         "model": "gemini-3-flash-preview",
+         "toolCalls": [
+             {"id": "w1", "name": "write_file", "args": {"file_path": "greet.txt", "content": "hi\n"},
+              "result": [failed], "status": "error", "timestamp": b.ts(2), "resultDisplay": "not found",
+              "description": "", "displayName": "write_file", "renderOutputAsMarkdown": False}]},
+        {"id": "g2", "timestamp": b.ts(3), "type": "gemini", "content": "Delegating.", "thoughts": [],
+         "model": "gemini-3-flash-preview",
+         "toolCalls": [
+             {"id": "d1", "name": "generalist", "args": {"request": "Create greet.txt"},
+              "result": [{"functionResponse": {"id": "d1", "name": "generalist",
+                                               "response": {"output": "Subagent 'generalist' failed."}}}],
+              "status": "success", "timestamp": b.ts(3),
+              "resultDisplay": {"isSubagentProgress": True, "agentName": "generalist", "state": "error",
+                                "recentActivity": [
+                                    {"id": "a1", "type": "tool_call", "content": "activate_skill",
+                                     "displayName": "activate_skill", "args": '{"skill_name":"greeter"}',
+                                     "status": "error"}]},
+              "description": "Delegating to agent 'generalist'", "displayName": "Generalist Agent"},
+             {"id": "s1", "name": "activate_skill", "args": {"name": "file-maker"}, "status": "error"},
+             {"id": "s2", "name": "activate_skill", "args": {"skill_name": "greeter"}, "status": "success"}]},
+    ]
+    chats = gemini / "tmp" / project_hash(CWD) / "chats"
+    chats.mkdir(parents=True)
+    head = {"sessionId": "g3", "projectHash": project_hash(CWD), "startTime": b.ts(0), "lastUpdated": b.ts(3)}
+    (chats / "session-2026-04-01T11-11-g3.json").write_text(
+        json.dumps({**head, "messages": messages, "kind": "main"}, indent=2))
+    (chats / "session-2026-04-01T11-12-g4.json").write_text(json.dumps(
+        {**head, "sessionId": "g4", "kind": "subagent",
+         "messages": [{"id": "x1", "timestamp": b.ts(4), "type": "user", "content": "Create greet.txt"}]}))
+    report = run(source="gemini")
+    assert not report.skipped
+    by_id = {s.session_id: s for s in _sessions()}
+    s = by_id["g3"]
+    assert [p.text for p in s.prompts] == ["make two greeting files"]
+    assert s.prompts[0].files == ["greet.txt"]  # what the turn set out to change, though the tool failed
+    assert s.models == ["gemini-3-flash-preview"]
+    assert s.finals == ["Delegating."]
+    assert s.skills == {"greeter": 1}  # a refused activation is no skill used; the subagent's is its own
+    assert not s.is_subagent
+    assert by_id["g4"].is_subagent  # "kind": "subagent": delegated work, not the person's prompt

@@ -10,7 +10,9 @@ messages}``; newer versions write ``.jsonl``: a header line with the same
 fields, then one message per line. A message is ``{id, timestamp, type,
 content, model?, toolCalls?}`` with ``type`` ``user`` (content: text or
 ``[{"text"}]``), ``gemini`` (the answer; its ``toolCalls`` are
-``{id, name, args, result, status, timestamp}``), ``info`` or ``error``.
+``{id, name, args, result, status, timestamp, resultDisplay}``), ``info`` or ``error``.
+``kind`` is ``main``, or ``subagent`` for a chat a delegated agent recorded (kept as a
+subagent session). A skill counts as used when its ``activate_skill`` call did not fail.
 
 Files are re-read whole when they change (the CLI rewrites the JSON form in place).
 What a turn did: ``run_shell_command`` gives a shell signature, the file tools
@@ -42,6 +44,7 @@ _PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path")
 _FILE_TOOLS = frozenset({"read_file", "write_file", "replace", "edit", "read_many_files", "list_directory",
                          "glob", "search_file_content", "grep"})
 _SKILL_TOOLS = frozenset({"activate_skill", "skill"})
+_FAILED = frozenset({"error", "cancelled"})  # a tool call's status when it did not run
 # Built-in slash commands (session management): counted as commands, not prompts.
 _BUILTIN_COMMANDS = frozenset({"clear", "chat", "quit", "exit", "memory", "stats", "help", "resume", "compress",
                                "about", "auth", "bug", "copy", "docs", "editor", "extensions", "ide", "init",
@@ -122,7 +125,7 @@ class GeminiCliSource:
         header = header or {}
         sid = header.get("sessionId") if isinstance(header.get("sessionId"), str) else None
         s = Session(host=HOST, session_id=sid or Path(file.path).stem, project_dir=file.project_dir,
-                    source_path=file.path)
+                    source_path=file.path, is_subagent=header.get("kind") == "subagent")
         s.note_time(iso_utc(header.get("startTime")))
         s.note_time(iso_utc(header.get("lastUpdated")))
         return _read_messages(s, messages, ctx)
@@ -219,8 +222,8 @@ def _tool(s: Session, actions: TurnActions, call: dict[str, Any]) -> None:
     name = call.get("name") if isinstance(call.get("name"), str) else None
     s.add_tool(name)
     args = call.get("args") if isinstance(call.get("args"), dict) else {}
-    if name in _SKILL_TOOLS:
-        skill = args.get("name") or args.get("skill")
+    if name in _SKILL_TOOLS and call.get("status") not in _FAILED:
+        skill = args.get("name") or args.get("skill") or args.get("skill_name")
         s.add_skill(skill if isinstance(skill, str) else None)
     if name in _SHELL_TOOLS:
         command = args.get("command")
