@@ -149,6 +149,28 @@ def opencode_home() -> Path:
     return source_home("opencode")
 
 
+def cursor_user_dirs() -> list[Path]:
+    """Every Cursor IDE ``User`` folder: ``$SKILLOPT_CURSOR_IDE_HOME`` when set, else the
+    platforms' default places that exist (Linux ``$XDG_CONFIG_HOME`` or ``~/.config``,
+    macOS ``~/Library/Application Support``, Windows ``%APPDATA%``, each ``/Cursor/User``;
+    all are listed on every platform, as for VS Code; sleep/hosts/cursor.py)."""
+    override = os.environ.get("SKILLOPT_CURSOR_IDE_HOME")
+    if override:
+        return [Path(override).expanduser()]
+    h = home()
+    config = os.environ.get("XDG_CONFIG_HOME")
+    candidates = [Path(config) / "Cursor" / "User"] if config else []
+    candidates += [h / ".config" / "Cursor" / "User", h / "Library" / "Application Support" / "Cursor" / "User"]
+    appdata = os.environ.get("APPDATA")
+    if appdata:
+        candidates.append(Path(appdata) / "Cursor" / "User")
+    found: list[Path] = []
+    for c in candidates:
+        if c not in found and c.is_dir():
+            found.append(c)
+    return found
+
+
 def vscode_user_dirs() -> list[Path]:
     """Every VS Code ``User`` directory that may hold Copilot Chat sessions.
 

@@ -22,8 +22,8 @@ from typing import Any, Iterator
 from sleep import paths
 from sleep.redact import known as known_secrets
 from sleep.harvest.offsets import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
-                          head_digest, plan_read)
-from sleep.harvest.pool import POOL_MIN_BYTES, Job, Outcome, Pool, parse_job, stat_error, workers
+                          ReadPlan, head_digest, plan_read)
+from sleep.harvest.pool import POOL_MIN_BYTES, Job, Outcome, Pool, file_stat, parse_job, stat_error, workers
 from sleep.index import Index, session_key
 from sleep.lock import FileLock
 from sleep.harvest.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
@@ -31,6 +31,7 @@ from sleep.redact import Redactor
 from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 from sleep.hosts import source_groups
 from sleep.harvest.sources import ParseResult, Source, SourceFile, all_sources, is_under
+from sleep.harvest.sources.sqlite_ro import ROW_SEP
 from sleep.harvest.sources.copilot_vscode import CopilotVSCodeSource
 
 COMMIT_EVERY = 500
@@ -149,7 +150,7 @@ class _Harvester:
                 for file in src.discover(self.ctx.stats):
                     seen.add(file.path)
                     rep.files_seen += 1
-                    if self.plan is not None and not self.plan.allows(name, file.path):
+                    if self.plan is not None and not any(self.plan.allows(name, p) for p in _watched(file)):
                         rep.files_unchanged += 1  # the watcher saw no change since the last harvest
                         continue
                     before = self.ctx.stats.bytes_read
@@ -158,7 +159,7 @@ class _Harvester:
                     self._maybe_commit()
                 self._parse_jobs()
             for path in set(self.cursors) - seen:
-                if not os.path.lexists(path):
+                if not os.path.lexists(path) and not _row_db_exists(path):
                     self.index.delete_cursor(path)
             if self.plan is not None:
                 finish_harvest(self.index, self.plan, names)
@@ -199,16 +200,16 @@ class _Harvester:
             stats.skip_file("undecodable_file_name", file.path.encode("utf-8", "replace").decode())
             return
         try:
-            st = os.stat(file.path)
+            st = file_stat(file)
         except OSError as exc:
-            stats.skip_file(stat_error(file.path, exc), file.path)
+            stats.skip_file(stat_error(file.container or file.path, exc), file.path)
             return
         if not stat_mod.S_ISREG(st.st_mode):
             stats.skip_file("not_a_regular_file", file.path)
             return
         if self.cutoff is not None and st.st_mtime < self.cutoff:
             rep.files_out_of_scope += 1
-            self._leave(file.path, changed=False)
+            self._leave(file.container or file.path, changed=False)
             return
         cur = self.cursors.get(file.path)
         if file.replay_hint:
@@ -220,6 +221,8 @@ class _Harvester:
             self._put(file, st, cur, status=STATUS_REPLAY, offset=st.st_size)
             return
         plan = plan_read(cur, st, file.incremental, lambda n: _read_head(file.path, n))
+        if plan.action == "touched" and file.container is not None:
+            plan = ReadPlan("reread", 0, "changed")  # a chat's version is not a size: any change is one
         if plan.action == "unchanged":
             rep.files_unchanged += 1
             return
@@ -229,7 +232,7 @@ class _Harvester:
             return
         if self.project and file.kind != "history" and not self._in_scope(src, file, cur):
             rep.files_out_of_scope += 1
-            self._leave(file.path)
+            self._leave(file.container or file.path)
             return
         if st.st_size == 0:
             stats.skip_file("empty_file", file.path)
@@ -272,7 +275,7 @@ class _Harvester:
         if action == "append" and cur is not None and cur.session_key:
             prior = self.index.get_session_by_key(cur.session_key)
         try:
-            size = max(0, os.stat(file.path).st_size - start)
+            size = max(0, file_stat(file).st_size - start)
         except OSError:
             size = 0
         self.jobs.append(Job(src, file, start, prior, size, token=(cur, action, reason, rep)))
@@ -311,7 +314,7 @@ class _Harvester:
             why, where, leave = out.skip
             self.ctx.stats.skip_file(why, where)
             if leave:
-                self._leave(file.path)
+                self._leave(file.container or file.path)
             return
         assert out.result is not None and out.st is not None
         rep.files_read += 1
@@ -390,6 +393,18 @@ class _Harvester:
         r.mb_per_s = round(r.bytes_read / 1e6 / elapsed, 2) if elapsed > 0 else 0.0
         r.watch = self.plan.summary() if self.plan is not None else {}
         return r
+
+
+def _watched(file: SourceFile) -> tuple[str, ...]:
+    """The paths the watcher notes when ``file`` changes (a row file: its database and its WAL)."""
+    return (file.path,) if file.container is None else (file.container, file.container + "-wal")
+
+
+def _row_db_exists(path: str) -> bool:
+    """True if ``path`` is a row file (``<db>#<key>``) whose database still exists: a chat the
+    listing missed (the database was busy) keeps its cursor, so it is not read again."""
+    db, sep, _ = path.rpartition(ROW_SEP)
+    return bool(sep) and os.path.isfile(db)
 
 
 def _read_head(path: str, n: int) -> bytes:

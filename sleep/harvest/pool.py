@@ -51,8 +51,8 @@ class Outcome:
     be left for a later harvest."""
 
     result: ParseResult | None = None
-    st: os.stat_result | None = None
-    head: str = ""
+    st: Any = None  # os.stat_result, or a RowStat
+    head: str | None = ""
     skip: tuple[str, str, bool] | None = None  # (reason, where, leave the file for later)
     stats: ParseStats | None = None  # set when parsed in a worker
     counts: Counter = field(default_factory=Counter)
@@ -60,10 +60,50 @@ class Outcome:
     bytes_read: int = 0
 
 
+@dataclass(frozen=True)
+class RowStat:
+    """What a row file's cursor compares (sleep.harvest.sources.SourceFile): its database's
+    device and inode, the chat's own version as size and mtime."""
+
+    st_dev: int
+    st_ino: int
+    st_size: int
+    st_mtime_ns: int
+    st_mode: int
+
+    @property
+    def st_mtime(self) -> float:
+        return self.st_mtime_ns / 1e9
+
+
+def file_stat(file: SourceFile) -> os.stat_result | RowStat:
+    """``os.stat`` of the file, or for a row file its :class:`RowStat` (raises OSError)."""
+    if file.container is None:
+        return os.stat(file.path)
+    st = os.stat(file.container)
+    size, mtime_ns = file.version or (st.st_size, st.st_mtime_ns)
+    return RowStat(st.st_dev, st.st_ino, size, mtime_ns, st.st_mode)
+
+
+def _parse_row(job: Job, ctx: ParseContext) -> Outcome:
+    file = job.file
+    try:
+        st = file_stat(file)
+    except OSError as exc:
+        return Outcome(skip=(stat_error(file.container or file.path, exc), file.path, False))
+    try:
+        result = job.src.parse(file, None, 0, job.prior, ctx)
+    except Exception as exc:  # noqa: BLE001 - a parser bug must cost one chat, not the harvest
+        return Outcome(skip=("parser_error", f"{file.path}: {type(exc).__name__}: {exc}", True))
+    return Outcome(result=result, st=st, head=None)
+
+
 def parse_job(job: Job, ctx: ParseContext) -> Outcome:
     """Open, fingerprint and parse one file with ``ctx`` (never raises for the file's
-    content: a parser bug costs this file only)."""
+    content: a parser bug costs this file only). A row file is parsed from its database."""
     file = job.file
+    if file.container is not None:
+        return _parse_row(job, ctx)
     try:
         f = open_binary(file.path)
     except OSError as exc:

@@ -84,8 +84,8 @@ class Home:
 @dataclass(frozen=True)
 class Watch:
     """One folder the watcher watches for a source: ``sub`` below each of the
-    source's home folders; ``names`` only these file names (empty: any
-    transcript suffix); ``parent`` only files whose folder has this name."""
+    source's home folders; ``names`` only these file names or ``*`` patterns
+    (empty: any transcript suffix); ``parent`` only files whose folder has this name."""
 
     sub: str = ""
     recursive: bool = True
@@ -113,13 +113,17 @@ class Skills:
     """Where a host reads skills (``<folder>/<name>/SKILL.md``), in its own order:
     ``project`` folders relative to the project, ``user`` folders as
     ``(home, sub)`` pairs (``sub`` below the home's folder). The first project
-    folder is where a managed skill is created."""
+    folder is where a managed skill is created. ``rules``: project folders of rule
+    files ``<folder>/<name>.mdc`` the host also reads as instructions (Cursor's
+    ``.cursor/rules``), looked up after the project's skill folders."""
 
     project: tuple[str, ...]
     user: tuple[tuple[Home, str], ...] = ()
+    rules: tuple[str, ...] = ()
 
     def candidates(self, name: str, project: Path) -> list[Path]:
         found = [project / folder / name / "SKILL.md" for folder in self.project]
+        found += [project / folder / f"{name}.mdc" for folder in self.rules]
         for home, sub in self.user:
             found.append((home.path() / sub if sub else home.path()) / name / "SKILL.md")
         return found

@@ -1,5 +1,6 @@
-"""OpenCode: JSON storage under ``$XDG_DATA_HOME/opencode/storage`` (default
-``~/.local/share/opencode`` on every platform); replayed with ``opencode run --format json``
+"""OpenCode: JSON storage under ``$XDG_DATA_HOME/opencode/storage`` and, in newer versions,
+the SQLite ``opencode.db`` next to it (default ``~/.local/share/opencode`` on every platform;
+both read by one source, a session once); replayed with ``opencode run --format json``
 (the ``opencode`` backend); the MCP server registered by ``skillopt-sleep integrate opencode``
 in ``opencode.json`` (:mod:`sleep.integrations.mcp_json`). Skills: ``.opencode/skills``, ``.claude/skills``, ``.agents/skills``
 in the project and ``~/.config/opencode/skills``, ``~/.claude/skills``, ``~/.agents/skills``
@@ -12,11 +13,14 @@ HOME = Home("XDG_DATA_HOME", {"*": ".local/share/opencode"}, under_env="opencode
 CONFIG = Home("XDG_CONFIG_HOME", {"*": ".config/opencode"}, under_env="opencode", carry=False)
 CLAUDE = Home(None, {"*": ".claude"})
 AGENTS = Home(None, {"*": ".agents"})
+# Newer versions' SQLite store in the data folder (sleep.harvest.sources.opencode_db), and its WAL.
+_DB = ("opencode.db", "opencode.db-wal", "opencode-*.db", "opencode-*.db-wal")
 
 HOST = Host(
     name="opencode",
     label="OpenCode",
-    sources=(Source("opencode", "sleep.harvest.sources.opencode:OpenCodeSource", HOME, watch=(Watch("storage"),)),),
+    sources=(Source("opencode", "sleep.harvest.sources.opencode:OpenCodeSource", HOME,
+                    watch=(Watch("storage"), Watch("", recursive=False, names=_DB))),),
     replay="opencode",
     ready="sleep.hosts.ready:opencode",
     skills=Skills(project=(".opencode/skills", ".claude/skills", ".agents/skills"),

@@ -9,12 +9,17 @@ checks that every discovered file lies under one of these roots and is wanted by
 - Copilot CLI: ``<home>/session-state/**`` and ``<home>/history-session-state/*.json``;
 - VS Code Copilot Chat: ``<User>/workspaceStorage/*/chatSessions/*`` and
   ``<User>/globalStorage/emptyWindowChatSessions/*`` for every VS Code user folder;
-- Gemini CLI: ``<home>/tmp/*/chats/*``; OpenCode: ``<data>/storage/**``.
+- Gemini CLI: ``<home>/tmp/*/chats/*``; OpenCode: ``<data>/storage/**`` and ``<data>/opencode*.db``
+  with its ``-wal``;
+- Cursor: ``~/.cursor/chats/**/store.db`` and the IDE's ``<User>/globalStorage/state.vscdb`` and
+  ``<User>/workspaceStorage/*/state.vscdb``, each with its ``-wal`` (a row file is noted
+  through its database).
 """
 
 from __future__ import annotations
 
 import os
+from fnmatch import fnmatchcase
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,14 +33,14 @@ class Root:
     host: str
     path: str
     recursive: bool
-    names: tuple[str, ...] = ()  # only these file names (empty: any transcript suffix)
+    names: tuple[str, ...] = ()  # only these file names, or patterns (``opencode-*.db``); empty: any transcript suffix
     parent: str = ""  # only files whose folder has this name
 
     def wants(self, path: str) -> bool:
         """True if a file event at ``path`` may concern a transcript of this root."""
         name = os.path.basename(path)
         if self.names:
-            if name not in self.names:
+            if name not in self.names and not any(fnmatchcase(name, n) for n in self.names if "*" in n):
                 return False
         elif not name.endswith(SUFFIXES):
             return False

@@ -2,7 +2,9 @@
 
 A source finds its host's session files (:meth:`Source.discover`) and turns the
 bytes of one file, from a cursor offset, into at most one :class:`Session`
-plus typed-prompt history lines (:meth:`Source.parse`). It never raises for bad
+plus typed-prompt history lines (:meth:`Source.parse`). A store that keeps many
+sessions in one database yields one *row file* per session (:class:`SourceFile`,
+``container``), so the same rule holds: one cursor, one session. It never raises for bad
 input: every skipped line or file is counted in ``ctx.stats`` by reason.
 Secrets are redacted (``ctx.redactor``) before text enters a record.
 Sessions that SkillOpt's own replays created are reported with
@@ -31,6 +33,14 @@ class SourceFile:
     ``incremental``: an append-only line log, read from the cursor offset;
     otherwise the whole file is re-read whenever it changes.
     ``replay_hint``: the path alone shows it is a SkillOpt replay (not read).
+
+    A *row file* is one chat inside a database that holds many (Cursor's
+    ``state.vscdb``, OpenCode's ``opencode.db``): ``container`` is the database,
+    ``path`` is ``<container>#<chat key>`` (:func:`sleep.harvest.sources.sqlite_ro.row_path`,
+    the cursor's key) and ``version`` is ``(size, mtime_ns)`` as the source's listing
+    knows the chat (its stored size and last update). The harvest compares that
+    version instead of a file's stat, so a chat is re-read only when it changed, and
+    the source's ``parse`` gets no open file (``f`` is None): it reads the database.
     """
 
     path: str
@@ -42,6 +52,8 @@ class SourceFile:
     project_dir: str | None = None
     project_slug: str | None = None
     replay_hint: bool = False
+    container: str | None = None
+    version: tuple[int, int] | None = None
 
 
 @dataclass
@@ -69,9 +81,10 @@ class Source(Protocol):
         """Every candidate file, cheaply (directory listings, no file content)."""
         ...
 
-    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+    def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
-        """Read ``f`` from byte ``start`` (0 unless incremental) continuing ``prior``."""
+        """Read ``f`` from byte ``start`` (0 unless incremental) continuing ``prior``
+        (``f`` is None for a row file: the source reads its ``container``)."""
         ...
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:

@@ -28,7 +28,6 @@ import re
 import sqlite3
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
-from urllib.parse import quote
 
 import orjson
 
@@ -38,6 +37,7 @@ from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in
 from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.sqlite_ro import connect_read_only  # noqa: F401 (also imported from here)
 from sleep.harvest.sources.turns import open_turn
 
 HOST = "cursor-agent"
@@ -51,14 +51,6 @@ _PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
 def workspace_hash(project: str) -> str:
     """The folder name cursor-agent gives a project: MD5 of its absolute path."""
     return hashlib.md5(project.encode("utf-8")).hexdigest()  # noqa: S324 (a name, not security)
-
-
-def connect_read_only(path: str) -> sqlite3.Connection:
-    """``path`` opened read-only by URI: never written, never holding a lock for long."""
-    uri = "file:" + quote(os.path.abspath(path)) + "?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, timeout=0.5, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA query_only = 1")
-    return conn
 
 
 class CursorAgentSource:

@@ -12,8 +12,10 @@ input, output}``). IDs sort in creation order.
 
 One session is one source file (its ``session/...json``); when it changes (OpenCode
 updates ``time.updated`` with every message) the session is re-read whole from its
-message and part files. Versions that keep everything in an ``opencode.db`` SQLite
-database are not read yet.
+message and part files. Newer versions keep the same records in ``opencode.db`` in the
+same data folder (sleep.harvest.sources.opencode_db); this source reads both, the database first,
+and a session the database holds is not read from the JSON storage again. Both loaders
+share one mapping (sleep.harvest.sources.opencode_map).
 """
 
 from __future__ import annotations
@@ -23,19 +25,14 @@ from typing import Any, BinaryIO, Iterator
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.sessions import Session, iso_utc
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in
-from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Session
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import opencode_db
+from sleep.harvest.sources.opencode_map import HOST, Message, build_session, session_dir
 
-HOST = "opencode"
 MAX_JSON_BYTES = 16 << 20
-_SHELL_TOOLS = frozenset({"bash", "shell"})
-_FILE_TOOLS = frozenset({"read", "edit", "write", "patch", "multiedit", "list", "glob", "grep"})
-_PATH_KEYS = ("filePath", "file_path", "path")
 
 
 class OpenCodeSource:
@@ -53,6 +50,12 @@ class OpenCodeSource:
         return self.home / "storage"
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        # The database first: a session it holds is not read again from the JSON storage
+        # it was migrated from (one session, one record).
+        in_db: set[str] = set()
+        for file in opencode_db.discover(self.home, stats):
+            in_db.add(file.session_id or "")
+            yield file
         for project in sorted(scan_dir(self.storage / "session", stats), key=lambda e: e.name):
             try:
                 if not project.is_dir():
@@ -60,7 +63,7 @@ class OpenCodeSource:
             except OSError:
                 continue
             for entry in sorted(scan_dir(project.path, stats), key=lambda e: e.name):
-                if entry.name.endswith(".json"):
+                if entry.name.endswith(".json") and entry.name[:-5] not in in_db:
                     yield SourceFile(entry.path, HOST, "session", incremental=False,
                                      session_id=entry.name[:-5], project_slug=project.name)
 
@@ -68,11 +71,16 @@ class OpenCodeSource:
         return None
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
+        if file.container is not None:
+            return file.project_dir
         doc = _read_json(Path(file.path), ctx, count=False)
         return _session_dir(doc, self.storage) if doc is not None else None
 
-    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+    def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
+        if file.container is not None:
+            return opencode_db.parse(file, ctx)
+        assert f is not None
         data = f.read(MAX_JSON_BYTES + 1)
         ctx.stats.bytes_read += len(data)
         if len(data) > MAX_JSON_BYTES:
@@ -83,21 +91,12 @@ class OpenCodeSource:
             return ParseResult(None, file_skip_reason="unusable")
         ctx.stats.kept()
         sid = doc.get("id") if isinstance(doc.get("id"), str) else file.session_id
-        s = Session(host=HOST, session_id=sid or Path(file.path).stem, source_path=file.path,
-                    project_dir=_session_dir(doc, self.storage))
-        if isinstance(doc.get("parentID"), str):
-            s.is_subagent, s.parent_session_id = True, doc["parentID"]
-        times = doc.get("time") if isinstance(doc.get("time"), dict) else {}
-        s.note_time(iso_utc(times.get("created")))
-        s.note_time(iso_utc(times.get("updated")))
-        if is_replay_path(s.project_dir):
-            return ParseResult(None, replay=True)
-        return self._messages(s, ctx)
+        return build_session(doc, sid or Path(file.path).stem, file.path, _session_dir(doc, self.storage),
+                             self._messages(sid or Path(file.path).stem, ctx), ctx)
 
-    def _messages(self, s: Session, ctx: ParseContext) -> ParseResult:
-        actions = TurnActions(s, ctx)
-        answered = False
-        folder = self.storage / "message" / s.session_id
+    def _messages(self, session_id: str, ctx: ParseContext) -> Iterator[Message]:
+        """The session's messages and their parts, from their JSON files in id order."""
+        folder = self.storage / "message" / session_id
         for entry in sorted(scan_dir(folder, ctx.stats), key=lambda e: e.name):
             if not entry.name.endswith(".json"):
                 continue
@@ -105,35 +104,7 @@ class OpenCodeSource:
             if msg is None:
                 continue
             mid = msg.get("id") if isinstance(msg.get("id"), str) else entry.name[:-5]
-            times = msg.get("time") if isinstance(msg.get("time"), dict) else {}
-            at = iso_utc(times.get("created"))
-            s.note_time(at)
-            s.note_time(iso_utc(times.get("completed")))
-            parts = self._parts(mid, ctx)
-            role = msg.get("role")
-            if role == "user":
-                text = "\n".join(p["text"] for p in parts if p.get("type") == "text"
-                                 and isinstance(p.get("text"), str) and not p.get("synthetic")).strip()
-                if not text:
-                    continue
-                if not s.prompts and is_replay_prompt(text):
-                    return ParseResult(None, replay=True)
-                open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-                answered = False
-            elif role == "assistant":
-                if isinstance(msg.get("modelID"), str):
-                    s.note_model(msg["modelID"])
-                texts = []
-                for p in parts:
-                    if p.get("type") == "tool":
-                        _tool(s, actions, p)
-                        answered = True
-                    elif p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip():
-                        texts.append(p["text"])
-                if texts and s.prompts:
-                    s.finals[-1] = ctx.redactor.redact("\n\n".join(texts))
-                    answered = True
-        return ParseResult(s)
+            yield msg, self._parts(mid, ctx)
 
     def _parts(self, message_id: str, ctx: ParseContext) -> list[dict[str, Any]]:
         out = []
@@ -145,40 +116,20 @@ class OpenCodeSource:
         return out
 
 
-def _tool(s: Session, actions: TurnActions, part: dict[str, Any]) -> None:
-    name = part.get("tool") if isinstance(part.get("tool"), str) else None
-    s.add_tool(name)
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
-    inp = state.get("input") if isinstance(state.get("input"), dict) else {}
-    if name == "skill" and isinstance(inp.get("name"), str):
-        s.add_skill(inp["name"])
-    if name in _SHELL_TOOLS:
-        actions.command(inp.get("command"))
-        if isinstance(inp.get("command"), str):
-            for skill in skills_in(inp["command"]):
-                s.add_skill(skill)
-    elif name in _FILE_TOOLS:
-        for key in _PATH_KEYS:
-            if isinstance(inp.get(key), str):
-                for skill in skills_in(inp[key]):
-                    s.add_skill(skill)
-                actions.path(inp[key])
-                break
-
-
 def _session_dir(doc: dict[str, Any], storage: Path) -> str | None:
-    """The session's ``directory``, else its project's ``worktree``."""
-    if isinstance(doc.get("directory"), str) and doc["directory"]:
-        return doc["directory"]
-    pid = doc.get("projectID")
-    if isinstance(pid, str) and pid and "/" not in pid and "\\" not in pid:
+    """The session's ``directory``, else its project file's ``worktree``."""
+    def worktree(pid: str) -> str | None:
+        if "/" in pid or "\\" in pid:
+            return None
         try:
             project = orjson.loads((storage / "project" / f"{pid}.json").read_bytes())
         except (OSError, orjson.JSONDecodeError):
             return None
         if isinstance(project, dict) and isinstance(project.get("worktree"), str):
             return project["worktree"]
-    return None
+        return None
+
+    return session_dir(doc, worktree)
 
 
 def _read_json(path: Path, ctx: ParseContext, count: bool = True) -> dict[str, Any] | None:

@@ -1,0 +1,104 @@
+"""One mapping from OpenCode's records to a :class:`Session`, whichever store they come from.
+
+OpenCode keeps the same records in its JSON storage (sleep.harvest.sources.opencode) and, in
+newer versions, in its SQLite database (sleep.harvest.sources.opencode_db): a session
+``{id, projectID, directory, parentID?, time: {created, updated}}``, its messages
+``{id, role, time: {created, completed?}, modelID?, providerID?}`` in creation order, and
+each message's parts ``{id, type, ...}``: ``text`` parts hold ``text`` (``synthetic``
+ones are injected, not typed), ``tool`` parts ``tool`` and ``state: {status, input,
+output}``. Both loaders hand these dicts to :func:`build_session`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from skillopt_core.replay import is_replay_path, is_replay_prompt
+from sleep.harvest.reader import ParseContext
+from sleep.sessions import Session, iso_utc
+from sleep.harvest.sources import ParseResult, skills_in
+from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.turns import open_turn
+
+HOST = "opencode"
+_SHELL_TOOLS = frozenset({"bash", "shell"})
+_FILE_TOOLS = frozenset({"read", "edit", "write", "patch", "multiedit", "list", "glob", "grep"})
+_PATH_KEYS = ("filePath", "file_path", "path")
+
+Message = tuple[dict[str, Any], list[dict[str, Any]]]  # a message and its parts
+
+
+def session_dir(doc: dict[str, Any], worktree_of: Callable[[str], str | None]) -> str | None:
+    """The session's ``directory``, else its project's ``worktree``."""
+    if isinstance(doc.get("directory"), str) and doc["directory"]:
+        return doc["directory"]
+    pid = doc.get("projectID")
+    if isinstance(pid, str) and pid:
+        return worktree_of(pid)
+    return None
+
+
+def build_session(doc: dict[str, Any], session_id: str, source_path: str, project_dir: str | None,
+                  messages: Iterable[Message], ctx: ParseContext) -> ParseResult:
+    """The Session of one OpenCode session record and its messages (see module docstring)."""
+    sid = doc.get("id") if isinstance(doc.get("id"), str) else session_id
+    s = Session(host=HOST, session_id=sid or session_id, source_path=source_path, project_dir=project_dir)
+    if isinstance(doc.get("parentID"), str) and doc["parentID"]:
+        s.is_subagent, s.parent_session_id = True, doc["parentID"]
+    times = doc.get("time") if isinstance(doc.get("time"), dict) else {}
+    s.note_time(iso_utc(times.get("created")))
+    s.note_time(iso_utc(times.get("updated")))
+    if is_replay_path(s.project_dir):
+        return ParseResult(None, replay=True)
+    actions = TurnActions(s, ctx)
+    answered = False
+    for msg, parts in messages:
+        times = msg.get("time") if isinstance(msg.get("time"), dict) else {}
+        at = iso_utc(times.get("created"))
+        s.note_time(at)
+        s.note_time(iso_utc(times.get("completed")))
+        role = msg.get("role")
+        if role == "user":
+            text = "\n".join(p["text"] for p in parts if p.get("type") == "text"
+                             and isinstance(p.get("text"), str) and not p.get("synthetic")).strip()
+            if not text:
+                continue
+            if not s.prompts and is_replay_prompt(text):
+                return ParseResult(None, replay=True)
+            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            answered = False
+        elif role == "assistant":
+            if isinstance(msg.get("modelID"), str):
+                s.note_model(msg["modelID"])
+            texts = []
+            for p in parts:
+                if p.get("type") == "tool":
+                    _tool(s, actions, p)
+                    answered = True
+                elif p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip():
+                    texts.append(p["text"])
+            if texts and s.prompts:
+                s.finals[-1] = ctx.redactor.redact("\n\n".join(texts))
+                answered = True
+    return ParseResult(s)
+
+
+def _tool(s: Session, actions: TurnActions, part: dict[str, Any]) -> None:
+    name = part.get("tool") if isinstance(part.get("tool"), str) else None
+    s.add_tool(name)
+    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    inp = state.get("input") if isinstance(state.get("input"), dict) else {}
+    if name == "skill" and isinstance(inp.get("name"), str):
+        s.add_skill(inp["name"])
+    if name in _SHELL_TOOLS:
+        actions.command(inp.get("command"))
+        if isinstance(inp.get("command"), str):
+            for skill in skills_in(inp["command"]):
+                s.add_skill(skill)
+    elif name in _FILE_TOOLS:
+        for key in _PATH_KEYS:
+            if isinstance(inp.get(key), str):
+                for skill in skills_in(inp[key]):
+                    s.add_skill(skill)
+                actions.path(inp[key])
+                break
