@@ -223,3 +223,60 @@ def test_opencode_1_18_shapes(homes: Homes) -> None:
     assert s.tools == {"bash": 1, "edit": 1} and s.models == ["deepseek-v4-flash"]
     assert s.prompts[0].shell == ["Get-ChildItem -LiteralPath"]
     assert s.prompts[0].files == [".obsidian/appearance.json"]  # backslashed, under the forward-slashed directory
+
+
+def test_cursor_2025_tool_bubbles_the_headers_do_not_list(homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A genuine global state.vscdb of 2025-09 (AdamEps/urpg_app e78fd6a, composerData ``_v`` 9,
+    bubbles ``_v`` 3 without ``createdAt``, ``modelConfig {"modelName": "default"}``, 16 NULL
+    values) lists only prompts and final answers in ``fullConversationHeadersOnly``; the turn's
+    tool-call bubbles (``capabilityType`` 15, ``read_file`` ``targetFile``, ``grep`` ``pattern``,
+    ``codebase_search``, one with only ``additionalData``) are stored between them, unlisted."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    user = homes.home / ".config" / "Cursor" / "User"
+    ws = user / "workspaceStorage" / "w1"
+    ws.mkdir(parents=True)
+    (ws / "workspace.json").write_text(json.dumps({"folder": "file:///work/urpg"}))
+    conn = sqlite3.connect(ws / "state.vscdb")
+    conn.execute(KV.format("ItemTable"))
+    conn.execute("INSERT INTO ItemTable VALUES ('composer.composerData', ?)",
+                 (json.dumps({"allComposers": [{"composerId": "c9", "createdAt": 1757880000000}]}),))
+    conn.commit()
+    conn.close()
+    (user / "globalStorage").mkdir(parents=True)
+    conn = sqlite3.connect(user / "globalStorage" / "state.vscdb")
+    conn.execute(KV.format("ItemTable"))
+    conn.execute(KV.format("cursorDiskKV"))
+    rows = [  # in the order Cursor wrote them (row order)
+        ("u1", {"_v": 3, "type": 1, "bubbleId": "u1", "text": "why does the map not load", "requestId": "r1",
+                "timingInfo": {"clientRpcSendTime": 1757880001000}}),
+        ("t1", {"_v": 3, "type": 2, "bubbleId": "t1", "text": "", "capabilityType": 15, "toolFormerData": {
+            "tool": 40, "name": "read_file", "status": "completed",
+            "params": json.dumps({"targetFile": "/work/urpg/src/map.ts", "charsLimit": 100000})}}),
+        ("x1", {"_v": 3, "type": 2, "bubbleId": "x1", "text": "Let me look for the loader."}),
+        ("t2", {"_v": 3, "type": 2, "bubbleId": "t2", "text": "", "capabilityType": 15, "toolFormerData": {
+            "tool": 41, "name": "grep", "status": "completed",
+            "rawArgs": json.dumps({"pattern": "loadMap", "outputMode": "content"})}}),
+        ("t3", {"_v": 3, "type": 2, "bubbleId": "t3", "text": "", "toolFormerData": {"additionalData": {}}}),
+        ("a1", {"_v": 3, "type": 2, "bubbleId": "a1", "text": "The loader awaits a promise it never resolves."}),
+        ("u0", {"_v": 3, "type": 1, "bubbleId": "u0", "text": "a prompt the person edited away"}),
+    ]
+    composer = {"_v": 9, "composerId": "c9", "createdAt": 1757880000000, "lastUpdatedAt": 1757880100000,
+                "status": "completed", "modelConfig": {"modelName": "default", "maxMode": False}, "conversationMap": {},
+                "fullConversationHeadersOnly": [{"bubbleId": "u1", "type": 1},
+                                                {"bubbleId": "a1", "type": 2, "serverBubbleId": "s1"}]}
+    conn.execute("INSERT INTO cursorDiskKV VALUES ('composerData:c9', ?)", (json.dumps(composer),))
+    for bid, b in rows:
+        conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"bubbleId:c9:{bid}", json.dumps(b)))
+    conn.execute("INSERT INTO cursorDiskKV VALUES ('composerData:c-gone', NULL)")
+    conn.commit()
+    conn.close()
+    report = run(source="cursor")
+    with Index.open() as idx:
+        [s] = idx.sessions(host="cursor-ide")
+    assert [p.text for p in s.prompts] == ["why does the map not load"]
+    assert s.finals == ["The loader awaits a promise it never resolves."]
+    assert s.tools == {"read_file": 1, "grep": 1}
+    assert s.prompts[0].files == ["src/map.ts"] and s.project_dir == "/work/urpg"
+    assert s.models == []  # "default" names no model
+    assert s.prompts[0].at == "2025-09-14T20:00:01.000Z"
+    assert report.skipped_lines.get("null_value") == 1

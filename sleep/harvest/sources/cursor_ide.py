@@ -16,7 +16,11 @@ docs/recon/cursor.md quotes (a ``composerHeaders`` table with ``isSubagent`` and
 ``recency``, ItemTable ``composer.composerHeaders`` ``{allComposers}`` whose
 ``workspaceIdentifier.uri.fsPath`` is a Windows path, ``_v`` 2 / 3 / 17 records side by side,
 bubbles whose only time is ``timingInfo.clientRpcSendTime``, SQL NULL values, workspace ids
-such as ``empty-window`` with no ``workspace.json``):
+such as ``empty-window`` with no ``workspace.json``), and run on two genuine databases found
+in public repositories: the global ``state.vscdb`` AdamEps/urpg_app commits (e78fd6a,
+2025-09: composerData ``_v`` 9, tool bubbles the headers do not list) and the workspace one
+of slevin48/cursor-history (74b0ce6, 2024-11: whole conversations in ``composer.composerData``
+and the old chat panel's tabs):
 
 - ``globalStorage/state.vscdb``, table ``cursorDiskKV(key, value)``: one
   ``composerData:<composerId>`` JSON per chat (``composerId``, ``name``,
@@ -81,6 +85,7 @@ KIND_CHAT_TAB = "chat-tab"
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
 MAX_VALUE_BYTES = 64 << 20
 _COMPOSER = "composerData:"
+_ROWID = "\x00rowid"  # where a bubble's row order is kept while a chat is built (no JSON key can clash)
 _SHELL_TOOLS = frozenset({"run_terminal_cmd", "run_terminal_command", "run_terminal_command_v2", "Shell", "shell"})
 _PATH_KEYS = ("target_file", "targetFile", "relativeWorkspacePath", "relative_workspace_path", "file_path",
               "filePath", "path", "target_directory")
@@ -327,10 +332,11 @@ class CursorIdeSource:
         prefix = f"bubbleId:{cid}:"
         bubbles: dict[str, dict[str, Any]] = {}
         # A key range, not LIKE: it uses the key's index and '_' in an id is no wildcard.
-        for key, value in conn.execute("SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?",
-                                       (prefix, f"bubbleId:{cid};")):
+        for rowid, key, value in conn.execute("SELECT rowid, key, value FROM cursorDiskKV WHERE key >= ? AND key < ?",
+                                              (prefix, f"bubbleId:{cid};")):
             bubble = self._value(value, f"{db}#{key}", ctx)
             if bubble is not None:
+                bubble[_ROWID] = rowid
                 bubbles[key[len(prefix):]] = bubble
         return composer, bubbles
 
@@ -372,16 +378,34 @@ class CursorIdeSource:
 
 
 def _conversation(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The chat's messages in order: the headers' bubbles (split storage), else the inline list."""
+    """The chat's messages in order: the headers' bubbles (split storage), else the inline list.
+
+    Some versions list only the prompts and final answers in the headers and keep the
+    agent's tool-call bubbles beside them unlisted (a genuine Cursor database of 2025-09,
+    AdamEps/urpg_app state.vscdb: 12 of 13 unlisted bubbles were tool calls, stored between
+    the turn's prompt and its answer). An unlisted agent bubble is taken for its tool call
+    only, placed by its row order before the first listed bubble stored after it; an unlisted
+    bubble of the person (a prompt edited away) is not a prompt."""
     headers = composer.get("fullConversationHeadersOnly")
     if isinstance(headers, list) and headers:
-        out = []
+        listed: list[dict[str, Any]] = []
+        seen: set[str] = set()
         for h in headers:
             if isinstance(h, dict) and isinstance(h.get("bubbleId"), str) and h["bubbleId"] in bubbles:
                 b = bubbles[h["bubbleId"]]
                 if "type" not in b and "type" in h:
                     b = {**b, "type": h["type"]}
-                out.append(b)
+                listed.append(b)
+                seen.add(h["bubbleId"])
+        extra = sorted((b for bid, b in bubbles.items() if bid not in seen and b.get("type") != 1
+                        and isinstance(b.get("toolFormerData"), dict)), key=lambda b: b.get(_ROWID, 0))
+        out, i = [], 0
+        for b in listed:
+            while i < len(extra) and extra[i].get(_ROWID, 0) < b.get(_ROWID, 0):
+                out.append({"type": 2, "toolFormerData": extra[i]["toolFormerData"]})
+                i += 1
+            out.append(b)
+        out.extend({"type": 2, "toolFormerData": b["toolFormerData"]} for b in extra[i:])
         return out
     inline = composer.get("conversation")
     return [b for b in inline if isinstance(b, dict)] if isinstance(inline, list) else []
