@@ -116,7 +116,8 @@ def _spent(usage: dict[str, Any]) -> str:
     return f"; it had made {calls} model calls ({usage.get('tokens', 0)} tokens)" if calls else ""
 
 
-def nights(index: Index, project: str | None = None, limit: int = 50, *, within: str | None = None) -> list[NightRecord]:
+def nights(index: Index, project: str | None = None, limit: int = 50, *,
+           within: str | None = None) -> list[NightRecord]:
     """Nights, newest first (of ``project`` when given; of the projects at or below the
     folder ``within`` when given, the CLI's default scope)."""
     cond, args = within_sql("project", within) if within else ("project = ?", [project]) if project else ("1=1", [])

@@ -185,7 +185,8 @@ def test_copilot_command_that_ran_and_failed_is_not_denied() -> None:
 
 def test_copilot_refused_write_changes_no_file() -> None:
     out = parse_output(lines(
-        {"type": "tool.execution_start", "data": {"toolCallId": "w1", "toolName": "edit", "arguments": {"path": "a.md"}}},
+        {"type": "tool.execution_start", "data": {"toolCallId": "w1", "toolName": "edit",
+                                                  "arguments": {"path": "a.md"}}},
         {"type": "permission.completed", "data": {"requestId": "r", "toolCallId": "w1", "result": {
             "kind": "denied-no-approval-rule-and-could-not-request-from-user"}}},
         {"type": "tool.execution_complete", "data": {"toolCallId": "w1", "success": False,

@@ -169,8 +169,9 @@ for n, command in enumerate(plan(prompt)):
             "kind": "shell", "fullCommandText": command, "intention": args["description"],
             "commands": [{"identifier": program, "readOnly": False}], "possiblePaths": [], "possibleUrls": [],
             "hasWriteFileRedirection": ">" in command, "canOfferSessionApproval": False, "toolCallId": cid}})
-        result = ({"kind": "denied-by-rules", "rules": [{"kind": "shell", "argument": None if "--deny-tool=shell" in argv else program}]}
-                  if by_rule else {"kind": "denied-no-approval-rule-and-could-not-request-from-user"})
+        rule = {"kind": "shell", "argument": None if "--deny-tool=shell" in argv else program}
+        result = ({"kind": "denied-by-rules", "rules": [rule]} if by_rule
+                  else {"kind": "denied-no-approval-rule-and-could-not-request-from-user"})
         event("permission.completed", {"requestId": rid, "toolCallId": cid, "result": result})
         message = (f"The tool call was denied by the rules: shell({program})" if by_rule
                    else "Permission denied and could not request permission from user")

@@ -61,7 +61,8 @@ def test_project_and_all_projects_widen_the_scope(projects, capsys, monkeypatch)
 def test_an_empty_scope_says_how_many_other_projects_have(projects, capsys, monkeypatch) -> None:
     monkeypatch.chdir(projects["c"])
     assert main(["history"]) == 0
-    assert capsys.readouterr().out == f"No nights yet for {projects['c']}; `--all-projects` lists 3 of other projects.\n"
+    assert capsys.readouterr().out == (f"No nights yet for {projects['c']}; `--all-projects` lists 3 of other "
+                                       "projects.\n")
     assert main(["review"]) == 0
     assert capsys.readouterr().out == (f"No proposals waiting for review for {projects['c']}; `--all-projects` "
                                        "lists 2 of other projects.\n")
