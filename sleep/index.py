@@ -291,6 +291,13 @@ def _now() -> str:
     return _now_cache[1]
 
 
+def within_sql(column: str, folder: str) -> tuple[str, list[object]]:
+    """A condition on the path ``column``: ``folder`` itself or a path below it (no LIKE: a
+    path may hold % or _), and its arguments."""
+    below = folder.rstrip(os.sep) + os.sep
+    return f"({column} = ? OR substr({column}, 1, ?) = ?)", [folder, len(below), below]
+
+
 def session_key(host: str, session_id: str) -> str:
     return f"{host}\x1f{session_id}"
 

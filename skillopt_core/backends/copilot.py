@@ -20,7 +20,8 @@ Command::
 - The session is named ``skillopt-replay`` (session metadata), on top of the
   replay marker and directory.
 - Output: JSONL events; the text is the ``content`` of the last non-empty
-  ``assistant.message`` event. Output that is not JSONL (an older CLI) is
+  ``assistant.message`` event. A tool call the permission rules refused is marked
+  denied (:func:`refused`). Output that is not JSONL (an older CLI) is
   taken as the answer text. Tokens come from the usage file
   (``modelMetrics.<model>.usage.inputTokens/outputTokens``); cost is None
   (Copilot bills premium requests, not dollars).
@@ -71,10 +72,35 @@ _WRITE_TOOLS = frozenset({"edit", "create", "write", "str_replace_editor", "appl
 # Event types that carry nothing for the trajectory (lifecycle, deltas, reasoning).
 _QUIET_PREFIXES = ("session.", "assistant.turn_", "assistant.message_delta", "assistant.reasoning", "user.",
                    "tool.execution_partial_result", "result")
+# tool.execution_complete error codes of a refused call (the SDK's ToolResultType: "denied", permission policy
+# denied the request; "rejected", rejected before execution), and the CLI's own words when it names no code.
+_REFUSED_CODES = frozenset({"denied", "rejected"})
+_REFUSED_WORDS = ("permission denied and could not request permission", "the user rejected this tool call")
+
+
+def refused(data: dict[str, Any], denied_calls: set[str]) -> bool:
+    """Did the permission rules refuse the tool call of this ``tool.execution_complete``?
+    Yes when a ``permission.completed`` for its ``toolCallId`` had a ``denied-*`` result
+    (``denied_calls``), when ``error.code`` is ``denied`` or ``rejected``, or when the error is
+    the CLI's refusal ("Permission denied and could not request permission from user")."""
+    if data.get("success") is not False:
+        return False
+    if str(data.get("toolCallId") or "") in denied_calls:
+        return True
+    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+    return str(error.get("code") or "").lower() in _REFUSED_CODES \
+        or str(error.get("message") or "").lower().startswith(_REFUSED_WORDS)
+
+
+def _change(name: str, args: dict[str, Any]) -> FileChange | None:
+    if name in _WRITE_TOOLS and isinstance(args.get("path"), str):
+        return FileChange(args["path"], "added" if name == "create" else "modified")
+    return None
 
 
 def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
-                     calls: dict[str, tuple[str, dict[str, Any]]]) -> None:
+                     calls: dict[str, tuple[str, dict[str, Any]]], permissions: dict[str, str],
+                     denied_calls: set[str]) -> None:
     if kind == "assistant.message":
         if isinstance(data.get("content"), str) and data["content"].strip():
             trace.add(TextStep(bounded(data["content"])))
@@ -84,17 +110,33 @@ def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
         call_id = str(data.get("toolCallId") or "")
         calls[call_id] = (name, args)
         trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
-        if name in _WRITE_TOOLS and isinstance(args.get("path"), str):
-            trace.add(FileChange(args["path"], "added" if name == "create" else "modified"))
+        change = _change(name, args)
+        if change is not None:
+            trace.add(change)
+    elif kind == "permission.requested":  # its request names the tool call; the completion may not
+        request = data.get("permissionRequest") if isinstance(data.get("permissionRequest"), dict) else {}
+        if request.get("toolCallId"):
+            permissions[str(data.get("requestId") or "")] = str(request["toolCallId"])
+    elif kind == "permission.completed":
+        result = data.get("result") if isinstance(data.get("result"), dict) else {}
+        call_id = data.get("toolCallId") or permissions.get(str(data.get("requestId") or ""))
+        if str(result.get("kind") or "").startswith("denied") and call_id:
+            denied_calls.add(str(call_id))
     elif kind == "tool.execution_complete":
         call_id = str(data.get("toolCallId") or "")
         name, args = calls.get(call_id, ("", {}))
-        result = data.get("result")
+        result, error = data.get("result"), data.get("error")
         output = result.get("content") if isinstance(result, dict) else result
-        ok = data.get("success") is not False
+        if not output and isinstance(error, dict):
+            output = error.get("message")
+        ok, denied = data.get("success") is not False, refused(data, denied_calls)
         trace.add(ToolResult(call_id, bounded(output or ""), not ok, name))
+        change = _change(name, args)
+        if denied and change is not None and change in trace.steps:  # a refused write changed nothing
+            trace.steps.remove(change)
         if name in _SHELL_TOOLS:
-            trace.add(CommandRun(str(args.get("command") or ""), 0 if ok else None, bounded(output or "")))
+            trace.add(CommandRun(str(args.get("command") or ""), 0 if ok else None, bounded(output or ""),
+                                 denied=denied))
     elif not kind.startswith(_QUIET_PREFIXES):
         trace.raw({"type": kind, "data": data})
 
@@ -102,17 +144,19 @@ def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
 def parse_output(stdout: str) -> CopilotOutput:
     """The answer (last non-empty ``assistant.message``), errors and the trajectory
     (``tool.execution_start``/``tool.execution_complete`` pairs by ``toolCallId``;
-    shell tools become commands, write tools file changes; other event types kept
-    as raw steps and counted)."""
+    shell tools become commands, write tools file changes, a refused call is denied
+    (:func:`refused`); other event types kept as raw steps and counted)."""
     events, other = json_lines(stdout)
     found = CopilotOutput(json_lines=len(events), other_lines=other)
     trace = TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    permissions: dict[str, str] = {}  # permission requestId -> toolCallId
+    denied_calls: set[str] = set()  # toolCallIds a permission.completed refused
     for event in events:
         kind = str(event.get("type") or "")
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if kind != "session.error":
-            _trajectory_step(kind, data, trace, calls)
+            _trajectory_step(kind, data, trace, calls, permissions, denied_calls)
         if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():
             found.text = data["content"]
         elif kind == "session.error":

@@ -1,9 +1,9 @@
 """The backends a night uses, and the evidence log of what they were sent.
 
-Replays (the target role) use the agent CLI of the host the tasks came from
-when it is installed and logged in (cheap offline checks, nothing is sent),
-else the configured backend; the optimizer and judge roles use the configured
-backends. Every call is appended to the night's ``evidence.jsonl`` (request
+Replays (the target role) use the agent CLI of the host whose skill folder
+holds the skill, else of the host the tasks came from, when it is installed and
+logged in (cheap offline checks, nothing is sent), else the configured backend;
+the optimizer and judge roles use the configured backends. Every call is appended to the night's ``evidence.jsonl`` (request
 and reply) in the data directory (mode 0600), never in the project.
 
 Replies are redacted at this boundary (:func:`redact_completion`): the core only
@@ -23,7 +23,7 @@ import shutil
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from skillopt_core import Backend, BackendSpec, Completion, CompletionRequest, Settings, create_backend
 from sleep import paths
@@ -59,22 +59,38 @@ def cli_ready(family: str) -> tuple[bool, str]:
     return False, f"`copilot` is on PATH but not logged in (no {config})"
 
 
-def target_backend(hosts: Counter[str], setting: str, settings: Settings) -> tuple[str, str]:
-    """(backend name, why) for replays."""
+def target_backend(hosts: Counter[str], setting: str, settings: Settings,
+                   skill_hosts: Sequence[str] = ()) -> tuple[str, str]:
+    """(backend name, why) for replays. ``sleep.target_backend: host`` picks the agent CLI of a
+    host whose skill folder holds the skill being trained (``skill_hosts``, :func:`sleep.cycle.skills.skill_hosts`;
+    the one the tasks come from most, else its owner first) when that CLI is ready, else that of the
+    tasks' most common host whose CLI is ready, else the configured target backend."""
     if setting != "host":
         return setting, f"sleep.target_backend is {setting}"
     families = Counter()
     for host, n in hosts.items():
         families[HOST_FAMILY.get(host, host)] += n
+    skipped = []
+    for family in sorted((f for f in skill_hosts if f in CLI_BACKENDS), key=lambda f: -families[f]):
+        ok, why = cli_ready(family)
+        if ok:
+            return CLI_BACKENDS[family], f"the skill is in {family}'s skill folder, and {why}"
+        skipped.append(f"{family}, whose skill folder holds the skill: {why}")
+    not_skill = f" ({'; '.join(skipped)})" if skipped else ""
     for family, _ in families.most_common():
         if family not in CLI_BACKENDS:
             continue  # a host with no CLI replay
         ok, why = cli_ready(family)
         if ok:
-            return CLI_BACKENDS[family], f"the tasks come from {family}, and {why}"
+            return CLI_BACKENDS[family], f"the tasks come from {family}, and {why}{not_skill}"
     configured = settings.model.backend_for("target")
-    return configured, f"no host CLI is ready ({'; '.join(cli_ready(f)[1] for f in families) or 'no host'}); " \
-                       f"model backend {configured}"
+    reasons = skipped + [cli_ready(f)[1] for f in families if f in CLI_BACKENDS and f not in skill_hosts]
+    return configured, f"no host CLI is ready ({'; '.join(reasons) or 'no host'}); model backend {configured}"
+
+
+def replay_host(target: str) -> str | None:
+    """The host family whose agent CLI the ``target`` backend replays through (None: a model backend)."""
+    return next((family for family, backend in CLI_BACKENDS.items() if backend == target.replace("_", "-")), None)
 
 
 def redact_completion(completion: Completion, redactor: Redactor) -> Completion:

@@ -103,29 +103,37 @@ def _f(value) -> str:
 
 
 def _history_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", type=Path, metavar="PATH", help="only this project's nights")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", type=Path, metavar="PATH",
+                       help="the nights of the project PATH is in (default: the current directory's project)")
+    scope.add_argument("--all-projects", action="store_true", help="the nights of every project")
     p.add_argument("--limit", type=int, default=20, metavar="N", help="at most the N latest nights (default 20)")
     p.add_argument("--json", action="store_true", help="print the nights as a JSON list")
 
 
-@commands.command("history", "past nights: when, tasks, decision, proposal, cost", _history_args)
+@commands.command("history", "past nights of the current project: when, tasks, decision, proposal, cost", _history_args)
 def cmd_history(args: argparse.Namespace) -> int:
     from sleep import paths
     from sleep.cycle import store
+    from sleep.cycle.project import listing_project
     from sleep.index import Index
 
-    if not paths.index_path().exists():
-        nights = []
-    else:
+    nights, project, others = [], None, 0
+    if paths.index_path().exists():
         with Index.open() as index:
             store.settle_dead(index)  # a night whose process is gone shows as interrupted at once
-            project = str(args.project.expanduser().resolve()) if args.project else None
-            nights = store.nights(index, project, limit=max(1, args.limit))
+            if not args.all_projects:
+                project = listing_project(args.project or Path.cwd(), index)
+            nights = store.nights(index, limit=max(1, args.limit), within=str(project) if project else None)
+            others = store.count(index) if not nights and project else 0
     if args.json:
         print(json.dumps([n.to_dict() for n in nights], indent=2, default=str))
         return 0
     if not nights:
-        print("No nights yet. Run one with `skillopt-sleep run` in a project folder.")
+        where = f" for {project}" if project else ""
+        hint = f"; `--all-projects` lists {others} of other projects" if others else \
+            ". Run one with `skillopt-sleep run` in a project folder"
+        print(f"No nights yet{where}{hint}.")
         return 0
     for n in nights:
         tasks = f"{len(n.tasks.get('train', []))}/{len(n.tasks.get('val', []))}" if n.tasks else "-"

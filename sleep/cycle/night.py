@@ -38,14 +38,14 @@ from skillopt_core import Task, events, prepare_training
 from sleep import paths
 from sleep.redact import known as known_secrets
 from sleep.cycle import store
-from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, target_backend
+from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
 from sleep.cycle.checkout import replay_checkout
 from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits
 from sleep.cycle import multiskill
-from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path
+from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
 from sleep.cycle.store import NightRecord
@@ -359,7 +359,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     persist("replay")
     target_hosts = Counter({choice.host: 1}) if group.lesson_from else None
     summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
-                              persist=persist, target_hosts=target_hosts)
+                              persist=persist, target_hosts=target_hosts, skill=choice.path)
     night.run_dir = str(run_dir)
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
@@ -419,11 +419,15 @@ def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: 
 
 def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[Task], seed_text: str, edits: list,
            say: Say, subscribers: list[events.Subscriber], run_id: str, persist: Callable[..., None],
-           target_hosts: Counter[str] | None = None):
+           target_hosts: Counter[str] | None = None, skill: Path | None = None):
     """Replay and gate ``tasks`` in the core; ``target_hosts``: a lesson for one host's skill
-    replays through that host (its CLI when ready, else the configured backend)."""
+    replays through that host (its CLI when ready, else the configured backend). Otherwise a
+    ``skill`` in a host's skill folder replays through that host's CLI when it is ready
+    (:func:`sleep.cycle.backends.target_backend`)."""
     hosts = target_hosts or Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
-    target, why = target_backend(hosts, "host" if target_hosts else config.sleep.target_backend, config.core)
+    owners = skill_hosts(skill, project) if skill is not None and not target_hosts else []
+    target, why = target_backend(hosts, "host" if target_hosts else config.sleep.target_backend, config.core,
+                                 skill_hosts=owners)
     say(f"[Replay] target backend {target} ({why})")
     root = paths.private_dir(paths.data_dir() / "nights")
     core = config.core.model_copy(deep=True)
@@ -448,7 +452,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             workdir = stack.enter_context(replay_checkout(project))
             say(f"[Replay] in a disposable checkout of the project at HEAD: {workdir}")
         mode = choose_mode(config.sleep.replay, cli_target)
-        night.replay = {**mode.to_dict(), "target": target, "target_why": why}
+        night.replay = {**mode.to_dict(), "target": target, "target_host": replay_host(target), "target_why": why}
         say(f"[Replay] mode {mode.mode.replace('_', '-')}: {mode.why}")
         if mode.mode == "read_only":
             tasks = [replace(t, judge=as_text_judge(t.judge)) for t in tasks]

@@ -7,6 +7,8 @@ or the nearest folder above it that sessions name as their working directory,
 or, when the folder holds the sessions of exactly one project below it, that
 project. A folder that holds the sessions of several projects (``~/code``) is
 refused with their names: pooling their tasks into one skill helps none.
+The listing commands (``history``, ``review``) show the same project by default
+(:func:`listing_project`), or the projects below a folder that holds several.
 """
 
 from __future__ import annotations
@@ -89,3 +91,15 @@ def resolve_project(folder: Path, session_dirs: Iterable[str | None]) -> Project
         return ProjectChoice(only, f"the only project with sessions under {folder} ({n} "
                                    f"session{'s' if n != 1 else ''})")
     return ProjectChoice(folder, "")
+
+
+def listing_project(folder: Path, index) -> Path:
+    """The project whose records a listing command (``history``, ``review``) shows by default:
+    the project a night started in ``folder`` would be for (:func:`resolve_project`, with the
+    working directories of the sessions ``index`` already holds; nothing is harvested), or
+    ``folder`` itself when it holds several projects (the listing then covers those below it)."""
+    dirs = (row[0] for row in index.conn.execute("SELECT project_dir FROM sessions WHERE is_subagent = 0"))
+    try:
+        return resolve_project(folder, dirs).path
+    except SeveralProjects:
+        return folder.expanduser().resolve()

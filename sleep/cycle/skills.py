@@ -200,6 +200,29 @@ def _name_of(path: Path) -> str:
     return path.parent.name if path.name == "SKILL.md" else path.stem
 
 
+def skill_hosts(path: Path, project: Path) -> list[str]:
+    """The host families whose skill folders (``sleep/hosts/``; Copilot's instructions too) hold
+    ``path``: the hosts that list that folder first (its owner: ``.agents/skills`` is Codex's)
+    before those that also read it, each in registry order. Empty for a file elsewhere."""
+    path = Path(os.path.abspath(path.expanduser()))
+    owners: list[str] = []
+    readers: list[str] = []
+    for host in all_hosts():
+        if host.skills is None:
+            continue
+        folders = [project / f for f in host.skills.project]
+        users = [home.path() / sub if sub else home.path() for home, sub in host.skills.user]
+        own = folders[:1] + users[:1] + (_copilot_instructions(project) if host.family == "copilot" else [])
+        hits = [f for f in own + folders + users if path.is_relative_to(f)]
+        if hits and host.family not in owners + readers:
+            (owners if hits[0] in own else readers).append(host.family)
+    return owners + [f for f in readers if f not in owners]
+
+
+def _copilot_instructions(project: Path) -> list[Path]:
+    return [project / ".github" / "instructions", project / ".github" / "copilot-instructions.md"]
+
+
 def _host_of_path(path: Path, project: Path) -> str:
     parts = path.parts
     for host in all_hosts():  # the host whose own (first) skill folder holds the file; else Claude Code

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from sleep import paths
-from sleep.index import Index, _now
+from sleep.index import Index, _now, within_sql
 from sleep.lock import FileLock
 
 OUTCOMES = ("running", "staged", "would_stage", "no_improvement", "too_few_tasks", "idle", "failed", "interrupted")
@@ -116,13 +116,21 @@ def _spent(usage: dict[str, Any]) -> str:
     return f"; it had made {calls} model calls ({usage.get('tokens', 0)} tokens)" if calls else ""
 
 
-def nights(index: Index, project: str | None = None, limit: int = 50) -> list[NightRecord]:
-    """Nights, newest first (of ``project`` when given)."""
-    sql = "SELECT report FROM cycles" + (" WHERE project = ?" if project else "") + " ORDER BY started_at DESC LIMIT ?"
-    args: tuple = (project, limit) if project else (limit,)
+def nights(index: Index, project: str | None = None, limit: int = 50, *,
+           within: str | None = None) -> list[NightRecord]:
+    """Nights, newest first (of ``project`` when given; of the projects at or below the
+    folder ``within`` when given, the CLI's default scope)."""
+    cond, args = within_sql("project", within) if within else ("project = ?", [project]) if project else ("1=1", [])
+    sql = f"SELECT report FROM cycles WHERE {cond} ORDER BY started_at DESC LIMIT ?"
+    args.append(limit)
     known = set(NightRecord.__dataclass_fields__)
     return [NightRecord(**{k: v for k, v in orjson.loads(r[0]).items() if k in known})
             for r in index.conn.execute(sql, args)]
+
+
+def count(index: Index) -> int:
+    """How many nights the index holds (every project)."""
+    return int(index.conn.execute("SELECT COUNT(*) FROM cycles").fetchone()[0])
 
 
 def last_completed(index: Index, project: str) -> NightRecord | None:

@@ -120,21 +120,32 @@ def _s(value: float | None) -> str:
 
 def _review_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", action="store_true", help="include adopted and rejected proposals")
-    p.add_argument("--project", metavar="PATH", help="only proposals for this repository")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("--project", metavar="PATH",
+                       help="the proposals of the project PATH is in (default: the current directory's project)")
+    scope.add_argument("--all-projects", action="store_true", help="the proposals of every project")
     p.add_argument("--json", action="store_true", help="print the proposals (with reports) as JSON")
 
 
-@commands.command("review", "list pending proposals, one line each (stale ones say why)", _review_args)
+@commands.command("review", "list the current project's pending proposals, one line each (stale ones say why)", _review_args)
 @_user_errors
 def cmd_review(args: argparse.Namespace) -> int:
-    from sleep.proposals import review
+    from sleep.cycle.project import listing_project
+    from sleep.index import Index
+    from sleep.proposals import review, store
 
-    proposals = review.list_proposals(include_decided=args.all, project=args.project)
+    with Index.open() as index:
+        project = None if args.all_projects else listing_project(Path(args.project or Path.cwd()), index)
+        proposals = review.list_proposals(include_decided=args.all, within=project, index=index)
+        others = len(store.select(index, include_decided=args.all)) if project and not proposals else 0
     if args.json:
         _print_json([p.to_dict() for p in proposals])
         return 0
     if not proposals:
-        print("No proposals" + ("." if args.all else " waiting for review (`--all` shows decided ones)."))
+        where = f" for {project}" if project else ""
+        print("No proposals" + (where if args.all else f" waiting for review{where}")
+              + (f"; `--all-projects` lists {others} of other projects." if others else
+                 "." if args.all else " (`--all` shows decided ones)."))
         return 0
     print("\n".join(review_lines(proposals)))
     return 0

@@ -85,14 +85,17 @@ def effective(p: Proposal) -> Proposal:
 
 
 def list_proposals(*, include_decided: bool = False, project: str | os.PathLike | None = None,
-                   index: Index | None = None) -> list[Proposal]:
+                   index: Index | None = None, within: str | os.PathLike | None = None) -> list[Proposal]:
     """Pending (and stale) proposals, oldest first; every proposal with ``include_decided``.
 
-    ``project`` keeps the proposals of that repository's work tree.
+    ``project`` keeps the proposals of that repository's work tree; ``within`` (the CLI's
+    default scope) those of work trees at or below that folder and of skills outside any
+    repository that a night of a project there staged.
     """
     where = str(Path(os.path.abspath(os.fspath(project))).resolve()) if project is not None else None
+    below = str(Path(os.path.abspath(os.fspath(within))).resolve()) if within is not None else None
     with _index(index) as idx:
-        rows = store.select(idx, include_decided=include_decided, project=where)
+        rows = store.select(idx, include_decided=include_decided, project=where, within=below)
     return [effective(r.proposal) for r in rows]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from sleep.index import Index, _now
+from sleep.index import Index, _now, within_sql
 from sleep.proposals.errors import UnknownProposal
 from sleep.proposals.model import Proposal, ProposalReport
 
@@ -76,8 +76,10 @@ def get(index: Index, ref: str) -> Row:
 
 
 def select(index: Index, *, include_decided: bool = False, project: str | None = None,
-           skill_path: str | None = None) -> list[Row]:
-    """Proposals, oldest first; pending only unless ``include_decided``."""
+           skill_path: str | None = None, within: str | None = None) -> list[Row]:
+    """Proposals, oldest first; pending only unless ``include_decided``. ``within`` (the CLI's
+    default scope): the proposals of work trees at or below that folder, and those of skills
+    outside any repository that a night of a project there staged."""
     sql = f"SELECT {_COLUMNS}, trained_from_text FROM proposals WHERE 1=1"
     args: list[Any] = []
     if not include_decided:
@@ -85,6 +87,10 @@ def select(index: Index, *, include_decided: bool = False, project: str | None =
     if project is not None:
         sql += " AND project_dir = ?"
         args.append(project)
+    if within is not None:
+        (here, here_args), (night, night_args) = within_sql("project_dir", within), within_sql("project", within)
+        sql += f" AND ({here} OR (project_dir IS NULL AND cycle_id IN (SELECT id FROM cycles WHERE {night})))"
+        args += here_args + night_args
     if skill_path is not None:
         sql += " AND skill_path = ?"
         args.append(skill_path)

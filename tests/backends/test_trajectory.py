@@ -17,9 +17,16 @@ The event shapes follow the hosts' documentation:
   `web_search`, `todo_list`, `error`).
 - Copilot CLI, `copilot -p --output-format json`: JSONL session events
   (`assistant.message` {content}, `tool.execution_start` {toolCallId, toolName,
-  arguments}, `tool.execution_complete` {toolCallId, success, result {content}}), as
-  the Copilot CLI's session events are described in GitHub's Copilot SDK docs; GitHub
-  does not document them as a stable CLI contract, so the parser is tolerant.
+  arguments}, `tool.execution_complete` {toolCallId, success, result {content},
+  error {message, code?}}, `permission.requested` {requestId, permissionRequest {kind,
+  toolCallId, ...}}, `permission.completed` {requestId, toolCallId?, result {kind}} with the
+  denied kinds `denied-by-rules`, `denied-no-approval-rule-and-could-not-request-from-user`,
+  ...), as the Copilot CLI's session events are described in GitHub's Copilot SDK
+  (github/copilot-sdk `nodejs/src/generated/session-events.ts`, `docs/features/streaming-events.md`;
+  error codes `denied` / `rejected` from its ToolResultType and `nodejs/test/e2e/tool_results.e2e.test.ts`;
+  the CLI's refusal "Permission denied and could not request permission from user" from
+  github/copilot-cli issues 549 and 4433); GitHub does not document them as a stable CLI
+  contract, so the parser is tolerant.
 """
 
 from __future__ import annotations
@@ -142,6 +149,49 @@ def test_copilot_tool_events_give_commands_and_writes() -> None:
     assert [(c.command, c.exit_code) for c in out.trajectory.commands()] == [("pnpm install", 0)]
     assert out.trajectory.file_changes() == [FileChange("README.md", "modified")]
     assert out.trajectory.unknown_events == 1
+
+
+def _copilot_bash(call_id: str, command: str, complete: dict, *before: dict) -> list[dict]:
+    return [{"type": "tool.execution_start", "data": {"toolCallId": call_id, "toolName": "bash",
+                                                      "arguments": {"command": command}}},
+            *before, {"type": "tool.execution_complete", "data": {"toolCallId": call_id, **complete}}]
+
+
+def test_copilot_command_the_rules_refused_is_denied_by_its_permission_result() -> None:
+    out = parse_output(lines(*_copilot_bash(
+        "c1", "npm install", {"success": False, "error": {"message": "not run"}},
+        {"type": "permission.requested", "data": {"requestId": "r1", "permissionRequest": {
+            "kind": "shell", "fullCommandText": "npm install", "toolCallId": "c1"}}},
+        {"type": "permission.completed", "data": {"requestId": "r1", "result": {
+            "kind": "denied-by-rules", "rules": [{"kind": "shell", "argument": "npm"}]}}})))
+    assert out.trajectory.commands() == [CommandRun("npm install", None, "not run", denied=True)]
+    assert out.trajectory.unknown_events == 0
+    assert "(denied)" in out.trajectory.summary()
+
+
+def test_copilot_refusal_is_read_from_the_error_code_or_the_clis_words() -> None:
+    for error in ({"code": "denied", "message": "Access denied"}, {"code": "rejected", "message": "no"},
+                  {"message": "Permission denied and could not request permission from user"}):
+        out = parse_output(lines(*_copilot_bash("c1", "curl x", {"success": False, "error": error})))
+        assert out.trajectory.commands()[0].denied, error
+
+
+def test_copilot_command_that_ran_and_failed_is_not_denied() -> None:
+    out = parse_output(lines(*_copilot_bash("c1", "pytest", {"success": False, "error": {"message": "exit code 1"}}),
+                             {"type": "permission.completed", "data": {"requestId": "r", "toolCallId": "c1",
+                                                                       "result": {"kind": "approved"}}}))
+    assert out.trajectory.commands() == [CommandRun("pytest", None, "exit code 1", denied=False)]
+
+
+def test_copilot_refused_write_changes_no_file() -> None:
+    out = parse_output(lines(
+        {"type": "tool.execution_start", "data": {"toolCallId": "w1", "toolName": "edit",
+                                                  "arguments": {"path": "a.md"}}},
+        {"type": "permission.completed", "data": {"requestId": "r", "toolCallId": "w1", "result": {
+            "kind": "denied-no-approval-rule-and-could-not-request-from-user"}}},
+        {"type": "tool.execution_complete", "data": {"toolCallId": "w1", "success": False,
+                                                     "error": {"message": "Permission denied"}}}))
+    assert out.trajectory.file_changes() == []
 
 
 def test_tool_output_is_bounded_and_steps_are_capped() -> None:

@@ -26,9 +26,19 @@ Formats (the fakes follow them; they never set the contract):
   `assistant.turn_start`/`assistant.turn_end` {turnId}, `assistant.message`
   {messageId, content, toolRequests [{toolCallId, name, arguments}]},
   `tool.execution_start` {toolCallId, toolName, arguments}, `tool.execution_complete`
-  {toolCallId, success, result {content}, error {message}}; `--allow-tool=shell(<cmd>)`
-  approves a command by its program, and with `--no-ask-user` in prompt mode anything
-  not approved is refused (the refusal's wording here is the fake's own). Token counts go
+  {toolCallId, success, result {content}, error {message, code?}}; `--allow-tool=shell(<cmd>)`
+  approves a command by its program, `--deny-tool=shell[(<cmd>)]` refuses it, and with
+  `--no-ask-user` in prompt mode anything not approved is refused. A refused command is
+  `permission.requested` {requestId, permissionRequest {kind: "shell", fullCommandText,
+  intention, commands [{identifier, readOnly}], possiblePaths, possibleUrls,
+  hasWriteFileRedirection, canOfferSessionApproval, toolCallId}}, then `permission.completed`
+  {requestId, toolCallId, result {kind: "denied-by-rules", rules [{kind, argument}]} or
+  {kind: "denied-no-approval-rule-and-could-not-request-from-user"}} (the SDK's
+  PermissionResult; docs/features/streaming-events.md), then `tool.execution_complete` with
+  success false and, for the unapproved one, the CLI's own message "Permission denied and
+  could not request permission from user" (github/copilot-cli issues 549 and 4433; the SDK's
+  e2e permissions test matches "Permission denied"); the rule-denied message is the fake's
+  own wording. Neither carries `error.code` (the schema makes it optional). Token counts go
   to `--usage-output-file` as {modelMetrics: {<model>: {usage: {inputTokens, outputTokens}}}}
   (the shape the copilot backend reads; GitHub does not document it as a stable contract).
 
@@ -134,7 +144,8 @@ if "-p" not in argv or argv[argv.index("--output-format") + 1] != "json" or "--n
     sys.exit(2)
 prompt = argv[argv.index("-p") + 1]
 approved = [a[len("--allow-tool=shell("):-1] for a in argv if a.startswith("--allow-tool=shell(") and a.endswith(")")]
-everything = "--allow-all-tools" in argv and "--deny-tool=shell" not in argv
+refused = [a[len("--deny-tool=shell("):-1] for a in argv if a.startswith("--deny-tool=shell(") and a.endswith(")")]
+everything = "--allow-all-tools" in argv
 usage_file = next((a.split("=", 1)[1] for a in argv if a.startswith("--usage-output-file=")), None)
 last = [None]
 def event(kind, data):
@@ -151,9 +162,20 @@ for n, command in enumerate(plan(prompt)):
         {"toolCallId": cid, "name": "bash", "arguments": args, "type": "function"}]})
     event("tool.execution_start", {"toolCallId": cid, "toolName": "bash", "arguments": args})
     program = command.split()[0] if command.split() else ""
-    if not (everything or program in approved):
-        event("tool.execution_complete", {"toolCallId": cid, "success": False,
-                                          "error": {"message": f"Permission denied: shell({program}) is not allowed."}})
+    by_rule = "--deny-tool=shell" in argv or program in refused
+    if by_rule or not (everything or program in approved):
+        rid = f"perm_{n:02d}"
+        event("permission.requested", {"requestId": rid, "permissionRequest": {
+            "kind": "shell", "fullCommandText": command, "intention": args["description"],
+            "commands": [{"identifier": program, "readOnly": False}], "possiblePaths": [], "possibleUrls": [],
+            "hasWriteFileRedirection": ">" in command, "canOfferSessionApproval": False, "toolCallId": cid}})
+        rule = {"kind": "shell", "argument": None if "--deny-tool=shell" in argv else program}
+        result = ({"kind": "denied-by-rules", "rules": [rule]} if by_rule
+                  else {"kind": "denied-no-approval-rule-and-could-not-request-from-user"})
+        event("permission.completed", {"requestId": rid, "toolCallId": cid, "result": result})
+        message = (f"The tool call was denied by the rules: shell({program})" if by_rule
+                   else "Permission denied and could not request permission from user")
+        event("tool.execution_complete", {"toolCallId": cid, "success": False, "error": {"message": message}})
         continue
     code, out = run(command)
     ran.append(command)

@@ -42,7 +42,7 @@ def _killed_night(project: Path, tmp_path: Path, after_call: int) -> None:
 def test_a_killed_night_keeps_its_spend_and_run_dir_and_history_says_interrupted(project: Path, tmp_path: Path,
                                                                                   capsys) -> None:
     _killed_night(project, tmp_path, after_call=5)
-    assert main(["history", "--json"]) == 0
+    assert main(["history", "--json", "--project", str(project)]) == 0
     (night,) = json.loads(capsys.readouterr().out)
     assert night["outcome"] == "interrupted" and night["stage"] == "replay"
     assert night["usage"]["model_calls"] == 5 and night["usage"]["tokens"] > 0
@@ -62,9 +62,9 @@ def test_a_night_whose_process_holds_its_lock_still_shows_as_running(project: Pa
     try:
         with Index.open() as index:
             save(index, NightRecord("n-live", str(project.resolve()), _now(), stage="replay"))
-        assert main(["history", "--json"]) == 0
+        assert main(["history", "--json", "--all-projects"]) == 0
         assert json.loads(capsys.readouterr().out)[0]["outcome"] == "running"
     finally:
         lock.release()
-    assert main(["history", "--json"]) == 0
+    assert main(["history", "--json", "--all-projects"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["outcome"] == "interrupted"  # released: the holder is gone

@@ -139,7 +139,7 @@ def two_skills(homes: Homes, tmp_path: Path) -> Path:
 
 
 def test_one_night_stages_one_gated_proposal_per_skill_each_changing_only_its_file(
-        two_skills: Path, tmp_path: Path, capsys) -> None:
+        two_skills: Path, tmp_path: Path, capsys, monkeypatch) -> None:
     project = two_skills
     night = run_night(options(project, tmp_path), say=lambda _: None)
     assert night.outcome == "staged", night.reason
@@ -159,6 +159,7 @@ def test_one_night_stages_one_gated_proposal_per_skill_each_changing_only_its_fi
     assert "2 skills this night" in summary
     assert "run-tests (claude-code): staged" in summary and "changelog (claude-code): staged" in summary
     # history and review show the night's skills side by side
+    monkeypatch.chdir(project)  # history and review list the current directory's project
     assert main(["history", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)[0]
     assert {p["name"] for p in listed["skills"]} == {"run-tests", "changelog"}

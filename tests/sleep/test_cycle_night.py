@@ -112,7 +112,7 @@ def test_the_cli_prints_the_night_record_as_json(project: Path, tmp_path: Path, 
     for key in ("id", "outcome", "tasks", "scores", "proposal", "usage", "wall_s"):
         assert key in record
     assert record["usage"]["model_calls"] > 0 and record["usage"]["tokens"] > 0
-    assert main(["history", "--json"]) == 0
+    assert main(["history", "--json", "--project", str(project)]) == 0
     assert json.loads(capsys.readouterr().out)[0]["id"] == record["id"]
 
 

@@ -24,9 +24,11 @@ def _json(capsys) -> object:
     return json.loads(capsys.readouterr().out)
 
 
-def test_done_when_a_library_proposal_is_reviewed_shown_and_adopted_from_the_cli(tmp_path: Path, capsys) -> None:
+def test_done_when_a_library_proposal_is_reviewed_shown_and_adopted_from_the_cli(tmp_path: Path, capsys,
+                                                                             monkeypatch) -> None:
     repo = make_repo(tmp_path / "app")
     write(repo / "README.md", "# work in progress\n")
+    monkeypatch.chdir(repo)  # review lists the current directory's project
     before = snapshot(repo)
     p = stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
     assert snapshot(repo) == before
@@ -84,7 +86,7 @@ def test_propose_from_a_real_training_run_carries_its_scores(tmp_path: Path, cap
 def test_review_json_lists_pending_proposals_with_state(tmp_path: Path, capsys) -> None:
     repo = make_repo(tmp_path / "app")
     p = stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
-    assert main(["review", "--json"]) == 0
+    assert main(["review", "--json", "--project", str(repo)]) == 0
     [listed] = _json(capsys)
     assert (listed["id"], listed["state"], listed["n_edits"]) == (p.id, "pending", 1)
 
@@ -94,7 +96,7 @@ def test_review_all_includes_rejected(tmp_path: Path, capsys) -> None:
     p = stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
     assert main(["reject", p.id, "--reason", "not now"]) == 0
     capsys.readouterr()
-    assert main(["review", "--all"]) == 0
+    assert main(["review", "--all", "--all-projects"]) == 0
     assert "rejected" in capsys.readouterr().out
 
 

@@ -35,7 +35,8 @@ def test_a_second_index_keeps_the_first_index_branch_and_takes_another_name(tmp_
     assert git(repo, "rev-parse", second["branch"]) == second["commit"]
     shown = cli("show", first["id"], "--json", home=tmp_path / "A")
     assert shown.returncode == 0 and "+- one: from the first index" in json.loads(shown.stdout)["diff"]
-    assert json.loads(cli("review", "--json", home=tmp_path / "A").stdout)[0]["state"] == "pending"
+    listed = cli("review", "--json", "--project", str(repo), home=tmp_path / "A")
+    assert json.loads(listed.stdout)[0]["state"] == "pending"
     assert cli("adopt", first["id"], home=tmp_path / "A").returncode == 0
     assert (repo / SKILL).read_text() == ONE
 

@@ -167,6 +167,23 @@ def test_forbidden_actions_fail_are_recorded_and_the_repository_is_untouched(rep
     assert state(repo) == before
 
 
+def test_a_command_copilots_rules_refuse_is_recorded_as_denied(repo: Path, fakes: Path) -> None:
+    """The fake `copilot` refuses a program no --allow-tool=shell(...) names the way the CLI reports it
+    (permission.requested / permission.completed denied, then a failed tool.execution_complete)."""
+    inner = create_backend(BackendSpec(name="copilot", model=None, role="target", options={"timeout": 60}))
+    inner.act(BwrapLauncher("copilot"), output_cap=100_000)
+    before = state(repo)
+    with replay_checkout(repo) as template:
+        completion = asyncio.run(ActionReplayBackend(inner).complete(
+            request(template, "Do it.\nATTACK: curl http://example.com\nATTACK: npm install", ["npm"])))
+    curl, npm = completion.trajectory.commands()
+    assert (curl.command, curl.denied, curl.exit_code) == ("curl http://example.com", True, None)
+    assert "could not request permission" in curl.output
+    assert (npm.command, npm.denied, npm.exit_code) == ("npm install", False, 0)
+    assert completion.trajectory.unknown_events == 0
+    assert state(repo) == before
+
+
 def test_each_rollout_gets_its_own_checkout_and_changes_come_from_it(repo: Path, fakes: Path) -> None:
     with replay_checkout(repo) as template:
         backend = acting_claude()

@@ -157,7 +157,7 @@ def test_history_shows_each_nights_cost(tmp_path: Path, capsys) -> None:
         store.save(index, NightRecord("n1", str(tmp_path), "2026-12-01T03:17:00Z", outcome="no_improvement",
                                       finished_at="2026-12-01T03:20:00Z",
                                       usage={"model_calls": 40, "tokens": 9000, "cost_usd": 0.4213}))
-    assert main(["history"]) == 0
+    assert main(["history", "--project", str(tmp_path)]) == 0
     assert "cost $0.42" in capsys.readouterr().out
 
 

@@ -184,7 +184,7 @@ def test_a_night_on_a_full_disk_is_one_line_and_keeps_the_index(homes: Homes, sm
     line = _one_line(out.stderr)
     assert out.returncode == 2 and "full" in line and str(where / "data") in line, line
     (where / "filler").unlink()
-    history = cli("history", "--json")
+    history = cli("history", "--json", "--project", str(project))
     assert history.returncode == 0
     (night,) = json.loads(history.stdout)
     assert night["outcome"] in ("failed", "interrupted") and night["stage"] in ("harvest", "mine", "tasks", "replay")
