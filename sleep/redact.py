@@ -46,8 +46,8 @@ from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, de
                                         detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
                                         token_gate)
 from sleep.encoded_secrets import PERCENT_RUN_RX, EncodedForms
-from sleep.public_ids import (looks_high_entropy, onchain_context, public_identifier, secret_by_context,
-                              shannon_entropy)
+from sleep.public_ids import (judged_alone, looks_high_entropy, onchain_context, public_identifier,
+                              secret_by_context, shannon_entropy)
 from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
                                 TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
 from sleep.typed_passwords import TYPED_PASSWORD_RULES
@@ -60,6 +60,7 @@ __all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner"
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
+_MAX_PLAIN = 1 << 16  # tokens remembered as plain per redactor (a bound on memory)
 # (triggers, lowered, rule, regex, line_local, also): a line-local rule's regex runs only on
 # the lines that hold one of its triggers and one of ``also`` (its matches never span lines).
 _RULES = [(frozenset(t), lo, r, rx, False, ()) for t, lo, r, rx in TRIGGERED] + [
@@ -103,6 +104,12 @@ class Redactor(EncodedForms):
         self._scan_loaded = not self.use_detect_secrets
         self._onchain_text: str | None = None
         self._onchain_value = False
+        # Long tokens (paths, identifiers) repeat across the texts of a harvest. A token
+        # whose check found nothing and read nothing of its context comes back unchanged
+        # wherever it stands: those are remembered, one set with the detect-secrets
+        # shapes looked for and one without (see _candidate).
+        self._plain: tuple[set[str], set[str]] = (set(), set())
+        self._finds = 0  # secrets found so far (a check that found one is not remembered)
 
     @property
     def total(self) -> int:
@@ -152,6 +159,7 @@ class Redactor(EncodedForms):
 
     def _found(self, kind: str, *values: str) -> str:
         self.counts[kind] += 1
+        self._finds += 1
         if self.collect:
             self.values.update(v for v in values if v)
         return marker(kind)
@@ -175,6 +183,28 @@ class Redactor(EncodedForms):
     # ----- long tokens -------------------------------------------------------------------
 
     def _candidate(self, m: re.Match[str]) -> str:
+        """One long token: :meth:`_check_candidate`, or nothing for a token known plain.
+
+        The check of a token reads its context in only two places: a Telegram secret
+        follows a ``:``, and the entropy check asks the text around a run that looks
+        random or hex (:func:`sleep.public_ids.judged_alone`). A token not after a ``:``
+        whose check changed nothing, found nothing, sent no line to detect-secrets and
+        had no such run gives the same answer in any text, so it is remembered."""
+        token = m.group(0)
+        at = m.start()
+        if m.string[at - 1:at] == ":":
+            return self._check_candidate(m)
+        plain = self._plain[self._ds_lines is None]
+        if token in plain:
+            return token
+        finds, ds = self._finds, len(self._ds_lines) if self._ds_lines is not None else 0
+        out = self._check_candidate(m)
+        if out == token and self._finds == finds and (self._ds_lines is None or len(self._ds_lines) == ds) \
+                and len(plain) < _MAX_PLAIN and _alone(token):
+            plain.add(token)
+        return out
+
+    def _check_candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
         if self.decode:
             found = self._decoded_b64(token)
@@ -279,6 +309,13 @@ class Redactor(EncodedForms):
         return "\n".join(lines) if changed else text
 
 
+def _alone(token: str) -> bool:
+    """True if no high-entropy run of ``token`` is judged by its context (see _candidate)."""
+    if len(token) < 24 or _DIGIT.search(token) is None:
+        return True  # the entropy check is not made
+    return all(judged_alone(e.group(0)) for e in _HIGH_ENTROPY_RX.finditer(token))
+
+
 def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, hay: str,
                   triggers: tuple[str, ...], also: tuple[str, ...] = ()) -> str:
     """``rx.sub(repl, text)`` on the lines of ``text`` where ``hay`` (``text`` or its
@@ -288,6 +325,8 @@ def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], tex
     text is substituted."""
     if len(hay) != len(text):
         return rx.sub(repl, text)
+    if also and not any(a in hay for a in also):
+        return text  # no line can hold one of ``also``
     spans = set()
     for t in triggers:
         i = hay.find(t)
