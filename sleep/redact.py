@@ -42,13 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
+from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, KEYWORD_GATE_WORDS, QUICK_RX, detect_secrets_gate,
                                         detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
                                         token_gate)
 from sleep.encoded_secrets import PERCENT_RUN_RX, EncodedForms
+from sleep.literal_scan import LiteralScan
 from sleep.public_ids import (judged_alone, looks_high_entropy, onchain_context, public_identifier,
                               secret_by_context, shannon_entropy)
-from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
+from sleep.secret_rules import (CANDIDATE_RX, KEYWORD_HINTS, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
                                 TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
 from sleep.typed_passwords import TYPED_PASSWORD_RULES
 
@@ -72,6 +73,12 @@ _LOWER_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if lowered
 _CASED_TRIGGERS = [(trigger, tuple(t for t in _LOWER_TRIGGERS if t in trigger.lower()))
                    for trigger in sorted({trigger for triggers, lowered, *_ in _RULES if not lowered
                                           for trigger in triggers})]
+_LOWER_TRIGGER_SET = frozenset(_LOWER_TRIGGERS)
+# Every literal looked for in a text's lowercase (triggers, the words a line-local rule's
+# line must hold too, keyword hints, the keyword gate's words): found in one pass.
+_LOW_SCAN = LiteralScan(_LOWER_TRIGGERS + [a for _, lowered, _, _, line_local, also in _RULES if lowered and line_local
+                                           for a in also]
+                        + [word for word, _ in KEYWORD_HINTS] + list(KEYWORD_GATE_WORDS))
 
 # ----- the redactor ----------------------------------------------------------------------
 
@@ -122,9 +129,10 @@ class Redactor(EncodedForms):
         use_ds = not self._scan_loaded or self._scan is not None
         if self.decode and "\n" in text:
             text = self._wrapped(text)
-        low = text.lower()
+        low = scanned = text.lower()
         low_is_current = True  # later rules test triggers in a stale `low`: a superset
-        lower = {t for t in _LOWER_TRIGGERS if t in low}
+        present = _LOW_SCAN.present(low)  # the literals `scanned` holds (valid for it only)
+        lower = present & _LOWER_TRIGGER_SET
         cased = {t for t, within in _CASED_TRIGGERS if lower.issuperset(within) and t in text}
         for triggers, lowered, rule, rx, line_local, also in _RULES:
             if (lower if lowered else cased).isdisjoint(triggers):
@@ -133,7 +141,8 @@ class Redactor(EncodedForms):
                 low, low_is_current = text.lower(), True
             hay = low if lowered else text
             sub = functools.partial(self._apply, rule)
-            new = _sub_on_lines(rx, sub, text, hay, triggers, also) if line_local else rx.sub(sub, text)
+            new = _sub_on_lines(rx, sub, text, hay, triggers, also, present if hay is scanned else None) \
+                if line_local else rx.sub(sub, text)
             if new != text:
                 text, low_is_current = new, False
         if self.decode and "%" in text:
@@ -149,9 +158,10 @@ class Redactor(EncodedForms):
                 self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
         if self._ds_lines:
             out = self._detect_secrets_tokens(out, self._ds_lines)
-        if keyword_hint(low):
+        if keyword_hint(low, present if low is scanned else None):
             out = KEYWORD_RX.sub(self._keyword, out)
-        if use_ds and keyword_gate(out, low if low_is_current and out == text else None):
+        current = low_is_current and out == text
+        if use_ds and keyword_gate(out, low if current else None, present if current and low is scanned else None):
             out = self._detect_secrets(out, keyword_gate)
         return out
 
@@ -317,16 +327,19 @@ def _alone(token: str) -> bool:
 
 
 def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, hay: str,
-                  triggers: tuple[str, ...], also: tuple[str, ...] = ()) -> str:
+                  triggers: tuple[str, ...], also: tuple[str, ...] = (),
+                  present: frozenset[str] | None = None) -> str:
     """``rx.sub(repl, text)`` on the lines of ``text`` where ``hay`` (``text`` or its
     lowercase) holds a trigger (and, if ``also`` is given, one of ``also``). Regexes that
     cannot start with a literal scan every position; on a few short lines that costs
     nothing. ``hay`` must be aligned with ``text`` (same length); otherwise the whole
-    text is substituted."""
+    text is substituted. ``present``: which of ``also`` ``hay`` holds, when the caller knows."""
     if len(hay) != len(text):
         return rx.sub(repl, text)
-    if also and not any(a in hay for a in also):
-        return text  # no line can hold one of ``also``
+    if also:
+        also = tuple(a for a in also if (a in hay if present is None else a in present))
+        if not also:
+            return text  # no line can hold one of ``also``
     spans = set()
     for t in triggers:
         i = hay.find(t)
@@ -334,7 +347,7 @@ def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], tex
             end = hay.find("\n", i)
             end = len(hay) if end < 0 else end
             start = hay.rfind("\n", 0, i) + 1
-            if not also or any(a in hay[start:end] for a in also):
+            if not also or _holds_any(hay[start:end], also):
                 spans.add((start, end))
             i = hay.find(t, end)
     out, last = [], 0
@@ -345,6 +358,13 @@ def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], tex
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _holds_any(line: str, words: tuple[str, ...]) -> bool:
+    for w in words:
+        if w in line:
+            return True
+    return False
 
 
 def _slug(kind: str) -> str:
