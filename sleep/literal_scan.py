@@ -40,11 +40,12 @@ class LiteralScan:
             except Exception:  # noqa: BLE001 - a set that cannot be built: the plain tests
                 self._set = None
         self.engine = "re2" if self._set is not None else "python"
+        self.fallbacks = 0  # texts the set could not take (scanned the plain way)
 
     def present(self, text: str) -> frozenset[str]:
         if self._set is not None:
             try:
-                return frozenset(self.literals[i] for i in self._set.Match(text))
+                return frozenset(self.literals[i] for i in self._set.Match(text) or ())  # None: no match
             except (UnicodeError, ValueError, TypeError):  # e.g. a lone surrogate: not UTF-8 encodable
-                pass
+                self.fallbacks += 1
         return frozenset(lit for lit in self.literals if lit in text)
