@@ -70,6 +70,7 @@ _KEYWORD_GATE_URLS = ("cloudant.com", "softlayer.com")
 # Every literal keyword_gate looks for (in the lowercased text).
 KEYWORD_GATE_WORDS = tuple(word for word, _ in _KEYWORD_GATES) + _KEYWORD_GATE_URLS
 _TELEGRAM_SECRET_LEN = 35
+TELEGRAM_SECRET_LEN = _TELEGRAM_SECRET_LEN  # no shorter token after a ':' is a Telegram secret
 
 
 def keyword_gate(text: str, low: str | None = None, present: frozenset[str] | None = None) -> bool:

@@ -42,9 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, KEYWORD_GATE_WORDS, QUICK_RX, detect_secrets_gate,
-                                        detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
-                                        token_gate)
+from sleep.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, KEYWORD_GATE_WORDS, QUICK_RX, TELEGRAM_SECRET_LEN,
+                                        detect_secrets_gate, detect_secrets_scanner, ds_token_shape, keyword_gate,
+                                        telegram_secret, token_gate)
 from sleep.encoded_secrets import PERCENT_RUN_RX, EncodedForms
 from sleep.literal_scan import LiteralScan
 from sleep.public_ids import (judged_alone, looks_high_entropy, onchain_context, public_identifier,
@@ -116,6 +116,7 @@ class Redactor(EncodedForms):
         # wherever it stands: those are remembered, one set with the detect-secrets
         # shapes looked for and one without (see _candidate).
         self._plain: tuple[set[str], set[str]] = (set(), set())
+        self._contextual: set[str] = set()  # tokens with a run the entropy check judges by context
         self._finds = 0  # secrets found so far (a check that found one is not remembered)
 
     @property
@@ -196,13 +197,14 @@ class Redactor(EncodedForms):
         """One long token: :meth:`_check_candidate`, or nothing for a token known plain.
 
         The check of a token reads its context in only two places: a Telegram secret
-        follows a ``:``, and the entropy check asks the text around a run that looks
-        random or hex (:func:`sleep.public_ids.judged_alone`). A token not after a ``:``
-        whose check changed nothing, found nothing, sent no line to detect-secrets and
-        had no such run gives the same answer in any text, so it is remembered."""
+        (35+ characters) follows a ``:``, and the entropy check asks the text around a
+        run that looks random or hex (:func:`sleep.public_ids.judged_alone`). A token
+        that cannot be such a secret here, whose check changed nothing, found nothing,
+        sent no line to detect-secrets and had no such run gives the same answer in any
+        text, so it is remembered."""
         token = m.group(0)
         at = m.start()
-        if m.string[at - 1:at] == ":":
+        if len(token) >= TELEGRAM_SECRET_LEN and m.string[at - 1:at] == ":":
             return self._check_candidate(m)
         plain = self._plain[self._ds_lines is None]
         if token in plain:
@@ -210,8 +212,11 @@ class Redactor(EncodedForms):
         finds, ds = self._finds, len(self._ds_lines) if self._ds_lines is not None else 0
         out = self._check_candidate(m)
         if out == token and self._finds == finds and (self._ds_lines is None or len(self._ds_lines) == ds) \
-                and len(plain) < _MAX_PLAIN and _alone(token):
-            plain.add(token)
+                and len(plain) < _MAX_PLAIN and token not in self._contextual:
+            if _alone(token):
+                plain.add(token)
+            elif len(self._contextual) < _MAX_PLAIN:
+                self._contextual.add(token)  # judged by its context each time: not asked again
         return out
 
     def _check_candidate(self, m: re.Match[str]) -> str:
