@@ -60,7 +60,7 @@ atexit.register(_hwm)
 _VARIANTS = {
     "harvest": "",
     "-detect-secrets": """
-import sleep.harvest as h
+import sleep.harvest.harvester as h
 def _no_ds(opts, _orig=h.harvest):
     opts.use_detect_secrets = False
     return _orig(opts)

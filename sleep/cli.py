@@ -43,16 +43,24 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from sleep.commands import version
+# Commands parsed without importing the other modules (0.1 s of CPU that every scheduled
+# `skillopt-sleep harvest` would pay): the command's own module only.
+_ALONE = {"harvest": "sleep.harvest.cli", "sessions": "sleep.harvest.cli"}
 
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; or, with ``only`` (a command of :data:`_ALONE`), a parser that
+    knows that command's module alone (the same arguments and help for it)."""
     parser = argparse.ArgumentParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    if only is None:  # top-level options come before the command, so `only` never sees them
+        from sleep.commands import version
+
+        parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     parser.set_defaults(root_parser=parser)  # for `completion`, which describes this very parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in (_ALONE[only],) if only is not None else COMMAND_MODULES:
         import_module(name).register(sub)
     return parser
 
@@ -65,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         from sleep.scheduler.hook import session_end
 
         return session_end()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser = build_parser(args_in[0] if args_in and args_in[0] in _ALONE else None)
+    args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -17,7 +17,6 @@ harvest, so the report and the index are the same as a one-process harvest's.
 from __future__ import annotations
 
 import errno
-import multiprocessing
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -138,8 +137,6 @@ def workers() -> int:
             return max(1, min(MAX_WORKERS, int(raw)))
         except ValueError:
             pass
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -147,7 +144,11 @@ def workers() -> int:
     # The harvest itself (the writer) keeps one CPU busy; workers pay only with two more.
     # Measured on 2 shared CPUs: a pool of 2 cost 30 % more CPU and gained no wall time.
     n -= 1
-    return n if n >= 2 else 1
+    if n < 2:
+        return 1
+    import multiprocessing  # only here: its import costs ~10 ms that a one-process harvest need not pay
+
+    return n if "fork" in multiprocessing.get_all_start_methods() else 1
 
 
 # ----- the worker side ------------------------------------------------------------------------
@@ -185,6 +186,8 @@ class Pool:
     def map(self, jobs: list[Job]) -> Iterator[tuple[Job, Outcome]]:
         """(job, outcome) for each job, in the order of ``jobs``."""
         if self._pool is None:
+            import multiprocessing
+
             self._pool = multiprocessing.get_context("fork").Pool(self.n, _init_worker, self._args)
         sent = [Job(j.src, j.file, j.start, j.prior, j.size) for j in jobs]  # without the token
         yield from zip(jobs, self._pool.imap(_run_in_worker, sent, chunksize=1))

@@ -76,12 +76,17 @@ def _load_plugins() -> list[Host]:
     if _plugins is None:
         # The standard library's reader, not skillopt_core.registry: this runs on the SessionEnd
         # hook's and the MCP launcher's import paths, which must stay free of the core.
-        from importlib.metadata import entry_points
+        from sleep.entry_point_probe import may_declare
 
         _plugins = []
         names = {h.name for h in _builtins()}
         try:
-            found = list(entry_points(group=ENTRY_POINT_GROUP))
+            if may_declare(ENTRY_POINT_GROUP):  # importlib.metadata costs ~30 ms to import: only if needed
+                from importlib.metadata import entry_points
+
+                found = list(entry_points(group=ENTRY_POINT_GROUP))
+            else:
+                found = []
         except Exception as exc:  # unreadable package metadata: no plugins rather than no harvest
             print(f"skillopt-sleep: host plugins not read: {type(exc).__name__}: {exc}", file=sys.stderr)
             found = []

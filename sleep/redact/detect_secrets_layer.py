@@ -67,16 +67,24 @@ _ASSIGNED_VALUE = r"[\"']?\]?[\"']? *(?:=>|:=|::|=|:| ) *[\"']?[\w\-]{24}"
 _KEYWORD_GATES = [(word, re.compile(word + tail + _ASSIGNED_VALUE)) for word, tail in (
     ("key", ""), ("pw", "d?"), ("pass", "(?:word)?"), ("token", ""))]
 _KEYWORD_GATE_URLS = ("cloudant.com", "softlayer.com")
+# Every literal keyword_gate looks for (in the lowercased text).
+KEYWORD_GATE_WORDS = tuple(word for word, _ in _KEYWORD_GATES) + _KEYWORD_GATE_URLS
 _TELEGRAM_SECRET_LEN = 35
+TELEGRAM_SECRET_LEN = _TELEGRAM_SECRET_LEN  # no shorter token after a ':' is a Telegram secret
 
 
-def keyword_gate(text: str, low: str | None = None) -> bool:
-    """False only if no assignment-shaped detect-secrets detector can match ``text``."""
-    low = text.lower() if low is None else low
+def keyword_gate(text: str, low: str | None = None, present: frozenset[str] | None = None) -> bool:
+    """False only if no assignment-shaped detect-secrets detector can match ``text``.
+    ``low``: its lowercase, when the caller has it; ``present``: which of
+    :data:`KEYWORD_GATE_WORDS` ``low`` holds, when the caller knows (sleep.redact.literal_scan)."""
+    if low is None:
+        low, present = text.lower(), None
+    if present is None:
+        present = frozenset(w for w in KEYWORD_GATE_WORDS if w in low)
     for word, rx in _KEYWORD_GATES:
-        if word in low and rx.search(low):
+        if word in present and rx.search(low):
             return True
-    return any(url in low for url in _KEYWORD_GATE_URLS)
+    return any(url in present for url in _KEYWORD_GATE_URLS)
 
 
 def token_gate(text: str) -> bool:

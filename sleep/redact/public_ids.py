@@ -217,14 +217,30 @@ _GIT_OR_DIGEST_WORD_RX = re.compile(
     r"|object|sha\w*|checksum|digest|integrity|hash|oid|container|image|git)\b")
 
 
+def hex_secret_shape(token: str) -> bool:
+    """The shape :func:`secret_by_context` asks of a token before it reads the context: a
+    24-64 character hex string (an ``0x`` prefix is ignored) with a letter and a digit."""
+    body = token[2:] if token[:2] in ("0x", "0X") else token
+    return 24 <= len(body) <= 64 and _HEX_RX.match(body) is not None and _LETTER.search(body) is not None \
+        and _DIGIT.search(body) is not None
+
+
+def judged_alone(run: str) -> bool:
+    """True if the entropy check's verdict on ``run`` (a match of the redactor's
+    high-entropy pattern) cannot depend on the text around it: it does not look high
+    entropy (so :func:`public_identifier` is never asked) and has no shape
+    :func:`secret_by_context` could name a secret."""
+    return not looks_high_entropy(run) and not hex_secret_shape(run)
+
+
 def secret_by_context(token: str, line_before: str) -> bool:
     """A hex string that its shape alone leaves public (a 40-character git object id, or
     shorter than 32) but that a credential word names as a secret: ``GITHUB_TOKEN
     3f2a...``, ``the deploy key is 3f2a...``. A git or digest word nearer to the value
     than the credential word keeps it public (``token fix in commit 3f2a...``)."""
-    body = token[2:] if token[:2] in ("0x", "0X") else token
-    if not 24 <= len(body) <= 64 or not _HEX_RX.match(body) or not _LETTER.search(body) or not _DIGIT.search(body):
+    if not hex_secret_shape(token):
         return False
+    body = token[2:] if token[:2] in ("0x", "0X") else token
     near = line_before[-60:]
     credential = [m.end() for m in _CREDENTIAL_WORD_RX.finditer(near)]
     if not credential or shannon_entropy(body) < 3.0:

@@ -42,13 +42,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from sleep.redact.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, QUICK_RX, detect_secrets_gate,
-                                        detect_secrets_scanner, ds_token_shape, keyword_gate, telegram_secret,
-                                        token_gate)
+from sleep.redact.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, KEYWORD_GATE_WORDS, QUICK_RX,
+                                               TELEGRAM_SECRET_LEN, detect_secrets_gate, detect_secrets_scanner,
+                                               ds_token_shape, keyword_gate, telegram_secret, token_gate)
 from sleep.redact.encoded import PERCENT_RUN_RX, EncodedForms
-from sleep.redact.public_ids import (looks_high_entropy, onchain_context, public_identifier, secret_by_context,
-                              shannon_entropy)
-from sleep.redact.rules import (CANDIDATE_RX, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
+from sleep.redact.literal_scan import LiteralScan
+from sleep.redact.public_ids import (judged_alone, looks_high_entropy, onchain_context, public_identifier,
+                                     secret_by_context, shannon_entropy)
+from sleep.redact.rules import (CANDIDATE_RX, KEYWORD_HINTS, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
                                 TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
 from sleep.redact.typed_passwords import TYPED_PASSWORD_RULES
 
@@ -60,6 +61,7 @@ __all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner"
 
 _HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
 _DIGIT = re.compile(r"[0-9]")
+_MAX_PLAIN = 1 << 16  # tokens remembered as plain per redactor (a bound on memory)
 # (triggers, lowered, rule, regex, line_local, also): a line-local rule's regex runs only on
 # the lines that hold one of its triggers and one of ``also`` (its matches never span lines).
 _RULES = [(frozenset(t), lo, r, rx, False, ()) for t, lo, r, rx in TRIGGERED] + [
@@ -71,6 +73,12 @@ _LOWER_TRIGGERS = sorted({trigger for triggers, lowered, *_ in _RULES if lowered
 _CASED_TRIGGERS = [(trigger, tuple(t for t in _LOWER_TRIGGERS if t in trigger.lower()))
                    for trigger in sorted({trigger for triggers, lowered, *_ in _RULES if not lowered
                                           for trigger in triggers})]
+_LOWER_TRIGGER_SET = frozenset(_LOWER_TRIGGERS)
+# Every literal looked for in a text's lowercase (triggers, the words a line-local rule's
+# line must hold too, keyword hints, the keyword gate's words): found in one pass.
+_LOW_SCAN = LiteralScan(_LOWER_TRIGGERS + [a for _, lowered, _, _, line_local, also in _RULES if lowered and line_local
+                                           for a in also]
+                        + [word for word, _ in KEYWORD_HINTS] + list(KEYWORD_GATE_WORDS))
 
 # ----- the redactor ----------------------------------------------------------------------
 
@@ -103,6 +111,13 @@ class Redactor(EncodedForms):
         self._scan_loaded = not self.use_detect_secrets
         self._onchain_text: str | None = None
         self._onchain_value = False
+        # Long tokens (paths, identifiers) repeat across the texts of a harvest. A token
+        # whose check found nothing and read nothing of its context comes back unchanged
+        # wherever it stands: those are remembered, one set with the detect-secrets
+        # shapes looked for and one without (see _candidate).
+        self._plain: tuple[set[str], set[str]] = (set(), set())
+        self._contextual: set[str] = set()  # tokens with a run the entropy check judges by context
+        self._finds = 0  # secrets found so far (a check that found one is not remembered)
 
     @property
     def total(self) -> int:
@@ -115,9 +130,10 @@ class Redactor(EncodedForms):
         use_ds = not self._scan_loaded or self._scan is not None
         if self.decode and "\n" in text:
             text = self._wrapped(text)
-        low = text.lower()
+        low = scanned = text.lower()
         low_is_current = True  # later rules test triggers in a stale `low`: a superset
-        lower = {t for t in _LOWER_TRIGGERS if t in low}
+        present = _LOW_SCAN.present(low)  # the literals `scanned` holds (valid for it only)
+        lower = present & _LOWER_TRIGGER_SET
         cased = {t for t, within in _CASED_TRIGGERS if lower.issuperset(within) and t in text}
         for triggers, lowered, rule, rx, line_local, also in _RULES:
             if (lower if lowered else cased).isdisjoint(triggers):
@@ -126,7 +142,8 @@ class Redactor(EncodedForms):
                 low, low_is_current = text.lower(), True
             hay = low if lowered else text
             sub = functools.partial(self._apply, rule)
-            new = _sub_on_lines(rx, sub, text, hay, triggers, also) if line_local else rx.sub(sub, text)
+            new = _sub_on_lines(rx, sub, text, hay, triggers, also, present if hay is scanned else None) \
+                if line_local else rx.sub(sub, text)
             if new != text:
                 text, low_is_current = new, False
         if self.decode and "%" in text:
@@ -142,9 +159,10 @@ class Redactor(EncodedForms):
                 self._ds_lines.add(text.count("\n", 0, m.start()))  # type: ignore[union-attr]
         if self._ds_lines:
             out = self._detect_secrets_tokens(out, self._ds_lines)
-        if keyword_hint(low):
+        if keyword_hint(low, present if low is scanned else None):
             out = KEYWORD_RX.sub(self._keyword, out)
-        if use_ds and keyword_gate(out, low if low_is_current and out == text else None):
+        current = low_is_current and out == text
+        if use_ds and keyword_gate(out, low if current else None, present if current and low is scanned else None):
             out = self._detect_secrets(out, keyword_gate)
         return out
 
@@ -152,6 +170,7 @@ class Redactor(EncodedForms):
 
     def _found(self, kind: str, *values: str) -> str:
         self.counts[kind] += 1
+        self._finds += 1
         if self.collect:
             self.values.update(v for v in values if v)
         return marker(kind)
@@ -175,6 +194,32 @@ class Redactor(EncodedForms):
     # ----- long tokens -------------------------------------------------------------------
 
     def _candidate(self, m: re.Match[str]) -> str:
+        """One long token: :meth:`_check_candidate`, or nothing for a token known plain.
+
+        The check of a token reads its context in only two places: a Telegram secret
+        (35+ characters) follows a ``:``, and the entropy check asks the text around a
+        run that looks random or hex (:func:`sleep.redact.public_ids.judged_alone`). A token
+        that cannot be such a secret here, whose check changed nothing, found nothing,
+        sent no line to detect-secrets and had no such run gives the same answer in any
+        text, so it is remembered."""
+        token = m.group(0)
+        at = m.start()
+        if len(token) >= TELEGRAM_SECRET_LEN and m.string[at - 1:at] == ":":
+            return self._check_candidate(m)
+        plain = self._plain[self._ds_lines is None]
+        if token in plain:
+            return token
+        finds, ds = self._finds, len(self._ds_lines) if self._ds_lines is not None else 0
+        out = self._check_candidate(m)
+        if out == token and self._finds == finds and (self._ds_lines is None or len(self._ds_lines) == ds) \
+                and len(plain) < _MAX_PLAIN and token not in self._contextual:
+            if _alone(token):
+                plain.add(token)
+            elif len(self._contextual) < _MAX_PLAIN:
+                self._contextual.add(token)  # judged by its context each time: not asked again
+        return out
+
+    def _check_candidate(self, m: re.Match[str]) -> str:
         token = m.group(0)
         if self.decode:
             found = self._decoded_b64(token)
@@ -279,15 +324,27 @@ class Redactor(EncodedForms):
         return "\n".join(lines) if changed else text
 
 
+def _alone(token: str) -> bool:
+    """True if no high-entropy run of ``token`` is judged by its context (see _candidate)."""
+    if len(token) < 24 or _DIGIT.search(token) is None:
+        return True  # the entropy check is not made
+    return all(judged_alone(e.group(0)) for e in _HIGH_ENTROPY_RX.finditer(token))
+
+
 def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, hay: str,
-                  triggers: tuple[str, ...], also: tuple[str, ...] = ()) -> str:
+                  triggers: tuple[str, ...], also: tuple[str, ...] = (),
+                  present: frozenset[str] | None = None) -> str:
     """``rx.sub(repl, text)`` on the lines of ``text`` where ``hay`` (``text`` or its
     lowercase) holds a trigger (and, if ``also`` is given, one of ``also``). Regexes that
     cannot start with a literal scan every position; on a few short lines that costs
     nothing. ``hay`` must be aligned with ``text`` (same length); otherwise the whole
-    text is substituted."""
+    text is substituted. ``present``: which of ``also`` ``hay`` holds, when the caller knows."""
     if len(hay) != len(text):
         return rx.sub(repl, text)
+    if also:
+        also = tuple(a for a in also if (a in hay if present is None else a in present))
+        if not also:
+            return text  # no line can hold one of ``also``
     spans = set()
     for t in triggers:
         i = hay.find(t)
@@ -295,7 +352,7 @@ def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], tex
             end = hay.find("\n", i)
             end = len(hay) if end < 0 else end
             start = hay.rfind("\n", 0, i) + 1
-            if not also or any(a in hay[start:end] for a in also):
+            if not also or _holds_any(hay[start:end], also):
                 spans.add((start, end))
             i = hay.find(t, end)
     out, last = [], 0
@@ -306,6 +363,13 @@ def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], tex
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def _holds_any(line: str, words: tuple[str, ...]) -> bool:
+    for w in words:
+        if w in line:
+            return True
+    return False
 
 
 def _slug(kind: str) -> str:

@@ -152,10 +152,11 @@ KEYWORD_HINTS = [(word, re.compile(word + rest + _HINT_TAIL)) for word, rest in 
     ("access", "[_\\-]?key"), ("private", "[_\\-]?key"), ("credential", "s?"))]
 
 
-def keyword_hint(low: str) -> bool:
-    """True if the lowercased text may hold a ``keyword = value`` assignment."""
+def keyword_hint(low: str, present: "frozenset[str] | None" = None) -> bool:
+    """True if the lowercased text may hold a ``keyword = value`` assignment. ``present``:
+    which hint words ``low`` holds, when the caller knows (sleep.redact.literal_scan)."""
     for word, rx in KEYWORD_HINTS:
-        if word in low and rx.search(low):
+        if (word in low if present is None else word in present) and rx.search(low):
             return True
     return False
 # Matches from the keyword on (a prefix such as DB_ in DB_PASSWORD stays in the text);

@@ -45,6 +45,7 @@ def test_the_moved_packages_hold_the_harvest_and_the_redaction() -> None:
 
     assert sleep.harvest.harvest.__module__ == "sleep.harvest.harvester"
     assert sleep.redact.Redactor.__module__ == "sleep.redact.redactor"
-    for gone in ("sleep.reader", "sleep.sources", "sleep.secret_rules", "sleep.read_offsets", "sleep.harvest_pool"):
+    old = ("reader", "sources", "secret_rules", "read_offsets", "harvest_pool", "known_secrets")
+    for gone in (f"sleep.{name}" for name in old):
         done = _run("-c", f"import {gone}")
         assert done.returncode != 0 and "ModuleNotFoundError" in done.stderr, gone

@@ -212,11 +212,11 @@ class _SessionParser(LogParser):
         stats = self.ctx.stats
         if skippable(data):
             self.s.note_time(ts_from_bytes(data, max(0, len(data) - _TAIL)))
-            head = data[:_HEAD]
+            # Only the first _HEAD bytes are looked at (searched in place, not copied).
             if self.s.project_dir is None or self.s.entrypoint is None:
-                self._session_fields_from_bytes(head)
-            if b'"role":"assistant"' in head:
-                self._thinking_only(head)
+                self._session_fields_from_bytes(data)
+            if data.find(b'"role":"assistant"', 0, _HEAD) >= 0:
+                self._thinking_only(data)
             stats.skipped_undecoded()
             return
         rec = self.ctx.loads(data, where)
@@ -241,12 +241,13 @@ class _SessionParser(LogParser):
         else:
             stats.ignored()
 
-    def _thinking_only(self, head: bytes) -> None:
-        """What an undecoded thinking-only assistant record still tells: the agent
-        answered, with this model."""
-        if (self.file.kind != "subagent" and b'"isSidechain":true' in head) or b'"isApiErrorMessage":true' in head:
+    def _thinking_only(self, data: bytes) -> None:
+        """What an undecoded thinking-only assistant record still tells (from its first
+        _HEAD bytes): the agent answered, with this model."""
+        if (self.file.kind != "subagent" and data.find(b'"isSidechain":true', 0, _HEAD) >= 0) \
+                or data.find(b'"isApiErrorMessage":true', 0, _HEAD) >= 0:
             return
-        m = _MODEL_RX.search(head)
+        m = _MODEL_RX.search(data, 0, _HEAD)
         if m and m.group(1) == b"<synthetic>":
             return
         if m:
@@ -265,10 +266,11 @@ class _SessionParser(LogParser):
             self.s.entrypoint = entrypoint
             self.s.scripted = entrypoint.startswith(_SCRIPTED_ENTRYPOINT_PREFIX)
 
-    def _session_fields_from_bytes(self, head: bytes) -> None:
-        """:meth:`_session_fields` for a line that is not decoded (its cwd is a short JSON string)."""
-        cwd = _CWD_RX.search(head)
-        entry = _ENTRYPOINT_RX.search(head)
+    def _session_fields_from_bytes(self, data: bytes) -> None:
+        """:meth:`_session_fields` for a line that is not decoded, from its first _HEAD
+        bytes (its cwd is a short JSON string)."""
+        cwd = _CWD_RX.search(data, 0, _HEAD)
+        entry = _ENTRYPOINT_RX.search(data, 0, _HEAD)
         try:
             self._session_fields(orjson.loads(cwd.group(1)) if cwd else None,
                                  entry.group(1).decode("ascii") if entry else None)
