@@ -31,7 +31,7 @@ class ClusterParams:
     k: int = 25  # neighbours per node kept as candidates
     min_text: float = 0.12  # text cosine below this is no candidate
     action_weight: float = 0.4  # share of the action cosine when both turns show actions
-    threshold: float = 0.40  # mean pair score two clusters need to merge
+    threshold: float = 0.37  # mean pair score two clusters need to merge (0.40 before the path names)
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
     alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
@@ -69,10 +69,11 @@ def collapse(f: Features, extra: list[str] | None = None) -> tuple[np.ndarray, n
     keys: dict[bytes, int] = {}
     node_of = np.empty(f.text.shape[0], dtype=np.int64)
     firsts: list[int] = []
-    t, a = f.text, f.actions
+    t, a, w = f.text, f.actions, f.terms  # terms: the names of typed paths are in them, not in text
     for r in range(t.shape[0]):
         key = b"|".join((t.indices[t.indptr[r]:t.indptr[r + 1]].tobytes(),
                          t.data[t.indptr[r]:t.indptr[r + 1]].tobytes(),
+                         w.indices[w.indptr[r]:w.indptr[r + 1]].tobytes(),
                          a.indices[a.indptr[r]:a.indptr[r + 1]].tobytes(),
                          a.data[a.indptr[r]:a.indptr[r + 1]].tobytes(),
                          "\x1f".join(sorted(f.programs[r])).encode(),

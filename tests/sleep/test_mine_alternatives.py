@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from sleep.mine.alternatives import alternative_pairs
-from sleep.mine.features import _binary
+from sleep.mine.features import FeatureParams, _binary
+from sleep.mine.group import cluster_pool
+from sleep.mine.select import PoolItem
 
 
 def _alts(texts: list[str]) -> set[tuple[str, str]]:
@@ -43,3 +45,29 @@ def test_a_typo_is_no_alternative_but_amd_and_arm_are() -> None:
     texts = ["clear cache now", "clear cahce now", "cache warm", "cahce warm",
              "build image amd", "build image arm", "amd nodes", "arm nodes"]
     assert _alts(texts) == {("amd", "arm")}
+
+
+def _items(texts_files: list[tuple[str, str]]) -> list[PoolItem]:
+    return [PoolItem(project="/p", host="codex", session_id=f"s{k}", prompt_index=0, at=None, text=text,
+                     files=[path]) for k, (text, path) in enumerate(texts_files)]
+
+
+def test_requests_that_differ_only_in_a_typed_path_name_are_two_tasks() -> None:
+    # The locale is named only in the path: "fill in locales/de.json" / "fill in locales/fr.json".
+    pool = _items([("fill in locales/de.json for the keys that are only in English", "locales/de.json"),
+                   ("fill in locales/fr.json for the keys that are only in English", "locales/fr.json"),
+                   ("please fill in locales/de.json for the keys only in English", "locales/de.json"),
+                   ("please fill in locales/fr.json for the keys only in English", "locales/fr.json")])
+    groups, _ = cluster_pool(pool)
+    together = {frozenset(pool[r].files[0] for r in g.rows) for g in groups}
+    assert together == {frozenset({"locales/de.json"}), frozenset({"locales/fr.json"})}
+
+
+def test_without_path_names_the_same_requests_are_one_task() -> None:
+    # What the test above guards against: the path is a placeholder, so the words are the same.
+    pool = _items([("fill in locales/de.json for the keys that are only in English", "locales/de.json"),
+                   ("fill in locales/fr.json for the keys that are only in English", "locales/fr.json"),
+                   ("please fill in locales/de.json for the keys only in English", "locales/de.json"),
+                   ("please fill in locales/fr.json for the keys only in English", "locales/fr.json")])
+    groups, _ = cluster_pool(pool, fparams=FeatureParams(path_names=False))
+    assert len(groups) == 1
