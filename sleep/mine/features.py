@@ -266,6 +266,7 @@ class FeatureParams:
     agent_nouns: bool = True  # "linter" -> "lint" when the project also says "lint"
     placeholders: bool = False  # keep "a path / a name was here" tokens in the text vector
     alternatives: bool = True  # find words that stand for one another as an argument
+    once_fillers: bool = True  # a word typed once in the place of an argument word is another value of it
     path_names: bool = True  # the names of typed paths count as words a prompt uses (not in the text vector)
 
 
@@ -340,7 +341,11 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         term_docs = [d + [w for w in n if w not in d] for d, n in zip(docs, named)]
     term_vocab: dict[str, int] = {}
     terms = _binary(term_docs, term_vocab)
-    alt = pair_matrix(terms.shape[1], alternative_pairs(term_docs, term_vocab, terms) if params.alternatives else set())
+    pairs = set()
+    if params.alternatives:  # one word apart with or without the path names ("... en.json to German")
+        pairs = alternative_pairs(term_docs, term_vocab, terms, also=docs if params.path_names else None,
+                                  once=params.once_fillers)
+    alt = pair_matrix(terms.shape[1], pairs)
     alts = alternative_matrix(terms, alt)
     if params.bigrams:
         docs = [d + [f"{a}_{b}" for a, b in zip(d, d[1:])] for d in docs]
