@@ -52,13 +52,13 @@ def alternative_pairs(docs: list[list[str]], vocab: dict[str, int], terms: sp.cs
     the new strings to Japanese" beside "... to German", where German / French is a pair)
     is another value of that argument, so it is paired with that word as well. A word
     typed once beside words that are no argument stays what changes between occurrences."""
-    rest_of: dict[frozenset[str], set[str]] = defaultdict(set)  # the other words -> the word left out
-    for d in docs + (also or []):
-        ws = set(d)
-        if 2 <= len(ws) <= max_words:
-            full = frozenset(ws)
-            for w in ws:
-                rest_of[full - {w}].add(w)
+    rest_of: dict[tuple[str, ...], set[str]] = defaultdict(set)  # the other words -> the word left out
+    for d in (docs, also or []):
+        for ws in d:
+            full = tuple(sorted(set(ws)))
+            if 2 <= len(full) <= max_words:
+                for k, w in enumerate(full):
+                    rest_of[full[:k] + full[k + 1:]].add(w)
     found: set[tuple[str, str]] = set()
     for left_out in rest_of.values():
         if len(left_out) > 1:

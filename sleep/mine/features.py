@@ -301,6 +301,15 @@ class Features:
             self._files_recorded = np.asarray(self.file_side.getnnz(axis=1) > 0)
         return self._files_recorded
 
+    @property
+    def alts_over_terms(self) -> sp.csr_matrix:
+        """``alts`` stacked over ``terms`` (built once: pairs are scored one argument apart
+        for every linkage check, and each stacking would index the matrix anew)."""
+        if not hasattr(self, "_alts_over_terms"):
+            assert self.alts is not None
+            self._alts_over_terms = sp.vstack([self.alts, self.terms]).tocsr()
+        return self._alts_over_terms
+
     def rows(self, idx: np.ndarray) -> "Features":
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
@@ -332,19 +341,22 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         nouns = agent_noun_map({t for d in docs for t in d})
         if nouns:
             docs = [[nouns.get(t, t) for t in d] for d in docs]
-    term_docs = docs
+    term_docs, plain = docs, None
     if params.path_names:
         # "fill in locales/de.json" / "... fr.json": the argument is only in the path's name. The
         # names join the words compared for alternatives and contrast, not the weighted text,
         # where a file that changes between occurrences of one task would dilute the rest.
-        named = ([_stem(w) for w in path_names(t) if w not in STOPWORDS] for t in texts)
-        term_docs = [d + [w for w in n if w not in d] for d, n in zip(docs, named)]
+        term_docs, plain = [], []
+        for d, t in zip(docs, texts):
+            named = [w for w in (_stem(x) for x in path_names(t) if x not in STOPWORDS) if w not in d]
+            term_docs.append(d + named if named else d)
+            if named:
+                plain.append(d)  # one word apart without the names too ("... en.json to German")
     term_vocab: dict[str, int] = {}
     terms = _binary(term_docs, term_vocab)
-    pairs = set()
-    if params.alternatives:  # one word apart with or without the path names ("... en.json to German")
-        pairs = alternative_pairs(term_docs, term_vocab, terms, also=docs if params.path_names else None,
-                                  once=params.once_fillers)
+    pairs: set[tuple[int, int]] = set()
+    if params.alternatives:
+        pairs = alternative_pairs(term_docs, term_vocab, terms, also=plain, once=params.once_fillers)
     alt = pair_matrix(terms.shape[1], pairs)
     alts = alternative_matrix(terms, alt)
     if params.bigrams:
