@@ -2,7 +2,9 @@
 
 Sets: tests/sleep/mine_hard.py (32 tasks in paraphrase, 12 one-argument near-miss
 pairs, tune/held split) and tests/sleep/mine_corpus.py (the earlier, easier set).
-Methods: ``mine`` (default options) and ``baseline`` (the same miner without the
+Methods: ``mine`` (default options); ``previous`` (the first round of issue 23: the
+alternatives rule, but merge threshold 0.40, the names of typed paths dropped and no
+word typed once paired with an argument); and ``baseline`` (``previous`` without the
 alternatives veto of sleep.mine.alternatives, i.e. the method before issue 23).
 Definitions of recall, precision and near-miss merges: tests/sleep/mine_score.py.
 Targets: recall >= 0.85, precision >= 0.85, at most 2 near-miss merges.
@@ -21,14 +23,22 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "sleep")]
 
 
-def run(corpus, split, alternatives: bool) -> dict:
+METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides)
+    "baseline": ({"alternatives": False, "threshold": 0.40},
+                 {"alternatives": False, "path_names": False, "once_fillers": False}),
+    "previous": ({"threshold": 0.40}, {"path_names": False, "once_fillers": False}),
+    "mine": ({}, {}),
+}
+
+
+def run(corpus, split, method: str) -> dict:
     import mine_score
     from sleep.mine.cluster import ClusterParams
     from sleep.mine.features import FeatureParams
     from sleep.mine.miner import MineOptions
 
-    opts = MineOptions(params=ClusterParams(alternatives=alternatives),
-                       features=FeatureParams(alternatives=alternatives))
+    cluster, features = METHODS[method]
+    opts = MineOptions(params=ClusterParams(**cluster), features=FeatureParams(**features))
     with tempfile.TemporaryDirectory() as home:
         os.environ["SKILLOPT_HOME"] = home
         tasks = mine_score.mine_home(corpus.sessions, opts)
@@ -44,7 +54,7 @@ def main() -> None:
     easy_split = {label: "held" for label in easy.clusters()}
     print(f"{'set':<6} {'part':<5} {'method':<9} {'recall':>7} {'prec.':>6} {'merges':>7} {'tasks':>6} {'labelled':>9}")
     for name, corpus, sp in (("hard", hard, split), ("easy", easy, easy_split)):
-        rows = {"baseline": run(corpus, sp, False), "mine": run(corpus, sp, True)}
+        rows = {method: run(corpus, sp, method) for method in METHODS}
         for part in (("all", "tune", "held") if name == "hard" else ("all",)):
             for method, r in rows.items():
                 f = r[part]

@@ -39,18 +39,26 @@ MAX_PARTNERS = 1  # more alternatives than this: a slot that varies within one t
 
 
 def alternative_pairs(docs: list[list[str]], vocab: dict[str, int], terms: sp.csr_matrix, min_df: int = 2,
-                      max_partners: int = MAX_PARTNERS, max_words: int = MAX_WORDS) -> set[tuple[int, int]]:
+                      max_partners: int = MAX_PARTNERS, max_words: int = MAX_WORDS,
+                      also: list[list[str]] | None = None, once: bool = False) -> set[tuple[int, int]]:
     """Column pairs (a < b) of words that make two requests differ in one word, recur, never
     share a prompt, and have at most ``max_partners`` such partners each (a word that
     stands for many others is a slot a task fills anew each time: a module, a table)
-    (``terms``: the binary rows x vocabulary matrix of ``docs``)."""
-    rest_of: dict[frozenset[str], set[str]] = defaultdict(set)  # the other words -> the word left out
-    for d in docs:
-        ws = set(d)
-        if 2 <= len(ws) <= max_words:
-            full = frozenset(ws)
-            for w in ws:
-                rest_of[full - {w}].add(w)
+    (``terms``: the binary rows x vocabulary matrix of ``docs``). ``also``: more word lists
+    of the same prompts (the same words without the names of typed paths) in which one
+    word apart counts too.
+
+    ``once``: a word typed once where an argument word of such a pair stands ("translate
+    the new strings to Japanese" beside "... to German", where German / French is a pair)
+    is another value of that argument, so it is paired with that word as well. A word
+    typed once beside words that are no argument stays what changes between occurrences."""
+    rest_of: dict[tuple[str, ...], set[str]] = defaultdict(set)  # the other words -> the word left out
+    for d in (docs, also or []):
+        for ws in d:
+            full = tuple(sorted(set(ws)))
+            if 2 <= len(full) <= max_words:
+                for k, w in enumerate(full):
+                    rest_of[full[:k] + full[k + 1:]].add(w)
     found: set[tuple[str, str]] = set()
     for left_out in rest_of.values():
         if len(left_out) > 1:
@@ -59,9 +67,14 @@ def alternative_pairs(docs: list[list[str]], vocab: dict[str, int], terms: sp.cs
     by_col.sort_indices()
     df = np.diff(by_col.indptr)
     kept: list[tuple[int, int]] = []
+    typed_once: list[tuple[int, int]] = []  # (recurring word, word typed once in its place)
     for a, b in found:
+        if a not in vocab or b not in vocab:
+            continue
         ia, ib = vocab[a], vocab[b]
         if min(df[ia], df[ib]) < min_df:
+            if once and max(df[ia], df[ib]) >= min_df and not _typo_of(a, b):
+                typed_once.append((ia, ib) if df[ia] >= min_df else (ib, ia))
             continue  # a word typed once is what changes between occurrences (a table, a file)
         if _typo_of(a, b):
             continue
@@ -73,7 +86,13 @@ def alternative_pairs(docs: list[list[str]], vocab: dict[str, int], terms: sp.cs
     for ia, ib in kept:
         partners[ia] += 1
         partners[ib] += 1
-    return {(ia, ib) for ia, ib in kept if max(partners[ia], partners[ib]) <= max_partners}
+    out = {(ia, ib) for ia, ib in kept if max(partners[ia], partners[ib]) <= max_partners}
+    if once and out:
+        arguments = {i for pair in out for i in pair}
+        for ia, ic in typed_once:
+            if ia in arguments:
+                out.add((min(ia, ic), max(ia, ic)))
+    return out
 
 
 def _typo_of(a: str, b: str) -> bool:

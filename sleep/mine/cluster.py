@@ -31,7 +31,7 @@ class ClusterParams:
     k: int = 25  # neighbours per node kept as candidates
     min_text: float = 0.12  # text cosine below this is no candidate
     action_weight: float = 0.4  # share of the action cosine when both turns show actions
-    threshold: float = 0.40  # mean pair score two clusters need to merge
+    threshold: float = 0.37  # mean pair score two clusters need to merge (0.40 before the path names)
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
     alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
@@ -69,10 +69,13 @@ def collapse(f: Features, extra: list[str] | None = None) -> tuple[np.ndarray, n
     keys: dict[bytes, int] = {}
     node_of = np.empty(f.text.shape[0], dtype=np.int64)
     firsts: list[int] = []
-    t, a = f.text, f.actions
+    # The words compared too: "fill in locales/de.json" and "... fr.json" have the same text (the
+    # name of a typed path is no text) but are one argument apart.
+    t, a, w = f.text, f.actions, f.terms
     for r in range(t.shape[0]):
         key = b"|".join((t.indices[t.indptr[r]:t.indptr[r + 1]].tobytes(),
                          t.data[t.indptr[r]:t.indptr[r + 1]].tobytes(),
+                         w.indices[w.indptr[r]:w.indptr[r + 1]].tobytes(),
                          a.indices[a.indptr[r]:a.indptr[r + 1]].tobytes(),
                          a.data[a.indptr[r]:a.indptr[r + 1]].tobytes(),
                          "\x1f".join(sorted(f.programs[r])).encode(),
@@ -206,7 +209,7 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
     if p.alternatives and p.alt_pairs and f.alts is not None and f.alts.nnz:
         # One argument apart ("patch" / "minor"): different tasks, however alike the rest.
-        score[rowwise_dot_pairs(f.alts, f.terms, i, j) > 0] = 0.0
+        score[rowwise_dot(f.alts_over_terms, i, j + f.alts.shape[0]) > 0] = 0.0
     if p.veto:
         pm = program_matrix(f.programs) if pm is None else pm
         has_prog = pm.getnnz(axis=1) > 0

@@ -8,6 +8,9 @@ string alignment distance), English Snowball stems, plus adjacent-word pairs.
 Weighted by scikit-learn TF-IDF per project; a word typed only once in the
 project carries no similarity and is left out, so it does not dilute the rest.
 
+The names of typed paths (``locales/de.json`` -> ``de``) are words the prompt uses
+(for telling arguments apart), though not part of the weighted text.
+
 Actions: the shell programs the agent ran (``pytest``, ``ruff check``;
 ``python -m``, ``uv run``, ``npx`` and the like unwrapped), the directories
 and kinds of files it touched, the tools it used and the skills it invoked,
@@ -146,6 +149,23 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(w for w in _WORDS.findall(text.casefold()) if len(w) > 1 or w == "e2e")
 
 
+@lru_cache(maxsize=100_000)
+def path_names(text: str) -> tuple[str, ...]:
+    """The name words of the paths typed in ``text`` (``locales/de.json`` -> ``de``,
+    ``CHANGELOG.md`` -> ``changelog``, ``src/`` -> ``src``): the path itself becomes a
+    placeholder in :func:`words`, but its name can be the argument that tells two tasks
+    apart ("fill in locales/de.json" / "fill in locales/fr.json")."""
+    if "/" not in text and "." not in text:
+        return ()
+    out: list[str] = []
+    for match in _PATH.finditer(text.replace("`", " ")):
+        path = match.group(0).rstrip("/.")
+        name = path.rsplit("/", 1)[-1].split("::", 1)[0]
+        stem = os.path.splitext(name)[0] if "." in name else name
+        out += [w for w in _WORDS.findall(_CAMEL.sub(" ", stem).casefold().replace("_", " ")) if len(w) > 1]
+    return tuple(out)
+
+
 def typo_map(vocab: Counter[str], min_len: int = 5) -> dict[str, str]:
     """Map words used once to a word used more often within one edit (two for long words)."""
     frequent = [w for w, c in vocab.items() if c >= 2 and len(w) >= min_len - 1 and w not in STOPWORDS]
@@ -246,6 +266,8 @@ class FeatureParams:
     agent_nouns: bool = True  # "linter" -> "lint" when the project also says "lint"
     placeholders: bool = False  # keep "a path / a name was here" tokens in the text vector
     alternatives: bool = True  # find words that stand for one another as an argument
+    once_fillers: bool = True  # a word typed once in the place of an argument word is another value of it
+    path_names: bool = True  # the names of typed paths count as words a prompt uses (not in the text vector)
 
 
 @dataclass
@@ -279,6 +301,15 @@ class Features:
             self._files_recorded = np.asarray(self.file_side.getnnz(axis=1) > 0)
         return self._files_recorded
 
+    @property
+    def alts_over_terms(self) -> sp.csr_matrix:
+        """``alts`` stacked over ``terms`` (built once: pairs are scored one argument apart
+        for every linkage check, and each stacking would index the matrix anew)."""
+        if not hasattr(self, "_alts_over_terms"):
+            assert self.alts is not None
+            self._alts_over_terms = sp.vstack([self.alts, self.terms]).tocsr()
+        return self._alts_over_terms
+
     def rows(self, idx: np.ndarray) -> "Features":
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
@@ -310,9 +341,23 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         nouns = agent_noun_map({t for d in docs for t in d})
         if nouns:
             docs = [[nouns.get(t, t) for t in d] for d in docs]
+    term_docs, plain = docs, None
+    if params.path_names:
+        # "fill in locales/de.json" / "... fr.json": the argument is only in the path's name. The
+        # names join the words compared for alternatives and contrast, not the weighted text,
+        # where a file that changes between occurrences of one task would dilute the rest.
+        term_docs, plain = [], []
+        for d, t in zip(docs, texts):
+            named = [w for w in (_stem(x) for x in path_names(t) if x not in STOPWORDS) if w not in d]
+            term_docs.append(d + named if named else d)
+            if named:
+                plain.append(d)  # one word apart without the names too ("... en.json to German")
     term_vocab: dict[str, int] = {}
-    terms = _binary(docs, term_vocab)
-    alt = pair_matrix(terms.shape[1], alternative_pairs(docs, term_vocab, terms) if params.alternatives else set())
+    terms = _binary(term_docs, term_vocab)
+    pairs: set[tuple[int, int]] = set()
+    if params.alternatives:
+        pairs = alternative_pairs(term_docs, term_vocab, terms, also=plain, once=params.once_fillers)
+    alt = pair_matrix(terms.shape[1], pairs)
     alts = alternative_matrix(terms, alt)
     if params.bigrams:
         docs = [d + [f"{a}_{b}" for a, b in zip(d, d[1:])] for d in docs]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mine_testutil import session, turn
 
-from sleep.mine.features import action_tokens, program, tokens, typo_map, words
+from sleep.mine.features import action_tokens, path_names, program, tokens, typo_map, words
 from sleep.mine.select import extract
 
 
@@ -70,3 +70,14 @@ def test_a_correction_is_evidence_of_the_task_it_follows() -> None:
 def test_a_repeat_in_the_same_session_is_dropped() -> None:
     s = session("a", turn("run the unit tests"), turn("Run the unit tests"))
     assert extract(s)[1] == {"repeat_in_session": 1}
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("fill in locales/de.json for the missing keys", ("de",)),
+    ("update CHANGELOG.md with the commits since the last tag", ("changelog",)),
+    ("fix the typing errors mypy reports in ledgerline/", ("ledgerline",)),
+    ("tests/walk.rs::follows_symlinks is flaky", ("walk",)),
+    ("bump to v1.4.3, see e.g. the notes", ()),
+])
+def test_the_name_of_a_typed_path_is_kept_beside_its_placeholder(text: str, expected) -> None:
+    assert path_names(text) == expected
