@@ -154,6 +154,25 @@ class TurnActions:
             return
         self.s.add_file(self._clean(rel))
 
+    def shell(self, command: Any) -> None:
+        """A shell tool's command: its signatures (:meth:`command`) and the skills whose
+        SKILL.md it opens."""
+        self.command(command)
+        self.skills_named(command)
+
+    def file(self, path: Any) -> None:
+        """A file tool's path: the file (:meth:`path`) and the skill whose SKILL.md it is."""
+        self.skills_named(path)
+        self.path(path)
+
+    def skills_named(self, text: Any) -> None:
+        """Count the skills whose SKILL.md ``text`` names as used."""
+        if isinstance(text, str):
+            from sleep.harvest.sources import skills_in
+
+            for skill in skills_in(text):
+                self.s.add_skill(skill)
+
     def patch(self, text: Any, cwd: str | None = None) -> None:
         for path in patch_files(text):
             self.path(path, cwd)

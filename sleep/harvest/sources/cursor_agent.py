@@ -35,7 +35,7 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import connect_read_only  # noqa: F401 (also imported from here)
 from sleep.harvest.sources.turns import open_turn
@@ -191,15 +191,9 @@ def _tool(s: Session, actions: TurnActions, call: dict[str, Any]) -> None:
     s.add_tool(name)
     args = call.get("args") if isinstance(call.get("args"), dict) else {}
     if name in _SHELL_TOOLS:
-        command = args.get("command")
-        actions.command(command)
-        if isinstance(command, str):
-            for skill in skills_in(command):
-                s.add_skill(skill)
+        actions.shell(args.get("command"))
         return
     for key in _PATH_KEYS:
         if isinstance(args.get(key), str):
-            for skill in skills_in(args[key]):
-                s.add_skill(skill)
-            actions.path(args[key])
+            actions.file(args[key])
             break

@@ -71,7 +71,7 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.sessions import Session, iso_utc
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.copilot_vscode import workspace_folder
 from sleep.harvest.sources.sqlite_ro import as_bytes, connect_read_only, row_path, tables
@@ -518,16 +518,12 @@ def _tool(s: Session, actions: TurnActions, tool: dict[str, Any], ctx: ParseCont
         return
     command = args.get("command")
     if name in _SHELL_TOOLS or (name is None and isinstance(command, str)):
-        actions.command(command)
-        if isinstance(command, str):
-            for skill in skills_in(command):
-                s.add_skill(skill)
+        actions.shell(command)
         return
     for key in _PATH_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value:
-            for skill in skills_in(value):
-                s.add_skill(skill)
+            actions.skills_named(value)
             if _RULE_RX.search(value):
                 s.add_skill(_rule_name(value))
             actions.path(value)

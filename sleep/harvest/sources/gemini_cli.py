@@ -33,7 +33,7 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.sessions import Session, iso_utc
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 
@@ -226,18 +226,12 @@ def _tool(s: Session, actions: TurnActions, call: dict[str, Any]) -> None:
         skill = args.get("name") or args.get("skill") or args.get("skill_name")
         s.add_skill(skill if isinstance(skill, str) else None)
     if name in _SHELL_TOOLS:
-        command = args.get("command")
-        actions.command(command)
-        if isinstance(command, str):
-            for skill in skills_in(command):
-                s.add_skill(skill)
+        actions.shell(args.get("command"))
     elif name in _FILE_TOOLS:
         for key in _PATH_KEYS:
             value = args.get(key)
             if isinstance(value, str):
-                for skill in skills_in(value):
-                    s.add_skill(skill)
-                actions.path(value)
+                actions.file(value)
                 break
         many = args.get("paths")
         if isinstance(many, list):

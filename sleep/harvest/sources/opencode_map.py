@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.harvest.reader import ParseContext
 from sleep.sessions import Session, iso_utc
-from sleep.harvest.sources import ParseResult, skills_in
+from sleep.harvest.sources import ParseResult
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 
@@ -91,14 +91,9 @@ def _tool(s: Session, actions: TurnActions, part: dict[str, Any]) -> None:
     if name == "skill" and isinstance(inp.get("name"), str):
         s.add_skill(inp["name"])
     if name in _SHELL_TOOLS:
-        actions.command(inp.get("command"))
-        if isinstance(inp.get("command"), str):
-            for skill in skills_in(inp["command"]):
-                s.add_skill(skill)
+        actions.shell(inp.get("command"))
     elif name in _FILE_TOOLS:
         for key in _PATH_KEYS:
             if isinstance(inp.get(key), str):
-                for skill in skills_in(inp[key]):
-                    s.add_skill(skill)
-                actions.path(inp[key])
+                actions.file(inp[key])
                 break
