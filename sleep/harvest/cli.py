@@ -110,6 +110,8 @@ def format_report(r: HarvestReport) -> str:
         lines.append(f"  {name:<15} {_n(rep.files_seen):>7} files, {_n(rep.files_read):>6} read, "
                      f"{rep.bytes_read / 1e6:>9,.1f} MB, {_n(rep.sessions_new)} new, "
                      f"{_n(rep.sessions_updated)} updated")
+    for name, why in sorted(r.sources_failed.items()):
+        lines.append(f"  {name} read nothing: {why}")
     noted = {h: how for h, how in r.watch.items() if how.startswith("noted")}
     if noted:
         lines.append("  watcher: " + "; ".join(f"{h} {how}" for h, how in sorted(noted.items())))
