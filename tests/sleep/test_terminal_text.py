@@ -94,3 +94,19 @@ def test_tasks_list_show_and_json_print_no_control_sequence(homes: Homes, capsys
     assert main(["tasks", "show", tid]) == 0
     out = _printed(capsys)
     assert "prompt:" in out and "unit tests" in out and _CONTROL.search(out) is None, repr(out)
+
+
+def test_the_nights_console_prints_lines_and_text_objects_clean() -> None:
+    import io
+
+    from rich.text import Text
+
+    from skillopt_core.cli.console import plain_console
+    from sleep.terminal_text import safe_console
+
+    buf = io.StringIO()
+    console = safe_console(plain_console(file=buf))
+    console.print(HOSTILE_TASK)
+    console.print(Text("step 1: " + HOSTILE_TASK, style="bold"))
+    out = buf.getvalue()
+    assert out.count("run the unit tests and list the failures") == 2 and _CONTROL.search(out) is None, repr(out)
