@@ -44,8 +44,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sleep.cycle.advice import night_subscriber
     from sleep.cycle.progress import PlainProgress
     from sleep.cycle.night import NightError, NightOptions, run_night
+    from sleep.terminal_text import safe_console
 
-    console = plain_console(stderr=args.json)  # the night's lines quote skills, tasks and replies verbatim
+    # The night's lines quote skills, tasks and replies verbatim: their control sequences go.
+    console = safe_console(plain_console(stderr=args.json))
     opts = NightOptions(project=args.project or Path.cwd(), dry_run=args.dry_run, skill=args.skill,
                         new_skill=args.new_skill,
                         backend=args.backend, config=args.config, overrides=list(args.overrides), wait=args.wait)
@@ -117,6 +119,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     from sleep.cycle import store
     from sleep.cycle.project import listing_project
     from sleep.index import Index
+    from sleep.terminal_text import echo
 
     nights, project, others = [], None, 0
     if paths.index_path().exists():
@@ -133,7 +136,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         where = f" for {project}" if project else ""
         hint = f"; `--all-projects` lists {others} of other projects" if others else \
             ". Run one with `skillopt-sleep run` in a project folder"
-        print(f"No nights yet{where}{hint}.")
+        echo(f"No nights yet{where}{hint}.")
         return 0
     for n in nights:
         tasks = f"{len(n.tasks.get('train', []))}/{len(n.tasks.get('val', []))}" if n.tasks else "-"
@@ -141,11 +144,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         proposal = n.proposal["id"] if n.proposal else "-"
         u = n.usage or {}
         cost = f"${u.get('cost_usd', 0.0):.2f}" if u.get("cost_usd") else "$0"
-        print(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
+        echo(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
               f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} cost {cost:<7} {n.project}")
         if len(n.skills) > 1:
             for line in skill_lines(n.skills):
-                print("    " + line)
+                echo("    " + line)
     return 0
 
 

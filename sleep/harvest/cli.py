@@ -110,6 +110,8 @@ def format_report(r: HarvestReport) -> str:
         lines.append(f"  {name:<15} {_n(rep.files_seen):>7} files, {_n(rep.files_read):>6} read, "
                      f"{rep.bytes_read / 1e6:>9,.1f} MB, {_n(rep.sessions_new)} new, "
                      f"{_n(rep.sessions_updated)} updated")
+    for name, why in sorted(r.sources_failed.items()):
+        lines.append(f"  {name} read nothing: {why}")
     noted = {h: how for h, how in r.watch.items() if how.startswith("noted")}
     if noted:
         lines.append("  watcher: " + "; ".join(f"{h} {how}" for h, how in sorted(noted.items())))
@@ -136,6 +138,7 @@ def _sessions_args(p: argparse.ArgumentParser) -> None:
 def cmd_sessions(args: argparse.Namespace) -> int:
     from sleep import paths
     from sleep.index import Index
+    from sleep.terminal_text import echo
 
     if not paths.index_path().exists():
         print(f"No index yet at {paths.index_path()}; run `skillopt-sleep harvest` first.",
@@ -152,14 +155,14 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         return 0
     if not sessions:
         hint = f"; `--all-projects` lists {others} of other projects" if others else ""
-        print("No sessions stored" + (f" for {project}" if project else "") + hint + ".")
+        echo("No sessions stored" + (f" for {project}" if project else "") + hint + ".")
         return 0
     for s in sessions[: max(0, args.limit)]:
         first = (s.prompts[0].text if s.prompts else "").replace("\n", " ")
         if len(first) > 60:
             first = first[:57] + "..."
         kind = " (subagent)" if s.is_subagent else ""
-        print(f"{(s.started_at or '?')[:16]:<16}  {s.host:<14} {s.session_id[:36]:<36} "
+        echo(f"{(s.started_at or '?')[:16]:<16}  {s.host:<14} {s.session_id[:36]:<36} "
               f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  {first}")
     if len(sessions) > args.limit:
         print(f"... {len(sessions) - args.limit} more (use --limit or --json)")

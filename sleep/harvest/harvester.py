@@ -27,6 +27,7 @@ from sleep.harvest.pool import POOL_MIN_BYTES, Job, Outcome, Pool, file_stat, pa
 from sleep.index import Index, session_key
 from sleep.lock import FileLock
 from sleep.harvest.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
+from sleep.harvest.side_files import SideFileError
 from sleep.redact import Redactor
 from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 from sleep.hosts import source_groups
@@ -74,6 +75,7 @@ class SourceReport:
     replay_sessions_skipped: int = 0
     history_prompts: int = 0
     rereads: dict[str, int] = field(default_factory=dict)
+    failed: str | None = None  # why this source read nothing this time (a bad side file), else None
 
 
 @dataclass
@@ -108,6 +110,7 @@ class HarvestReport:
     elapsed_s: float = 0.0
     mb_per_s: float = 0.0
     watch: dict[str, str] = field(default_factory=dict)  # per host: noted files only, or a full scan and why
+    sources_failed: dict[str, str] = field(default_factory=dict)  # source -> why it read nothing (the others did)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -145,24 +148,16 @@ class _Harvester:
             if self.opts.use_noted:
                 self.plan = plan_harvest(self.index, names, since_given=self.opts.since is not None)
             for name in names:
-                src = sources[name]
-                rep = reports[name]
-                for file in src.discover(self.ctx.stats):
-                    seen.add(file.path)
-                    rep.files_seen += 1
-                    if self.plan is not None and not any(self.plan.allows(name, p) for p in _watched(file)):
-                        rep.files_unchanged += 1  # the watcher saw no change since the last harvest
-                        continue
-                    before = self.ctx.stats.bytes_read
-                    self._file(src, file, rep)
-                    rep.bytes_read += self.ctx.stats.bytes_read - before
-                    self._maybe_commit()
+                try:
+                    self._source(name, sources[name], reports[name], seen)
+                except SideFileError as exc:  # this source only: the others are harvested as usual
+                    reports[name].failed = str(exc)
                 self._parse_jobs()
             for path in set(self.cursors) - seen:
                 if not os.path.lexists(path) and not _row_db_exists(path):
                     self.index.delete_cursor(path)
-            if self.plan is not None:
-                finish_harvest(self.index, self.plan, names)
+            if self.plan is not None:  # a failed source's noted files stay noted for the next harvest
+                finish_harvest(self.index, self.plan, tuple(n for n in names if reports[n].failed is None))
             self._remember_secrets()
             self.index.conn.execute("COMMIT")
         except BaseException:
@@ -173,6 +168,18 @@ class _Harvester:
         if self.pool is not None:
             self.pool.close()
         return self._report(reports, time.perf_counter() - started)
+
+    def _source(self, name: str, src: Source, rep: SourceReport, seen: set[str]) -> None:
+        for file in src.discover(self.ctx.stats):
+            seen.add(file.path)
+            rep.files_seen += 1
+            if self.plan is not None and not any(self.plan.allows(name, p) for p in _watched(file)):
+                rep.files_unchanged += 1  # the watcher saw no change since the last harvest
+                continue
+            before = self.ctx.stats.bytes_read
+            self._file(src, file, rep)
+            rep.bytes_read += self.ctx.stats.bytes_read - before
+            self._maybe_commit()
 
     def _maybe_commit(self) -> None:
         self.pending += 1
@@ -392,6 +399,7 @@ class _Harvester:
         r.elapsed_s = round(elapsed, 4)
         r.mb_per_s = round(r.bytes_read / 1e6 / elapsed, 2) if elapsed > 0 else 0.0
         r.watch = self.plan.summary() if self.plan is not None else {}
+        r.sources_failed = {name: rep.failed for name, rep in reports.items() if rep.failed is not None}
         return r
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from sleep import paths
 from sleep.commands import Commands
+from sleep.terminal_text import echo, json_text
 
 commands = Commands()
 register = commands.register
@@ -39,7 +40,7 @@ def _project(args: argparse.Namespace) -> str | None:
 
 
 def _fail(message: str) -> int:
-    print(f"skillopt-sleep: {message}", file=sys.stderr)
+    echo(f"skillopt-sleep: {message}", file=sys.stderr)
     return 2
 
 
@@ -129,7 +130,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return 0
-    print(format_mine_report(report))
+    echo(format_mine_report(report))
     return 0
 
 
@@ -187,7 +188,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             result = export_tasks_jsonl(project, args.out)
         except OSError as exc:
             return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
-        print(f"Wrote {result.tasks} tasks of {project} to {result.path}"
+        echo(f"Wrote {result.tasks} tasks of {project} to {result.path}"
               + (f" ({result.skipped_disabled} disabled left out)" if result.skipped_disabled else ""))
         return 0
     if not paths.index_path().exists():
@@ -204,7 +205,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             tid = ids[0]
             if action == "show":
                 task = store.load_tasks(index.conn, None, with_members=True)
-                print(format_task(next(t for t in task if t.id == tid)))
+                echo(format_task(next(t for t in task if t.id == tid)))
                 return 0
             with index.transaction():
                 store.set_enabled(index.conn, tid, action == "enable")
@@ -212,13 +213,13 @@ def cmd_tasks(args: argparse.Namespace) -> int:
             return 0
         tasks = store.load_tasks(index.conn, _project(args))
     if args.json:
-        print(json.dumps([t.to_dict() for t in tasks], indent=2, ensure_ascii=False))
+        print(json_text(json.dumps([t.to_dict() for t in tasks], indent=2, ensure_ascii=False)))
         return 0
     if not tasks:
-        print("No tasks found" + (f" for {_project(args)}" if _project(args) else "")
+        echo("No tasks found" + (f" for {_project(args)}" if _project(args) else "")
               + ": run `skillopt-sleep mine` (tasks need the same work in at least 2 sessions).")
         return 0
-    print(format_tasks(tasks))
+    echo(format_tasks(tasks))
     return 0
 
 

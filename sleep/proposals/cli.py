@@ -18,6 +18,7 @@ from typing import Any, Callable
 from sleep.commands import Commands
 from sleep.proposals.errors import ProposalError
 from sleep.proposals.render import report_text, review_lines
+from sleep.terminal_text import echo, json_text
 
 commands = Commands()
 register = commands.register
@@ -31,19 +32,19 @@ def _user_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
         try:
             return fn(args)
         except ProposalError as exc:
-            print(f"skillopt-sleep {args.command}: {exc}", file=sys.stderr)
+            echo(f"skillopt-sleep {args.command}: {exc}", file=sys.stderr)
             return USER_ERROR
         except OSError as exc:  # e.g. a skill file the person may not read or write, a full disk
             from sleep import paths
             from sleep.storage import explain_os
 
-            print(f"skillopt-sleep {args.command}: {explain_os(exc, paths.data_dir())}", file=sys.stderr)
+            echo(f"skillopt-sleep {args.command}: {explain_os(exc, paths.data_dir())}", file=sys.stderr)
             return USER_ERROR
     return run
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(json_text(json.dumps(data, indent=2, ensure_ascii=False)))
 
 
 # ----- propose -------------------------------------------------------------------------
@@ -89,12 +90,12 @@ def cmd_propose(args: argparse.Namespace) -> int:
         _print_json(p.to_dict())
         return 0
     where = p.project if p.store == "project" else f"SkillOpt's skills repository {p.repo}"
-    print(f"Staged proposal {p.id}: branch {p.branch} in {where}")
+    echo(f"Staged proposal {p.id}: branch {p.branch} in {where}")
     edits = "1 edit" if p.n_edits == 1 else f"{p.n_edits} edits"
-    print(f"  {p.skill_name}: val {_s(p.baseline_val)} → {_s(p.candidate_val)}, {edits}")
+    echo(f"  {p.skill_name}: val {_s(p.baseline_val)} → {_s(p.candidate_val)}, {edits}")
     for note in p.report.notes:
-        print(f"  note: {note}")
-    print(f"  next: skillopt-sleep show {p.id}  |  adopt {p.id}  |  reject {p.id}")
+        echo(f"  note: {note}")
+    echo(f"  next: skillopt-sleep show {p.id}  |  adopt {p.id}  |  reject {p.id}")
     return 0
 
 
@@ -143,11 +144,11 @@ def cmd_review(args: argparse.Namespace) -> int:
         return 0
     if not proposals:
         where = f" for {project}" if project else ""
-        print("No proposals" + (where if args.all else f" waiting for review{where}")
+        echo("No proposals" + (where if args.all else f" waiting for review{where}")
               + (f"; `--all-projects` lists {others} of other projects." if others else
                  "." if args.all else " (`--all` shows decided ones)."))
         return 0
-    print("\n".join(review_lines(proposals)))
+    echo("\n".join(review_lines(proposals)))
     return 0
 
 
@@ -169,17 +170,26 @@ def cmd_show(args: argparse.Namespace) -> int:
         _print_json({**view.proposal.to_dict(), "diff": view.diff, "pending_diff": view.pending,
                      "branch_tip": view.branch_tip})
         return 0
-    print(report_text(view.proposal))
+    echo(report_text(view.proposal))
     if view.branch_tip is not None and view.branch_tip != view.proposal.commit:
-        print(f"Note: the branch has moved to {view.branch_tip[:12]}; the diff is the staged commit.")
+        echo(f"Note: the branch has moved to {view.branch_tip[:12]}; the diff is the staged commit.")
     print()
-    print("The proposal (the text the night trained from → the candidate):")
-    print(view.diff or "(no change)")
+    echo("The proposal (the text the night trained from → the candidate):")
+    _print_diff(view.diff or "(no change)", color)
     if view.pending:
-        print(f"Your own edits, uncommitted when the night ran (not part of the proposal; it builds on them, "
+        echo(f"Your own edits, uncommitted when the night ran (not part of the proposal; it builds on them, "
               f"and adopting keeps them):")
-        print(view.pending)
+        _print_diff(view.pending, color)
     return 0
+
+
+def _print_diff(diff: str, color: bool) -> None:
+    """A diff as ``textdiff.unified`` made it: a coloured one holds our colours around lines it
+    already cleaned; a plain one is cleaned here."""
+    if color:
+        print(diff)
+    else:
+        echo(diff)
 
 
 # ----- adopt / reject ------------------------------------------------------------------
@@ -238,9 +248,9 @@ def _print_decision(args: argparse.Namespace, d: Any, headline: str) -> int:
         _print_json({"proposal": d.proposal.to_dict(), "wrote_file": d.wrote_file, "commit": d.commit,
                      "branch_deleted": d.branch_deleted, "messages": d.messages})
         return 0
-    print(headline)
+    echo(headline)
     if d.commit:
-        print(f"  commit {d.commit[:12]}")
+        echo(f"  commit {d.commit[:12]}")
     for m in d.messages:
-        print(f"  {m}")
+        echo(f"  {m}")
     return 0

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 
+from sleep.terminal_text import clean
+
 _RED, _GREEN, _CYAN, _BOLD, _RESET = "\033[31m", "\033[32m", "\033[36m", "\033[1m", "\033[m"
 
 
@@ -21,7 +23,7 @@ def unified(old: str, new: str, old_label: str, new_label: str, *, color: bool =
     if not color:
         return "\n".join(lines) + "\n"
     out = []
-    for line in lines:
+    for line in map(clean, lines):  # the texts' own control sequences go; ours are added below
         if line.startswith(("---", "+++")):
             out.append(f"{_BOLD}{line}{_RESET}")
         elif line.startswith("@@"):

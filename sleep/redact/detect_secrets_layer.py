@@ -1,7 +1,7 @@
 """Layer 2 of redaction: the detect-secrets detectors that add recall to layer 1, and their gate.
 
 The rest of the ``detect-secrets`` detector catalogue (SendGrid, Twilio,
-Mailchimp, PyPI, Discord, Telegram, Square, Azure storage, Artifactory, IBM,
+Mailchimp, PyPI, Discord, Telegram, Azure storage, Artifactory, IBM,
 Cloudant, SoftLayer) adds recall for those kinds, but costs tens of
 microseconds a line (and 0.15 s to import), so it only sees lines that pass a
 gate built as a superset of what those detectors can match: token shapes are
@@ -21,13 +21,13 @@ __all__ = ["ARTIFACTORY_RX", "DETECT_SECRETS_PLUGINS", "DETECT_SECRETS_TOKEN_RX"
            "token_gate"]
 
 # The detectors of detect-secrets that add recall to layer 1. Its AWS, GitHub,
-# GitLab, JWT, OpenAI, Slack, Stripe and basic-auth detectors match a subset of
+# GitLab, JWT, OpenAI, Slack, Square, Stripe and basic-auth detectors match a subset of
 # what layer 1 already removes (with exact spans), so they are not run;
 # keyword, entropy and private-key detection are layer 1's own.
 DETECT_SECRETS_PLUGINS = [
     "ArtifactoryDetector", "AzureStorageKeyDetector", "CloudantDetector", "DiscordBotTokenDetector",
     "IbmCloudIamDetector", "IbmCosHmacDetector", "MailchimpDetector", "NpmDetector", "PypiTokenDetector",
-    "SendGridDetector", "SoftlayerDetector", "SquareOAuthDetector", "TelegramBotTokenDetector",
+    "SendGridDetector", "SoftlayerDetector", "TelegramBotTokenDetector",
     "TwilioKeyDetector",
 ]
 # The gate in front of detect-secrets: a superset of what those detectors can
@@ -47,11 +47,10 @@ DETECT_SECRETS_TOKEN_RX = re.compile(
     r"|_authToken="  # npm (after "//registry/:")
     r"|pypi-AgE"  # PyPI
     r"|SG\.[a-zA-Z0-9_-]{22}\."  # SendGrid
-    r"|sq0csp-"  # Square
     r"|AC[a-z0-9]{32}|SK[a-z0-9]{32}"  # Twilio
     r"|[0-9a-z]{32}-us[0-9]")  # Mailchimp
 DISCORD_RX = re.compile(r"[MNO][a-zA-Z\d_-]{23,25}\.[a-zA-Z\d_-]{6}\.")
-_DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|sq0csp-|AC|SK|-us")
+_DS_TOKEN_LITERALS_RX = re.compile(r"AKC|AP|AccountKey=|_authToken=|pypi-AgE|AC|SK|-us")
 # Every token rule's literal and every detect-secrets token literal, in one search.
 QUICK_RX = re.compile(TOKEN_PREFIX_RX.pattern + "|" + _DS_TOKEN_LITERALS_RX.pattern + r"|SG\.")
 _TELEGRAM_BEFORE_RX = re.compile(r"\d{8,10}:$")

@@ -43,6 +43,8 @@ _B64_OF_ASCII_RX = re.compile(r"(?:[A-Za-f][A-Za-z0-9+/_\-]{3})+(?:[A-Za-f][A-Za
 # Decoded text that reads as words ("hello world, this is a test"): not a random secret.
 _PROSE_RX = re.compile(r"[A-Za-z]+(?:[ ,.;:!?'-]+[A-Za-z]+){2,}[ .!?]*")
 # A base64 "user:password" (what HTTP basic auth and docker's config.json encode).
+# What stands before the value of a ``NAME=value`` token.
+_NAME_IS_RX = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*=")
 _USER_PASS_RX = re.compile(r"[\w.@+\-]{1,64}:[^\s:]{6,}")
 # A run with 3+ %-escapes among URL characters: "%73%6B%2D..." or "key%3Dsk-ant-...".
 PERCENT_RUN_RX = re.compile(r"(?:[A-Za-z0-9_.~+\-]*%[0-9A-Fa-f]{2}){3,}[A-Za-z0-9_.~+\-]*")
@@ -98,8 +100,8 @@ class EncodedForms:
                 return self._take(probe, token, run)
             if _USER_PASS_RX.fullmatch(text):
                 return self._found("basic-auth", token, run, text.split(":", 1)[1])
-            if run == token and _PROSE_RX.fullmatch(text):
-                return token
+            if _PROSE_RX.fullmatch(text) and (run == token or _NAME_IS_RX.fullmatch(token[:len(token) - len(run)])):
+                return token  # base64 of prose, alone or as the value of NAME=<base64>
         return None
 
     def _percent_run(self, m: re.Match[str]) -> str:

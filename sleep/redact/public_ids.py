@@ -133,6 +133,9 @@ _SIGNATURE_WORD_RX = re.compile(r"(?i)\b(?:signature|sig|txid|tx|transaction)\b"
 _SECRET_WORD_RX = re.compile(r"(?i)private|secret|seed|mnemonic|passphrase|password|credential")
 _B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(_B58_ALPHABET)}
+# Identifiers a provider publishes by design: a Square application id (production
+# sq0idp-, sandbox sandbox-sq0idb-) goes into every web page of the app.
+_PUBLIC_PREFIX_RX = re.compile(r"(?:sandbox-)?sq0id[pb]-[A-Za-z0-9_\-]{22}$")
 _B58_RX = re.compile(r"^[1-9A-HJ-NP-Za-km-z]+$")
 # base58check version bytes of private keys (WIF mainnet/testnet) and extended private keys.
 _PRIVATE_VERSIONS = (b"\x80", b"\xef", b"\x04\x88\xad\xe4", b"\x04\x35\x83\x94")
@@ -177,6 +180,8 @@ def public_identifier(token: str, line_before: str, line_after: str, onchain_tex
     if token.startswith("AAAA") and _SSH_KEY_TYPE_RX.search(line_before[-40:]):
         return True
     if _B58_RX.match(token) and public_by_structure(token):
+        return True
+    if _PUBLIC_PREFIX_RX.match(token):
         return True
     near = line_before[-60:]
     if _SECRET_WORD_RX.search(near):

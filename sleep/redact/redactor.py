@@ -59,7 +59,13 @@ if TYPE_CHECKING:
 __all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
            "looks_high_entropy", "map_strings", "OutboundScrubber", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
 
-_HIGH_ENTROPY_RX = re.compile(r"(?<![A-Za-z0-9+/_\-=.])[A-Za-z0-9+/_\-]{24,}={0,2}(?![A-Za-z0-9+/_\-=])")
+# A run of token characters, perhaps with base64 padding. An "=" between a name and a value
+# (``LINEAR=lin_api_...``, ``key=...=rest``) is not padding: the value after it is a run
+# of its own, and the run before it ends there (else a value written as ``NAME=value``
+# would never be checked, while the same value in prose is).
+_HIGH_ENTROPY_RX = re.compile(
+    r"(?:(?<![A-Za-z0-9+/_\-=.])|(?<=[A-Za-z0-9_]=)(?!=))[A-Za-z0-9+/_\-]{24,}"
+    r"(?:={1,2}(?![A-Za-z0-9+/_\-=])|(?![A-Za-z0-9+/_\-=])|(?==[A-Za-z0-9_]))")
 _DIGIT = re.compile(r"[0-9]")
 _MAX_PLAIN = 1 << 16  # tokens remembered as plain per redactor (a bound on memory)
 # (triggers, lowered, rule, regex, line_local, also): a line-local rule's regex runs only on

@@ -74,13 +74,33 @@ TOKEN_PATTERNS: list[tuple[str, str]] = [
     ("shopify-token", r"\bshp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}\b"),
     ("groq-key", r"\bgsk_[A-Za-z0-9]{48,}"),
     # A JWT: base64url JSON header and payload (both start "ey"), signature optional.
-    ("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.ey[A-Za-z0-9_\-]{5,}(?:\.[A-Za-z0-9_\-]*)?"),
+    ("jwt", r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{5,}\.ey[A-Za-z0-9_\-]{5,}(?:\.[A-Za-z0-9_\-]*)?"),
+    # Issue 35. age identities: a secret key, and a plugin's identity (YubiKey, TPM, ...),
+    # both bech32 (upper case) after "-1".
+    ("age-secret-key", r"(?<![A-Za-z0-9])AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]{1,32})-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{20,}"),
+    # Atlassian API tokens (ATATT3x...) and their admin/org relatives (ATCTT3x...).
+    ("atlassian-token", r"(?<![A-Za-z0-9])AT[AC]TT3[A-Za-z0-9_\-=]{40,}"),
+    # Doppler: personal (pt), service (st, perhaps with the config's name), CLI (ct), service
+    # account (sa), SCIM and audit tokens.
+    ("doppler-token", r"(?<![A-Za-z0-9])dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[A-Za-z0-9_\-]{1,64}\.)?[A-Za-z0-9]{40,}"),
+    # Mailgun's private API key and public validation key (32 lowercase hex after "key-").
+    ("mailgun-key", r"(?<![A-Za-z0-9])(?:pub)?key-[0-9a-f]{32}(?![A-Za-z0-9])"),
+    # New Relic: user (NRAK), admin (NRAA), browser (NRJS), insert (NRII), query (NRIQ), REST
+    # (NRRA), synthetics (NRSP) keys; an ingest licence key is 36 hex ending "NRAL".
+    ("newrelic-key", r"(?<![A-Za-z0-9])(?:NR(?:AK|AA|JS|II|IQ|RA|SP)-[A-Za-z0-9_\-]{19,}|[0-9a-fA-F]{36}NRAL)"),
+    ("pulumi-token", r"(?<![A-Za-z0-9])pul-[0-9a-f]{40}(?![0-9a-f])"),
+    # Linear: personal API keys, OAuth access tokens, webhook signing secrets.
+    ("linear-key", r"(?<![A-Za-z0-9])lin_(?:api|oauth|wh)_[A-Za-z0-9]{32,}"),
+    # Square: access tokens (sq0atp, sandbox sq0atb, and the newer EAAA...) and application
+    # secrets (sq0csp, sandbox sq0csb). An application id (sq0idp-) is public.
+    ("square-token", r"(?<![A-Za-z0-9])(?:sq0(?:atp|atb|csp|csb)-[A-Za-z0-9_\-]{22,}|EAAA[A-Za-z0-9_\-+=]{56,})"),
 ]
 # Literals one of which every token rule's match holds: a cheap test before the
 # rules' alternation, which costs more than the scan for long tokens itself.
 TOKEN_PREFIX_RX = re.compile(
     r"sk-|gh[pousr]_|github_pat_|gl(?:pat|dt|rt|ptt|cbt|oas|ft|imt|agent)-|xox|A[KSBCGIRPN][A-Z0-9]{2}|A3T"
-    r"|AIza|k_live_|k_test_|hf_|npm_|dapi|_v1_|shp|gsk_|eyJ")
+    r"|AIza|k_live_|k_test_|hf_|npm_|dapi|_v1_|shp|gsk_|eyJ"
+    r"|AGE-|T[AC]TT3|dp\.|key-|NR[A-Z]{2}-|NRAL|pul-|lin_|sq0|EAAA")
 def placeholder_value(value: str) -> bool:
     """A value written to be replaced, not a secret: ``your_key``, ``sk-ai-v1-your-key-here``,
     ``sk-proj-xxxxx``, ``changeme``, ``example``. Random credentials hold none of

@@ -141,8 +141,10 @@ def _status_args(p: argparse.ArgumentParser) -> None:
 def cmd_status(args: argparse.Namespace) -> int:
     from sleep.scheduler.status import render, status
 
+    from sleep.terminal_text import echo
+
     data = status(args.project)
-    print(json.dumps(data, indent=2, default=str) if args.json else render(data))
+    echo(json.dumps(data, indent=2, default=str) if args.json else render(data))
     return 0
 
 

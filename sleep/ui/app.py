@@ -29,6 +29,7 @@ from sleep import paths
 from sleep.ui.guard import CSRF_FIELD, Guard, Policy
 from sleep.ui import outbound
 from sleep.ui.runs import RunCatalog
+from sleep.ui.shed import Limits, Shed
 
 HERE = Path(__file__).parent
 MAX_FLASHES = 200
@@ -199,9 +200,10 @@ async def server_error(request: Request, exc: Exception) -> Response:
 
 def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | bool = True,
                policy: Policy | None = None, index_path: Path | None = None, poll: float = 0.25,
-               stream_seconds: float = 600.0, rescan_seconds: float = 2.0) -> Starlette:
+               stream_seconds: float = 600.0, rescan_seconds: float = 2.0, limits: Limits | None = None) -> Starlette:
     """The dashboard app. ``outputs``: folders holding run directories (default ``./outputs``);
-    ``data_dir``: True for SkillOpt's data directory, a path, or None/False for none."""
+    ``data_dir``: True for SkillOpt's data directory, a path, or None/False for none; ``limits``:
+    how many requests it works on and queues at once (:mod:`sleep.ui.shed`)."""
     from sleep.ui import review_pages, run_pages
 
     folders = [Path(p) for p in (outputs if outputs is not None else [Path("outputs")])]
@@ -211,7 +213,7 @@ def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | boo
                index_path, poll, stream_seconds)
     routes = [*run_pages.routes, *review_pages.routes, Route("/favicon.ico", favicon),
               Mount("/static", app=CachedStatic(directory=str(HERE / "static")), name="static")]
-    app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol)],
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, policy=pol), Middleware(Shed, limits=limits)],
                     exception_handlers={404: not_found, HTTPException: http_error, Exception: server_error})
     app.state.ui = state
     outbound.use_index(index_path)  # the secrets this index remembers are never shown

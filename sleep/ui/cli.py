@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sleep.commands import Commands
+from sleep.ui.shed import Limits
 
 commands = Commands()
 register = commands.register
@@ -47,6 +48,29 @@ def _ui_args(p: argparse.ArgumentParser) -> None:
                    help=f"the access token every request needs (at least 16 of A-Z a-z 0-9 - _ . ~; default "
                         f"${TOKEN_ENV}, else a random one). The printed address carries it. Other users can read "
                         f"a command line: prefer ${TOKEN_ENV}")
+    d = Limits()
+    p.add_argument("--max-requests", type=_positive, default=d.active, metavar="N",
+                   help=f"requests worked on at once (default {d.active}); more wait in a queue")
+    p.add_argument("--max-queue", type=_not_negative, default=d.queue, metavar="N",
+                   help=f"requests that may wait for a turn, each up to {d.wait_seconds:g} s (default {d.queue}); "
+                        f"beyond it a request is answered 503 with Retry-After at once")
+
+
+def _positive(text: str) -> int:
+    value = _not_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return value
+
+
+def _not_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 0")
+    return value
 
 
 @dataclass(frozen=True)
@@ -136,7 +160,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return USER_ERROR
     policy = Policy(token=p.token, loopback_only_hosts=is_loopback(p.host))
-    app = create_app(outputs, data_dir=True, policy=policy)
+    app = create_app(outputs, data_dir=True, policy=policy,
+                     limits=Limits(active=args.max_requests, queue=args.max_queue))
     try:
         sock = _bind(p.host, p.port)
     except OSError as exc:

@@ -266,10 +266,31 @@ def to_csv(rows: list[RunRow]) -> str:
     w = csv.writer(buf)
     w.writerow([c.key for c in COLUMNS] + ["url"])
     for r in rows:
-        cells = [c.text(r) for c in COLUMNS] + [r.ref.url]
-        # A cell starting with = + - @ is a formula to a spreadsheet: quote it as text.
-        w.writerow(["'" + t if t[:1] in ("=", "+", "-", "@") and not _is_number(t) else t for t in cells])
+        w.writerow([csv_cell(c.text(r)) for c in COLUMNS] + [csv_cell(r.ref.url)])
     return buf.getvalue()
+
+
+# What makes a spreadsheet read a cell as a formula: = + - @ (and their full-width forms) as
+# the first character that is not blank, or a tab or CR at the very start. Blank here is any
+# whitespace Python knows (space, tab, CR, LF, NBSP, the other Unicode spaces) and the
+# zero-width characters a spreadsheet also skips.
+_FORMULA_START = frozenset("=+-@\uff1d\uff0b\uff0d\uff20")
+_CONTROL_START = ("\t", "\r")
+_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell no spreadsheet evaluates: one whose first non-blank character is a
+    formula trigger, or that starts with a tab or CR, gets a leading apostrophe (shown as text);
+    a plain number with nothing around it (``-0.5``, ``+3``) is left as it is."""
+    if not text:
+        return text
+    if text.startswith(_CONTROL_START):
+        return "'" + text
+    first = text.lstrip().lstrip(_ZERO_WIDTH).lstrip()[:1]
+    if first in _FORMULA_START and not (text == text.strip() and _is_number(text)):
+        return "'" + text
+    return text
 
 
 def _is_number(text: str) -> bool:

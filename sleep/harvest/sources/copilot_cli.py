@@ -26,6 +26,7 @@ from typing import Any, BinaryIO, Iterator
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
+from sleep.harvest.side_files import read_side_file
 from sleep.sessions import Session, iso_utc
 import orjson
 
@@ -90,7 +91,7 @@ def working_dir_of(system_prompt: Any) -> str | None:
 def workspace_cwd(session_dir: Path) -> str | None:
     """``cwd:`` from ``workspace.yaml`` (a one-key read; no YAML parser needed)."""
     try:
-        text = (session_dir / "workspace.yaml").read_text(encoding="utf-8", errors="replace")
+        text = read_side_file(session_dir / "workspace.yaml").decode("utf-8", errors="replace")
     except OSError:
         return None
     m = _CWD_RX.search(text)

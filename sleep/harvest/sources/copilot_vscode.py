@@ -35,6 +35,7 @@ import orjson
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import LineReader, ParseContext, ParseStats
+from sleep.harvest.side_files import read_side_file
 from sleep.sessions import Feedback, Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions, file_uris
@@ -119,7 +120,7 @@ def _session_files(entries: list, project: str | None) -> Iterator[SourceFile]:
 def workspace_folder(path: Path) -> str | None:
     """The folder a workspace hash stands for (``folder`` URI, or the ``workspace`` file's dir)."""
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(read_side_file(path))
     except (OSError, orjson.JSONDecodeError):
         return None
     if not isinstance(data, dict):

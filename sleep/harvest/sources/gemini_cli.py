@@ -32,6 +32,7 @@ import orjson
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
+from sleep.harvest.side_files import read_side_file
 from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
@@ -71,7 +72,7 @@ class GeminiCliSource:
         """Folder label -> project path, from ``projects.json`` and ``.project_root`` files."""
         out: dict[str, str] = {}
         try:
-            doc = orjson.loads((self.home / "projects.json").read_bytes())
+            doc = orjson.loads(read_side_file(self.home / "projects.json"))
         except (OSError, orjson.JSONDecodeError):
             doc = None
         projects = doc.get("projects") if isinstance(doc, dict) else None
@@ -134,7 +135,7 @@ class GeminiCliSource:
 def _project_root(folder: Path) -> str | None:
     """``.project_root`` beside ``chats/`` (some versions write the path there)."""
     try:
-        text = (folder / ".project_root").read_text(encoding="utf-8").strip()
+        text = read_side_file(folder / ".project_root").decode("utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
     return text or None

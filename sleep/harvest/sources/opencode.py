@@ -27,6 +27,7 @@ import orjson
 
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
+from sleep.harvest.side_files import read_side_file
 from sleep.sessions import Session
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources import opencode_db
@@ -122,7 +123,7 @@ def _session_dir(doc: dict[str, Any], storage: Path) -> str | None:
         if "/" in pid or "\\" in pid:
             return None
         try:
-            project = orjson.loads((storage / "project" / f"{pid}.json").read_bytes())
+            project = orjson.loads(read_side_file(storage / "project" / f"{pid}.json"))
         except (OSError, orjson.JSONDecodeError):
             return None
         if isinstance(project, dict) and isinstance(project.get("worktree"), str):
