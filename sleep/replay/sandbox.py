@@ -42,6 +42,7 @@ from pathlib import Path
 from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
 from skillopt_core.replay import replay_root
 from sleep import paths
+from sleep.cycle.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
 
 # Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
@@ -119,26 +120,6 @@ def hidden_roots() -> list[Path]:
         if resolved.is_dir() and resolved != Path("/"):
             out.append(resolved)
     return _outermost(out)
-
-
-def _alternates(checkout: Path) -> list[Path]:
-    """The object stores a ``git clone --shared`` checkout reads through (read-only)."""
-    found: list[Path] = []
-    git = checkout / ".git"
-    todo = [git / "objects"] if git.is_dir() else []
-    while todo:
-        objects = todo.pop()
-        info = objects / "info" / "alternates"
-        if not info.is_file():
-            continue
-        for line in info.read_text(encoding="utf-8", errors="replace").splitlines():
-            line = line.strip()
-            if line and not line.startswith("#"):
-                target = (objects / line).resolve() if not line.startswith("/") else Path(line).resolve()
-                if target.is_dir() and target not in found:
-                    found.append(target)
-                    todo.append(target)
-    return found
 
 
 # Under a folder that is bound back, these stay hidden (credentials, the product's own data).
@@ -221,7 +202,7 @@ class BwrapLauncher:
                 programs.append(Path(entry).resolve())
         # A tool folder under a hidden root is bound back whole (~/.pyenv, ~/.nvm, ~/.local: shims and
         # launchers reach beside their bin folder), never the hidden root itself.
-        readable = [Path(p) for p in interpreter_paths_under_tmp()] + _alternates(cwd)
+        readable = [Path(p) for p in interpreter_paths_under_tmp()] + trusted_alternates(cwd)
         for path in programs:
             root = next((r for r in hidden if r in path.parents), None)
             if root is not None and root != Path("/tmp"):
