@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
-from skillopt_core.replay import replay_root
+from skillopt_core.replay import night_id, replay_root
 from sleep import paths
 from sleep.cycle.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
@@ -187,7 +187,7 @@ class BwrapLauncher:
     def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],
              writable: tuple[Path, ...] = ()) -> tuple[list[str], dict[str, str]]:
         cwd = cwd.resolve()
-        base = paths.private_dir(replay_root() / "homes")
+        base = paths.private_dir(homes_dir())
         home = self.scratch_home(base)
         hidden = hidden_roots()
         args = [self.bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -236,6 +236,12 @@ class BwrapLauncher:
         return args, scrubbed
 
 
+def homes_dir() -> Path:
+    """This night's scratch HOMEs (named for the night: two nights never share it, even under one
+    ``SKILLOPT_REPLAY_ROOT``)."""
+    return replay_root() / f"homes-{night_id()}"
+
+
 def cleanup_homes() -> None:
-    """Remove the scratch HOMEs of finished calls (called when a night's replays end)."""
-    shutil.rmtree(replay_root() / "homes", ignore_errors=True)
+    """Remove this night's scratch HOMEs (called when a night's replays end); no other night's."""
+    shutil.rmtree(homes_dir(), ignore_errors=True)
