@@ -30,6 +30,7 @@ it wraps the agent CLI's command line so that, inside,
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
@@ -122,9 +123,89 @@ def hidden_roots() -> list[Path]:
     return _outermost(out)
 
 
-# Under a folder that is bound back, these stay hidden (credentials, the product's own data).
-SECRET_NAMES = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc",
-                ".pypirc", ".config/gh", ".config/gcloud", ".claude", ".codex", ".copilot", ".password-store")
+# Credentials the sandbox never shows, by their place under a home (or under the product's data dir):
+# a tool folder bound back for a PATH entry (~/.cargo, ~/.local, ~/.config...) is bound without them.
+SECRET_NAMES = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc", ".yarnrc",
+    ".yarnrc.yml", ".pypirc", ".pgpass", ".my.cnf", ".vault-token", ".s3cfg", ".boto", ".oci", ".password-store",
+    ".claude", ".claude.json", ".codex", ".copilot", ".gemini", ".cursor",
+    ".config/gh", ".config/hub", ".config/gcloud", ".config/op", ".config/doctl", ".config/hcloud",
+    ".config/rclone", ".config/git/credentials", ".config/cursor", ".config/github-copilot", ".config/gemini",
+    ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+    ".m2/settings-security.xml", ".gradle/gradle.properties", ".terraform.d/credentials.tfrc.json",
+    ".local/share/opencode", ".local/share/keyrings", ".local/share/fish/fish_history", ".local/share/gh",
+    ".local/share/recently-used.xbel", ".local/state/opencode",
+)
+# File names hidden wherever they are in a bound-back folder (looked for to a bounded depth).
+SECRET_FILE_NAMES = frozenset({
+    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
+    ".node_repl_history", ".credentials.json", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+    "fish_history", ".netrc", ".git-credentials", "credentials", "credentials.toml", "credentials.json",
+    "auth.json", "hosts.yml", ".npmrc", ".pypirc", ".pgpass", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
+    ".env",
+})
+SECRET_SEARCH_DEPTH = 4
+SECRET_SEARCH_ENTRIES = 20_000
+# Folders too large to search and holding no credentials of their own (package caches, toolchains).
+_NOT_SEARCHED = frozenset({"registry", "git", "toolchains", "node_modules", "site-packages", "dist-packages",
+                           "versions", "lib", "lib64", "include", "share/man", "__pycache__", ".cache", "cache"})
+# What Claude Code needs of ~/.claude.json to run (its account and onboarding state); the rest
+# (``projects`` with their ``mcpServers`` and their env tokens, global ``mcpServers``...) stays out.
+CLAUDE_JSON_KEEP = ("userID", "oauthAccount", "primaryApiKey", "customApiKeyResponses", "hasCompletedOnboarding",
+                    "lastOnboardingVersion", "firstStartTime", "installMethod", "autoUpdates",
+                    "hasAvailableSubscription", "bypassPermissionsModeAccepted")
+
+
+def _copy_auth(src: Path, dst: Path) -> None:
+    """Copy one login file into the scratch HOME; ``.claude.json`` only with :data:`CLAUDE_JSON_KEEP`."""
+    if src.name != ".claude.json":
+        shutil.copyfile(src, dst)
+        return
+    try:
+        whole = json.loads(src.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        whole = {}
+    kept = {k: whole[k] for k in CLAUDE_JSON_KEEP if isinstance(whole, dict) and k in whole}
+    dst.write_text(json.dumps(kept), encoding="utf-8")
+
+
+def _secret_masks(back: list[Path], hidden: list[Path], keep: list[Path]) -> list[Path]:
+    """The credential files and folders inside the bound-back folders ``back`` (see :data:`SECRET_NAMES`,
+    :data:`SECRET_FILE_NAMES`), each once, as real paths strictly inside one of them. A folder that holds
+    a program the CLI runs (``keep``) is not hidden whole; the files named in it still are."""
+    found: list[Path] = []
+
+    def add(candidate: Path) -> None:
+        if not os.path.lexists(candidate):
+            return
+        real = Path(os.path.realpath(candidate))  # a link: its target, if that is visible at all
+        if not any(b in real.parents for b in back) or real in found:
+            return
+        if real.is_dir() and any(k == real or real in k.parents for k in keep):
+            return
+        found.append(real)
+
+    for folder in back:
+        for base in {folder, *[r for r in hidden if r in folder.parents]}:
+            for name in SECRET_NAMES:
+                add(base / name)
+        seen = 0
+        todo = [(folder, 0)]
+        while todo and seen < SECRET_SEARCH_ENTRIES:
+            here, depth = todo.pop()
+            try:
+                entries = list(os.scandir(here))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if entry.name in SECRET_FILE_NAMES:
+                    add(Path(entry.path))
+                elif (depth < SECRET_SEARCH_DEPTH and entry.name not in _NOT_SEARCHED
+                      and entry.is_dir(follow_symlinks=False)):
+                    todo.append((Path(entry.path), depth + 1))
+    folders = [f for f in found if f.is_dir()]
+    return [f for f in found if not any(d in f.parents for d in folders)]  # nothing inside a hidden folder
 
 
 def _program_dirs(argv0: str) -> list[Path]:
@@ -167,7 +248,7 @@ class BwrapLauncher:
         for src, dst in copies:
             if src.is_file():
                 dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                shutil.copyfile(src, dst)
+                _copy_auth(src, dst)
                 os.chmod(dst, 0o600)
         return scratch
 
@@ -212,13 +293,11 @@ class BwrapLauncher:
         back = _outermost([p for p in readable if _under(p, hidden) and p not in hidden])
         for path in back:
             args += ["--ro-bind", str(path), str(path)]
-        for path in back:
-            for name in SECRET_NAMES:
-                secret = path / name
-                if secret.is_dir():
-                    args += ["--tmpfs", str(secret)]
-                elif secret.exists():
-                    args += ["--ro-bind", "/dev/null", str(secret)]
+        for secret in _secret_masks(back, hidden, programs):
+            if secret.is_dir():
+                args += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(secret)]
         data = paths.data_dir().resolve()
         if any(b in data.parents or b == data for b in back) and data.is_dir():
             args += ["--tmpfs", str(data)]
