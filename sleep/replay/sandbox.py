@@ -9,7 +9,8 @@ it wraps the agent CLI's command line so that, inside,
   proxy (:mod:`sleep.replay.egress`);
 - the whole file system is read-only (``--ro-bind / /``) and the only writable
   places are the rollout's checkout, the CLI's side-file folder and a scratch
-  HOME made for this call (removed after it); ``/tmp`` is a private tmpfs;
+  HOME made for this call (removed after it); ``/tmp`` is a private tmpfs of
+  at most :data:`TMP_SIZE` bytes (bwrap 0.5 and later);
 - the person's home, the product's data directory (the index, the nights) and
   ``/run`` (where sockets such as the Docker daemon's live) are hidden behind
   empty, read-only tmpfs mounts; what the CLI needs from under them is bound back read-only:
@@ -30,9 +31,11 @@ it wraps the agent CLI's command line so that, inside,
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -78,6 +81,20 @@ BASIC_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SK
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+TMP_SIZE = 512 * 1024 * 1024  # the sandbox's /tmp (a tmpfs in memory): at most this many bytes
+
+
+@functools.lru_cache(maxsize=8)
+def sizes_tmpfs(exe: str) -> bool:
+    """Does this bwrap take ``--size`` before ``--tmpfs`` (bubblewrap 0.5 and later)?"""
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    found = re.search(r"(\d+)\.(\d+)", done.stdout)
+    return bool(found) and (int(found[1]), int(found[2])) >= (0, 5)
 
 
 def sandbox_available() -> tuple[bool, str]:
@@ -235,6 +252,7 @@ class BwrapLauncher:
     home: Path | None = None
     name: str = "bubblewrap"
     egress: EgressProxy | None = None  # the CLI's way to its model API (sleep.replay.egress); None: no network
+    tmp_size: int = TMP_SIZE  # bytes of the sandbox's /tmp (where bwrap is older than 0.5: unsized)
 
     def scratch_home(self, base: Path) -> Path:
         scratch = Path(tempfile.mkdtemp(prefix="home-", dir=base))
@@ -274,6 +292,8 @@ class BwrapLauncher:
         args = [self.bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for root in hidden:
+            if root == Path("/tmp") and self.tmp_size and sizes_tmpfs(self.bwrap):
+                args += ["--size", str(self.tmp_size)]
             args += ["--tmpfs", str(root)]
         if self.egress is not None:
             argv = self.egress.wrap(argv)
