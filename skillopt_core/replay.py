@@ -12,8 +12,8 @@ product's own replays are never mined as the person's work.
 The replay root is private to one night (one process): by default
 ``<temp>/skillopt-replay-<uid>/<pid>-<start time>``, created 0700 and owned by
 the user; a per-user folder that is a link, someone else's or open to others
-is refused. Leftovers of nights that died (killed) are swept when the next
-process makes its root. ``SKILLOPT_REPLAY_ROOT`` names the root itself
+is refused. It is removed when the process exits; leftovers of nights that
+died (killed) are swept when the next process makes its root. ``SKILLOPT_REPLAY_ROOT`` names the root itself
 (tests, benches): it is created 0700 (tightened if ours, refused if not).
 
 This module is deliberately tiny and dependency-free: both the backends and the
@@ -22,6 +22,7 @@ harvester import it, and it is the single source of truth for the mechanism.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
@@ -139,6 +140,11 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path, onerror=writable_again)
 
 
+def _remove_at_exit(root: Path, pid: int) -> None:
+    if os.getpid() == pid:  # not in a forked child that inherited the handler
+        _remove(root)
+
+
 def replay_root() -> Path:
     """The directory under which every replay working directory is created: this night's private folder
     (see the module docstring). Raises :class:`ReplayRootRefused` for a folder that is not safely ours."""
@@ -156,6 +162,7 @@ def replay_root() -> Path:
         sweep_dead_nights(parent)
         root = parent / night_id()
         _ours(root, tighten=False)
+        atexit.register(_remove_at_exit, root, os.getpid())
     _ROOTS[key] = root
     return root
 

@@ -114,3 +114,11 @@ def test_two_nights_at_once_never_remove_each_others_homes(temp: Path, tmp_path:
     finally:
         other.kill()
         other.wait()
+
+
+def test_a_night_that_ends_leaves_no_root(temp: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", "from skillopt_core.replay import replay_root\nr = replay_root()\n"
+                           "(r / 'checkout-x').mkdir()\nprint(r)"], capture_output=True, text=True,
+                          env={**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT)}, check=True)
+    root = Path(done.stdout.strip())
+    assert root.parent.is_dir() and not root.exists()
