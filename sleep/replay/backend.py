@@ -223,8 +223,8 @@ class ActionReplayBackend:
             used = await host_step("disk measure", disk_usage, work, self.disk_budget)
             if used > self.disk_budget:
                 raise HostStepFailed(
-                    f"the rollout's checkout holds over {self.disk_budget // 2**20} MB on disk (budget "
-                    f"{self.disk_budget // 2**20} MB): the rollout fails; its files are removed")
+                    f"the rollout's checkout holds over its disk budget ({self.disk_budget // 2**20} MB, or "
+                    f"{DISK_ENTRIES} files): the rollout fails and its files are removed")
             changes = await host_step("git status", observed_changes, work, before)
             skill_dir = self.inner.skill_dir.rstrip("/") + "/"
             changes = await host_step("diff stat", with_diff_stat, work,
