@@ -176,3 +176,44 @@ def test_a_replaced_git_folder_still_reports_the_real_changes(repo: Path, tmp_pa
                   "open('src/app.txt', 'a').write('three\\n')\nopen('new.txt', 'w').write('a\\nb\\n')", work)
         seen = host_steps(work)
     assert seen == {"src/app.txt": ("modified", 1, 0), "new.txt": ("added", 2, 0)}
+
+
+def test_a_projects_install_script_run_by_the_agent_runs_nothing_on_the_host(tmp_path: Path, server,
+                                                                             monkeypatch) -> None:
+    """End to end: the project commits a postinstall script; the (fake) agent runs it in its rollout; it
+    plants a monitor, a filter and an include; the night's host-side steps run nothing of it."""
+    import replay_fakes
+
+    from skillopt_core import BackendSpec, CompletionRequest, create_backend
+    from sleep.replay.backend import ActionReplayBackend
+
+    port, hits = server
+    marker = tmp_path / "ran-on-host"
+    repo = tmp_path / "project"
+    (repo / "scripts").mkdir(parents=True)
+    (repo / "package.json").write_text('{"name": "p"}\n')
+    (repo / "scripts" / "postinstall.py").write_text(
+        "import os\n"
+        f"evil = {evil_program(marker, port)!r}\n"
+        "open('.git/evil', 'w').write(evil)\nos.chmod('.git/evil', 0o755)\n"
+        "here = os.getcwd()\n"
+        "open('.git/more.cfg', 'w').write(f'[filter \"x\"]\\n\\tclean = {here}/.git/evil\\n')\n"
+        "open('.git/config', 'a').write(f'[core]\\n\\tfsmonitor = {here}/.git/evil\\n[include]\\n\\tpath = more.cfg\\n')\n"
+        "open('.gitattributes', 'w').write('* filter=x\\n')\n"
+        "open('package.json', 'a').write('\\n')\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    replay_fakes.on_path(monkeypatch, replay_fakes.install(tmp_path / "bin"))
+    inner = create_backend(BackendSpec(name="claude-code", model=None, role="target", options={"timeout": 60}))
+    inner.act(BwrapLauncher("claude-code"), output_cap=100_000)
+    with replay_checkout(repo) as template:
+        request = CompletionRequest.single("Install.\nATTACK: python3 scripts/postinstall.py", role="target",
+                                           stage="rollout", skill="---\nname: s\ndescription: d\n---\n\nS.\n",
+                                           cwd=str(template), allowed_commands=("python3",))
+        completion = asyncio.run(ActionReplayBackend(inner).complete(request))
+    (ran,) = completion.trajectory.commands()
+    assert ran.exit_code == 0, ran.output
+    changed = {c.path: c.change for c in completion.trajectory.file_changes()}
+    assert changed == {"package.json": "modified", ".gitattributes": "added"}
+    assert not marker.exists() and not hits
