@@ -156,7 +156,8 @@ SECRET_NAMES = (
 # File names hidden wherever they are in a bound-back folder (looked for to a bounded depth).
 SECRET_FILE_NAMES = frozenset({
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
-    ".node_repl_history", ".credentials.json", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+    ".credentials.json",
     "fish_history", ".netrc", ".git-credentials", "credentials", "credentials.toml", "credentials.json",
     "auth.json", "hosts.yml", ".npmrc", ".pypirc", ".pgpass", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
     ".env",
@@ -165,7 +166,7 @@ SECRET_SEARCH_DEPTH = 4
 SECRET_SEARCH_ENTRIES = 20_000
 # Folders too large to search and holding no credentials of their own (package caches, toolchains).
 _NOT_SEARCHED = frozenset({"registry", "git", "toolchains", "node_modules", "site-packages", "dist-packages",
-                           "versions", "lib", "lib64", "include", "share/man", "__pycache__", ".cache", "cache"})
+                           "versions", "lib", "lib64", "include", "man", "__pycache__", ".cache", "cache"})
 # What Claude Code needs of ~/.claude.json to run (its account and onboarding state); the rest
 # (``projects`` with their ``mcpServers`` and their env tokens, global ``mcpServers``...) stays out.
 CLAUDE_JSON_KEEP = ("userID", "oauthAccount", "primaryApiKey", "customApiKeyResponses", "hasCompletedOnboarding",

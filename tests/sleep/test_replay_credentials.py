@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,6 @@ def read_inside(paths: list[Path], path_dirs: list[Path]) -> dict[str, str]:
             "    try:\n        out[p] = open(p).read()\n    except OSError as e:\n        out[p] = 'refused'\n"
             "print(json.dumps(out))")
     env_path = ":".join([*(str(d / "bin") for d in path_dirs), "/usr/local/bin", "/usr/bin", "/bin"])
-    import os
     old = os.environ["PATH"]
     os.environ["PATH"] = env_path
     try:

@@ -159,7 +159,8 @@ def test_planted_alternates_widen_nothing(repo: Path, tmp_path: Path, homes: Hom
     secret = homes.home / ".config" / "secret-tool"
     secret.mkdir(parents=True)
     (secret / "token").write_text("gh-token-value\n")
-    read = f"import sys\ntry:\n print(open({str(secret / 'token')!r}).read().strip())\nexcept OSError as e:\n print('refused')"
+    read = (f"try:\n print(open({str(secret / 'token')!r}).read().strip())\n"
+            "except OSError:\n print('refused')")
     with replay_checkout(repo) as template, replay_checkout(template) as work:
         assert sandboxed(read, work).stdout.strip() == "refused"
         plant(work, {}, "", modify=False)
@@ -198,7 +199,8 @@ def test_a_projects_install_script_run_by_the_agent_runs_nothing_on_the_host(tmp
         "open('.git/evil', 'w').write(evil)\nos.chmod('.git/evil', 0o755)\n"
         "here = os.getcwd()\n"
         "open('.git/more.cfg', 'w').write(f'[filter \"x\"]\\n\\tclean = {here}/.git/evil\\n')\n"
-        "open('.git/config', 'a').write(f'[core]\\n\\tfsmonitor = {here}/.git/evil\\n[include]\\n\\tpath = more.cfg\\n')\n"
+        "open('.git/config', 'a').write(f'[core]\\n\\tfsmonitor = {here}/.git/evil\\n'\n"
+        "                               '[include]\\n\\tpath = more.cfg\\n')\n"
         "open('.gitattributes', 'w').write('* filter=x\\n')\n"
         "open('package.json', 'a').write('\\n')\n")
     git(repo, "init", "-q", "-b", "main")
