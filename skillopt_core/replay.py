@@ -97,7 +97,7 @@ def _ours(path: Path, *, tighten: bool) -> None:
     if hasattr(os, "getuid") and st.st_uid != _uid():
         raise ReplayRootRefused(f"the replay folder {path} belongs to another user (uid {st.st_uid}); replays "
                                 f"will not run in it. Remove it, or set {REPLAY_ROOT_ENV} to a private folder.")
-    if st.st_mode & 0o077:
+    if st.st_mode & 0o077 and os.name == "posix":  # Windows has no such modes (its ACLs are per user)
         if not tighten:
             raise ReplayRootRefused(f"the replay folder {path} is open to other users (mode "
                                     f"{stat.S_IMODE(st.st_mode):o}); remove it (or chmod 700 it) and start again.")
