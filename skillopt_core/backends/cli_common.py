@@ -87,6 +87,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 120.0
 CHECK_OUTPUT_CHARS = 4000  # of a check command's output kept before the trajectory bounds it
 _KILL_GRACE_S = 2.0
+# The most of each output stream a call without its own cap keeps (read while streaming; the rest is
+# drained and dropped, so a runaway output never fills the night's memory).
+OUTPUT_CEILING = 64 * 1024 * 1024
+_CHUNK = 64 * 1024
 
 # What a CLI says when the cause is not this one request (see the module doc).
 _LOGIN_WORDS = re.compile(
@@ -109,6 +113,7 @@ class CliResult:
     stderr: str
     returncode: int
     seconds: float
+    cut: int = 0  # bytes of output dropped over the cap (both streams)
 
 
 def allowed_tools(options: dict[str, Any], default: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -280,8 +285,10 @@ async def run_cli(
 ) -> CliResult:
     """Run ``argv`` in ``cwd`` (through ``launcher`` when given); stop the whole
     process group after ``timeout`` s. ``output_cap``: keep at most this many
-    characters of each stream (the end is cut). ``extra_env``: variables the
-    CLI is given on top of :func:`child_environment` (its own settings)."""
+    bytes of each stream (default :data:`OUTPUT_CEILING`; the end is cut while
+    reading, never held in memory; :attr:`CliResult.cut` counts what was dropped).
+    ``extra_env``: variables the CLI is given on top of :func:`child_environment`
+    (its own settings)."""
     started = time.monotonic()
     command = Path(argv[0]).name
     env = {**child_environment(), **(extra_env or {})}
@@ -304,8 +311,9 @@ async def run_cli(
             ) from None
         raise BackendError(f"{backend}: could not start `{command}` ({exc.strerror or exc}).") from None
     data = stdin_text.encode("utf-8") if stdin_text is not None else None
+    cap = OUTPUT_CEILING if output_cap is None else output_cap
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout=timeout)
+        (out, cut_out), (err, cut_err) = await asyncio.wait_for(_talk(proc, data, cap), timeout=timeout)
     except asyncio.TimeoutError:
         _stop_group(proc, signal.SIGTERM)
         try:
@@ -324,14 +332,48 @@ async def run_cli(
             await asyncio.wait_for(proc.wait(), timeout=_KILL_GRACE_S)
             await _group_gone(proc.pid, _KILL_GRACE_S)
         raise
-    if output_cap is not None:
-        out, err = out[:output_cap], err[:output_cap]
     return CliResult(
         stdout=out.decode("utf-8", errors="replace"),
         stderr=err.decode("utf-8", errors="replace"),
         returncode=proc.returncode if proc.returncode is not None else -1,
         seconds=time.monotonic() - started,
+        cut=cut_out + cut_err,
     )
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, cap: int) -> tuple[bytes, int]:
+    """(the first ``cap`` bytes of ``stream``, how many more were read and dropped)."""
+    kept, dropped = bytearray(), 0
+    if stream is None:
+        return b"", 0
+    while chunk := await stream.read(_CHUNK):
+        room = cap - len(kept)
+        if room > 0:
+            kept += chunk[:room]
+        dropped += max(0, len(chunk) - max(room, 0))
+    return bytes(kept), dropped
+
+
+async def _feed(stdin: asyncio.StreamWriter | None, data: bytes | None) -> None:
+    if stdin is None:
+        return
+    try:
+        if data:
+            stdin.write(data)
+            await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        stdin.close()
+
+
+async def _talk(proc: asyncio.subprocess.Process, data: bytes | None,
+                cap: int) -> tuple[tuple[bytes, int], tuple[bytes, int]]:
+    """``proc.communicate`` with each stream capped while it is read."""
+    out, err, _ = await asyncio.gather(_read_capped(proc.stdout, cap), _read_capped(proc.stderr, cap),
+                                       _feed(proc.stdin, data))
+    await proc.wait()
+    return out, err
 
 
 def tail(text: str, lines: int = 12, limit: int = 1500) -> str:
@@ -456,8 +498,9 @@ class CliBackend:
             except BackendError as exc:  # RequestFailed included: a timeout, a program that cannot start
                 done.append(CheckRun(command, None, bounded(str(exc))))
                 continue
+            cut = f"\n[{result.cut} bytes of output over the cap were dropped]" if result.cut else ""
             done.append(CheckRun(command, result.returncode,
-                                 bounded(tail(result.stdout + "\n" + result.stderr, 40, CHECK_OUTPUT_CHARS))))
+                                 bounded(tail(result.stdout + "\n" + result.stderr, 40, CHECK_OUTPUT_CHARS) + cut)))
         return done
 
     @contextlib.asynccontextmanager

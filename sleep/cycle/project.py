@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-# Variables that would point git at another repository than the folder's (set, e.g., inside a hook).
-_RELOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
-               "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")
+from sleep.gitsafe import git_argv, protective_env
 
 
 class SeveralProjects(ValueError):
@@ -46,10 +44,9 @@ def repository_root(folder: Path) -> Path | None:
         if here.parent == here:
             return None
         here = here.parent
-    env = {k: v for k, v in os.environ.items() if k not in _RELOCATING}
-    try:
-        probe = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True, text=True,
-                               timeout=30, env=env)
+    try:  # no relocating variables (set, e.g., inside a hook), no hooks or programs (sleep.gitsafe)
+        probe = subprocess.run(git_argv("rev-parse", "--show-toplevel"), cwd=here, capture_output=True, text=True,
+                               timeout=30, env=protective_env())
     except (OSError, subprocess.SubprocessError):
         return None
     top = probe.stdout.strip()

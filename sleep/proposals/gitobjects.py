@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import git
 
+from sleep.gitsafe import NO_DIFF_PROGRAMS, PROTECTIVE_CONFIG, protective_args
 from sleep.proposals.errors import GitFailed
 
 AUTHOR_NAME = "SkillOpt-Sleep"
@@ -26,7 +27,21 @@ _IDENTITY = {
     "GIT_AUTHOR_NAME": AUTHOR_NAME, "GIT_AUTHOR_EMAIL": AUTHOR_EMAIL,
     "GIT_COMMITTER_NAME": AUTHOR_NAME, "GIT_COMMITTER_EMAIL": AUTHOR_EMAIL,
 }
-_QUIET = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+_QUIET = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
+# The commit ``adopt --commit`` makes for the person runs their own hooks (pre-commit, commit-msg), as
+# their ``git commit`` would; every other call runs with no hooks (sleep.gitsafe).
+_PERSONS_OWN = frozenset({"commit"})
+_DIFFING = frozenset({"diff", "log", "show"})
+
+
+def _settings(command: str) -> list[str]:
+    if command not in _PERSONS_OWN:
+        return protective_args()
+    out: list[str] = []
+    for key, value in PROTECTIVE_CONFIG.items():
+        if key != "core.hooksPath":
+            out += ["-c", f"{key}={value}"]
+    return out
 
 BLOB_MODE = "100644"
 TREE_MODE = "040000"
@@ -47,14 +62,17 @@ def run(repo: git.Repo, *args: str, stdin: bytes | None = None, identity: bool =
     Raises :class:`GitFailed` with git's own message on a non-zero exit.
     """
     full_env = {**_QUIET, **(_IDENTITY if identity else {}), **(env or {})}
+    if args[0] in _DIFFING:  # no external diff, no text conversion a repository's attributes name
+        args = (args[0], *NO_DIFF_PROGRAMS, *args[1:])
+    argv = ["git", *_settings(args[0]), *args]
     try:
         if stdin is None:
-            return repo.git.execute(["git", *args], env=full_env, stdout_as_string=not binary,
+            return repo.git.execute(argv, env=full_env, stdout_as_string=not binary,
                                     strip_newline_in_stdout=not binary)
         with tempfile.TemporaryFile() as fh:
             fh.write(stdin)
             fh.seek(0)
-            return repo.git.execute(["git", *args], istream=fh, env=full_env,
+            return repo.git.execute(argv, istream=fh, env=full_env,
                                     stdout_as_string=not binary, strip_newline_in_stdout=not binary)
     except git.GitCommandNotFound:
         raise GitFailed("git is not installed or not on PATH; install git 2.30 or newer.") from None

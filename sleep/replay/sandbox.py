@@ -9,7 +9,8 @@ it wraps the agent CLI's command line so that, inside,
   proxy (:mod:`sleep.replay.egress`);
 - the whole file system is read-only (``--ro-bind / /``) and the only writable
   places are the rollout's checkout, the CLI's side-file folder and a scratch
-  HOME made for this call (removed after it); ``/tmp`` is a private tmpfs;
+  HOME made for this call (removed after it); ``/tmp`` is a private tmpfs of
+  at most :data:`TMP_SIZE` bytes (bwrap 0.5 and later);
 - the person's home, the product's data directory (the index, the nights) and
   ``/run`` (where sockets such as the Docker daemon's live) are hidden behind
   empty, read-only tmpfs mounts; what the CLI needs from under them is bound back read-only:
@@ -30,8 +31,11 @@ it wraps the agent CLI's command line so that, inside,
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -40,8 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
-from skillopt_core.replay import replay_root
+from skillopt_core.replay import night_id, replay_root
 from sleep import paths
+from sleep.cycle.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
 
 # Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
@@ -76,6 +81,20 @@ BASIC_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SK
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+TMP_SIZE = 512 * 1024 * 1024  # the sandbox's /tmp (a tmpfs in memory): at most this many bytes
+
+
+@functools.lru_cache(maxsize=8)
+def sizes_tmpfs(exe: str) -> bool:
+    """Does this bwrap take ``--size`` before ``--tmpfs`` (bubblewrap 0.5 and later)?"""
+    try:
+        done = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    found = re.search(r"(\d+)\.(\d+)", done.stdout)
+    return bool(found) and (int(found[1]), int(found[2])) >= (0, 5)
 
 
 def sandbox_available() -> tuple[bool, str]:
@@ -121,29 +140,90 @@ def hidden_roots() -> list[Path]:
     return _outermost(out)
 
 
-def _alternates(checkout: Path) -> list[Path]:
-    """The object stores a ``git clone --shared`` checkout reads through (read-only)."""
+# Credentials the sandbox never shows, by their place under a home (or under the product's data dir):
+# a tool folder bound back for a PATH entry (~/.cargo, ~/.local, ~/.config...) is bound without them.
+SECRET_NAMES = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc", ".yarnrc",
+    ".yarnrc.yml", ".pypirc", ".pgpass", ".my.cnf", ".vault-token", ".s3cfg", ".boto", ".oci", ".password-store",
+    ".claude", ".claude.json", ".codex", ".copilot", ".gemini", ".cursor",
+    ".config/gh", ".config/hub", ".config/gcloud", ".config/op", ".config/doctl", ".config/hcloud",
+    ".config/rclone", ".config/git/credentials", ".config/cursor", ".config/github-copilot", ".config/gemini",
+    ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+    ".m2/settings-security.xml", ".gradle/gradle.properties", ".terraform.d/credentials.tfrc.json",
+    ".local/share/opencode", ".local/share/keyrings", ".local/share/fish/fish_history", ".local/share/gh",
+    ".local/share/recently-used.xbel", ".local/state/opencode",
+)
+# File names hidden wherever they are in a bound-back folder (looked for to a bounded depth).
+SECRET_FILE_NAMES = frozenset({
+    ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
+    ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+    ".credentials.json",
+    "fish_history", ".netrc", ".git-credentials", "credentials", "credentials.toml", "credentials.json",
+    "auth.json", "hosts.yml", ".npmrc", ".pypirc", ".pgpass", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa",
+    ".env",
+})
+SECRET_SEARCH_DEPTH = 4
+SECRET_SEARCH_ENTRIES = 20_000
+# Folders too large to search and holding no credentials of their own (package caches, toolchains).
+_NOT_SEARCHED = frozenset({"registry", "git", "toolchains", "node_modules", "site-packages", "dist-packages",
+                           "versions", "lib", "lib64", "include", "man", "__pycache__", ".cache", "cache"})
+# What Claude Code needs of ~/.claude.json to run (its account and onboarding state); the rest
+# (``projects`` with their ``mcpServers`` and their env tokens, global ``mcpServers``...) stays out.
+CLAUDE_JSON_KEEP = ("userID", "oauthAccount", "primaryApiKey", "customApiKeyResponses", "hasCompletedOnboarding",
+                    "lastOnboardingVersion", "firstStartTime", "installMethod", "autoUpdates",
+                    "hasAvailableSubscription", "bypassPermissionsModeAccepted")
+
+
+def _copy_auth(src: Path, dst: Path) -> None:
+    """Copy one login file into the scratch HOME; ``.claude.json`` only with :data:`CLAUDE_JSON_KEEP`."""
+    if src.name != ".claude.json":
+        shutil.copyfile(src, dst)
+        return
+    try:
+        whole = json.loads(src.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        whole = {}
+    kept = {k: whole[k] for k in CLAUDE_JSON_KEEP if isinstance(whole, dict) and k in whole}
+    dst.write_text(json.dumps(kept), encoding="utf-8")
+
+
+def _secret_masks(back: list[Path], hidden: list[Path], keep: list[Path]) -> list[Path]:
+    """The credential files and folders inside the bound-back folders ``back`` (see :data:`SECRET_NAMES`,
+    :data:`SECRET_FILE_NAMES`), each once, as real paths strictly inside one of them. A folder that holds
+    a program the CLI runs (``keep``) is not hidden whole; the files named in it still are."""
     found: list[Path] = []
-    git = checkout / ".git"
-    todo = [git / "objects"] if git.is_dir() else []
-    while todo:
-        objects = todo.pop()
-        info = objects / "info" / "alternates"
-        if not info.is_file():
-            continue
-        for line in info.read_text(encoding="utf-8", errors="replace").splitlines():
-            line = line.strip()
-            if line and not line.startswith("#"):
-                target = (objects / line).resolve() if not line.startswith("/") else Path(line).resolve()
-                if target.is_dir() and target not in found:
-                    found.append(target)
-                    todo.append(target)
-    return found
 
+    def add(candidate: Path) -> None:
+        if not os.path.lexists(candidate):
+            return
+        real = Path(os.path.realpath(candidate))  # a link: its target, if that is visible at all
+        if not any(b in real.parents for b in back) or real in found:
+            return
+        if real.is_dir() and any(k == real or real in k.parents for k in keep):
+            return
+        found.append(real)
 
-# Under a folder that is bound back, these stay hidden (credentials, the product's own data).
-SECRET_NAMES = (".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc",
-                ".pypirc", ".config/gh", ".config/gcloud", ".claude", ".codex", ".copilot", ".password-store")
+    for folder in back:
+        for base in {folder, *[r for r in hidden if r in folder.parents]}:
+            for name in SECRET_NAMES:
+                add(base / name)
+        seen = 0
+        todo = [(folder, 0)]
+        while todo and seen < SECRET_SEARCH_ENTRIES:
+            here, depth = todo.pop()
+            try:
+                entries = list(os.scandir(here))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                if entry.name in SECRET_FILE_NAMES:
+                    add(Path(entry.path))
+                elif (depth < SECRET_SEARCH_DEPTH and entry.name not in _NOT_SEARCHED
+                      and entry.is_dir(follow_symlinks=False)):
+                    todo.append((Path(entry.path), depth + 1))
+    folders = [f for f in found if f.is_dir()]
+    return [f for f in found if not any(d in f.parents for d in folders)]  # nothing inside a hidden folder
 
 
 def _program_dirs(argv0: str) -> list[Path]:
@@ -173,6 +253,7 @@ class BwrapLauncher:
     home: Path | None = None
     name: str = "bubblewrap"
     egress: EgressProxy | None = None  # the CLI's way to its model API (sleep.replay.egress); None: no network
+    tmp_size: int = TMP_SIZE  # bytes of the sandbox's /tmp (where bwrap is older than 0.5: unsized)
 
     def scratch_home(self, base: Path) -> Path:
         scratch = Path(tempfile.mkdtemp(prefix="home-", dir=base))
@@ -186,7 +267,7 @@ class BwrapLauncher:
         for src, dst in copies:
             if src.is_file():
                 dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-                shutil.copyfile(src, dst)
+                _copy_auth(src, dst)
                 os.chmod(dst, 0o600)
         return scratch
 
@@ -206,12 +287,14 @@ class BwrapLauncher:
     def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],
              writable: tuple[Path, ...] = ()) -> tuple[list[str], dict[str, str]]:
         cwd = cwd.resolve()
-        base = paths.private_dir(replay_root() / "homes")
+        base = paths.private_dir(homes_dir())
         home = self.scratch_home(base)
         hidden = hidden_roots()
         args = [self.bwrap, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                 "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         for root in hidden:
+            if root == Path("/tmp") and self.tmp_size and sizes_tmpfs(self.bwrap):
+                args += ["--size", str(self.tmp_size)]
             args += ["--tmpfs", str(root)]
         if self.egress is not None:
             argv = self.egress.wrap(argv)
@@ -221,7 +304,7 @@ class BwrapLauncher:
                 programs.append(Path(entry).resolve())
         # A tool folder under a hidden root is bound back whole (~/.pyenv, ~/.nvm, ~/.local: shims and
         # launchers reach beside their bin folder), never the hidden root itself.
-        readable = [Path(p) for p in interpreter_paths_under_tmp()] + _alternates(cwd)
+        readable = [Path(p) for p in interpreter_paths_under_tmp()] + trusted_alternates(cwd)
         for path in programs:
             root = next((r for r in hidden if r in path.parents), None)
             if root is not None and root != Path("/tmp"):
@@ -231,13 +314,11 @@ class BwrapLauncher:
         back = _outermost([p for p in readable if _under(p, hidden) and p not in hidden])
         for path in back:
             args += ["--ro-bind", str(path), str(path)]
-        for path in back:
-            for name in SECRET_NAMES:
-                secret = path / name
-                if secret.is_dir():
-                    args += ["--tmpfs", str(secret)]
-                elif secret.exists():
-                    args += ["--ro-bind", "/dev/null", str(secret)]
+        for secret in _secret_masks(back, hidden, programs):
+            if secret.is_dir():
+                args += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+            else:
+                args += ["--ro-bind", "/dev/null", str(secret)]
         data = paths.data_dir().resolve()
         if any(b in data.parents or b == data for b in back) and data.is_dir():
             args += ["--tmpfs", str(data)]
@@ -255,6 +336,12 @@ class BwrapLauncher:
         return args, scrubbed
 
 
+def homes_dir() -> Path:
+    """This night's scratch HOMEs (named for the night: two nights never share it, even under one
+    ``SKILLOPT_REPLAY_ROOT``)."""
+    return replay_root() / f"homes-{night_id()}"
+
+
 def cleanup_homes() -> None:
-    """Remove the scratch HOMEs of finished calls (called when a night's replays end)."""
-    shutil.rmtree(replay_root() / "homes", ignore_errors=True)
+    """Remove this night's scratch HOMEs (called when a night's replays end); no other night's."""
+    shutil.rmtree(homes_dir(), ignore_errors=True)
