@@ -43,7 +43,8 @@ from sleep.cycle.checkout import replay_checkout
 from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
-from sleep.cycle.corrections import correction_edits
+from sleep.cycle.corrections import correction_edits, with_own_words
+from sleep.rule_text import Style
 from sleep.cycle import multiskill
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
@@ -263,7 +264,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         accepted = part.corrections.get("accepted") or []
         if (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
                 and len(hosts) > 1 and opts.skill is None):
-            lesson = [e for e in _edits(group, members, config) if e.content in accepted]
+            lesson = [e for e in _edits(group, members, config, Style.of(group.choice.seed_text())) if e.content in accepted]
             for target in multiskill.lesson_targets(project, group, hosts, taken):
                 say(f"[Lesson] {len(lesson)} correction(s) accepted for {group.choice.name} ({group.choice.host}) "
                     f"are offered to {target.host}'s skill {target.path}")
@@ -319,10 +320,10 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
     return _items(group.records, members, config), evidence, group.choice
 
 
-def _edits(group, members: dict[str, list], config: NightConfig) -> list:
-    """The correction edits of a skill's (chosen) tasks."""
+def _edits(group, members: dict[str, list], config: NightConfig, style: Style | None = None) -> list:
+    """The correction edits of a skill's (chosen) tasks, written in the skill's ``style``."""
     evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
-    return correction_edits(evidence, config.sleep.max_corrections) if config.sleep.use_corrections else []
+    return correction_edits(evidence, config.sleep.max_corrections, style) if config.sleep.use_corrections else []
 
 
 def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, config: NightConfig, run_id: str,
@@ -346,7 +347,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         say(f"[Night] {night.reason}")
         return
     seed_text = choice.seed_text()
-    edits = group.edits if group.edits is not None else _edits(group, members, config)
+    tasks = with_own_words(tasks, members)  # the judge guard never counts the person's words as the judge's
+    edits = group.edits if group.edits is not None else _edits(group, members, config, Style.of(seed_text))
     night.fingerprint = _fingerprint(tasks, seed_text, base, edits)
     last = before.get(str(choice.path))
     if base.sleep.skip_idle and last is not None and last[0] == night.fingerprint:

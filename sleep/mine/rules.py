@@ -37,6 +37,7 @@ from typing import Any
 
 from skillopt_core import JudgeError, validate_judge_spec
 from skillopt_core.tasks.judges.outcome import command_matches, is_check_command
+from sleep.rule_text import write_rule
 
 MAX_RULES = 6
 MAX_RUBRIC_LINES = 8
@@ -73,6 +74,7 @@ class Evidence:
             e.approvals += d.get("approvals", [])
             e.accepted += [a for a in d.get("accepted", []) if a]
             e.rejected += [r for r in d.get("rejected", []) if r]
+        e.accepted = [a for a in e.accepted if a not in e.rejected]  # an answer the person corrected somewhere
         return e
 
 
@@ -214,7 +216,8 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
         n = int(lim.group(1))
         rules.append({"type": "max_chars", "limit": n if lim.group(2).startswith("c") else n * 8})
     if not lines:
-        lines.append(f"Respect this correction the person gave on an earlier answer: \"{text[:200]}\"")
+        written = write_rule(text)  # the rule as a person would write it; the quote when none is left
+        lines.append(written or f"Respect this correction the person gave on an earlier answer: \"{text[:200]}\"")
     return rules, lines
 
 
