@@ -184,8 +184,8 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
                          else {"type": "regex", "pattern": word_absent_pattern([avoid])})
     if avoid:
         lines.append(f"Use {use} rather than {avoid}." if use else f"Do not use {avoid}.")
-    elif use:
-        lines.append(f"Use {use}.")
+    elif use:  # "use conventional commits: start the subject with feat:": the rule as written, not "Use conventional."
+        lines.append(write_rule(text) or f"Use {use}." if not _is_program(use, shell) else f"Use {use}.")
     for cmd in _NEVER_RUN.findall(text):
         cmd = _command_phrase(cmd.strip("`'\" ").rstrip(".,;"))
         if not cmd or (avoid and cmd.casefold() == avoid.casefold()):

@@ -146,7 +146,7 @@ def test_one_night_stages_one_gated_proposal_per_skill_each_changing_only_its_fi
     by_name = {p["name"]: p for p in night.skills}
     assert set(by_name) == {"run-tests", "changelog"}, night.skills
     for name, rule in (("run-tests", "+- Use pnpm, not npm in this repo."),
-                       ("changelog", "+- Use yarn not npm for the release scripts.")):
+                       ("changelog", "+- Use yarn, not npm for the release scripts.")):
         part = by_name[name]
         assert part["outcome"] == "staged", part["reason"]
         assert part["scores"]["candidate"] > part["scores"]["baseline"]
