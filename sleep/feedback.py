@@ -79,7 +79,7 @@ _WRONG_OPENERS = re.compile(r"""^(?:
 # Anywhere in a clause: what to use in place of what.
 _IN_PLACE = re.compile(r"""(?:
       \binstead\ of\b | \brather\ than\b | \bnot\ what\ I\b | \bI\ told\ you\b
-    | \w,?\ not\ (?!sure\b|yet\b|working\b|able\b|a\ problem\b)[`'"]?[\w./-]+ | \bnot\ [\w.-]+\s*[,:]\ use\b
+    | \w,\ not\ (?!sure\b|yet\b|working\b|able\b|a\ problem\b)[`'"]?[\w./-]+ | \bnot\ [\w.-]+\s*[,:]\ use\b
     | \bau\ lieu\ de\b | \bplutôt\ que\b | \bet\ pas\b | \bstatt\b | \banstatt\b | \bals\b(?=.*\blieber\b)
     | \ben\ (?:lugar|vez)\ de\b | \by\ no\b
 )""", _F | re.VERBOSE)

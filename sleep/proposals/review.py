@@ -96,10 +96,13 @@ def list_proposals(*, include_decided: bool = False, project: str | os.PathLike 
     below = str(Path(os.path.abspath(os.fspath(within))).resolve()) if within is not None else None
     with _index(index) as idx:
         rows = store.select(idx, include_decided=True, project=where, within=below)
-    shown = [r.proposal for r in rows if include_decided or r.proposal.state == "pending"]
-    # One proposal per lesson: a later pending duplicate (staged before nights checked) is not listed.
-    distinct_, _ = lesson.distinct(shown, [r.proposal for r in rows])
-    return [effective(p) for p in distinct_]
+    if include_decided:  # the whole record, duplicates staged before nights checked included
+        return [effective(r.proposal) for r in rows]
+    # One proposal per lesson: a later pending duplicate (staged before nights checked), or the
+    # pending twin of an adopted lesson, is not listed.
+    pending, _ = lesson.distinct([r.proposal for r in rows if r.proposal.state == "pending"],
+                                 [r.proposal for r in rows])
+    return [effective(p) for p in pending]
 
 
 def get(ref: str, *, index: Index | None = None) -> Proposal:

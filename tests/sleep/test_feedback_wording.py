@@ -42,6 +42,7 @@ def test_a_correction_is_recognised_however_it_is_worded(text: str) -> None:
     ("stop the dev server and run the migrations", None),
     ("no rush, but could you look at the flaky test in tests/api?", None),
     ("make the button always visible on mobile", None),
+    ("the login page does not load in safari. fix it.", None),  # a failure report, no rule to learn
     ("perfect, thanks", "approval"),
     ("danke, passt", "approval"),
     ("never mind, it works now", "approval"),
