@@ -34,7 +34,7 @@ _F = re.IGNORECASE
 _LEADS = re.compile(
     r"^(?:(?:ok(?:ay)?|hmm+|ugh|so|and|but|also|though|well|alright|right|good|great|thanks|thank you|sure|"
     r"one (?:more )?thing(?: though)?|btw|fyi|please|pls|plz|"
-    r"mais|et|alors|merci|bon|aber|und|also|danke|gut|pero|y|bueno|gracias|vale)\b[\s,.!:;-]*)+", _F)
+    r"mais|et|alors|merci|bon|aber|und|danke|gut|pero|y|bueno|gracias|vale)\b[\s,.!:;-]*)+", _F)
 
 # A clause that states a rule, by its first words (after the leads).
 _RULE_OPENERS = re.compile(r"""^(?:
@@ -85,7 +85,7 @@ _IN_PLACE = re.compile(r"""(?:
 )""", _F | re.VERBOSE)
 
 # "use X" opening a clause: a rule unless a purpose clause follows ("use X to add ...").
-_USE_OPENER = re.compile(r"^(?:use|utilise|utilisez|nimm|nutze|verwende|usa|use)\s+\S", _F)
+_USE_OPENER = re.compile(r"^(?:use|utilise|utilisez|nimm|nutze|verwende|usa)\s+\S", _F)
 _PURPOSE = re.compile(r"\b(?:to|and)\s+(?!the\b|a\b|it\b)\w+|\bpour\b|,\s*um\b|\bum\b.*\bzu\b|\bpara\b|\bfor\s+(?:the\s+)?\w+ing\b"
                       r"|^\w+\s+(?:the\s+)?(?:changes|die\s+änderungen)\b", _F)
 

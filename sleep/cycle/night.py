@@ -265,7 +265,8 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         accepted = part.corrections.get("kept") or []
         if (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
                 and len(hosts) > 1 and opts.skill is None):
-            lesson = [e for e in _edits(group, members, config, Style.of(group.choice.seed_text())) if e.content in accepted]
+            style = Style.of(group.choice.seed_text())
+            lesson = [e for e in _edits(group, members, config, style) if e.content in accepted]
             for target in multiskill.lesson_targets(project, group, hosts, taken):
                 say(f"[Lesson] {len(lesson)} correction(s) accepted for {group.choice.name} ({group.choice.host}) "
                     f"are offered to {target.host}'s skill {target.path}")
