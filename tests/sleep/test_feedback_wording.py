@@ -96,3 +96,26 @@ def test_the_miner_reads_an_older_harvest_again() -> None:
     assert [item.text for item in items] == ["add a test for the retry path"] and dropped["feedback"] == 2
     assert [c["text"][:6] for c in items[0].evidence["corrections"]] == ["thanks", "always"]
     assert items[0].evidence["rejected"] == ["answer 0", "answer 1"] and items[0].evidence["accepted"] == ["answer 2"]
+
+
+def test_mined_sessions_holding_the_labelled_phrasings_keep_corrections_out_of_the_pool(homes) -> None:
+    """Every labelled message typed after an answer, in sessions whose first prompt is a task: the
+    pool holds no correction (as long as the reader recognises it) and every request it does not
+    take for one."""
+    from feedback_labelled import LABELLED
+
+    from sleep.feedback import is_correction
+
+    sessions = [session(f"l{i}", {"text": f"summarise the open issues of module {i}", "shell": [], "files": [],
+                                  "final": "Three issues are open."},
+                        {"text": x.text, "shell": [], "files": [], "final": "Done."}, day=1 + i % 27)
+                for i, x in enumerate(LABELLED)]
+    store(*sessions)
+    mine(MineOptions(project=None))
+    with Index.open() as index:
+        pool = {" ".join(item.text.split()).casefold() for item in load_pool(index.conn, "/home/dev/src/shop")}
+    corrections = [x for x in LABELLED if x.kind == "correction"]
+    assert not [x.text for x in corrections if " ".join(x.text.split()).casefold() in pool]
+    missed_requests = [x.text for x in LABELLED if x.kind == "task" and not is_correction(x.text)
+                       and " ".join(x.text.split()).casefold() not in pool]
+    assert missed_requests == []
