@@ -91,7 +91,7 @@ def _clean(sentence: str) -> str:
     m = re.match(r"^(.{8,}?),\s+(.{12,})$", s)
     if m and _REASON.match(m.group(2)) and not re.match(r"(?i)the\s+\S+\s*$", m.group(2)):
         s = f"{m.group(1)}: {m.group(2)}"
-    return re.sub(r"(?<![\w'])i(?![\w'])", "I", s)
+    return re.sub(r"(?<![\w'/.-])i(?![\w'/.-])", "I", s)  # "i said" -> "I said", never a path
 
 
 def _instruction(parts: list[str]) -> tuple[int, int] | None:

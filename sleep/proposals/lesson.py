@@ -6,7 +6,7 @@ compared by its exact ``candidate_sha256``). A night does not stage a candidate
 whose lesson is already pending, adopted or rejected for the same skill file
 (:func:`duplicate_of`), except a rejected lesson whose evidence changed since
 (``lesson_evidence``: a digest of the corrections and tasks it came from, set by
-the night). ``review`` shows one proposal per pending lesson (:func:`distinct`).
+the night; a candidate staged by hand, without one, may repeat a rejected lesson). ``review`` shows one proposal per pending lesson (:func:`distinct`).
 """
 
 from __future__ import annotations
@@ -37,15 +37,17 @@ def _same(p: Proposal, key: str, exact: str) -> bool:
 
 def duplicate_of(index: Index, skill_path: str, candidate_text: str, evidence: str | None) -> Proposal | None:
     """The pending, adopted or rejected proposal of ``skill_path`` with the same lesson as
-    ``candidate_text`` (a rejected one only while its evidence is ``evidence``), or None."""
+    ``candidate_text``, or None. A rejected one counts only for a night's candidate (one with
+    ``evidence``) while its evidence is the same (or was not recorded): a person who stages a
+    rejected lesson again by hand (``propose``, no evidence) means it."""
     key = lesson_key(candidate_text)
     exact = hashlib.sha256(candidate_text.encode("utf-8")).hexdigest()
     for row in reversed(store.select(index, include_decided=True, skill_path=skill_path)):
         p = row.proposal
         if p.state not in BLOCKING or not _same(p, key, exact):
             continue
-        if p.state == "rejected" and evidence and p.report.lesson_evidence and p.report.lesson_evidence != evidence:
-            continue  # rejected, but the evidence changed since: offered again
+        if p.state == "rejected" and (evidence is None or (p.report.lesson_evidence or evidence) != evidence):
+            continue  # rejected, but the evidence changed since (or a person stages it by hand): offered again
         return p
     return None
 

@@ -33,6 +33,9 @@ def test_a_rejected_lesson_comes_back_only_with_new_evidence(tmp_path: Path) -> 
         stage(repo / SKILL, CANDIDATE, report(lesson_evidence="e1"), night=NIGHT)
     again = stage(repo / SKILL, CANDIDATE, report(lesson_evidence="e2"), night=NIGHT)
     assert again.state == "pending" and again.id != first.id
+    reject(again.id)
+    by_hand = stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)  # `propose`: the person means it
+    assert by_hand.state == "pending"
 
 
 def _legacy_twins(tmp_path: Path, monkeypatch):
