@@ -84,6 +84,10 @@ _IN_PLACE = re.compile(r"""(?:
     | \ben\ (?:lugar|vez)\ de\b | \by\ no\b
 )""", _F | re.VERBOSE)
 
+# Words one of the _IN_PLACE forms needs (a cheap test before the regex; lower case).
+_IN_PLACE_CUES = ("instead of", "rather than", "not what", "told you", ", not ", "not ", "au lieu de", "plutôt que",
+                  "et pas", "statt", "lieber", "en lugar de", "en vez de", " y no ")
+
 # "use X" opening a clause: a rule unless a purpose clause follows ("use X to add ...").
 _USE_OPENER = re.compile(r"^(?:use|utilise|utilisez|nimm|nutze|verwende|usa)\s+\S", _F)
 _PURPOSE = re.compile(r"\b(?:to|and)\s+(?!the\b|a\b|it\b)\w+|\bpour\b|,\s*um\b|\bum\b.*\bzu\b|\bpara\b|\bfor\s+(?:the\s+)?\w+ing\b"
@@ -146,7 +150,9 @@ def sentence_kind(sentence: str) -> str | None:
             continue
         if kind:
             return kind
-    if not question and _IN_PLACE.search(s) and not re.match(r"^\s*instead\s*,", s, _F):
+    low = s.lower()
+    if (not question and any(cue in low for cue in _IN_PLACE_CUES) and _IN_PLACE.search(s)
+            and not re.match(r"^\s*instead\s*,", s, _F)):
         return "rule"
     return None
 
