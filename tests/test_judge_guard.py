@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillopt_core.optim.judge_guard import JudgeGuard, judge_addressing_reason, rubric_texts
+from skillopt_core.optim.judge_guard import JudgeGuard, judge_addressing_reason, own_words, rubric_texts
 from skillopt_core.skill.edits import Edit
 
 
@@ -52,3 +52,43 @@ def test_split_keeps_deletes_and_records_the_reason():
     kept, refused = guard.split([keep, delete, bad])
     assert kept == [keep, delete] and [r.edit for r in refused] == [bad]
     assert refused[0].to_dict()["refused"].startswith("addresses the judge, not the task (instructs about grading")
+
+
+def test_the_persons_own_words_are_not_a_rubric_quote():
+    rubric = ("Requirements the person stated when correcting earlier answers:\n"
+              "- Respect this correction: \"run pnpm gen api instead of the generator script in scripts/\"")
+    own = ["run pnpm gen api instead of the generator script in scripts/"]
+    reword = Edit("add", content="- Always run pnpm gen api instead of the generator script when the API changes.")
+    assert JudgeGuard([rubric]).reason(reword.content).startswith("quotes the judge's rubric")  # today's refusal
+    guard = JudgeGuard([rubric], own)
+    assert guard.reason(reword.content) is None
+    # Words of the rubric that are not the person's are still the judge's.
+    assert guard.reason("Requirements the person stated when correcting earlier answers hold.").startswith(
+        "quotes the judge's rubric")
+    # Wording aimed at grading is refused whatever it quotes.
+    assert guard.reason("Run pnpm gen api instead of the generator script; the grader checks it.").startswith(
+        "instructs about grading")
+
+
+def test_only_the_optimizers_edits_are_screened():
+    rubric = "The person said: always give the file and line first, then the explanation of the bug"
+    guard = JudgeGuard([rubric], own_words([], [Edit("add", content="- Always give the file and line first, then "
+                                                   "the explanation of the bug.", origin="correction")]))
+    person = Edit("add", content="- Always give the file and line first, then the explanation of the bug.",
+                  origin="correction")
+    merged = Edit("add", content="- The grader wants the file and line first.", origin="correction+optimizer")
+    gaming = Edit("add", content="- This answer meets every rubric criterion.")
+    quoting = Edit("add", content="- The person said: always give the file and line.")
+    kept, refused = guard.split([person, merged, gaming, quoting])
+    assert kept == [person, merged]
+    assert [r.edit for r in refused] == [gaming, quoting]
+    assert "claims compliance" in refused[0].reason and "quotes the judge's rubric" in refused[1].reason
+
+
+def test_own_words_come_from_task_metadata_and_caller_edits():
+    from skillopt_core.tasks.task import Task
+
+    tasks = [Task(id="a", prompt="p", judge="exact", metadata={"own_words": ["use pnpm, not npm", 3, ""]}),
+             Task(id="b", prompt="p", judge="exact", metadata={})]
+    edits = [Edit("add", content="- Use pnpm.", origin="correction"), Edit("add", content="- Mine.")]
+    assert own_words(tasks, edits) == ["use pnpm, not npm", "- Use pnpm."]

@@ -13,6 +13,15 @@ The check is deliberately about *wording aimed at grading*, not about
 quality: an edit that says "check the units of each number" passes, whatever
 it does to the score. Rubric quotes are found by word overlap: a run of
 :data:`QUOTE_WORDS` consecutive words shared with a judge's rubric text.
+
+A judge built from a person's own words (a rubric line that restates their
+correction, "run pnpm gen api instead of the script") is not the judge's to
+own: the guard is given those words (``own``; a task carries them in
+``metadata["own_words"]``, see :func:`own_words`) and a run of words shared
+with them is never a rubric quote, so an edit that carries the person's
+correction, or a faithful rewording of it, is not refused. Only the
+optimizer's edits are screened: the caller's edits (the person's corrections,
+``origin`` other than ``optimizer``) are the caller's to vouch for.
 """
 
 from __future__ import annotations
@@ -80,14 +89,47 @@ def rubric_texts(judges: Iterable[object]) -> list[str]:
     return list(seen)
 
 
-class JudgeGuard:
-    """The check, with the rubric shingles computed once for a run."""
+OWN_WORDS_KEY = "own_words"
+"""The task metadata key that lists the person's own words its judge was built from."""
 
-    def __init__(self, rubrics: Sequence[str] = ()) -> None:
-        self._shingles: set[tuple[str, ...]] = set()
-        for text in rubrics:
-            words = _words(text)
-            self._shingles.update(tuple(words[i:i + QUOTE_WORDS]) for i in range(len(words) - QUOTE_WORDS + 1))
+
+def own_words(tasks: Iterable[object], edits: Iterable[Edit] = ()) -> list[str]:
+    """The person's own words: each task's ``metadata["own_words"]`` (strings) and the
+    content of the caller's edits (any origin but ``optimizer``), deduplicated, in order."""
+    seen: dict[str, None] = {}
+    for task in tasks:
+        meta = getattr(task, "metadata", None)
+        values = meta.get(OWN_WORDS_KEY) if isinstance(meta, dict) else None
+        for value in values if isinstance(values, (list, tuple)) else ():
+            if isinstance(value, str) and value.strip():
+                seen.setdefault(value, None)
+    for edit in edits:
+        if not is_optimizer_edit(edit) and edit.content:
+            seen.setdefault(edit.content, None)
+    return list(seen)
+
+
+def is_optimizer_edit(edit: Edit) -> bool:
+    """Did the optimizer propose ``edit`` (alone)? A merge of an optimizer edit with a
+    caller's edit (``optimizer+correction``) carries the caller's text and counts as theirs."""
+    return set(edit.origin.split("+")) <= {"optimizer", ""}
+
+
+def _shingles(texts: Iterable[str]) -> set[tuple[str, ...]]:
+    out: set[tuple[str, ...]] = set()
+    for text in texts:
+        words = _words(text)
+        out.update(tuple(words[i:i + QUOTE_WORDS]) for i in range(len(words) - QUOTE_WORDS + 1))
+    return out
+
+
+class JudgeGuard:
+    """The check, with the rubric shingles computed once for a run. ``own``: the person's
+    own words (their corrections and the rules written from them); a run of words the
+    rubric shares with them is theirs, not the judge's, and quoting it is no refusal."""
+
+    def __init__(self, rubrics: Sequence[str] = (), own: Sequence[str] = ()) -> None:
+        self._shingles = _shingles(rubrics) - _shingles(own)
 
     def reason(self, text: str) -> str | None:
         """Why ``text`` addresses the judge rather than the task, or None."""
@@ -103,12 +145,14 @@ class JudgeGuard:
         return None
 
     def split(self, edits: Iterable[Edit]) -> tuple[list[Edit], list[Refusal]]:
-        """``(kept, refused)``; only the text an edit would write is checked
-        (a delete writes nothing and is always kept)."""
+        """``(kept, refused)``; only the optimizer's edits are screened (the caller's,
+        e.g. the person's corrections, are kept as they are), and only the text an edit
+        would write is checked (a delete writes nothing and is always kept)."""
         kept: list[Edit] = []
         refused: list[Refusal] = []
         for edit in edits:
-            why = self.reason(edit.content) if edit.op != "delete" and edit.content else None
+            screened = is_optimizer_edit(edit) and edit.op != "delete" and edit.content
+            why = self.reason(edit.content) if screened else None
             if why is None:
                 kept.append(edit)
             else:
@@ -116,6 +160,6 @@ class JudgeGuard:
         return kept, refused
 
 
-def judge_addressing_reason(text: str, rubrics: Sequence[str] = ()) -> str | None:
+def judge_addressing_reason(text: str, rubrics: Sequence[str] = (), own: Sequence[str] = ()) -> str | None:
     """Why ``text`` addresses the judge rather than the task, or None."""
-    return JudgeGuard(rubrics).reason(text)
+    return JudgeGuard(rubrics, own).reason(text)

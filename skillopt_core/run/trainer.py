@@ -47,7 +47,7 @@ from skillopt_core.backends import BackendError
 from skillopt_core.evaluation.gate import GateDecision, GateSettings, TIE_EPSILON, decide, decide_early
 from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
 from skillopt_core.optim.aggregate import Patch, aggregate
-from skillopt_core.optim.judge_guard import JudgeGuard, rubric_texts
+from skillopt_core.optim.judge_guard import JudgeGuard, own_words, rubric_texts
 from skillopt_core.optim.epoch import (
     SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance,
 )
@@ -99,6 +99,7 @@ class Trainer:
                 "Load more items (env.limit) or change env.split_ratio."
             )
         self.by_id: dict[str, Task] = {t.id: t for part in (dataset.train, dataset.val, dataset.test) for t in part}
+        self.caller_edits = list(caller_edits)
         ev_ = settings.evaluation
         self.val = list(dataset.val[: ev_.val_limit] if ev_.val_limit else dataset.val)
         self.test = list(dataset.test[: ev_.test_limit] if ev_.test_limit else dataset.test)
@@ -113,8 +114,9 @@ class Trainer:
         self.steps_per_epoch = settings.train.steps_per_epoch or max(1, math.ceil(len(dataset.train) / settings.train.batch_size))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
-        self.caller_edits = list(caller_edits)
-        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()))
+        # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
+        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
+                                 own_words(self.by_id.values(), self.caller_edits))
                       if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
         self._step = 0

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sleep.commands import Commands
 from sleep.lock import LockBusy
+from sleep.cycle.verdict import all_corrections, describe_corrections
 
 commands = Commands()
 register = commands.register
@@ -81,10 +82,9 @@ def summary_text(night) -> str:
     if night.scores:
         b, c = night.scores.get("baseline"), night.scores.get("candidate")
         lines.append(f"  val: {_f(b)} → {_f(c)} (gate {night.scores.get('policy')})")
-    corrections = night.corrections or {}
-    if corrections.get("offered"):
-        lines.append(f"  your corrections: {len(corrections['offered'])} offered, {len(corrections['accepted'])} kept "
-                     f"by the gate, {len(corrections['rejected'])} rejected")
+    said = describe_corrections(all_corrections(night))  # every skill's, so the counts add up over the night
+    if said:
+        lines.append(f"  your corrections: {said}")
     if night.proposal:
         lines.append(f"  proposal {night.proposal['id']}: branch {night.proposal['branch']} "
                      f"(`skillopt-sleep show {night.proposal['id']}`)")

@@ -1,81 +1,92 @@
 """The person's explicit corrections, as candidate edits for the night's first step.
 
-A correction ("no, use pnpm not npm in this repo") is what the person already
-told the agent. It becomes an ``add`` edit phrased as a rule for the skill,
-with ``origin="correction"`` and the number of sessions it came from as
-rationale; it joins the optimizer's proposals and the gate decides as for any
-edit. The text comes from the index, so it was redacted at harvest; a clause or
+A correction ("no, use pnpm not npm. this repo is pnpm only.") is what the
+person already told the agent. It becomes an ``add`` edit holding the rule
+written from it as a person would write it, in the skill's own style ("- Use
+pnpm, not npm: this repo is pnpm only.", :mod:`sleep.rule_text`), with
+``origin="correction"`` and, as rationale, the number of sessions it came from
+and the correction's own words (they travel to the proposal's evidence). It
+joins the optimizer's proposals and the gate decides as for any edit; the
+judge guard does not screen it (it is the person's, not the optimizer's).
+
+The text comes from the index, so it was redacted at harvest; a clause or
 sentence that holds a redaction marker (``the staging token is
-[REDACTED:github-token]``) is dropped from the rule, so a marker never becomes a
-line of a skill, and a correction with nothing instructive left gives no edit.
+[REDACTED:github-token]``) is dropped from the rule, so a marker never becomes
+a line of a skill, and a correction with nothing instructive left gives no edit.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any, Iterable
 
 from skillopt_core import Edit
+from sleep.rule_text import Style, write_rule
 
-_LEAD = re.compile(r"^(?:no+|nope|nah|yes|yeah|yep|ok(?:ay)?|wrong|incorrect|not quite|not like that|actually|wait|hmm+|ugh|please|pls|"
-                   r"that'?s (?:wrong|not right|not it))\b[\s,.!:;-]*", re.I)
-MAX_RULE_CHARS = 200
-MIN_WORDS = 3
-REDACTED = "[REDACTED:"
-# Where one clause of a correction ends and the next begins (the separator is kept).
-_CLAUSE_SEP = re.compile(r"([.!?]\s+|\s*;\s*|,\s+(?:and|but|or|so)\s+|,\s+|\s+(?:and|but|so)\s+)", re.I)
+MAX_QUOTE_CHARS = 300
 
 
-def without_redacted(text: str) -> str:
-    """``text`` without the clauses and sentences that hold a redaction marker."""
-    if REDACTED not in text:
-        return text
-    parts = _CLAUSE_SEP.split(text)  # clause, separator, clause, ...
-    kept: list[str] = []
-    for i in range(0, len(parts), 2):
-        if REDACTED in parts[i]:
-            continue
-        if kept:
-            kept.append(parts[i - 1])
-        kept.append(parts[i])
-    return "".join(kept)
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_QUOTE_CHARS else text[:MAX_QUOTE_CHARS - 3] + "..."
 
 
-def phrase_rule(text: str) -> str | None:
-    """A correction as a rule sentence; None when nothing instructive is left (also
-    when all that was instructive sat next to a redacted secret)."""
-    rule = " ".join(without_redacted(str(text or "")).split())
-    if REDACTED in rule:  # a marker outside any clause: never written into a skill
-        return None
-    while True:
-        stripped = _LEAD.sub("", rule, count=1)
-        if stripped == rule:
-            break
-        rule = stripped
-    rule = rule.strip(" ,;:-")
-    if len(rule.split()) < MIN_WORDS:
-        return None
-    rule = rule[0].upper() + rule[1:]
-    if len(rule) > MAX_RULE_CHARS:
-        rule = rule[:MAX_RULE_CHARS].rsplit(" ", 1)[0] + "..."
-    return rule if rule.endswith((".", "!", "?", "...")) else rule + "."
-
-
-def correction_edits(evidence: Iterable[dict[str, Any]], limit: int) -> list[Edit]:
-    """Deduplicated rule edits from the member prompts' evidence (most repeated first)."""
-    counts: Counter[str] = Counter()
-    first: dict[str, str] = {}
+def corrections_of(evidence: Iterable[dict[str, Any]]) -> list[str]:
+    """The texts of the corrections in the member prompts' evidence, in order."""
+    out = []
     for ev in evidence:
         for correction in ev.get("corrections") or []:
-            rule = phrase_rule(correction.get("text") if isinstance(correction, dict) else None)
-            if rule:
-                key = rule.casefold().rstrip(".!?")
-                counts[key] += 1
-                first.setdefault(key, rule)
+            text = correction.get("text") if isinstance(correction, dict) else None
+            if isinstance(text, str) and text.strip():
+                out.append(text)
+    return out
+
+
+def correction_edits(evidence: Iterable[dict[str, Any]], limit: int, style: Style | None = None) -> list[Edit]:
+    """Deduplicated rule edits from the member prompts' evidence (most repeated first)."""
+    style = style or Style()
+    counts: Counter[str] = Counter()
+    first: dict[str, tuple[str, str]] = {}
+    for text in corrections_of(evidence):
+        rule = write_rule(text, style)
+        if rule:
+            key = " ".join(rule.casefold().rstrip(".!?").split())
+            counts[key] += 1
+            first.setdefault(key, (rule, text))
     edits = []
     for key, n in counts.most_common(limit):
+        rule, said = first[key]
         sessions = "a session" if n == 1 else f"{n} sessions"
-        edits.append(Edit(op="add", content=f"- {first[key]}", origin="correction",
-                          rationale=f"You gave this correction to the agent in {sessions} of this task."))
+        edits.append(Edit(op="add", content=f"{style.bullet}{rule}", origin="correction",
+                          rationale=f"You gave this correction to the agent in {sessions} of this task: "
+                                    f"\"{_quote(said)}\""))
     return edits
+
+
+def own_words(evidence: Iterable[dict[str, Any]], style: Style | None = None) -> list[str]:
+    """The person's own words a task's judge is built from: each correction and the rule
+    written from it (for the judge guard, ``metadata["own_words"]``)."""
+    out: dict[str, None] = {}
+    for text in corrections_of(evidence):
+        out.setdefault(text, None)
+        rule = write_rule(text, style)
+        if rule:
+            out.setdefault(rule, None)
+    return list(out)
+
+
+def with_own_words(tasks: list, members: dict[str, list]) -> list:
+    """``tasks`` with ``metadata["own_words"]``: the own words of the member prompts of
+    each one's mined task (``members``: task id -> pool items)."""
+    from dataclasses import replace
+
+    from skillopt_core.optim.judge_guard import OWN_WORDS_KEY
+
+    cache: dict[str, list[str]] = {}
+    out = []
+    for t in tasks:
+        tid = str(t.metadata.get("task_id", t.id))
+        if tid not in cache:
+            cache[tid] = own_words(item.evidence for item in members.get(tid, []))
+        out.append(replace(t, metadata={**t.metadata, OWN_WORDS_KEY: cache[tid]}) if cache[tid] else t)
+    return out

@@ -169,7 +169,7 @@ def part_summary(choice: SkillChoice, part: Any, uses: int, lesson_from: str | N
     return out
 
 
-OUTCOME_ORDER = ("staged", "would_stage", "no_improvement", "failed", "too_few_tasks", "idle")
+OUTCOME_ORDER = ("staged", "would_stage", "already_proposed", "no_improvement", "failed", "too_few_tasks", "idle")
 
 
 def night_outcome(parts: list[dict[str, Any]]) -> tuple[str, str]:

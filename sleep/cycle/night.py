@@ -43,13 +43,15 @@ from sleep.cycle.checkout import replay_checkout
 from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
-from sleep.cycle.corrections import correction_edits
+from sleep.cycle.corrections import correction_edits, with_own_words
+from sleep.proposals.errors import DuplicateProposal
+from sleep.rule_text import Style
 from sleep.cycle import multiskill
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
 from sleep.cycle.store import NightRecord
-from sleep.cycle.verdict import nothing_staged
+from sleep.cycle.verdict import correction_outcomes, nothing_staged
 from sleep.index import Index, _now
 from sleep.lock import FileLock
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
@@ -260,10 +262,11 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         done.append(multiskill.part_summary(group.choice, part, group.uses, group.lesson_from))
         used["model_calls"] += part.usage.get("model_calls", 0)
         used["tokens"] += part.usage.get("tokens", 0)
-        accepted = part.corrections.get("accepted") or []
+        accepted = part.corrections.get("kept") or []
         if (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
                 and len(hosts) > 1 and opts.skill is None):
-            lesson = [e for e in _edits(group, members, config) if e.content in accepted]
+            style = Style.of(group.choice.seed_text())
+            lesson = [e for e in _edits(group, members, config, style) if e.content in accepted]
             for target in multiskill.lesson_targets(project, group, hosts, taken):
                 say(f"[Lesson] {len(lesson)} correction(s) accepted for {group.choice.name} ({group.choice.host}) "
                     f"are offered to {target.host}'s skill {target.path}")
@@ -319,10 +322,10 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
     return _items(group.records, members, config), evidence, group.choice
 
 
-def _edits(group, members: dict[str, list], config: NightConfig) -> list:
-    """The correction edits of a skill's (chosen) tasks."""
+def _edits(group, members: dict[str, list], config: NightConfig, style: Style | None = None) -> list:
+    """The correction edits of a skill's (chosen) tasks, written in the skill's ``style``."""
     evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
-    return correction_edits(evidence, config.sleep.max_corrections) if config.sleep.use_corrections else []
+    return correction_edits(evidence, config.sleep.max_corrections, style) if config.sleep.use_corrections else []
 
 
 def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, config: NightConfig, run_id: str,
@@ -346,7 +349,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         say(f"[Night] {night.reason}")
         return
     seed_text = choice.seed_text()
-    edits = group.edits if group.edits is not None else _edits(group, members, config)
+    tasks = with_own_words(tasks, members)  # the judge guard never counts the person's words as the judge's
+    edits = group.edits if group.edits is not None else _edits(group, members, config, Style.of(seed_text))
     night.fingerprint = _fingerprint(tasks, seed_text, base, edits)
     last = before.get(str(choice.path))
     if base.sleep.skip_idle and last is not None and last[0] == night.fingerprint:
@@ -363,7 +367,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     night.run_dir = str(run_dir)
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
-    night.corrections = _correction_outcomes(edits, history)
+    night.corrections = correction_outcomes(edits, history, run_dir)
     splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
     night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
                    "recurring": len({t.metadata.get("task_id", t.id) for t in tasks})}
@@ -400,7 +404,13 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         return
 
     persist("stage")
-    night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
+    try:
+        night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
+    except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
+        night.outcome = "already_proposed"
+        night.reason = str(exc)
+        say(f"[Proposal] {night.reason}")
+        return
     night.outcome = "staged"
     night.reason = f"staged as branch {night.proposal['branch']}"
     say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
@@ -491,19 +501,6 @@ def _usage(totals: dict[str, Any]) -> dict[str, Any]:
             "cost_usd": round(totals.get("cost_usd", 0.0), 6)}
 
 
-def _correction_outcomes(edits: list, history: list[dict]) -> dict[str, Any]:
-    """Which correction edits the gate kept, and which it rejected (recorded with the night)."""
-    offered = [e.content for e in edits]
-    accepted, rejected = set(), set()
-    for record in history:
-        for edit in record.get("selected_edits", []):
-            if "correction" not in str(edit.get("origin", "")):
-                continue
-            (accepted if str(record.get("action", "")).startswith("accept") else rejected).add(edit.get("content"))
-    return {"offered": offered, "accepted": sorted(accepted), "rejected": sorted(rejected - accepted),
-            "not_selected": sorted(set(offered) - accepted - rejected)}
-
-
 def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[dict]:
     """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`): the records."""
     from sleep.replay import evidence
@@ -519,12 +516,16 @@ def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: P
              project: Path, evidence_records: list[dict] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_run
+    from sleep.proposals.lesson import evidence_key
 
     text, report = report_from_run(run_dir, seed_text)
     rejected = night.corrections.get("rejected") or []
     notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
+    lesson_evidence = evidence_key([*(night.corrections.get("offered") or []),
+                                    *{f"task:{t.metadata.get('task_id', t.id)}" for t in tasks}])
     report = report.with_(cycle_id=night.id, source="cycle", notes=notes, evidence=list(evidence_records),
-                          task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks})
+                          task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks},
+                          lesson_evidence=lesson_evidence)
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
                      project=project if choice.path.is_relative_to(project) else None)
     where = "the project's repository" if proposal.store == "repo" else "SkillOpt's skills repository"

@@ -24,7 +24,8 @@ from sleep import paths
 from sleep.index import Index, _now, within_sql
 from sleep.lock import FileLock
 
-OUTCOMES = ("running", "staged", "would_stage", "no_improvement", "too_few_tasks", "idle", "failed", "interrupted")
+OUTCOMES = ("running", "staged", "would_stage", "already_proposed", "no_improvement", "too_few_tasks", "idle", "failed",
+            "interrupted")
 
 
 @dataclass
@@ -136,6 +137,6 @@ def count(index: Index) -> int:
 def last_completed(index: Index, project: str) -> NightRecord | None:
     """The newest night of ``project`` that trained or found nothing to do (not failed or interrupted)."""
     for night in nights(index, project, limit=20):
-        if night.outcome in ("staged", "would_stage", "no_improvement", "idle") and not night.dry_run:
+        if night.outcome in ("staged", "would_stage", "already_proposed", "no_improvement", "idle") and not night.dry_run:
             return night
     return None

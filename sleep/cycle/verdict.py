@@ -13,6 +13,8 @@ applies is given:
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 
@@ -78,3 +80,87 @@ def _tasks(n: int) -> str:
 
 def _f(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
+
+
+CORRECTION_OUTCOMES = ("kept", "rejected", "refused", "not_selected")
+"""What became of each correction a night offered (the night record's and the MCP record's words):
+kept by the gate, rejected by the gate, refused before the gate (with the reason), or not selected."""
+
+
+def correction_outcomes(edits: list, history: list[dict], run_dir: Path | None = None) -> dict[str, Any]:
+    """Each offered correction edit in exactly one of :data:`CORRECTION_OUTCOMES` (so the
+    counts add up to ``offered``), read from the run's ``history.json`` (the gate's action
+    on the step that selected it) and its steps' ``patches.json`` (what was refused, why)."""
+    offered = [e.content for e in edits]
+    refused: dict[str, str] = {}
+    for path in sorted(run_dir.glob("steps/step_*/patches.json")) if run_dir is not None else ():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for r in data.get("refused") or []:
+            if "correction" in str(r.get("origin", "")):
+                refused.setdefault(_norm(r.get("content")), str(r.get("refused") or "refused"))
+    kept: set[str] = set()
+    rejected: set[str] = set()
+    for record in history:
+        if not isinstance(record, dict):
+            continue
+        action = str(record.get("action", ""))
+        for edit in record.get("selected_edits", []):
+            if "correction" not in str(edit.get("origin", "")):
+                continue
+            if action.startswith("accept"):
+                kept.add(_norm(edit.get("content")))
+            elif action.startswith("reject"):
+                rejected.add(_norm(edit.get("content")))
+    out: dict[str, Any] = {"offered": offered, **{k: [] for k in CORRECTION_OUTCOMES}}
+    for content in offered:
+        n = _norm(content)
+        if n in kept:
+            out["kept"].append(content)
+        elif n in rejected:
+            out["rejected"].append(content)
+        elif n in refused:
+            out["refused"].append({"content": content, "reason": refused[n]})
+        else:
+            out["not_selected"].append(content)
+    return out
+
+
+def all_corrections(night: Any) -> dict[str, Any]:
+    """The corrections of every skill of ``night`` in one record (the lead skill's alone when
+    the night had one skill)."""
+    parts = [p.get("corrections") or {} for p in (getattr(night, "skills", None) or [])]
+    if len(parts) <= 1:
+        return dict(getattr(night, "corrections", None) or {})
+    out: dict[str, Any] = {}
+    for c in parts:
+        if "accepted" in c and "kept" not in c:
+            c = {**c, "kept": c["accepted"]}
+        for key in ("offered", *CORRECTION_OUTCOMES):
+            if key in c:
+                out.setdefault(key, []).extend(c[key] or [])
+    return out
+
+
+def describe_corrections(corrections: dict[str, Any]) -> str | None:
+    """One line: ``3 offered: 2 kept by the gate, 1 rejected by the gate, 0 refused, 0 not selected``
+    (refusals with their reasons); None when none was offered. Reads records written before the
+    words were ``kept`` (``accepted``) too."""
+    offered = corrections.get("offered") or []
+    if not offered:
+        return None
+    kept = corrections.get("kept", corrections.get("accepted")) or []
+    rejected, refused = corrections.get("rejected") or [], corrections.get("refused") or []
+    not_selected = corrections.get("not_selected")
+    if not_selected is None:
+        not_selected = [c for c in offered if c not in kept and c not in rejected]
+    line = (f"{len(offered)} offered: {len(kept)} kept by the gate, {len(rejected)} rejected by the gate, "
+            f"{len(refused)} refused, {len(not_selected)} not selected")
+    reasons = [f"{r.get('content')!r} {r.get('reason')}" for r in refused if isinstance(r, dict)]
+    return line + (" (refused: " + "; ".join(reasons) + ")" if reasons else "")
+
+
+def _norm(text: object) -> str:
+    return " ".join(str(text or "").split())

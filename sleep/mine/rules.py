@@ -37,6 +37,7 @@ from typing import Any
 
 from skillopt_core import JudgeError, validate_judge_spec
 from skillopt_core.tasks.judges.outcome import command_matches, is_check_command
+from sleep.rule_text import write_rule
 
 MAX_RULES = 6
 MAX_RUBRIC_LINES = 8
@@ -73,6 +74,7 @@ class Evidence:
             e.approvals += d.get("approvals", [])
             e.accepted += [a for a in d.get("accepted", []) if a]
             e.rejected += [r for r in d.get("rejected", []) if r]
+        e.accepted = [a for a in e.accepted if a not in e.rejected]  # an answer the person corrected somewhere
         return e
 
 
@@ -182,8 +184,8 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
                          else {"type": "regex", "pattern": word_absent_pattern([avoid])})
     if avoid:
         lines.append(f"Use {use} rather than {avoid}." if use else f"Do not use {avoid}.")
-    elif use:
-        lines.append(f"Use {use}.")
+    elif use:  # "use conventional commits: start the subject with feat:": the rule as written, not "Use conventional."
+        lines.append(write_rule(text) or f"Use {use}." if not _is_program(use, shell) else f"Use {use}.")
     for cmd in _NEVER_RUN.findall(text):
         cmd = _command_phrase(cmd.strip("`'\" ").rstrip(".,;"))
         if not cmd or (avoid and cmd.casefold() == avoid.casefold()):
@@ -214,7 +216,8 @@ def _rules_from(correction: dict[str, Any]) -> tuple[list[dict[str, Any]], list[
         n = int(lim.group(1))
         rules.append({"type": "max_chars", "limit": n if lim.group(2).startswith("c") else n * 8})
     if not lines:
-        lines.append(f"Respect this correction the person gave on an earlier answer: \"{text[:200]}\"")
+        written = write_rule(text)  # the rule as a person would write it; the quote when none is left
+        lines.append(written or f"Respect this correction the person gave on an earlier answer: \"{text[:200]}\"")
     return rules, lines
 
 

@@ -21,8 +21,9 @@ from typing import Any, Iterator
 
 import orjson
 
+from sleep.feedback import classify_feedback
 from sleep.mine.noise import clean_prompt
-from sleep.sessions import Session
+from sleep.sessions import Feedback, Session
 
 MAX_EVIDENCE_CHARS = 2000  # of an answer kept as judge evidence
 
@@ -65,7 +66,8 @@ def extract(s: Session) -> tuple[list[PoolItem], Counter[str]]:
     if not s.prompts:
         dropped["session_without_prompts"] += 1
         return [], dropped
-    feedback_turns = {f.prompt_index for f in s.feedback
+    feedback = read_feedback(s)
+    feedback_turns = {f.prompt_index for f in feedback
                       if f.kind in ("correction", "approval") and f.prompt_index is not None}
     starts: list[tuple[int, str]] = []
     seen: set[str] = set()
@@ -85,11 +87,26 @@ def extract(s: Session) -> tuple[list[PoolItem], Counter[str]]:
     items = []
     bounds = [i for i, _ in starts] + [len(s.prompts)]
     for (start, text), end in zip(starts, bounds[1:]):
-        items.append(_item(s, start, end, text))
+        items.append(_item(s, start, end, text, feedback))
     return items, dropped
 
 
-def _item(s: Session, start: int, end: int, text: str) -> PoolItem:
+def read_feedback(s: Session) -> list[Feedback]:
+    """The session's feedback, each prompt after the first read again by today's
+    :func:`~sleep.feedback.classify_feedback` (a session harvested by an older reader
+    keeps a correction worded without "no" as a prompt): a prompt that corrects the
+    agent is a correction, never a task nor an approval, whatever the harvest said."""
+    said = {i for i, p in enumerate(s.prompts)
+            if i > 0 and classify_feedback(p.text, follows_agent_turn=True) == "correction"}
+    if not said:
+        return list(s.feedback)
+    out = [f for f in s.feedback if not (f.kind == "approval" and f.prompt_index in said)]
+    have = {f.prompt_index for f in out if f.kind == "correction"}
+    out += [Feedback("correction", s.prompts[i].text, s.prompts[i].at, i) for i in sorted(said - have)]
+    return out
+
+
+def _item(s: Session, start: int, end: int, text: str, feedback: list[Feedback] | None = None) -> PoolItem:
     shell: list[str] = []
     files: list[str] = []
     for p in s.prompts[start:end]:
@@ -97,7 +114,7 @@ def _item(s: Session, start: int, end: int, text: str) -> PoolItem:
         files += [x for x in p.files if x not in files]
     corrections, approvals, accepted, rejected = [], [], [], []
     corrected_turns: set[int] = set()
-    for f in s.feedback:
+    for f in (s.feedback if feedback is None else feedback):
         k = f.prompt_index
         if k is None or not start <= k < end:
             continue
@@ -117,6 +134,7 @@ def _item(s: Session, start: int, end: int, text: str) -> PoolItem:
     last = end - 1
     if last not in corrected_turns and _final(s, last) and _clip(_final(s, last)) not in accepted:
         accepted.append(_clip(_final(s, last)))
+    accepted = [a for a in accepted if a not in rejected]  # a rejected answer is never an accepted one
     evidence = {k: v for k, v in (("corrections", corrections), ("approvals", approvals),
                                   ("accepted", accepted), ("rejected", rejected)) if v}
     return PoolItem(project=s.project_dir or "", host=s.host, session_id=s.session_id, prompt_index=start,

@@ -38,7 +38,7 @@ from sleep.proposals import gitobjects as g
 from sleep.proposals import journal, store
 from sleep.proposals.gitindex import restore_index
 from sleep.proposals.errors import (BranchMissing, GitFailed, IndexBusy, LiveFileChanged,
-                                    NotARepositoryError, ProposalDecided, UnknownProposal)
+                                    NotARepositoryError, NothingToAdopt, ProposalDecided, UnknownProposal)
 from sleep.proposals.locate import SKILLS_MAIN, open_repo
 from sleep.proposals.model import Proposal
 from sleep.proposals.review import _index, live_sha256, proposal_tip
@@ -87,6 +87,11 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
     live_path = Path(p.skill_path)
     before = live_path.read_bytes() if live_path.is_file() else None
     in_place = before == candidate
+    twin = _adopted_twin(idx, p) if in_place else None
+    if twin is not None:  # one proposal per lesson: the live text came from adopting its twin
+        raise NothingToAdopt(f"proposal {p.id} changes nothing: the live file {p.skill_path} already has its text, "
+                             f"adopted with proposal {twin.id} (the same lesson). Nothing was written or recorded; "
+                             f"close it with `skillopt-sleep reject {p.id}`.")
     if not in_place and sha256(before) != p.trained_from_sha256:
         raise LiveFileChanged(_changed(p, before, row.trained_from_text))
     project = p.store == "project"
@@ -383,6 +388,16 @@ def _atomic_write(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _adopted_twin(idx: Index, p: Proposal) -> Proposal | None:
+    """The adopted proposal of the same skill with the same lesson as ``p``, if any."""
+    for row in reversed(store.select(idx, include_decided=True, skill_path=p.skill_path)):
+        q = row.proposal
+        if q.id != p.id and q.state == "adopted" and (q.candidate_sha256 == p.candidate_sha256 or (
+                q.report.lesson_sha256 and q.report.lesson_sha256 == p.report.lesson_sha256)):
+            return q
+    return None
 
 
 def _who() -> str:

@@ -20,6 +20,18 @@ class NothingToPropose(ProposalError):
     """The candidate is identical to the live or the committed skill."""
 
 
+class DuplicateProposal(NothingToPropose):
+    """The candidate is the lesson of a pending, adopted or rejected proposal of the same skill."""
+
+    def __init__(self, message: str, existing: object) -> None:
+        super().__init__(message)
+        self.existing = existing
+
+
+class NothingToAdopt(ProposalError):
+    """Adopt refused: the live file already has the proposal's text; adopting it changes nothing."""
+
+
 class CandidateSecretError(ProposalError):
     """The candidate holds something that looks like a secret the live skill did not."""
 

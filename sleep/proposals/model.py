@@ -92,7 +92,9 @@ class ProposalReport:
     run: RunScores | None = None
     notes: list[str] = field(default_factory=list)
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    lesson_evidence: str | None = None  # a digest of the corrections and tasks behind it (sleep.proposals.lesson)
     # Filled in by stage():
+    lesson_sha256: str | None = None  # the candidate after whitespace normalisation (one proposal per lesson)
     trained_from_sha256: str | None = None
     candidate_sha256: str | None = None
     uncommitted_changes: bool = False

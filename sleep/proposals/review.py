@@ -20,7 +20,7 @@ import git
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
 from sleep.proposals import journal
-from sleep.proposals import store, textdiff
+from sleep.proposals import lesson, store, textdiff
 from sleep.proposals.errors import BranchMissing, NotARepositoryError
 from sleep.proposals.locate import open_repo
 from sleep.proposals.model import Proposal
@@ -95,8 +95,14 @@ def list_proposals(*, include_decided: bool = False, project: str | os.PathLike 
     where = str(Path(os.path.abspath(os.fspath(project))).resolve()) if project is not None else None
     below = str(Path(os.path.abspath(os.fspath(within))).resolve()) if within is not None else None
     with _index(index) as idx:
-        rows = store.select(idx, include_decided=include_decided, project=where, within=below)
-    return [effective(r.proposal) for r in rows]
+        rows = store.select(idx, include_decided=True, project=where, within=below)
+    if include_decided:  # the whole record, duplicates staged before nights checked included
+        return [effective(r.proposal) for r in rows]
+    # One proposal per lesson: a later pending duplicate (staged before nights checked), or the
+    # pending twin of an adopted lesson, is not listed.
+    pending, _ = lesson.distinct([r.proposal for r in rows if r.proposal.state == "pending"],
+                                 [r.proposal for r in rows])
+    return [effective(p) for p in pending]
 
 
 def get(ref: str, *, index: Index | None = None) -> Proposal:

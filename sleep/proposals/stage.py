@@ -34,7 +34,9 @@ from sleep.proposals import gitobjects as g
 from sleep.proposals import journal
 from sleep.proposals import message as msg
 from sleep.proposals import store
-from sleep.proposals.errors import CandidateSecretError, GitFailed, NotARepositoryError, NothingToPropose
+from sleep.proposals.errors import (CandidateSecretError, DuplicateProposal, GitFailed, NotARepositoryError,
+                                    NothingToPropose)
+from sleep.proposals.lesson import duplicate_of, lesson_key
 from sleep.proposals.locate import SKILLS_MAIN, Location, locate, open_repo
 from sleep.proposals.model import Proposal, ProposalReport
 from sleep.proposals.naming import branch_name, new_proposal_id, skill_name_of
@@ -90,6 +92,12 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
                   candidate: bytes, candidate_text: str, report: ProposalReport, night: date,
                   index: Index, lock_path: Path) -> Proposal:
     repo = loc.repo
+    same = duplicate_of(index, str(loc.live_path), candidate_text, report.lesson_evidence)
+    if same is not None:
+        raise DuplicateProposal(
+            f"the candidate is the same lesson as proposal {same.id} ({same.state}, branch {same.branch}, "
+            f"night {same.night}); nothing new was staged."
+            + (" It was rejected and its evidence has not changed since." if same.state == "rejected" else ""), same)
     pid = _fresh_id(index)
     op = journal.begin(index, "stage", pid, loc.repo_dir, lock_path,
                        {"notes_before": g.ref_target(repo, g.NOTES_REF)})
@@ -130,7 +138,7 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
     n_edits = msg.applied_edits(report) if report.edits else msg.changed_hunks(
         (committed_bytes or b"").decode("utf-8", "replace"), candidate_text)
     report = report.with_(trained_from_sha256=sha256(trained), candidate_sha256=sha256(candidate),
-                          uncommitted_changes=uncommitted, notes=notes)
+                          lesson_sha256=lesson_key(candidate_text), uncommitted_changes=uncommitted, notes=notes)
     message = msg.scrub_message(msg.commit_message(skill, report, pid, n_edits, index_id=index.identity), index)
     commit = g.commit_tree(repo, tree, [parent], message, when)
     journal.update(index, op, "commit", commit=commit)

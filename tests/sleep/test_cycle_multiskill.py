@@ -145,8 +145,8 @@ def test_one_night_stages_one_gated_proposal_per_skill_each_changing_only_its_fi
     assert night.outcome == "staged", night.reason
     by_name = {p["name"]: p for p in night.skills}
     assert set(by_name) == {"run-tests", "changelog"}, night.skills
-    for name, rule in (("run-tests", "+- Use pnpm not npm in this repo."),
-                       ("changelog", "+- Use yarn not npm for the release scripts.")):
+    for name, rule in (("run-tests", "+- Use pnpm, not npm in this repo."),
+                       ("changelog", "+- Use yarn, not npm for the release scripts.")):
         part = by_name[name]
         assert part["outcome"] == "staged", part["reason"]
         assert part["scores"]["candidate"] > part["scores"]["baseline"]
@@ -241,7 +241,7 @@ def test_a_correction_from_claude_code_becomes_a_gated_proposal_for_the_codex_sk
     # codex is not ready here (no login in the scratch home): the lesson replays through the configured backend
     assert codex["replay"]["target"] == "scripted" and "`codex` is" in codex["replay"]["target_why"]
     assert changed_files(project, codex["proposal"]["branch"]) == [".agents/skills/run-tests/SKILL.md"]
-    assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
+    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
     assert codex["scores"]["candidate"] > codex["scores"]["baseline"]  # gated, not copied
     assert codex["usage"]["model_calls"] > 0
     assert any("[Lesson]" in line and "codex" in line for line in said)
@@ -271,7 +271,7 @@ def test_the_lesson_replays_through_codex_when_its_cli_is_ready(homes: Homes, tm
     assert codex["replay"]["target"] == "codex" and codex["replay"]["mode"] == "actions", codex["replay"]
     assert codex["outcome"] == "staged", codex["reason"]
     assert changed_files(project, codex["proposal"]["branch"]) == [".agents/skills/run-tests/SKILL.md"]
-    assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
+    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", codex["proposal"]["branch"])
 
 
 def test_a_broken_skill_file_fails_its_part_only_and_a_spent_budget_says_so(two_skills: Path, tmp_path: Path) -> None:

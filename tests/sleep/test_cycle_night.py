@@ -60,9 +60,9 @@ def test_a_night_that_improves_the_skill_stages_one_branch_with_its_evidence(pro
     assert checkout_state(project) == before
     assert branches(project) == [night.proposal["branch"]]
     assert night.scores["candidate"] > night.scores["baseline"]
-    assert any("Use pnpm" in rule for rule in night.corrections["accepted"])
+    assert any("Use pnpm" in rule for rule in night.corrections["kept"])
     diff = git(project, "diff", "HEAD", night.proposal["branch"])
-    assert "+- Use pnpm not npm in this repo." in diff and ".claude/skills/ledger-dev/SKILL.md" in diff
+    assert "+- Use pnpm, not npm in this repo." in diff and ".claude/skills/ledger-dev/SKILL.md" in diff
     run_dir = Path(night.run_dir)
     assert run_dir.is_relative_to(paths.data_dir()) and (run_dir / "evidence.jsonl").is_file()
     assert night.usage["model_calls"] > 0 and night.tasks["val"]

@@ -15,14 +15,22 @@ from sleep_testutil import Homes
 from skillopt_core import load_settings
 from sleep.cli import main
 from sleep.cycle.backends import cli_ready, target_backend
-from sleep.cycle.corrections import correction_edits, phrase_rule
+from sleep.cycle.corrections import correction_edits
+from sleep.rule_text import Style, write_rule as phrase_rule
 from sleep.cycle.night import NightError, NightOptions, run_night
 
 
 @pytest.mark.parametrize("said,rule", [
-    ("no, use pnpm not npm in this repo", "Use pnpm not npm in this repo."),
+    ("no, use pnpm not npm in this repo", "Use pnpm, not npm in this repo."),
+    ("no, use pnpm not npm. this repo is pnpm only.", "Use pnpm, not npm: this repo is pnpm only."),
     ("yes. always pnpm, never npm install here", "Always pnpm, never npm install here."),
-    ("Nope - keep the subject under 72 characters!", "Keep the subject under 72 characters!"),
+    ("Nope - keep the subject under 72 characters!", "Keep the subject under 72 characters."),
+    ("use conventional commits: start the subject with feat: or fix:, and keep it under 72 characters",
+     "Use conventional commits: start the subject with feat: or fix:, and keep it under 72 characters."),
+    ("thanks for the fix. one thing though: always run pnpm gen api instead of editing src/api/client.ts by "
+     "hand. can you also add a test for the retry path?",
+     "Always run pnpm gen api instead of editing src/api/client.ts by hand."),
+    ("you forgot to run the linter before committing. run pnpm lint first", "Run pnpm lint first."),
     ("no", None),
     ("that's wrong", None),
 ])
@@ -31,9 +39,9 @@ def test_corrections_become_rule_sentences(said: str, rule: str | None) -> None:
 
 
 @pytest.mark.parametrize("said,rule", [
-    ("Always use pnpm not npm, and the staging token is [REDACTED:github-token].", "Always use pnpm not npm."),
+    ("Always use pnpm not npm, and the staging token is [REDACTED:github-token].", "Always use pnpm, not npm."),
     ("no, use pnpm not npm; mysql -u deploy -p[REDACTED:password] ledger and curl -u admin:[REDACTED:password] "
-     "http://127.0.0.1:8080/health", "Use pnpm not npm."),
+     "http://127.0.0.1:8080/health", "Use pnpm, not npm."),
     ("use [REDACTED:openai-key] for the eval. Then run pnpm test in api/ first.", "Then run pnpm test in api/ first."),
     ("no, the token is [REDACTED:github-token]", None),
     ("no, deploy with [REDACTED:known-secret] now", None),
@@ -45,7 +53,7 @@ def test_a_redacted_span_never_enters_a_rule(said: str, rule: str | None) -> Non
 def test_a_correction_that_is_only_a_secret_gives_no_edit() -> None:
     evidence = [{"corrections": [{"text": "no, the staging token is [REDACTED:github-token]"}]},
                 {"corrections": [{"text": "no, use pnpm not npm, the key is [REDACTED:high-entropy]"}]}]
-    assert [e.content for e in correction_edits(evidence, limit=5)] == ["- Use pnpm not npm."]
+    assert [e.content for e in correction_edits(evidence, limit=5)] == ["- Use pnpm, not npm."]
 
 
 def test_correction_edits_are_deduplicated_most_repeated_first() -> None:
@@ -54,6 +62,15 @@ def test_correction_edits_are_deduplicated_most_repeated_first() -> None:
     edits = correction_edits(evidence, limit=5)
     assert [e.content for e in edits] == ["- Use pnpm here.", "- Cite file:line first please."]
     assert edits[0].origin == "correction" and "2 sessions" in edits[0].rationale
+    assert '"No, use pnpm here."' in edits[0].rationale  # the person's own words stay in the evidence
+
+
+def test_the_rule_follows_the_skills_style() -> None:
+    skill = "# Repo\n\n* Run `pnpm test` before finishing.\n* Keep `src/gen` untouched.\n"
+    style = Style.of(skill)
+    evidence = [{"corrections": [{"text": "no, use pnpm not npm. this repo is pnpm only."}]}]
+    assert [e.content for e in correction_edits(evidence, limit=5, style=style)] == [
+        "* Use `pnpm`, not `npm`: this repo is pnpm only."]
 
 
 def _fake_exe(folder: Path, name: str) -> None:

@@ -109,9 +109,9 @@ def test_passwords_in_a_correction_reach_no_commit_note_or_data_file(homes: Home
 def test_a_staged_correction_keeps_the_instruction_without_the_redacted_clauses(homes: Homes, tmp_path: Path,
                                                                                capsys) -> None:
     project, record = _night(homes, tmp_path, capsys)
-    assert "- Use pnpm not npm." in record["corrections"]["accepted"]
+    assert "- Use pnpm, not npm." in record["corrections"]["kept"]
     staged = _git(project, "show", f"{record['proposal']['branch']}:.claude/skills/ledger-dev/SKILL.md").decode()
-    assert "- Use pnpm not npm." in staged and "REDACTED" not in staged and "mysql" not in staged
+    assert "- Use pnpm, not npm." in staged and "REDACTED" not in staged and "mysql" not in staged
 
 
 ECHOED = "ghp_R8cY2mK7qT4wZ9xN3vB6jH1sD5fL0pA8eU2i"

@@ -137,7 +137,7 @@ async def test_a_night_through_the_tools_ends_in_an_adopted_proposal(tmp_path: P
     assert job["state"] == "completed" and job["night"]["outcome"] == "staged"
     assert len(listed["proposals"]) == 1 and adopted["changed"]
     assert status["last_night"]["outcome"] == "staged" and status["last_night"]["id"] == job["night"]["id"]
-    assert "Use pnpm not npm in this repo." in skill.read_text()
+    assert "Use pnpm, not npm in this repo." in skill.read_text()
 
 
 async def test_schedule_sleep_installs_status_shows_it_and_unschedule_removes_it(tmp_path: Path, monkeypatch) -> None:

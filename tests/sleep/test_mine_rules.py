@@ -76,7 +76,7 @@ def test_a_length_limit_becomes_max_chars() -> None:
 def test_a_constraint_without_a_rule_becomes_a_rubric_line() -> None:
     evidence = Evidence(corrections=[{"text": "keep the changelog entries short", "shell": [], "answer": None}])
     spec, lines = build_judge("upgrade zod", "upgrade zod and fix the build", evidence)
-    assert len(spec) == 1 and "keep the changelog entries short" in spec[0]["rubric"] and lines
+    assert len(spec) == 1 and "- Keep the changelog entries short." in spec[0]["rubric"] and lines
 
 
 def test_a_rule_every_accepted_answer_fails_is_dropped() -> None:

@@ -83,7 +83,7 @@ def test_an_acting_night_stages_the_correction_judged_by_commands(project: Path,
     assert night["outcome"] == "staged", night["reason"]
     assert state(project) == before
     diff = git(project, "diff", "HEAD", night["proposal"]["branch"])
-    assert "+- Use pnpm not npm in this repo." in diff
+    assert "+- Use pnpm, not npm in this repo." in diff
     commands = [c["command"] for r in rollouts(Path(night["run_dir"])) for c in
                 [s for s in (r.get("trajectory") or {}).get("steps", []) if s["kind"] == "command"]]
     assert any("npm install" in c and "pnpm" not in c for c in commands)  # before: the seed skill
