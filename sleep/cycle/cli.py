@@ -1,8 +1,9 @@
 """``skillopt-sleep run``, ``history`` and ``demo``.
 
 Exit codes of ``run``: 0 the night finished (whatever it decided: staged,
-no improvement, too few tasks, idle, dry run), 1 the night failed (recorded
-with its error), 2 bad input, 3 another night of the project is running.
+no improvement, too few tasks, idle, dry run), 1 the night or one of its
+skills failed (recorded with its error; a dry run too), 2 bad input (nothing
+recorded), 3 another night of the project is running.
 """
 
 from __future__ import annotations
@@ -67,7 +68,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(night.to_dict(), indent=2, default=str))
     else:
         console.print(summary_text(night))
-    return 1 if night.outcome == "failed" else 0
+    return run_exit_code(night)
+
+
+def run_exit_code(night) -> int:
+    """1 when the night failed or any of its skills did (the others' outcome does not hide it), else 0."""
+    return 1 if night.outcome == "failed" or any(p.get("outcome") == "failed" for p in night.skills) else 0
 
 
 def summary_text(night) -> str:
@@ -92,6 +98,10 @@ def summary_text(night) -> str:
         trained = sum(1 for p in night.skills if (p.get("usage") or {}).get("model_calls"))
         lines.append(f"  {trained} of {len(night.skills)} skills made model calls (an idle or too-small skill costs "
                      "none); the night costs the sum of its skills' calls, as the same skills' single-skill nights would")
+        failed = [p["name"] for p in night.skills if p.get("outcome") == "failed"]
+        if failed:
+            lines.append(f"  {len(failed)} of {len(night.skills)} skills failed ({', '.join(failed)}): the night "
+                         "exits 1")
     u = night.usage or {}
     lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
                  f"wall {night.wall_s:.1f} s")

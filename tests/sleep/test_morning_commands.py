@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from proposal_testutil import CANDIDATE, NIGHT, SKILL, make_repo, report
+from test_cycle_multiskill import options, two_skills  # noqa: F401 - the fixture
 
 from sleep.cli import main
 from sleep.cycle import store
@@ -87,3 +88,15 @@ def test_config_names_local_yaml_among_the_files_read(capsys) -> None:
     assert str(LOCAL_CONFIG) not in json.dumps(json.loads(capsys.readouterr().out))
     assert main(["config", "--set", "model.backend=scripted"]) == 0
     assert str(LOCAL_CONFIG) not in capsys.readouterr().out.splitlines()[0]
+
+
+def test_a_dry_run_night_with_a_failed_skill_exits_1(two_skills: Path, tmp_path: Path, capsys) -> None:
+    (two_skills / ".claude/skills/changelog/SKILL.md").write_bytes(b"---\nname: changelog\n---\n\xff\xfe broken\n")
+    opts = options(two_skills, tmp_path)
+    args = [a for o in opts.overrides for a in ("--set", o)]
+    assert main(["run", "--project", str(two_skills), "--backend", "scripted", *args, "--dry-run"]) == 1
+    out = capsys.readouterr().out
+    assert "1 of 2 skills failed (changelog): the night exits 1" in out
+    assert main(["history", "--json", "--project", str(two_skills)]) == 0
+    night = json.loads(capsys.readouterr().out)[0]
+    assert night["dry_run"] and night["outcome"] == "would_stage"
