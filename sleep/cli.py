@@ -19,9 +19,11 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import sqlite3
 import sys
 from importlib import import_module
+from typing import NoReturn
 
 from sleep.lock import LockBusy
 from sleep.storage import StorageError, explain_os, explain_sqlite
@@ -50,10 +52,23 @@ COMMAND_MODULES = (
 _ALONE = {"harvest": "sleep.harvest.cli", "sessions": "sleep.harvest.cli"}
 
 
+class SleepParser(argparse.ArgumentParser):
+    """argparse, with "did you mean" after an invalid choice of a nested command
+    (``integrate codx``, ``tasks shwo``); sub-parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        found = re.match(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if found:
+            close = difflib.get_close_matches(found.group(1), re.findall(r"'([^']*)'", found.group(2)), n=3, cutoff=0.6)
+            if close:
+                message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
+        super().error(message)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; or, with ``only`` (a command of :data:`_ALONE`), a parser that
     knows that command's module alone (the same arguments and help for it)."""
-    parser = argparse.ArgumentParser(
+    parser = SleepParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")
     if only is None:  # top-level options come before the command, so `only` never sees them

@@ -32,6 +32,15 @@ def test_a_misspelled_command_gets_did_you_mean(capsys) -> None:
     assert "unknown command 'zzzzzz'; the commands are: " in err and "review" in err
 
 
+def test_a_misspelled_nested_command_gets_did_you_mean_too(capsys) -> None:
+    import pytest
+
+    for argv, hint in ((["integrate", "codx"], "did you mean 'codex'?"), (["tasks", "shwo", "t1"], "did you mean 'show'?")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2 and capsys.readouterr().err.rstrip().endswith(hint)
+
+
 def test_show_piped_into_head_prints_no_traceback(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "app")
     long_candidate = CANDIDATE + "".join(f"- Rule number {i} of a long skill.\n" for i in range(20000))
