@@ -115,7 +115,8 @@ async def proposal_page(request: Request) -> Response:
 
 
 async def _decide(request: Request, action: str) -> Response:
-    from sleep.proposals import ProposalError, UnknownProposal, adopt, reject, undo
+    from sleep.proposals import ProposalError, UnknownProposal, adopt, reject
+    from sleep.proposals.undo import undo  # the function (once its module is imported, `sleep.proposals.undo` is the module)
 
     u = ui(request)
     pid = _pid(request)

@@ -163,7 +163,8 @@ async def test_proposal_resource_and_morning_review_prompt(tmp_path: Path) -> No
 
 
 async def test_list_proposals_with_decided_ones_includes_an_undone_proposal(tmp_path: Path) -> None:
-    from sleep.proposals import adopt, undo
+    from sleep.proposals import adopt
+    from sleep.proposals.undo import undo
 
     repo, tests, lint = _two_proposals(tmp_path)
     adopt(tests.id)

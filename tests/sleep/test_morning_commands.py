@@ -18,7 +18,8 @@ from sleep.cycle import store
 from sleep.cycle.config import LOCAL_CONFIG
 from sleep.cycle.store import NightRecord
 from sleep.index import Index
-from sleep.proposals import adopt, reject, stage, undo
+from sleep.proposals import adopt, reject, stage
+from sleep.proposals.undo import undo
 
 
 def test_a_misspelled_command_gets_did_you_mean(capsys) -> None:
