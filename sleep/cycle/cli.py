@@ -146,7 +146,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             ". Run one with `skillopt-sleep run` in a project folder"
         print(f"No nights yet{where}{hint}.")
         return 0
-    fates = _proposal_fates([n.proposal["id"] for n in nights if n.proposal])
+    fates = _proposal_fates(sorted({p["id"] for n in nights for p in [n.proposal, *(s.get("proposal") for s in n.skills)]
+                                    if p}))
     if project:
         print(f"Nights of {project}, newest first:")
     print("\n".join(history_lines(nights, fates, show_project=args.all_projects)))
@@ -177,7 +178,7 @@ def history_lines(nights: list, fates: dict[str, str], show_project: bool = Fals
         if n.outcome not in ("staged", "running") and n.reason:
             lines.append(f"    why: {short_reason(n.reason)}")
         if len(n.skills) > 1:
-            lines += ["    " + line for line in skill_lines(n.skills)]
+            lines += ["    " + line for line in skill_lines(n.skills, fates)]
     return lines
 
 
@@ -205,13 +206,16 @@ def _proposal_fates(ids: list[str]) -> dict[str, str]:
     return fates
 
 
-def skill_lines(parts: list[dict]) -> list[str]:
-    """One line per skill of a night, side by side: outcome, val, proposal, calls."""
+def skill_lines(parts: list[dict], fates: dict[str, str] | None = None) -> list[str]:
+    """One line per skill of a night, side by side: outcome, val, proposal (and, with ``fates``,
+    what became of it), calls."""
     out = []
     for p in parts:
         scores = p.get("scores") or {}
         val = f"{_f(scores.get('baseline'))}→{_f(scores.get('candidate'))}" if scores else "-"
         prop = (p.get("proposal") or {}).get("id", "-")
+        if fates is not None and prop != "-":
+            prop = f"{prop} {fates.get(prop, 'gone')}"
         lesson = " (a lesson from another host)" if p.get("lesson_from") else ""
         out.append(f"{p['name']} ({p['host']}): {p['outcome']:<15} val {val:<13} proposal {prop:<9} "
                    f"calls {(p.get('usage') or {}).get('model_calls', 0)}{lesson}")

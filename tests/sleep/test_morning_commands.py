@@ -90,6 +90,21 @@ def test_history_has_headers_says_why_a_night_failed_and_what_became_of_its_prop
     assert "2/1" in rows["2026-12-01 03:17"] and "0.500→0.750" in rows["2026-12-01 03:17"]
 
 
+def test_history_says_what_became_of_each_skills_proposal(tmp_path: Path, capsys) -> None:
+    repo = make_repo(tmp_path / "app").resolve()
+    kept = stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
+    adopt(kept.id)
+    part = {"host": "claude-code", "scores": {}, "usage": {}}
+    with Index.open() as index:
+        store.save(index, NightRecord("night-9", str(repo), "2026-12-09T03:17:00Z", outcome="staged", reason="two",
+                                      proposal={"id": kept.id, "branch": kept.branch},
+                                      skills=[{**part, "name": "tests", "outcome": "staged", "proposal": {"id": kept.id}},
+                                              {**part, "name": "lint", "outcome": "too_few_tasks", "proposal": None}]))
+    assert main(["history", "--project", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert f"tests (claude-code): staged" in out and f"proposal {kept.id} adopted" in out
+
+
 def test_config_names_local_yaml_among_the_files_read(capsys) -> None:
     assert main(["config", "--set", "model.backend=local"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
