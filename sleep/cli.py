@@ -17,9 +17,13 @@ cannot be used as it is), 3 another harvest holds the index lock.
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
+import re
 import sqlite3
 import sys
 from importlib import import_module
+from typing import NoReturn
 
 from sleep.lock import LockBusy
 from sleep.storage import StorageError, explain_os, explain_sqlite
@@ -48,10 +52,23 @@ COMMAND_MODULES = (
 _ALONE = {"harvest": "sleep.harvest.cli", "sessions": "sleep.harvest.cli"}
 
 
+class SleepParser(argparse.ArgumentParser):
+    """argparse, with "did you mean" after an invalid choice of a nested command
+    (``integrate codx``, ``tasks shwo``); sub-parsers inherit the class."""
+
+    def error(self, message: str) -> NoReturn:
+        found = re.match(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if found:
+            close = difflib.get_close_matches(found.group(1), re.findall(r"'([^']*)'", found.group(2)), n=3, cutoff=0.6)
+            if close:
+                message += f"; did you mean {' or '.join(repr(c) for c in close)}?"
+        super().error(message)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; or, with ``only`` (a command of :data:`_ALONE`), a parser that
     knows that command's module alone (the same arguments and help for it)."""
-    parser = argparse.ArgumentParser(
+    parser = SleepParser(
         prog="skillopt-sleep",
         description="SkillOpt-Sleep: learn from your own Claude Code, Codex and Copilot sessions.")
     if only is None:  # top-level options come before the command, so `only` never sees them
@@ -74,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return session_end()
     parser = build_parser(args_in[0] if args_in and args_in[0] in _ALONE else None)
+    if args_in and not args_in[0].startswith("-") and args_in[0] not in command_names(parser):
+        parser.print_usage(sys.stderr)
+        print(f"skillopt-sleep: {unknown_command(args_in[0], command_names(parser))}", file=sys.stderr)
+        return 2
     args = parser.parse_args(args_in)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -87,8 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
         return 3
     except BrokenPipeError:
-        # The reader (e.g. `| head`) went away; nothing to report to it.
-        sys.stderr.close()
+        _reader_gone()
         return 0
     except KeyboardInterrupt:
         print("skillopt-sleep: interrupted; nothing partial was committed for the current batch.",
@@ -107,6 +127,31 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"{name}: {explain_os(exc, paths.data_dir())}", file=sys.stderr)
         return 2
+
+
+def command_names(parser: argparse.ArgumentParser) -> list[str]:
+    """The sub-command names ``parser`` knows."""
+    return [name for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices]
+
+
+def unknown_command(word: str, names: list[str]) -> str:
+    """What to say about a command that does not exist: the close names, else the list."""
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    if close:
+        return f"unknown command {word!r}; did you mean {' or '.join(repr(c) for c in close)}?"
+    return f"unknown command {word!r}; the commands are: {', '.join(names)} (`skillopt-sleep --help` says what each does)"
+
+
+def _reader_gone() -> None:
+    """The reader of stdout (e.g. `| head`) went away: nothing is left to tell it. Output still
+    buffered would raise again when Python flushes stdout at exit (a traceback on stderr), so
+    stdout is pointed at the null device first (as the Python docs advise for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (an embedding's stdout): nothing to flush
+        pass
 
 
 def _recover_unfinished() -> None:

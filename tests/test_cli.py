@@ -51,7 +51,8 @@ def test_train_prints_the_seed_console_lines(scripted_config, capsys):
     assert "[Step 1/2] Score: 0.00 → Reflect..." in text
     assert "[Step 1/2] 1 edit patches generated" in text
     assert "[Step 1/2] Selected 1 edits (lr=4, cosine → 4.0)" in text
-    assert "[Step 1/2] Gate: val score 1.00 > 0.00 ✓ ACCEPT (decided early: 1/9 val items)" in text
+    assert ("[Step 1/2] Gate: val score 1.00 > 0.00 on the 1 of 9 val items scored ✓ ACCEPT: even if the other 8 "
+            "items all scored 0.00, val score") in text
 
 
 def test_misspelled_key_exits_2_with_suggestion(scripted_config, capsys):

@@ -26,22 +26,34 @@ def plain_console(stderr: bool = False, file: IO[str] | None = None) -> Console:
 
 
 def gate_text(event: ev.GateDecided) -> str:
-    """`val score 0.68 > 0.65 ✓ ACCEPT`, plus how many val items were needed."""
+    """The gate's line: the val scores it compared and its verdict, worded so the two agree.
+
+    ``val score 0.68 > 0.65 ✓ ACCEPT``; ``val score 0.40 < 0.65 ✗ REJECT``. When the numbers alone
+    do not explain the verdict (a higher candidate rejected by the paired test or the minimum
+    effect) the gate's reason follows. A decision taken before every val item was scored says
+    over how many items the scores are, and what the gate assumed of the others (its reason)."""
     if event.action == "no_change":
         return f"skipped ({event.reason})"
-    mark = "✓ ACCEPT" if event.action.startswith("accept") else "✗ REJECT"
+    accept = event.action.startswith("accept")
+    mark = "✓ ACCEPT" if accept else "✗ REJECT"
     if event.candidate is None or event.current is None:
         return f"{event.reason} {mark}"
     cand, cur = round(event.candidate, 2), round(event.current, 2)
     op = ">" if cand > cur else "<" if cand < cur else "="
     if op == "=" and event.candidate != event.current:
         op = ">" if event.candidate > event.current else "<"
-    text = f"val score {cand:.2f} {op} {cur:.2f} {mark}"
     if event.action == "accept_ungated":
-        text += " (gate off)"
-    if event.n_items and event.n_evaluated < event.n_items:
-        text += f" (decided early: {event.n_evaluated}/{event.n_items} val items)"
-    return text
+        return f"val score {cand:.2f} {op} {cur:.2f} {mark} (gate off)"
+    early = bool(event.n_items) and event.n_evaluated < event.n_items
+    scope = f" on the {event.n_evaluated} of {event.n_items} val items scored" if early else ""
+    text = f"val score {cand:.2f} {op} {cur:.2f}{scope} {mark}"
+    agrees = op == ">" if accept else op in ("<", "=")
+    if early:
+        why = event.reason.split(": ", 1)[1] if event.reason.startswith("decided after ") else event.reason
+        return f"{text}: {why}" if why else text
+    if not agrees:
+        return f"{text}: {event.reason}" if event.reason else text
+    return text + (" (ties reject)" if op == "=" and not accept else "")
 
 
 class ConsoleRenderer:

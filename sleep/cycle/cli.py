@@ -1,8 +1,9 @@
 """``skillopt-sleep run``, ``history`` and ``demo``.
 
 Exit codes of ``run``: 0 the night finished (whatever it decided: staged,
-no improvement, too few tasks, idle, dry run), 1 the night failed (recorded
-with its error), 2 bad input, 3 another night of the project is running.
+no improvement, too few tasks, idle, dry run), 1 the night or one of its
+skills failed (recorded with its error; a dry run too), 2 bad input (nothing
+recorded), 3 another night of the project is running.
 """
 
 from __future__ import annotations
@@ -70,7 +71,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(night.to_dict(), indent=2, default=str))
     else:
         console.print(summary_text(night))
-    return 1 if night.outcome == "failed" else 0
+    return run_exit_code(night)
+
+
+def run_exit_code(night) -> int:
+    """1 when the night failed or any of its skills did (the others' outcome does not hide it), else 0."""
+    return 1 if night.outcome == "failed" or any(p.get("outcome") == "failed" for p in night.skills) else 0
 
 
 def summary_text(night) -> str:
@@ -94,6 +100,10 @@ def summary_text(night) -> str:
         trained = sum(1 for p in night.skills if (p.get("usage") or {}).get("model_calls"))
         lines.append(f"  {trained} of {len(night.skills)} skills made model calls (an idle or too-small skill costs "
                      "none); the night costs the sum of its skills' calls, as the same skills' single-skill nights would")
+        failed = [p["name"] for p in night.skills if p.get("outcome") == "failed"]
+        if failed:
+            lines.append(f"  {len(failed)} of {len(night.skills)} skills failed ({', '.join(failed)}): the night "
+                         "exits 1")
     u = night.usage or {}
     lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
                  f"wall {night.wall_s:.1f} s")
@@ -113,7 +123,8 @@ def _history_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the nights as a JSON list")
 
 
-@commands.command("history", "past nights of the current project: when, tasks, decision, proposal, cost", _history_args)
+@commands.command("history", "past nights of the current project: when, tasks, decision and why, what became of "
+                  "the proposal, cost", _history_args)
 def cmd_history(args: argparse.Namespace) -> int:
     from sleep import paths
     from sleep.cycle import store
@@ -138,29 +149,78 @@ def cmd_history(args: argparse.Namespace) -> int:
             ". Run one with `skillopt-sleep run` in a project folder"
         echo(f"No nights yet{where}{hint}.")
         return 0
-    for n in nights:
-        tasks = f"{len(n.tasks.get('train', []))}/{len(n.tasks.get('val', []))}" if n.tasks else "-"
-        scores = f"{_f(n.scores.get('baseline'))}→{_f(n.scores.get('candidate'))}" if n.scores else "-"
-        proposal = n.proposal["id"] if n.proposal else "-"
-        u = n.usage or {}
-        cost = f"${u.get('cost_usd', 0.0):.2f}" if u.get("cost_usd") else "$0"
-        echo(f"{n.started_at[:16]}  {n.outcome:<15} tasks {tasks:<6} val {scores:<13} proposal {proposal:<9} "
-              f"calls {u.get('model_calls', 0):<5} tokens {u.get('tokens', 0):<8} cost {cost:<7} {n.project}")
-        if len(n.skills) > 1:
-            for line in skill_lines(n.skills):
-                echo("    " + line)
+    fates = _proposal_fates(sorted({p["id"] for n in nights for p in [n.proposal, *(s.get("proposal") for s in n.skills)]
+                                    if p}))
+    if project:
+        echo(f"Nights of {project}, newest first:")
+    echo("\n".join(history_lines(nights, fates, show_project=args.all_projects)))
     return 0
 
 
-def skill_lines(parts: list[dict]) -> list[str]:
-    """One line per skill of a night, side by side: outcome, val, proposal, calls."""
+HISTORY_HEADER = ("STARTED (UTC)", "OUTCOME", "TASKS", "VAL", "PROPOSAL", "CALLS", "TOKENS", "COST")
+HISTORY_WIDTHS = (16, 16, 6, 13, 18, 6, 8, 7)
+
+
+def history_lines(nights: list, fates: dict[str, str], show_project: bool = False) -> list[str]:
+    """The history table: a header row (TASKS is train/val, VAL the starting → best val score,
+    PROPOSAL the proposal id and what became of it), one row per night, and under a night that
+    staged nothing one line saying why."""
+    def row(cells) -> str:
+        return "  ".join(f"{c:<{w}}" for c, w in zip(cells, HISTORY_WIDTHS)).rstrip() + \
+            (f"  {cells[-1]}" if show_project else "")
+
+    lines = [row(HISTORY_HEADER + ("PROJECT",))]
+    for n in nights:
+        tasks = f"{len(n.tasks.get('train', []))}/{len(n.tasks.get('val', []))}" if n.tasks else "-"
+        scores = f"{_f(n.scores.get('baseline'))}→{_f(n.scores.get('candidate'))}" if n.scores else "-"
+        proposal = f"{n.proposal['id']} {fates.get(n.proposal['id'], 'gone')}" if n.proposal else "-"
+        u = n.usage or {}
+        cost = f"${u.get('cost_usd', 0.0):.2f}" if u.get("cost_usd") else "$0"
+        lines.append(row((n.started_at[:16].replace("T", " "), n.outcome, tasks, scores, proposal,
+                          str(u.get("model_calls", 0)), str(u.get("tokens", 0)), cost, n.project)))
+        if n.outcome not in ("staged", "running") and n.reason:
+            lines.append(f"    why: {short_reason(n.reason)}")
+        if len(n.skills) > 1:
+            lines += ["    " + line for line in skill_lines(n.skills, fates)]
+    return lines
+
+
+def short_reason(reason: str, limit: int = 160) -> str:
+    """A night's reason without its advice (the part from "Next:"), cut to ``limit`` characters."""
+    text = reason.split(" Next:")[0].strip()
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _proposal_fates(ids: list[str]) -> dict[str, str]:
+    """What became of each proposal: pending, stale, adopted, rejected or undone (from the index)."""
+    if not ids:
+        return {}
+    from sleep.index import Index
+    from sleep.proposals import store as proposal_store
+    from sleep.proposals.review import effective
+
+    fates = {}
+    with Index.open() as index:
+        for pid in ids:
+            try:
+                fates[pid] = effective(proposal_store.get(index, pid).proposal).state
+            except Exception:  # noqa: BLE001 - an unknown id shows as gone, the table still prints
+                continue
+    return fates
+
+
+def skill_lines(parts: list[dict], fates: dict[str, str] | None = None) -> list[str]:
+    """One line per skill of a night, side by side: outcome, val, proposal (and, with ``fates``,
+    what became of it), calls."""
     out = []
     for p in parts:
         scores = p.get("scores") or {}
         val = f"{_f(scores.get('baseline'))}→{_f(scores.get('candidate'))}" if scores else "-"
         prop = (p.get("proposal") or {}).get("id", "-")
+        if fates is not None and prop != "-":
+            prop = f"{prop} {fates.get(prop, 'gone')}"
         lesson = " (a lesson from another host)" if p.get("lesson_from") else ""
-        out.append(f"{p['name']} ({p['host']}): {p['outcome']:<15} val {val:<13} proposal {prop:<9} "
+        out.append(f"{p['name']} ({p['host']}): {p['outcome']:<16} val {val:<13} proposal {prop:<9} "
                    f"calls {(p.get('usage') or {}).get('model_calls', 0)}{lesson}")
     return out
 
@@ -178,6 +238,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from sleep.cycle.demo import run_demo
 
     return run_demo(args.keep, args.backend, list(args.overrides))
+
+
+def files_read(config) -> list[str]:
+    """The files a night config was read from, in order: the packaged defaults, then ``local.yaml``
+    when every role runs on the embedded model (it fills only the keys no file or flag of yours
+    set), then the person's file."""
+    from sleep.cycle.config import LOCAL_CONFIG
+
+    files = list(config.sources)
+    if str(LOCAL_CONFIG) in config.origin.values():
+        files.insert(1, f"{LOCAL_CONFIG} (the embedded model's profile: only keys you did not set)")
+    return files
 
 
 def _config_args(p: argparse.ArgumentParser) -> None:
@@ -214,7 +286,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([{"key": k, "value": v, "from": o} for k, v, o in rows], indent=2, default=str))
         return 0
-    print("Files read, later ones win: " + ", ".join(config.sources))
+    print("Files read, later ones win: " + ", ".join(files_read(config)))
     width = max((len(k) for k, _, _ in rows), default=10)
     for key, value, origin in rows:
         print(f"  {key:<{width}}  {json.dumps(value, default=str):<22}  {origin}")

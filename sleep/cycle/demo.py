@@ -124,14 +124,13 @@ def _last_night(cli: list[str], env: dict[str, str], root: Path) -> dict:
 
 
 def nothing_staged_text(night: dict) -> str:
-    """The demo's closing words when no proposal was staged: what the night itself said."""
-    outcome, reason = night.get("outcome"), night.get("reason") or "no reason was recorded"
+    """The demo's closing words when no proposal was staged. The night's reason is in its summary,
+    printed just above: it is not repeated, only pointed to."""
+    outcome = night.get("outcome")
     if outcome == "failed":
-        head = f"The night failed, so nothing was staged and no gate decided anything: {reason}"
-    elif outcome == "no_improvement":
-        head = (reason[:1].upper() + reason[1:]) if "nothing was staged" in reason else f"Nothing was staged: {reason}"
+        head = "The night failed (its summary above says why), so nothing was staged and no gate decided anything."
     elif outcome:
-        head = f"Nothing was staged (the night ended {outcome}): {reason}"
+        head = f"Nothing was staged (the night ended {outcome}; its summary above says why)."
     else:
         head = "Nothing was staged, and the night left no record; its output above says why."
     return (head + "\nWith a capable model the same night can improve the skill, for example:\n"

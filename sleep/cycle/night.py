@@ -394,7 +394,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         limit = config.core.evaluation.val_limit
         gated = min(len(splits["val"]), limit) if limit else len(splits["val"])  # the val tasks the gate scored
         night.reason = nothing_staged(summary, history, gated, config.core.evaluation.gate_policy)
-        say(f"[Gate] {night.reason}")
+        say(f"[Gate] no candidate beat the starting skill (val {_score(summary.initial_val)} → best "
+            f"{_score(summary.best_val)}); nothing was staged")  # why: the night's reason, in its summary
         return
     say(f"[Gate] val {_score(summary.initial_val)} → {_score(summary.best_val)} ({summary.best_source}){budget_note}")
     if night.dry_run:
@@ -528,7 +529,8 @@ def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: P
                           lesson_evidence=lesson_evidence)
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
                      project=project if choice.path.is_relative_to(project) else None)
-    where = "the project's repository" if proposal.store == "repo" else "SkillOpt's skills repository"
+    where = (f"the project's repository {proposal.project}" if proposal.store == "project"
+             else f"SkillOpt's skills repository {proposal.repo}")
     return {"id": proposal.id, "branch": proposal.branch, "where": where, "skill_path": str(choice.path)}
 
 

@@ -1,6 +1,7 @@
 """What a night checks before it harvests: its backends and its split.
 
-A misspelt ``--backend``, a ``model.scripted`` rules file that does not exist
+A misspelt ``--backend``, a scripted backend without a ``model.scripted`` rules
+file or with one that does not exist
 or the local backend without the ``[local]`` extra would otherwise surface
 after the harvest and the mining, as a failed night. Each role's backend is
 built once here, as the night builds it (the local backend's llama.cpp probe
@@ -28,6 +29,11 @@ def check_night_settings(settings: Settings, backend_flag: str | None = None) ->
         if key in seen:
             continue
         seen.add(key)
+        if key[0] == "scripted" and options.get("scripted") is None:
+            raise ConfigError(f"{_where(settings, role, backend_flag)}: the scripted backend answers from a rules "
+                              "file and none was given; pass one with --set model.scripted=FILE (format: "
+                              "docs/backends.md, 'scripted'). It is a test double: for a real night use the "
+                              "default local backend or --backend claude-code.")
         try:
             create_backend(BackendSpec(name=key[0], model=key[1], role=role, options=options))
         except BackendConfigError as exc:

@@ -40,11 +40,10 @@ def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -
     full = [h for h in tried if not _partial(h)]
     if tried and not full:
         n = len(tried)
-        reason = tried[-1].get("gate_reason") or "it was no better"
         return (f"the gate rejected {'the' if n == 1 else f'all {n}'} candidate{'s' if n != 1 else ''} early, "
-                f"after part of val ({tried[-1].get('gate_evaluated')} of {tried[-1].get('gate_items')} tasks: "
-                f"{reason}; {scores}); nothing was staged. Next: a stronger backend for the optimizer or the "
-                "replays (e.g. --backend claude-code), or more steps (--set train.steps_per_epoch=4)")
+                f"after part of val ({tried[-1].get('gate_evaluated')} of {tried[-1].get('gate_items')} tasks): "
+                f"even full marks on the rest could not beat the skill ({scores}); nothing was staged. "
+                "Next: a stronger backend (e.g. --backend claude-code) or more steps (--set train.steps_per_epoch=4)")
     tried = full
     if tried:
         deltas = [float(h["val_candidate"]) - float(h["val_current"]) for h in tried]

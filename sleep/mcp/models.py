@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from sleep.proposals.model import State as ProposalState  # every state a proposal can be in, "undone" too
+
 JobKind = Literal["train", "evaluate", "sleep_run"]
 JobState = Literal["starting", "running", "cancelling", "completed", "budget_exhausted", "cancelled",
                    "failed", "error", "busy", "lost"]
@@ -115,7 +117,7 @@ class ProposalSummary(BaseModel):
     """One staged proposal (a git branch with one commit changing one skill file)."""
 
     id: str
-    state: Literal["pending", "stale", "adopted", "rejected"]
+    state: ProposalState
     stale_reason: str | None = None
     skill_name: str
     skill_path: str

@@ -105,7 +105,7 @@ def register(app: MCPServer, config: ServerConfig) -> None:
                                  description="only proposals for this repository")] = None,
                              include_decided: bool = False) -> ProposalList:
         """Proposals waiting for review (pending, and stale ones with the reason), oldest first;
-        with include_decided, adopted and rejected ones too."""
+        with include_decided, adopted, rejected and undone ones too."""
         scope = guards.project(config, project, required=False) if project else None
         items = await proposal_summaries(config, scope, include_decided=include_decided)
         pending = sum(1 for p in items if p.state == "pending")

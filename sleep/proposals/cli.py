@@ -34,6 +34,8 @@ def _user_errors(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
         except ProposalError as exc:
             echo(f"skillopt-sleep {args.command}: {exc}", file=sys.stderr)
             return USER_ERROR
+        except BrokenPipeError:  # the reader went away (`show … | head`): sleep.cli.main ends quietly
+            raise
         except OSError as exc:  # e.g. a skill file the person may not read or write, a full disk
             from sleep import paths
             from sleep.storage import explain_os

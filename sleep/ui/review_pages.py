@@ -1,4 +1,4 @@
-"""Routes of the morning review (proposals, adopt, reject), the nights and the mined tasks.
+"""Routes of the morning review (proposals, adopt, reject, undo), the nights and the mined tasks.
 
 Adopt and reject call :mod:`sleep.proposals` exactly as the CLI does. Every
 POST ends in a redirect (303) to the proposal page, which shows what was done
@@ -6,7 +6,10 @@ or, for a refusal (the form's CSRF token out of date, a :class:`ProposalError`
 such as "live file changed" or "already decided", a file error), the reason,
 with nothing else changed: a reload shows the page again and never repeats the
 POST. A stale proposal's page has no active Adopt button (the library would
-refuse it); Reject stays.
+refuse it); Reject stays. The Decide panel comes first, above the evidence: each action
+opens (a ``<details>`` box, no script needed) on what it will do and a "Yes, …" button,
+so one click never changes a file. An adopted proposal's panel offers Undo
+(:func:`sleep.proposals.undo`, as ``skillopt-sleep undo``).
 
 Adopt deletes the proposal's branch unless the form's "keep the branch" box
 is ticked (as ``adopt --keep-branch``). The proposal page shows the night's
@@ -113,6 +116,7 @@ async def proposal_page(request: Request) -> Response:
 
 async def _decide(request: Request, action: str) -> Response:
     from sleep.proposals import ProposalError, UnknownProposal, adopt, reject
+    from sleep.proposals.undo import undo  # the function (once its module is imported, `sleep.proposals.undo` is the module)
 
     u = ui(request)
     pid = _pid(request)
@@ -134,6 +138,8 @@ async def _decide(request: Request, action: str) -> Response:
             if action == "adopt":
                 return adopt(pid, commit=bool(form.get("commit")), delete_branch=not form.get("keep_branch"),
                              index=idx)
+            if action == "undo":
+                return undo(pid, index=idx)
             reason = str(form.get("reason") or "").strip() or None
             return reject(pid, reason=reason, index=idx)
 
@@ -149,6 +155,8 @@ async def _decide(request: Request, action: str) -> Response:
     p = d.proposal
     if action == "adopt":
         title = f"Adopted {p.id}: {p.skill_path} now has the candidate."
+    elif action == "undo":
+        title = f"Undid the adoption of {p.id} ({p.skill_name})."
     else:
         title = f"Rejected {p.id} ({p.skill_name}, {p.night})."
     messages = ([f"commit {d.commit[:12]}"] if d.commit else []) + list(d.messages)
@@ -161,6 +169,10 @@ async def adopt_post(request: Request) -> Response:
 
 async def reject_post(request: Request) -> Response:
     return await _decide(request, "reject")
+
+
+async def undo_post(request: Request) -> Response:
+    return await _decide(request, "undo")
 
 
 async def nights_page(request: Request) -> Response:
@@ -191,6 +203,7 @@ routes = [
     Route("/proposals/{pid}", proposal_page),
     Route("/proposals/{pid}/adopt", adopt_post, methods=["POST"]),
     Route("/proposals/{pid}/reject", reject_post, methods=["POST"]),
+    Route("/proposals/{pid}/undo", undo_post, methods=["POST"]),
     Route("/nights", nights_page),
     Route("/tasks", tasks_page),
     Route("/tasks/{tid}", task_page),

@@ -3,7 +3,8 @@
 The list reads ``summary.json``, ``config.yaml`` (:mod:`sleep.ui.runconfig`,
 for the config columns) and the first and last lines of ``events.jsonl`` only
 (never ``history.json``). The last event decides the
-status: ``run_end`` gives its status; without one the run is going, and its
+status: ``run_end`` gives its status (a ``skillopt eval`` or ``compare`` run has none: the
+summary it writes last, without a status, says it finished); without one the run is going, and its
 events are folded incrementally (a visit reads only the bytes added since
 the last one) for its step and best val score. A run silent for
 :data:`STALL_SECONDS` without a ``run_end`` is shown as interrupted.
@@ -245,6 +246,10 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
                       initial_test=num("initial_test"), best_test=num("best_test"),
                       accepted=whole("accepted"), rejected=whole("rejected"), calls=calls, tokens=tokens,
                       error=c.text(summary.get("error"), p, where, "error"))
+    if summary is not None and "status" not in summary:
+        # `skillopt eval` and `skillopt compare` have no run_end event: they end by writing their
+        # summary, which (unlike a training run's) carries no status.
+        return replace(row, status="completed"), None
     if not tail or tail.get("event") == "run_end":
         if tail:
             row = replace(row, status=c.text(tail.get("status"), p, EVENTS, "status") or row.status)

@@ -95,6 +95,15 @@ def test_a_missing_scripted_rules_file_names_model_scripted(project: Path, tmp_p
     assert nothing_harvested()
 
 
+def test_a_scripted_backend_without_a_rules_file_exits_2_before_the_harvest(project: Path, capsys) -> None:
+    assert main(["run", "--project", str(project), "--backend", "scripted"]) == 2
+    err = capsys.readouterr().err
+    assert "--backend scripted (model.backend)" in err and "--set model.scripted=FILE" in err
+    assert nothing_harvested()
+    assert main(["run", "--project", str(project), "--backend", "scripted", "--dry-run"]) == 2
+    assert nothing_harvested()
+
+
 def test_a_split_without_a_val_share_is_refused_before_the_night(project: Path, capsys) -> None:
     with pytest.raises(ConfigError, match="val share"):
         check_ratio([1, 0, 0])
@@ -155,8 +164,10 @@ def test_the_demo_without_the_local_extra_says_what_to_install(monkeypatch) -> N
 def test_the_demo_never_blames_a_gate_for_a_failed_night() -> None:
     text = nothing_staged_text({"outcome": "failed", "reason": "the replay failed: no rule matched"})
     assert "The night failed" in text and "no gate decided" in text and "the gate kept" not in text
+    assert "no rule matched" not in text  # the night's summary just above already said it
     text = nothing_staged_text({"outcome": "no_improvement", "reason": "all 2 candidates were worse"})
-    assert text.startswith("Nothing was staged: all 2 candidates were worse")
+    assert text.startswith("Nothing was staged (the night ended no_improvement; its summary above says why)")
+    assert "candidates were worse" not in text
 
 
 def test_a_gate_that_decided_early_is_not_compared_with_the_full_val_mean() -> None:

@@ -121,6 +121,14 @@ def test_the_demo_runs_a_night_on_the_local_model_and_prints_the_review(tmp_path
     for line in ("[Harvest] 17 new", "[Mine] ", "[Tasks] ", "$ skillopt-sleep review", "$ skillopt-sleep history"):
         assert line in out, line
     assert "Night n" in out and ("staged" in out or "Nothing was staged" in out)
+    import json
+
+    from sleep.cycle.demo import scratch_env
+
+    night = json.loads(subprocess.run([sys.executable, "-m", "sleep.cli", "history", "--json", "--all-projects"],
+                                      env=scratch_env(keep), capture_output=True, text=True,
+                                      cwd=tmp_path).stdout)[0]
+    assert out.count(night["reason"]) == 1, night["reason"]  # the night's reason, said once (in its summary)
     assert (keep / "skillopt" / "sleep.sqlite3").is_file()
     assert subprocess.run(["git", "-C", str(keep / "tiny-ledger"), "status", "--porcelain"],
                           capture_output=True, text=True).stdout == ""

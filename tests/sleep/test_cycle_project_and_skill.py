@@ -95,7 +95,8 @@ def test_a_night_in_a_folder_of_several_projects_is_refused_before_anything_is_r
         index.put_session(Session("claude-code", "other-1", project_dir=str(tmp_path / "code" / "webshop")))
     with pytest.raises(NightError, match=r"2 projects with sessions: tiny-ledger \(\d+ sessions\), webshop"):
         run_night(options(tmp_path / "code", tmp_path), say=lambda _: None)
-    assert main(["run", "--project", str(tmp_path / "code"), "--backend", "scripted"]) == 2
+    assert main(["run", "--project", str(tmp_path / "code"), "--backend", "scripted",
+                 "--set", f"model.scripted={tmp_path / 'rules.yaml'}"]) == 2
     assert "tiny-ledger" in capsys.readouterr().err
     assert main(["history", "--json"]) == 0 and capsys.readouterr().out.strip() == "[]"
 
@@ -177,6 +178,8 @@ def test_a_skill_that_is_not_utf8_is_refused_with_its_path(tmp_path: Path) -> No
 
 
 def test_the_night_refuses_etc_passwd_as_a_skill(project: Path, tmp_path: Path, capsys) -> None:
-    assert main(["run", "--project", str(project), "--skill", "/etc/passwd", "--backend", "scripted"]) == 2
+    options(project, tmp_path)  # writes the rules file
+    assert main(["run", "--project", str(project), "--skill", "/etc/passwd", "--backend", "scripted",
+                 "--set", f"model.scripted={tmp_path / 'rules.yaml'}"]) == 2
     assert "not a skill file" in capsys.readouterr().err
     assert main(["history", "--json"]) == 0 and capsys.readouterr().out.strip() == "[]"

@@ -160,3 +160,17 @@ async def test_proposal_resource_and_morning_review_prompt(tmp_path: Path) -> No
     text = prompt.messages[0].content.text
     assert "list_proposals with project='/work/app'" in text
     assert "Do not adopt or reject anything until I have answered for that proposal." in text
+
+
+async def test_list_proposals_with_decided_ones_includes_an_undone_proposal(tmp_path: Path) -> None:
+    from sleep.proposals import adopt
+    from sleep.proposals.undo import undo
+
+    repo, tests, lint = _two_proposals(tmp_path)
+    adopt(tests.id)
+    undo(tests.id)
+    async with connect(cwd=tmp_path) as client:
+        listed = await call(client, "list_proposals", {"include_decided": True})
+    states = {p["id"]: p["state"] for p in listed["proposals"]}
+    assert states == {tests.id: "undone", lint.id: "pending"}
+    assert listed["message"] == "2 proposals, 1 pending review."

@@ -158,7 +158,7 @@ def test_the_dashboard_and_show_proposal_show_the_nights_evidence(project: Path,
     assert dashboard.get(f"/?token={dashboard.app.state.ui.policy.token}").status_code == 303  # signed in
     page = dashboard.get(f"/proposals/{pid}").text
     assert '<section id="evidence">' in page and f"{len(records)} val instance" in page
-    assert page.index('id="evidence"') < page.index("<h2>Decide</h2>")
+    assert page.index("<h2>Decide</h2>") < page.index('id="evidence"')  # decide first, the evidence below
     for n, record in enumerate(records, 1):
         assert f"<code>{record['task']}</code>" in page.split(f'id="ev-{n}"', 1)[1][:400]
         for name in ("before", "after"):

@@ -158,7 +158,8 @@ def test_history_shows_each_nights_cost(tmp_path: Path, capsys) -> None:
                                       finished_at="2026-12-01T03:20:00Z",
                                       usage={"model_calls": 40, "tokens": 9000, "cost_usd": 0.4213}))
     assert main(["history", "--project", str(tmp_path)]) == 0
-    assert "cost $0.42" in capsys.readouterr().out
+    header, row = capsys.readouterr().out.splitlines()[1:3]
+    assert header.split()[-1] == "COST" and row.split()[-1] == "$0.42"
 
 
 def test_a_night_outside_a_terminal_prints_progress_with_estimates() -> None:

@@ -31,10 +31,18 @@ from sleep.proposals import stage
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 
 
+def _rules(beside: Path) -> Path:
+    """An empty scripted rules file (a night without one exits 2 before it touches the data folder)."""
+    path = beside.parent / "rules.yaml"
+    path.write_text("rules: []\n")
+    return path
+
+
 def _commands(repo: Path, pid: str, candidate: Path) -> list[list[str]]:
     return [["harvest", "--all-projects"], ["sessions"], ["mine", "--all-projects"], ["tasks"],
             ["propose", "--skill", str(repo / SKILL), "--candidate", str(candidate)], ["review"], ["show", pid],
-            ["adopt", pid], ["reject", pid], ["run", "--project", str(repo), "--backend", "scripted"],
+            ["adopt", pid], ["reject", pid],
+            ["run", "--project", str(repo), "--backend", "scripted", "--set", f"model.scripted={_rules(candidate)}"],
             ["history"], ["status"], ["schedule", "--project", str(repo), "--at", "03:00", "--mode", "daemon"],
             ["unschedule", "--project", str(repo)]]
 

@@ -249,8 +249,8 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
             diff = browser.find_element(By.ID, "diff")
             added = diff.find_elements(By.CSS_SELECTOR, "tr.insert td.r")
             assert [a.text for a in added] == ["- Run `ruff check .` before the tests."]  # side by side, as written
-            # Read the change, then decide: the Decide panel comes after the diff.
-            assert browser.find_element(By.ID, "adopt").location["y"] > diff.location["y"]
+            # Decide first: the Decide panel comes before the diff and the evidence.
+            assert browser.find_element(By.ID, "adopt-open").location["y"] < diff.location["y"]
             browser.set_window_size(390, 844)  # a phone: the side-by-side diff wraps, the page never scrolls sideways
             assert browser.execute_script("return document.documentElement.scrollWidth;") <= 391
             ln = browser.find_element(By.CSS_SELECTOR, "#diff td.ln").size["width"]
@@ -262,7 +262,10 @@ def test_dashboard_in_a_real_browser(browser, toy_run: Path, tmp_path: Path) -> 
             browser.set_window_size(1400, 1500)
             assert after.location["y"] == before.location["y"] and after.location["x"] > before.location["x"]
             assert "npm install" in before.text and "denied" in before.text and "pnpm test passed" in after.text
-            assert browser.find_element(By.ID, "adopt").location["y"] > after.location["y"]
+            assert browser.find_element(By.ID, "adopt-open").location["y"] < before.location["y"]
+            browser.find_element(By.ID, "adopt-open").click()  # opens the confirmation; adopts nothing yet
+            _wait(browser, lambda d: d.find_element(By.ID, "adopt").is_displayed(), what="the adopt confirmation")
+            assert get(proposal.id).state == "pending"
             assert not browser.find_element(By.ID, "keep-branch").is_selected()  # adopt deletes the branch
             browser.find_element(By.ID, "adopt").click()
             flash = _wait(browser, lambda d: d.find_elements(By.ID, "flash"), what="the adopt result")[0]

@@ -35,7 +35,9 @@ def test_proposal_page_shows_report_and_the_staged_diff(tmp_path: Path) -> None:
     assert '<td class="ln">8</td>\n  <td class="l">- Run `pytest -q` from the repository root.</td>' in diff
     assert INTENT in html  # the report's task intent, next to its delta
     assert 'id="adopt"' in html and 'id="reject"' in html
-    assert html.index('id="diff"') < html.index('<h2>Decide</h2>')  # read the change, then decide
+    # Decide first (the evidence follows), each action behind its confirmation box.
+    assert html.index('<h2>Decide</h2>') < html.index('id="diff"')
+    assert html.index('id="adopt-open"') < html.index('id="adopt"')
 
 
 def test_adopt_through_the_page_writes_the_candidate_and_says_so(tmp_path: Path) -> None:
@@ -48,6 +50,20 @@ def test_adopt_through_the_page_writes_the_candidate_and_says_so(tmp_path: Path)
     page = c.get(r.headers["location"]).text
     assert f"Adopted {p.id}: {repo / SKILL} now has the candidate." in page
     assert 'id="adopt"' not in page  # decided: no buttons
+    assert 'id="undo-open"' in page  # but Undo, behind its confirmation
+
+
+def test_undo_through_the_page_gives_the_file_back_its_text(tmp_path: Path) -> None:
+    repo, p = staged(tmp_path)
+    c = client([tmp_path / "outputs"])
+    post(c, f"/proposals/{p.id}/adopt", {})
+    r = post(c, f"/proposals/{p.id}/undo", {})
+    assert r.status_code == 303 and get(p.id).state == "undone"
+    assert (repo / SKILL).read_text() == SKILL_TEXT
+    page = c.get(r.headers["location"]).text
+    assert f"Undid the adoption of {p.id}" in page and 'id="undo-open"' not in page
+    refused = c.get(post(c, f"/proposals/{p.id}/undo", {}).headers["location"]).text
+    assert "Refused" in refused and (repo / SKILL).read_text() == SKILL_TEXT
 
 
 def test_adopt_with_commit_commits_the_skill_file(tmp_path: Path) -> None:
