@@ -38,6 +38,7 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
 from __future__ import annotations
 
 import logging
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, Usage
+from skillopt_core.backends.claude_code import relative_path
 from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
@@ -69,6 +71,7 @@ class CodexEvents:
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
     skipped_lines: int = 0
+    failed_changes: int = 0  # file changes of patches that did not apply (left out of the trajectory)
     trajectory: Trajectory = field(default_factory=Trajectory)
 
 
@@ -76,28 +79,49 @@ _CHANGE_KINDS = {"add": "added", "delete": "deleted", "update": "modified"}
 _KNOWN_EVENTS = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                            "item.updated", "item.completed", "error"})
 _QUIET_ITEMS = frozenset({"reasoning", "todo_list", "web_search"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 
 
-def _item_step(item: dict[str, Any], trace: TrajectoryBuilder) -> None:
+def unwrap_shell(command: str) -> str:
+    """The command inside Codex's shell wrapper: ``/bin/bash -lc 'pnpm install'`` → ``pnpm install``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in ("-lc", "-c"):
+        return words[2]
+    return command
+
+
+def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: "CodexEvents") -> None:
     kind = item.get("type")
     if kind == "agent_message" and isinstance(item.get("text"), str):
         trace.add(TextStep(bounded(item["text"])))
     elif kind == "command_execution":
         code = item.get("exit_code")
         declined = item.get("status") == "declined"
-        trace.add(CommandRun(str(item.get("command") or ""), int(code) if isinstance(code, int) else None,
+        trace.add(CommandRun(unwrap_shell(str(item.get("command") or "")), int(code) if isinstance(code, int) else None,
                              bounded(item.get("aggregated_output") or ""), denied=declined))
     elif kind == "file_change":
+        if item.get("status") == "failed":  # the patch did not apply: nothing changed
+            found.failed_changes += len(item.get("changes") or [])
+            return
         for change in item.get("changes") or []:
             if isinstance(change, dict) and change.get("path"):
-                trace.add(FileChange(str(change["path"]), _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
+                trace.add(FileChange(relative_path(str(change["path"]), workdir),
+                                     _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
     elif kind == "mcp_tool_call":
         name = f"{item.get('server') or '?'}.{item.get('tool') or '?'}"
         trace.add(ToolCall(name, bounded(item.get("arguments") or {}, MAX_INPUT_CHARS), str(item.get("id") or "")))
         error = item.get("error")
         trace.add(ToolResult(str(item.get("id") or ""), bounded(error or item.get("result") or ""),
                              bool(error) or item.get("status") == "failed", name))
-    elif kind in _QUIET_ITEMS or kind == "error":
+    elif kind == "error":
+        # A non-fatal error Codex reports as an item (the turn goes on): kept, and said if no answer comes.
+        message = str(item.get("message") or "error")
+        found.errors.append(message)
+        trace.add(RawStep("error", bounded(message, 500)))
+    elif kind in _QUIET_ITEMS:
         return
     else:
         trace.raw({"type": f"item.{kind}", "item": item})
@@ -106,10 +130,12 @@ def _item_step(item: dict[str, Any], trace: TrajectoryBuilder) -> None:
 def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
     """What ``codex exec --json`` printed: the last ``agent_message`` text, usage
     summed over ``turn.completed``, errors, and the trajectory from the
-    ``item.completed`` items (``agent_message``, ``command_execution`` with
-    ``exit_code`` and ``aggregated_output``, ``file_change`` with its
-    ``changes``, ``mcp_tool_call``); unknown event or item types are kept as raw
-    steps and counted."""
+    ``item.completed`` items (``agent_message``; ``command_execution`` with
+    ``exit_code`` and ``aggregated_output``, its ``/bin/bash -lc '...'`` wrapper
+    unwrapped to the command; ``file_change`` with its ``changes``, paths
+    relative to ``workdir``, left out when its ``status`` is ``failed``;
+    ``mcp_tool_call``; ``error``, kept as an ``error`` step and in the errors);
+    unknown event or item types are kept as raw steps and counted."""
     events, skipped = json_lines(stdout)
     found = CodexEvents(skipped_lines=skipped)
     trace = TrajectoryBuilder()
@@ -122,7 +148,7 @@ def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 found.text = item["text"]
             if isinstance(item, dict):
-                _item_step(item, trace)
+                _item_step(item, trace, workdir, found)
         elif kind == "turn.completed":
             usage = event.get("usage") or {}
             found.input_tokens += int(usage.get("input_tokens") or 0)
