@@ -6,6 +6,7 @@ Unix socket directly (the sandbox's bridge only forwards bytes to it)."""
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
 from pathlib import Path
@@ -147,11 +148,15 @@ class TinyProxy:
         up = socket.create_connection(self.forward or (target.hostname, target.port or 80))
         rest = head.replace(line.encode(), f"{line.split()[0]} {target.path} HTTP/1.1".encode(), 1)
         up.sendall(rest)
-        while True:
-            data = up.recv(65536)
-            if not data:
-                break
-            conn.sendall(data)
+        try:
+            while True:  # both ways: the request body may still be coming
+                ready, _, _ = select.select([conn, up], [], [], 60)
+                data = ready[0].recv(65536) if ready else b""
+                if not data:
+                    break
+                (up if ready[0] is conn else conn).sendall(data)
+        except OSError:
+            pass
         conn.close()
         up.close()
 
