@@ -3,6 +3,12 @@ formats *and act* in their working directory, plus fake `pnpm` and `npm`.
 
 Formats (the fakes follow them; they never set the contract):
 
+Where the real CLIs differ from the documents, the fakes follow what the real ones printed
+(Claude Code 2.1.197 and Codex 0.171.0 driven by tests/sleep/model_endpoint.py): a denied
+Bash command's result is "This command requires approval" with ``tool_use_result``
+"Error: ..."; Codex reports commands as ``/bin/bash -c '...'`` (``-lc`` with a login shell).
+The nights with the real binaries are tests/sleep/test_replay_night_real.py.
+
 - Claude Code `claude -p --output-format stream-json --verbose` (prompt on stdin):
   https://code.claude.com/docs/en/headless ("Stream responses") and the Agent SDK's
   message types: a `system` `init` line, `assistant` messages with `text` and
@@ -99,13 +105,17 @@ for n, command in enumerate(plan(prompt)):
         {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}]}})
     if not any(command == p or command.startswith(p + " ") for p in prefixes):
         denials.append({"tool_name": "Bash", "tool_use_id": tid, "tool_input": {"command": command}})
-        content, is_error = "Claude requested permissions to use Bash, but you haven't granted it yet.", True
+        content, is_error = "This command requires approval", True  # Claude Code 2.1.197's words
+        result = "Error: " + content
     else:
         code, out = run(command)
         ran.append(command)
         content, is_error = (out or "(no output)", False) if code == 0 else (f"Exit code {code}\n{out}", True)
+        result = ({"stdout": out, "stderr": "", "interrupted": False, "isImage": False, "noOutputExpected": False}
+                  if code == 0 else "Error: " + content)
     emit({"type": "user", "session_id": sid, "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}]}})
+        {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}]},
+        "tool_use_result": result})
 answer = "Ran " + (", ".join(ran) or "nothing") + "."
 emit({"type": "assistant", "session_id": sid, "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}})
 emit({"type": "result", "subtype": "success", "is_error": False, "result": answer, "session_id": sid,
@@ -122,8 +132,9 @@ prompt = sys.stdin.read()
 emit({"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
 emit({"type": "turn.started"})
 ran = []
+shell = "/bin/bash -c" if "allow_login_shell=false" in argv else "/bin/bash -lc"  # as Codex 0.171 reports it
 for n, command in enumerate(plan(prompt)):
-    item = {"id": f"item_{n}", "type": "command_execution", "command": f"bash -lc '{command}'",
+    item = {"id": f"item_{n}", "type": "command_execution", "command": f"{shell} '{command}'",
             "aggregated_output": "", "exit_code": None, "status": "in_progress"}
     emit({"type": "item.started", "item": item})
     code, out = run(command)
