@@ -112,6 +112,15 @@ async def test_codex_takes_last_agent_message_and_turn_usage(fake_env: Path, mon
     assert completion.usage.cost_usd is None  # default model: price unknown
 
 
+async def test_codex_error_item_is_kept_and_does_not_fail_the_answer(fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODEL_WARNING", "1")
+    completion = await make("codex").complete(target_request())
+    errors = [s for s in completion.trajectory.steps if getattr(s, "event_type", "") == "error"]
+    assert completion.text == "fake answer" and "Model metadata" in errors[0].data
+    assert completion.trajectory.unknown_events == 0
+    assert [c.command for c in completion.trajectory.commands()] == ["ls .agents/skills"]
+
+
 async def test_copilot_takes_last_assistant_message_and_usage_file(fake_env: Path, monkeypatch) -> None:
     monkeypatch.setenv("FAKE_CLI_REPLY", "Paris")
     completion = await make("copilot").complete(target_request())
