@@ -12,10 +12,16 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
   discovers skills.
 - ``--sandbox read-only``: commands the agent runs cannot write anywhere.
   Acting (``CliBackend.act``, a target call with a working directory):
-  ``--sandbox workspace-write`` (writes only in the working directory, network
-  off, Codex's own default for that mode) inside the caller's launcher; Codex
-  has no per-command allow list, so commands outside
-  ``request.allowed_commands`` are recorded, not prevented.
+  ``--sandbox danger-full-access`` *inside the caller's launcher*, which is the
+  sandbox (bubblewrap: writable checkout only, no network but the model
+  endpoint). Codex's own sandbox cannot work there: its ``codex-linux-sandbox``
+  helper is refused under a temporary CODEX_HOME and nests a second bubblewrap,
+  and under ``workspace-write`` every command then fails *and is left out of the
+  ``--json`` stream* (an empty trajectory). Codex has no per-command allow list,
+  so commands outside ``request.allowed_commands`` are recorded, not prevented.
+- ``-c allow_login_shell=false``: commands run with ``bash -c``, not ``bash -lc``
+  (a login shell's ``/etc/profile`` resets ``PATH``, and the project's programs
+  are then "command not found").
   Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
   (a warning says so once); ``model.max_turns`` has no Codex flag either.
 - ``--ephemeral``: no rollout file is written, on top of the replay marker and
@@ -156,6 +162,19 @@ def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
     return found
 
 
+BLIND_SPOT = "codex.blind_spot"
+
+
+def _blind_spot(events: CodexEvents) -> str | None:
+    """Codex leaves a command it could not start out of its ``--json`` stream: a failed turn
+    (an error) with no command or file change is such a blind spot, named so it is not read as
+    "the agent did nothing"."""
+    if not events.errors or events.trajectory.commands() or events.trajectory.file_changes():
+        return None
+    return ("the turn failed with no command or file change in Codex's stream; a command Codex could not "
+            "start is left out of it, so what the agent tried is unknown")
+
+
 class CodexBackend(CliBackend):
     name = "codex"
     command = COMMAND
@@ -169,12 +188,13 @@ class CodexBackend(CliBackend):
 
     def describe(self) -> str:
         if self._launcher is not None:
-            return f"codex:{self.model} (codex exec, workspace-write sandbox inside {self._launcher.name})"
+            return f"codex:{self.model} (codex exec, acting inside {self._launcher.name})"
         return f"codex:{self.model} (codex exec, read-only sandbox)"
 
     def argv(self, workdir: str, acting: bool = False) -> list[str]:
-        sandbox = "workspace-write" if acting else "read-only"
-        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral"]
+        sandbox = "danger-full-access" if acting and self._launcher is not None else "read-only"
+        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral",
+                "-c", "allow_login_shell=false"]
         args += ["-C", workdir]
         if self._cli_model:
             args += ["-m", self._cli_model]
@@ -189,9 +209,14 @@ class CodexBackend(CliBackend):
             checks = await self._run_checks(request, where) if events.text is not None else []
         if events.skipped_lines:
             log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)
+        blind = _blind_spot(events) if acting else None
+        if blind:
+            log.warning("codex: %s", blind)
+            events.trajectory = events.trajectory.with_steps(RawStep(BLIND_SPOT, blind))
         if events.text is None:
             if events.errors:
-                raise cli_failure(self.name, "codex reported an error", redact(events.errors[-1]), _LOGIN_HINT)
+                message = redact(events.errors[-1]) + (f" ({blind})" if blind else "")
+                raise cli_failure(self.name, "codex reported an error", message, _LOGIN_HINT)
             if result.returncode != 0:
                 raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
             raise cli_failure(
