@@ -1,0 +1,78 @@
+"""`skillopt-sleep doctor --probe`: one real replay per ready host in the sandbox, before any night.
+
+Real binaries: the npm `claude` and `codex`, pointed at the scripted model endpoint on loopback
+(tests/sleep/model_endpoint.py) as a person points them at a gateway; skipped without them or
+without bubblewrap."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from model_endpoint import ModelEndpoint, run, say, script, write
+from npm_clients import npm_tool
+from sleep_testutil import Homes
+
+from sleep import doctor
+from sleep.replay.probe import PROBE_FILE, probe_ready_hosts
+from sleep.replay.sandbox import sandbox_available
+
+pytestmark = pytest.mark.skipif(not sandbox_available()[0], reason=f"no bubblewrap sandbox: {sandbox_available()[1]}")
+
+
+def only_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    """These npm CLIs, and no other agent CLI, on PATH."""
+    folder = tmp_path / "clis"
+    folder.mkdir()
+    for name in names:
+        (folder / name).symlink_to(npm_tool(name))
+    monkeypatch.setenv("PATH", os.pathsep.join([str(folder), "/usr/local/bin", "/usr/bin", "/bin"]))
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_probe_says_the_real_claude_reaches_runs_writes_and_what_was_refused(
+        tmp_path: Path, homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_on_path(tmp_path, monkeypatch, "claude")
+    with ModelEndpoint(script(run("ls"), run("pnpm install"), write(PROBE_FILE, "ok\n"), say("done"))) as ep:
+        for key, value in ep.anthropic_env().items():
+            monkeypatch.setenv(key, value)
+        results = probe_ready_hosts()
+    assert [r.host for r in results] == ["claude-code"]
+    r = results[0]
+    assert r.reached and r.ran == ["ls"] and r.wrote and r.works, r
+    assert r.denied == ["pnpm install"] and r.refused_hosts == []
+    assert len(ep.model_calls("anthropic")) >= 4 and ep.unknown() == []
+    assert "reached its endpoint" in r.describe() and "refused: command `pnpm install`" in r.describe()
+
+
+def test_probe_with_the_real_codex_through_its_custom_provider(
+        tmp_path: Path, homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    only_on_path(tmp_path, monkeypatch, "codex")
+    with ModelEndpoint(script(run("ls"), write(PROBE_FILE, "ok\n"), say("done"))) as ep:
+        homes.codex.mkdir(parents=True, exist_ok=True)
+        (homes.codex / "config.toml").write_text(ep.codex_config())
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+        results = probe_ready_hosts()
+    assert [r.host for r in results] == ["codex"]
+    assert results[0].works and results[0].ran == ["ls"], results[0]
+    assert ep.model_calls("responses")
+
+
+def test_probe_names_the_host_the_sandbox_refused(tmp_path: Path, homes: Homes,
+                                                  monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """The CLI's endpoint is allowed, but the key variable points it at another port the egress was
+    never told about (as when a gateway is set in a place the egress does not read)."""
+    only_on_path(tmp_path, monkeypatch, "claude")
+    with ModelEndpoint(script(run("ls"), write(PROBE_FILE, "ok\n"))) as ep:
+        for key, value in ep.anthropic_env().items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://api.example.invalid")
+        monkeypatch.setattr(doctor, "_local", lambda probe: doctor.Check("local model", "ok", "skipped here"))
+        code = doctor.cmd_doctor(doctor.argparse.Namespace(probe=True, json=True))
+    found = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
+    probe = found["probe claude-code"]
+    assert code == 1 and probe["status"] == "fail"
+    assert "did not answer" in probe["detail"] and "api.example.invalid" in probe["detail"] + probe["fix"]
