@@ -284,7 +284,9 @@ async def run_cli(
     CLI is given on top of :func:`child_environment` (its own settings)."""
     started = time.monotonic()
     command = Path(argv[0]).name
-    env = {**child_environment(), **(extra_env or {})}
+    # PWD names the working directory too: opencode 1.18 takes its project folder from $PWD, not
+    # from the process's cwd, and would act in the folder the night was started from.
+    env = {**child_environment(), **(extra_env or {}), "PWD": str(cwd)}
     if launcher is not None:
         argv, env = launcher.wrap(list(argv), cwd, env, writable)
     try:
