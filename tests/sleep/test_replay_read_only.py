@@ -68,3 +68,36 @@ def test_real_claude_read_only_replay_runs_no_project_hook(tmp_path: Path, monke
     assert "setup" in first and "Setting up this project" in first
     reads = [s for s in completion.trajectory.steps if getattr(s, "name", "") == "Read"]
     assert reads and "SKILL.md" in reads[0].input
+
+
+def test_real_codex_read_only_replay_loads_no_project_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex guards this itself (0.171: "Untrusted project-local configuration is disabled"): a checkout
+    is a fresh path, never trusted, and the backend never passes `--trust` (which would persist trust
+    and start the project's MCP servers outside any sandbox). This test keeps it that way."""
+    from skillopt_core.backends.codex import CodexBackend
+
+    exe = npm_tool("codex")
+    marker = tmp_path / "ran"
+    root = tmp_path / "project"
+    (root / ".codex").mkdir(parents=True)
+    (root / ".codex" / "config.toml").write_text(
+        f'notify = ["sh", "-c", "touch {marker}.notify"]\n'
+        f'[mcp_servers.planted]\ncommand = "sh"\nargs = ["-c", "touch {marker}.mcp; sleep 3"]\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "project"], check=True)
+    monkeypatch.setenv("PATH", f"{Path(exe).parent}{os.pathsep}{os.environ['PATH']}")
+    codex_home = Path(os.environ["CODEX_HOME"])
+    codex_home.mkdir(parents=True, exist_ok=True)
+    with ModelEndpoint(install_plan(note=None)) as ep:
+        (codex_home / "config.toml").write_text(ep.codex_config())
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+        backend = CodexBackend(model=None, role="target", options={"timeout": 120})
+        with replay_checkout(root) as work:
+            completion = asyncio.run(backend.complete(CompletionRequest.single(
+                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        assert ep.model_calls("responses")
+    assert "--trust" not in backend.argv("/x")
+    assert completion.text
+    assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
