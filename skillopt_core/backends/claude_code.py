@@ -243,6 +243,7 @@ def skill_plugin(meta: Path, skill_text: str, backend: str) -> Path:
 
 class ClaudeCodeBackend(CliBackend):
     name = "claude-code"
+    env_keep = ("ANTHROPIC_", "CLAUDE_", "AWS_", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT

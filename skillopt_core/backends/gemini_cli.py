@@ -192,6 +192,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
 
 class GeminiCliBackend(CliBackend):
     name = "gemini-cli"
+    env_keep = ("GEMINI_", "GOOGLE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT

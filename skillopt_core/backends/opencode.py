@@ -180,6 +180,8 @@ def skill_config_dir(meta: Path, skill_text: str, backend: str) -> Path | None:
 
 class OpenCodeBackend(CliBackend):
     name = "opencode"
+    # OpenCode reads many providers' keys from the environment (and {env:VAR} in its config).
+    env_keep = ("OPENCODE_", "*_API_KEY", "AWS_", "AZURE_", "GOOGLE_APPLICATION_CREDENTIALS")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT

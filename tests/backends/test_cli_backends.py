@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_fakes import CLIS, COMMANDS, SKILL, alive, fake_env, make, only_record, prompt_of, target_request  # noqa: F401
+from cli_fakes import records as cli_records
 from skillopt_core.backends import CompletionRequest, Message
 from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
 from skillopt_core.backends.structured import complete_json
@@ -252,3 +253,20 @@ def test_missing_cli_is_config_error_naming_the_command(name: str, command: str,
     monkeypatch.setenv("PATH", str(empty))
     with pytest.raises(BackendConfigError, match=f"`{command}` command is not on PATH"):
         make(name)
+
+
+async def test_a_cli_outside_the_sandbox_gets_no_other_services_secrets(fake_env: Path, monkeypatch) -> None:
+    """Issue 35 §2: a read-only replay's CLI runs on the host; its environment keeps the CLI's own
+    key and drops every other credential-named variable and the SSH agent socket."""
+    for name, value in {"ANTHROPIC_API_KEY": "sk-ant-own", "GITHUB_TOKEN": "ghp_other", "AWS_SECRET_ACCESS_KEY": "a",
+                        "STRIPE_API_KEY": "sk_live_x", "DB_PASSWORD": "pw", "SSH_AUTH_SOCK": "/tmp/agent.sock",
+                        "MY_SETTING": "kept"}.items():
+        monkeypatch.setenv(name, value)
+    await make("claude-code").complete(target_request())
+    env = only_record(fake_env)["env"]
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-own" and env["AWS_SECRET_ACCESS_KEY"] == "a"  # Bedrock's own
+    assert env["MY_SETTING"] == "kept" and env["HOME"]
+    assert not {"GITHUB_TOKEN", "STRIPE_API_KEY", "DB_PASSWORD", "SSH_AUTH_SOCK"} & set(env)
+    await make("codex").complete(target_request())
+    codex_env = [r for r in cli_records(fake_env) if r["name"] == "codex"][0]["env"]
+    assert "ANTHROPIC_API_KEY" not in codex_env and "GITHUB_TOKEN" not in codex_env
