@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from pathlib import Path
@@ -243,13 +244,16 @@ def skill_plugin(meta: Path, skill_text: str, backend: str) -> Path:
 
 class ClaudeCodeBackend(CliBackend):
     name = "claude-code"
-    env_keep = ("ANTHROPIC_", "CLAUDE_", "AWS_", "GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_")
+    env_keep = ("ANTHROPIC_", "CLAUDE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         self._tools = allowed_tools(options, READ_ONLY_TOOLS)
+        # Cloud credentials only with the switch that makes Claude Code use them.
+        self.env_keep = type(self).env_keep + (("AWS_",) if os.environ.get("CLAUDE_CODE_USE_BEDROCK") else ()) + (
+            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_") if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
         super().__init__(model=model, role=role, options=options)
 

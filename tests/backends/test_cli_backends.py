@@ -264,9 +264,12 @@ async def test_a_cli_outside_the_sandbox_gets_no_other_services_secrets(fake_env
         monkeypatch.setenv(name, value)
     await make("claude-code").complete(target_request())
     env = only_record(fake_env)["env"]
-    assert env["ANTHROPIC_API_KEY"] == "sk-ant-own" and env["AWS_SECRET_ACCESS_KEY"] == "a"  # Bedrock's own
-    assert env["MY_SETTING"] == "kept" and env["HOME"]
-    assert not {"GITHUB_TOKEN", "STRIPE_API_KEY", "DB_PASSWORD", "SSH_AUTH_SOCK"} & set(env)
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-own" and env["MY_SETTING"] == "kept" and env["HOME"]
+    assert not {"GITHUB_TOKEN", "STRIPE_API_KEY", "DB_PASSWORD", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY"} & set(env)
     await make("codex").complete(target_request())
     codex_env = [r for r in cli_records(fake_env) if r["name"] == "codex"][0]["env"]
     assert "ANTHROPIC_API_KEY" not in codex_env and "GITHUB_TOKEN" not in codex_env
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "1")  # Bedrock: its AWS credentials are the CLI's own
+    await make("claude-code").complete(target_request())
+    bedrock = [r["env"] for r in cli_records(fake_env) if r["env"].get("CLAUDE_CODE_USE_BEDROCK")][0]
+    assert bedrock["AWS_SECRET_ACCESS_KEY"] == "a" and "GITHUB_TOKEN" not in bedrock
