@@ -19,11 +19,14 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
   and under ``workspace-write`` every command then fails *and is left out of the
   ``--json`` stream* (an empty trajectory). Codex has no per-command allow list,
   so commands outside ``request.allowed_commands`` are recorded, not prevented.
+  Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
+  (a warning says so once); ``model.max_turns`` has no Codex flag either.
+- Acting, ``--disable plugins -c analytics.enabled=false``: Codex 0.171 otherwise
+  syncs plugins (``github.com``, ``api.github.com``, ``chatgpt.com``) and sends
+  analytics (``ab.chatgpt.com``) at start, which the sandbox would refuse.
 - ``-c allow_login_shell=false``: commands run with ``bash -c``, not ``bash -lc``
   (a login shell's ``/etc/profile`` resets ``PATH``, and the project's programs
   are then "command not found").
-  Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
-  (a warning says so once); ``model.max_turns`` has no Codex flag either.
 - ``--ephemeral``: no rollout file is written, on top of the replay marker and
   directory. ``--skip-git-repo-check``: a fresh replay directory is not a repository.
 - Output: JSONL events. The text is the last ``item.completed`` item of type
@@ -214,6 +217,8 @@ class CodexBackend(CliBackend):
         sandbox = "danger-full-access" if acting and self._launcher is not None else "read-only"
         args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral",
                 "-c", "allow_login_shell=false"]
+        if sandbox == "danger-full-access":  # no traffic beyond the model endpoint (the sandbox would refuse it)
+            args += ["--disable", "plugins", "-c", "analytics.enabled=false"]
         args += ["-C", workdir]
         if self._cli_model:
             args += ["-m", self._cli_model]

@@ -507,6 +507,10 @@ def _record_refused(night: NightRecord, egress: EgressProxy, say: Any) -> None:
     if refused:
         night.replay = {**(night.replay or {}), "refused_hosts": refused}
         say(f"[Replay] the sandbox refused {len(refused)} host(s): {', '.join(refused[:5])}")
+    unreachable = list(dict.fromkeys(egress.unreachable))
+    if unreachable:  # allowed, but they did not resolve or answer (a network problem, not the sandbox)
+        night.replay = {**(night.replay or {}), "unreachable_hosts": unreachable}
+        say(f"[Replay] {len(unreachable)} allowed host(s) could not be reached: {', '.join(unreachable[:5])}")
 
 
 def _usage(totals: dict[str, Any]) -> dict[str, Any]:

@@ -277,7 +277,8 @@ class EgressProxy:
     upstream: Endpoint | None = None
     direct: tuple[str, ...] = ()  # names reached without ``upstream`` (the person's NO_PROXY)
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="skillopt-egress-")))
-    refused: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # what the policy refused (host:port, or the request line)
+    unreachable: list[str] = field(default_factory=list)  # allowed, but it did not resolve or answer
     allowed_connections: int = 0
 
     @classmethod
@@ -344,7 +345,7 @@ class EgressProxy:
 
     def _refuse(self, conn: socket.socket, what: str, status: bytes = b"403 Forbidden") -> None:
         with self._lock:
-            self.refused.append(what)
+            (self.unreachable if status.startswith(b"502") else self.refused).append(what)
         conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 
     def _exact(self, scheme: str, host: str, port: int) -> Endpoint | None:
@@ -357,11 +358,11 @@ class EgressProxy:
             try:
                 return socket.create_connection((self.upstream.host, self.upstream.port), timeout=30), ""
             except OSError as exc:
-                return None, f"your proxy {self.upstream} is unreachable ({exc})"
+                return None, f"unreachable: your proxy {self.upstream} did not answer ({exc})"
         try:
             addresses = _resolve(host, port)
         except OSError as exc:
-            return None, f"does not resolve ({exc.strerror or exc})"
+            return None, f"unreachable: does not resolve ({exc.strerror or exc})"
         if not exact:
             private = [a for a in addresses if not _public(a)]
             if private:
@@ -372,7 +373,7 @@ class EgressProxy:
                 return socket.create_connection((address, port), timeout=30), ""
             except OSError as exc:
                 last = exc
-        return None, f"unreachable ({last})"
+        return None, f"unreachable: {last}"
 
     def _serve(self) -> None:
         while not self._closed:
@@ -417,14 +418,17 @@ class EgressProxy:
             return None
         upstream, why = self._open(host, port, exact)
         if upstream is None:
-            self._refuse(conn, f"{_norm(host)}:{port} ({why})")
+            self._refuse(conn, f"{_norm(host)}:{port} ({why})",
+                         b"502 Bad Gateway" if why.startswith("unreachable") else b"403 Forbidden")
             return None
         if self._via_upstream(host, exact):
             upstream.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode("latin-1"))
             answer = _read_head(upstream)
             if not answer.split(b"\r\n", 1)[0].split(b" ")[1:2] == [b"200"]:
                 upstream.close()
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+                status = answer.split(b"\r\n", 1)[0].decode("latin-1")[:80]
+                self._refuse(conn, f"{_norm(host)}:{port} (unreachable: your proxy answered {status})",
+                             b"502 Bad Gateway")
                 return None
         with self._lock:
             self.allowed_connections += 1
@@ -443,7 +447,7 @@ class EgressProxy:
             return None
         upstream, why = self._open(host, port, True)
         if upstream is None:
-            self._refuse(conn, f"{_norm(host)}:{port} ({why})")
+            self._refuse(conn, f"{_norm(host)}:{port} ({why})", b"502 Bad Gateway")
             return None
         through_proxy = self._via_upstream(host, True)
         target = parts[1] if through_proxy else (url.path or "/") + (f"?{url.query}" if url.query else "")

@@ -60,10 +60,7 @@ AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
 KEY_VARS: dict[str, tuple[str, ...]] = {
     "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
                     "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
-                    "CLAUDE_CODE_USE_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL", "AWS_REGION", "AWS_DEFAULT_REGION",
-                    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-                    "CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_USE_VERTEX", "ANTHROPIC_VERTEX_BASE_URL",
-                    "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION", "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
+                    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
     # and the variables its config.toml's providers name with env_key (BwrapLauncher.environment)
     "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     "copilot": ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"),
@@ -73,6 +70,14 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
     "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT",
                  "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG_DIR"),
     "cursor-agent": ("CURSOR_API_KEY",),
+}
+# Variables that pass only when the switch naming them is set (the cloud's own credentials and endpoints).
+SWITCHED_VARS: dict[str, tuple[str, ...]] = {
+    "CLAUDE_CODE_USE_BEDROCK": ("ANTHROPIC_BEDROCK_BASE_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+                                "CLAUDE_CODE_SKIP_BEDROCK_AUTH"),
+    "CLAUDE_CODE_USE_VERTEX": ("ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION",
+                               "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
 }
 # Settings each CLI documents for no traffic beyond the model API (telemetry, update checks).
 QUIET: dict[str, dict[str, str]] = {
@@ -227,6 +232,9 @@ class BwrapLauncher:
         keep = set(BASIC_VARS) | set(KEY_VARS.get(self.family, ()))
         if self.family == "codex":  # the key variables its custom providers name
             keep |= set(codex_env_keys(env, self.home or Path.home()))
+        for switch, names in SWITCHED_VARS.items():
+            if switch in keep and env.get(switch):
+                keep |= set(names)
         out = {k: v for k, v in env.items() if k in keep}
         out.update({"HOME": str(home), "TMPDIR": "/tmp", "TERM": "dumb", "NO_COLOR": "1", "SKILLOPT_REPLAY": "1",
                     "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),

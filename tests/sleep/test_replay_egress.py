@@ -6,6 +6,7 @@ Unix socket directly (the sandbox's bridge only forwards bytes to it)."""
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
 from pathlib import Path
@@ -147,11 +148,15 @@ class TinyProxy:
         up = socket.create_connection(self.forward or (target.hostname, target.port or 80))
         rest = head.replace(line.encode(), f"{line.split()[0]} {target.path} HTTP/1.1".encode(), 1)
         up.sendall(rest)
-        while True:
-            data = up.recv(65536)
-            if not data:
-                break
-            conn.sendall(data)
+        try:
+            while True:  # both ways: the request body may still be coming
+                ready, _, _ = select.select([conn, up], [], [], 60)
+                data = ready[0].recv(65536) if ready else b""
+                if not data:
+                    break
+                (up if ready[0] is conn else conn).sendall(data)
+        except OSError:
+            pass
         conn.close()
         up.close()
 
@@ -203,3 +208,39 @@ def test_for_cli_takes_the_configured_endpoint_the_extra_hosts_and_the_persons_p
             EgressProxy.for_cli("claude-code", ["ftp://x"], env, tmp_path)
     finally:
         proxy.close()
+
+
+def test_the_sandbox_passes_a_clouds_credentials_only_with_its_switch_and_codex_provider_keys(tmp_path: Path) -> None:
+    from sleep.replay.sandbox import BwrapLauncher
+
+    env = {"PATH": "/usr/bin", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu-west-1", "GW_KEY": "g",
+           "ANTHROPIC_API_KEY": "k"}
+    assert "AWS_SECRET_ACCESS_KEY" not in BwrapLauncher("claude-code").environment(env, tmp_path)
+    on = BwrapLauncher("claude-code").environment({**env, "CLAUDE_CODE_USE_BEDROCK": "1"}, tmp_path)
+    assert on["AWS_SECRET_ACCESS_KEY"] == "s" and on["AWS_REGION"] == "eu-west-1"
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text('model_provider = "gw"\n[model_providers.gw]\nbase_url = '
+                                            '"http://127.0.0.1:4000/v1"\nenv_key = "GW_KEY"\n')
+    codex = BwrapLauncher("codex", home=tmp_path).environment({**env, "CODEX_HOME": str(codex_home)}, tmp_path / "h")
+    assert codex["GW_KEY"] == "g" and "ANTHROPIC_API_KEY" not in codex
+
+
+def test_codex_home_always_exists_with_the_persons_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep.replay.sandbox import BwrapLauncher
+
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    base = tmp_path / "homes"
+    base.mkdir()
+    bare = BwrapLauncher("codex", home=tmp_path / "nobody").scratch_home(base)
+    assert (bare / ".codex").is_dir()  # Codex refuses to start without CODEX_HOME ("Error finding codex home")
+    person = tmp_path / "person"
+    (person / ".codex" / "prompts").mkdir(parents=True)
+    (person / ".codex" / "config.toml").write_text('model_instructions_file = "prompts/house.md"\n'
+                                                   'model_provider = "gw"\n')
+    (person / ".codex" / "prompts" / "house.md").write_text("house rules")
+    (person / ".codex" / "history.jsonl").write_text("not copied")
+    scratch = BwrapLauncher("codex", home=person).scratch_home(base)
+    assert (scratch / ".codex" / "config.toml").read_text().startswith("model_instructions_file")
+    assert (scratch / ".codex" / "prompts" / "house.md").read_text() == "house rules"
+    assert not (scratch / ".codex" / "history.jsonl").exists()

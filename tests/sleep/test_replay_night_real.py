@@ -104,10 +104,17 @@ def test_a_real_cli_night_stages_the_correction_it_really_ran(project: Path, tmp
     assert state(project) == before
     assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
     ran = commands_of(record)
-    pnpm = [c for c in ran if "pnpm install" in c[0]]
-    npm = [c for c in ran if "npm install" in c[0] and "pnpm" not in c[0]]
-    assert npm and pnpm, ran
-    assert all(code == 0 and not denied for _, code, denied in pnpm + npm), ran  # really ran, not denied
+    assert ("pnpm install", 0, False) in [(c.replace("/bin/bash -c ", "").strip("'"), code, denied)
+                                          for c, code, denied in ran], ran
+    # The val instance the correction moved: `npm install` under the seed skill, `pnpm install` under the
+    # candidate, each really run (exit 0, not denied) by the real CLI in the sandbox.
+    evidence = json.loads(Path(record["replay"]["evidence"]).read_text())
+    moved = [e for e in evidence if e["before"] and e["after"] and not e["before"]["passed"] and e["after"]["passed"]]
+    assert moved, evidence
+    before_ran = [(c["command"], c["exit_code"], c["denied"]) for c in moved[0]["before"]["commands"]]
+    after_ran = [(c["command"], c["exit_code"], c["denied"]) for c in moved[0]["after"]["commands"]]
+    assert any("npm install" in c and "pnpm" not in c and code == 0 and not d for c, code, d in before_ran), before_ran
+    assert any("pnpm install" in c and code == 0 and not d for c, code, d in after_ran), after_ran
     assert ep.unknown() == [] and ep.model_calls()  # every model call went to the endpoint, through the sandbox
     assert sorted(set(ep.commands)) == ["npm install", "pnpm install"]
     assert "refused_hosts" not in record["replay"]
