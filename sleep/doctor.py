@@ -184,6 +184,8 @@ def _probes() -> list[Check]:
                              "(see the refusals; `skillopt-sleep doctor --probe --json` has the details)"))
         else:
             fix = refused_message(r.refused_hosts) if r.refused_hosts else \
+                f"the sandbox lets the CLI reach {r.unreachable_hosts[0]}, but it could not be reached: check the " \
+                "endpoint's URL and that it is running" if r.unreachable_hosts else \
                 f"check that `{r.backend}` works in a terminal with the same settings"
             out.append(Check(f"probe {r.host}", "fail", r.describe(), fix))
     return out

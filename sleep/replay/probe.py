@@ -54,6 +54,7 @@ class ProbeResult:
     wrote: bool = False
     denied: list[str] = field(default_factory=list)  # commands the host refused
     refused_hosts: list[str] = field(default_factory=list)  # what the sandbox's egress refused
+    unreachable_hosts: list[str] = field(default_factory=list)  # allowed, but they did not resolve or answer
     error: str = ""
     seconds: float = 0.0
 
@@ -69,6 +70,8 @@ class ProbeResult:
             parts.append(f"wrote {PROBE_FILE}" if self.wrote else "wrote no file")
         refused = [f"command `{c}`" for c in self.denied[:3]] + [f"host {h}" for h in self.refused_hosts[:3]]
         parts.append("refused: " + (", ".join(refused) if refused else "nothing"))
+        if self.unreachable_hosts:
+            parts.append("could not reach: " + ", ".join(self.unreachable_hosts[:3]))
         return "; ".join(parts)
 
 
@@ -133,6 +136,7 @@ async def probe_host(family: str, backend: str, model: str | None = None, option
             result.error = str(exc)
         finally:
             result.refused_hosts = egress.refused_hosts()
+            result.unreachable_hosts = list(dict.fromkeys(egress.unreachable))
             egress.close()
             result.seconds = time.monotonic() - started_at
     return result

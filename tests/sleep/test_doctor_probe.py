@@ -62,10 +62,25 @@ def test_probe_with_the_real_codex_through_its_custom_provider(
 
 
 def test_probe_names_the_host_the_sandbox_refused(tmp_path: Path, homes: Homes,
-                                                  monkeypatch: pytest.MonkeyPatch, capsys) -> None:
-    """The CLI's endpoint is allowed, but the key variable points it at another port the egress was
-    never told about (as when a gateway is set in a place the egress does not read)."""
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex (no per-command list) runs a command that tries a loopback service the egress never allows."""
+    only_on_path(tmp_path, monkeypatch, "codex")
+    with ModelEndpoint() as other, ModelEndpoint(script(
+            run(f"curl -s -m 5 {other.url}/exfiltrate"), run("ls"), write(PROBE_FILE, "ok\n"))) as ep:
+        homes.codex.mkdir(parents=True, exist_ok=True)
+        (homes.codex / "config.toml").write_text(ep.codex_config())
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+        r = probe_ready_hosts()[0]
+        assert other.requests == []
+    assert r.works and r.refused_hosts == [f"127.0.0.1:{other.port}"], r
+    assert f"refused: host 127.0.0.1:{other.port}" in r.describe()
+
+
+def test_doctor_fails_a_host_whose_endpoint_cannot_be_reached(tmp_path: Path, homes: Homes,
+                                                              monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     only_on_path(tmp_path, monkeypatch, "claude")
+    homes.skillopt.mkdir(parents=True, exist_ok=True)
+    (homes.skillopt / "sleep.yaml").write_text("model:\n  timeout: 15\n")
     with ModelEndpoint(script(run("ls"), write(PROBE_FILE, "ok\n"))) as ep:
         for key, value in ep.anthropic_env().items():
             monkeypatch.setenv(key, value)
@@ -75,4 +90,5 @@ def test_probe_names_the_host_the_sandbox_refused(tmp_path: Path, homes: Homes,
     found = {c["name"]: c for c in json.loads(capsys.readouterr().out)}
     probe = found["probe claude-code"]
     assert code == 1 and probe["status"] == "fail"
-    assert "did not answer" in probe["detail"] and "api.example.invalid" in probe["detail"] + probe["fix"]
+    assert "did not answer" in probe["detail"] and "could not reach: api.example.invalid:443" in probe["detail"]
+    assert "reach api.example.invalid:443 (unreachable: does not resolve" in probe["fix"]
