@@ -6,6 +6,7 @@ without bubblewrap."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ from npm_clients import npm_tool
 from sleep_testutil import Homes
 
 from sleep import doctor
-from sleep.replay.probe import PROBE_FILE, probe_ready_hosts
+from sleep.replay.probe import PROBE_FILE, probe_host, probe_ready_hosts
 from sleep.replay.sandbox import sandbox_available
 
 pytestmark = pytest.mark.skipif(not sandbox_available()[0], reason=f"no bubblewrap sandbox: {sandbox_available()[1]}")
@@ -92,3 +93,17 @@ def test_doctor_fails_a_host_whose_endpoint_cannot_be_reached(tmp_path: Path, ho
     assert code == 1 and probe["status"] == "fail"
     assert "did not answer" in probe["detail"] and "could not reach: api.example.invalid:443" in probe["detail"]
     assert "reach api.example.invalid:443 (unreachable: does not resolve" in probe["fix"]
+
+
+def test_probe_with_the_real_gemini_through_its_base_url(tmp_path: Path, homes: Homes,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    only_on_path(tmp_path, monkeypatch, "gemini")
+    (homes.home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (homes.home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {
+        "selectedType": "gemini-api-key"}}}))
+    with ModelEndpoint(script(run("ls"), write(PROBE_FILE, "ok\n"), say("done"))) as ep:
+        monkeypatch.setenv("GEMINI_API_KEY", "scripted-key")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", ep.url)
+        results = [asyncio.run(probe_host("gemini-cli", "gemini-cli", "gemini-2.5-flash", {"timeout": 120}))]
+    assert results[0].works and results[0].ran == ["ls"], results[0]
+    assert ep.model_calls("gemini") and ep.unknown() == []
