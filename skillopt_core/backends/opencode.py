@@ -8,7 +8,10 @@ Command (prompt on stdin; https://opencode.ai/docs/cli/ ``run``)::
 
 with the permissions in ``OPENCODE_CONFIG_CONTENT`` (inline JSON config
 applied over the person's own, https://opencode.ai/docs/config/; permission
-rules https://opencode.ai/docs/permissions/):
+rules https://opencode.ai/docs/permissions/; a person's own
+``OPENCODE_CONFIG_CONTENT``, e.g. their provider, is kept and the rules put in
+its ``permission``; in the sandbox that is the only way a custom provider
+reaches OpenCode, since its scratch HOME holds the login, not the config file):
 
 - The skill under training (``request.skill``) is installed at
   ``.opencode/skills/<name>/SKILL.md`` in the working directory, where
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,6 +170,17 @@ def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
     return found
 
 
+def _own_inline_config() -> dict[str, Any]:
+    """The person's own ``OPENCODE_CONFIG_CONTENT`` (e.g. their provider), which the replay's
+    permission rules are added to rather than replace; {} when unset or not a JSON object."""
+    try:
+        found = json.loads(os.environ.get(CONFIG_ENV) or "{}")
+    except ValueError:
+        log.warning("opencode: %s is not JSON; the replay ignores it", CONFIG_ENV)
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def skill_config_dir(meta: Path, skill_text: str, backend: str) -> Path | None:
     """A config folder in ``meta`` holding only the skill under training (``skills/<name>/SKILL.md``),
     for ``OPENCODE_CONFIG_DIR``: how OpenCode finds it while project config is off."""
@@ -208,7 +223,8 @@ class OpenCodeBackend(CliBackend):
         return rules
 
     def config_env(self, request: CompletionRequest | None = None, config_dir: Path | None = None) -> dict[str, str]:
-        env = {CONFIG_ENV: json.dumps({"permission": self.permissions(request)}), **NO_PROJECT_CONFIG}
+        env = {CONFIG_ENV: json.dumps({**_own_inline_config(), "permission": self.permissions(request)}),
+               **NO_PROJECT_CONFIG}
         if config_dir is not None:
             env[CONFIG_DIR_ENV] = str(config_dir)
         return env

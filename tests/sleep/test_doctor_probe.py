@@ -107,3 +107,15 @@ def test_probe_with_the_real_gemini_through_its_base_url(tmp_path: Path, homes: 
         results = [asyncio.run(probe_host("gemini-cli", "gemini-cli", "gemini-2.5-flash", {"timeout": 120}))]
     assert results[0].works and results[0].ran == ["ls"], results[0]
     assert ep.model_calls("gemini") and ep.unknown() == []
+
+
+def test_probe_with_the_real_opencode_and_a_provider_in_its_inline_config(tmp_path: Path, homes: Homes,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    only_on_path(tmp_path, monkeypatch, "opencode")
+    with ModelEndpoint(script(run("ls"), write(PROBE_FILE, "ok\n"), say("done"))) as ep:
+        monkeypatch.setenv("OPENCODE_CONFIG_CONTENT", json.dumps({"provider": {"scripted": {
+            "npm": "@ai-sdk/openai-compatible", "name": "Scripted endpoint",
+            "options": {"baseURL": f"{ep.url}/v1", "apiKey": "sk-scripted"}, "models": {"m": {"name": "m"}}}}}))
+        r = asyncio.run(probe_host("opencode", "opencode", "scripted/m", {"timeout": 120}))
+    assert r.works and r.ran == ["ls"], r
+    assert ep.model_calls("chat") and ep.unknown() == []
