@@ -5,8 +5,22 @@ shared contract).
 Command (prompt on stdin)::
 
     claude -p --output-format stream-json --verbose --no-session-persistence
+           --setting-sources user --strict-mcp-config --mcp-config '{"mcpServers":{}}'
+           [--plugin-dir <meta>/skill-plugin]
            --tools Read,Grep,Glob,Skill --allowedTools Read,Grep,Glob,Skill
            --max-turns 10 [--model <model>]
+
+- No project code (:data:`NO_PROJECT_SETTINGS`): only the person's user
+  settings load, never the checkout's ``.claude/settings.json`` /
+  ``settings.local.json`` (their hooks, ``apiKeyHelper``, ``env``, permission
+  grants) and no MCP server at all (``.mcp.json`` included), in every call, in
+  the sandbox or not: a read-only replay runs ``claude`` on the host in a
+  checkout of the project, and a committed ``SessionStart`` hook would run
+  there as the person. The project's CLAUDE.md is still read (text, not code).
+  With project settings off, Claude Code no longer finds skills under
+  ``.claude/skills``, so the skill under training is also offered as a plugin
+  in the call's side folder (``--plugin-dir``; the Skill tool finds it by its
+  name) besides the copy in the working directory the prompt points to.
 
 - Acting (``CliBackend.act``, a target call with a working directory): the
   tools are the read-only ones plus ``Edit,Write`` and ``Bash``, and
@@ -41,6 +55,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from pathlib import Path
@@ -49,6 +64,7 @@ from typing import Any
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.cli_common import CliBackend, allowed_tools, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_skill import skill_doc
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
@@ -61,6 +77,8 @@ READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "Skill")
 EDIT_TOOLS = ("Edit", "Write")
 DEFAULT_MAX_TURNS = 10
 SKILL_DIR = ".claude/skills"
+NO_PROJECT_SETTINGS = ("--setting-sources", "user", "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}')
+PLUGIN_NAME = "skillopt"
 _INSTALL_HINT = "Install Claude Code (npm i -g @anthropic-ai/claude-code) and run `claude` once to log in."
 _LOGIN_HINT = "Check that `claude -p hello` works in a terminal (log in with `claude`)."
 
@@ -211,14 +229,31 @@ def model_from_result(result: dict[str, Any], fallback: str) -> str:
     return model_name(fallback)
 
 
+def skill_plugin(meta: Path, skill_text: str, backend: str) -> Path:
+    """A plugin folder in ``meta`` holding the skill under training (``skills/<name>/SKILL.md``),
+    for ``--plugin-dir``: how Claude Code finds it while project settings are off."""
+    skill = skill_doc(skill_text, backend)
+    root = meta / "skill-plugin"
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": PLUGIN_NAME}), encoding="utf-8")
+    folder = root / "skills" / skill.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(skill.text, encoding="utf-8")
+    return root
+
+
 class ClaudeCodeBackend(CliBackend):
     name = "claude-code"
+    env_keep = ("ANTHROPIC_", "CLAUDE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         self._tools = allowed_tools(options, READ_ONLY_TOOLS)
+        # Cloud credentials only with the switch that makes Claude Code use them.
+        self.env_keep = type(self).env_keep + (("AWS_",) if os.environ.get("CLAUDE_CODE_USE_BEDROCK") else ()) + (
+            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_") if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
         super().__init__(model=model, role=role, options=options)
 
@@ -235,8 +270,12 @@ class ClaudeCodeBackend(CliBackend):
         allowed = tuple(t for t in exist if t != "Bash") + tuple(f"Bash({c}:*)" for c in commands)
         return exist, allowed
 
-    def argv(self, tools: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> list[str]:
+    def argv(self, tools: tuple[str, ...], allowed: tuple[str, ...] | None = None,
+             plugin_dir: Path | None = None) -> list[str]:
         args = [self._exe, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
+        args += NO_PROJECT_SETTINGS
+        if plugin_dir is not None:
+            args += ["--plugin-dir", str(plugin_dir)]
         args += ["--tools", ",".join(tools)]
         allowed = tools if allowed is None else allowed
         if allowed:
@@ -252,7 +291,9 @@ class ClaudeCodeBackend(CliBackend):
         if self._acts_on(request):
             tools, allowed = self.action_tools(request)
         async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(tools, allowed), where, stdin_text=prompt, request=request)
+            has_skill = bool(request.skill and request.skill.strip())
+            plugin = skill_plugin(where.meta, request.skill or "", self.name) if has_skill else None
+            result = await self._run(self.argv(tools, allowed, plugin), where, stdin_text=prompt, request=request)
             parsed, trajectory = parse_stream(result.stdout, where.work)
             checks = await self._run_checks(request, where) if parsed is not None else []
         if parsed is None:

@@ -41,6 +41,7 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -178,14 +179,32 @@ def _blind_spot(events: CodexEvents) -> str | None:
             "start is left out of it, so what the agent tried is unknown")
 
 
+def provider_env_keys() -> tuple[str, ...]:
+    """The variables the custom model providers of the person's Codex ``config.toml`` read their
+    key from (``[model_providers.x] env_key``): kept when the environment is scrubbed."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        import tomllib  # Python 3.11+; on 3.10 a custom provider's key variable must not look like a secret
+
+        with open(home / "config.toml", "rb") as fh:
+            providers = tomllib.load(fh).get("model_providers") or {}
+    except (ImportError, OSError, ValueError):
+        return ()
+    if not isinstance(providers, dict):
+        return ()
+    return tuple(str(p["env_key"]) for p in providers.values() if isinstance(p, dict) and p.get("env_key"))
+
+
 class CodexBackend(CliBackend):
     name = "codex"
+    env_keep = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         super().__init__(model=model, role=role, options=options)
+        self.env_keep = type(self).env_keep + provider_env_keys()
         if options.get("allowed_tools") is not None:
             log.warning("codex: model.allowed_tools does not apply to Codex; it runs with --sandbox read-only")
 

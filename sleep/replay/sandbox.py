@@ -68,7 +68,7 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
                    "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"),
     # OPENCODE_CONFIG_CONTENT carries the replay's permission rules (skillopt_core.backends.opencode).
     "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT",
-                 "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"),
+                 "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG_DIR"),
     "cursor-agent": ("CURSOR_API_KEY",),
 }
 # Variables that pass only when the switch naming them is set (the cloud's own credentials and endpoints).
