@@ -42,7 +42,8 @@ from pathlib import Path
 from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
 from skillopt_core.replay import replay_root
 from sleep import paths
-from sleep.replay.egress import EgressProxy, codex_env_keys
+from sleep.replay.egress import EgressProxy
+from sleep.replay.endpoints import codex_env_keys
 
 # Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
 # the files in it it authenticates with, other files under HOME). Copies (0600) go into the scratch HOME.

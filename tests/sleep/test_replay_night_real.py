@@ -137,7 +137,9 @@ def test_the_same_night_through_the_persons_own_proxy(project: Path, tmp_path: P
             theirs.close()
     assert record["outcome"] == "staged", record["reason"]
     assert theirs.lines and all(line.split()[1].startswith(gateway) for line in theirs.lines)
-    assert len(theirs.lines) == len(ep.model_calls())
+    # every model call came through their proxy (Claude Code also sends a `HEAD /` reachability probe
+    # when it has time to, which passes there too)
+    assert 0 < len(ep.model_calls()) <= len(theirs.lines)
 
 
 HOSTILE = r'''
