@@ -7,8 +7,12 @@ night's configured backends can be built (:mod:`sleep.cycle.preflight`), the
 ``[local]`` extra and its bundled model (``--probe`` also runs llama.cpp once,
 in a child process, as the local backend does), the agent CLIs and the hosts'
 transcript folders, the replay sandbox (``bwrap``), and the scheduler (the
-mode ``schedule`` would pick; the daemon). Nothing is changed but a probe file
-in the data directory, removed at once. Exit status 1 when any check fails.
+mode ``schedule`` would pick; the daemon). With ``--probe``, each host whose
+replay CLI is ready also runs one real replay in the sandbox
+(:mod:`sleep.replay.probe`: it reaches its endpoint, runs a command, writes a
+file, and what was refused). Nothing is changed but a probe file in the data
+directory, removed at once, and the probe's own scratch folders. Exit status 1
+when any check fails.
 """
 
 from __future__ import annotations
@@ -131,7 +135,8 @@ def _sandbox() -> Check:
     if sys.platform != "linux":
         return Check("sandbox", "warn", f"no bubblewrap on {sys.platform}", "the sandboxed benchmarks need Linux")
     return Check("sandbox", "warn", "no `bwrap` on PATH (bubblewrap)",
-                 "install bubblewrap (apt install bubblewrap) for the sandboxed benchmark tasks")
+                 "install bubblewrap (apt install bubblewrap): without it nights replay read-only, and the "
+                 "sandboxed benchmark tasks cannot run")
 
 
 def _scheduler() -> Check:
@@ -149,12 +154,51 @@ def _scheduler() -> Check:
                  "run `skillopt-sleep daemon` under a process supervisor, or nights only run by hand")
 
 
+def _probes() -> list[Check]:
+    """One real replay per ready host in the sandbox (:mod:`sleep.replay.probe`)."""
+    from skillopt_core import ConfigError
+    from sleep.cycle.config import load_night_config
+    from sleep.cycle.night import refused_message
+    from sleep.replay.probe import probe_ready_hosts
+    from sleep.replay.sandbox import sandbox_available
+
+    ok, why = sandbox_available()
+    if not ok:
+        return [Check("replay probe", "warn", f"no sandbox to probe in: {why}",
+                      "nights replay read-only here; install bubblewrap for acting replays")]
+    try:
+        config = load_night_config()
+    except ConfigError as exc:
+        return [Check("replay probe", "fail", str(exc), "fix the key it names (`skillopt-sleep config` shows them)")]
+    results = probe_ready_hosts(config.core, config.sleep.replay_api_hosts)
+    if not results:
+        return [Check("replay probe", "warn", "no host's replay CLI is ready, so nothing was probed",
+                      "install and log in to claude, codex or another host's CLI (see the host lines above)")]
+    out = []
+    for r in results:
+        if r.works:
+            out.append(Check(f"probe {r.host}", "ok", r.describe()))
+        elif r.reached:
+            out.append(Check(f"probe {r.host}", "warn", r.describe(),
+                             "the agent answered but did not act as asked; a night's replays may not act either "
+                             "(see the refusals; `skillopt-sleep doctor --probe --json` has the details)"))
+        else:
+            fix = refused_message(r.refused_hosts) if r.refused_hosts else \
+                f"the sandbox lets the CLI reach {r.unreachable_hosts[0]}, but it could not be reached: check the " \
+                "endpoint's URL and that it is running" if r.unreachable_hosts else \
+                f"check that `{r.backend}` works in a terminal with the same settings"
+            out.append(Check(f"probe {r.host}", "fail", r.describe(), fix))
+    return out
+
+
 def checks(probe: bool = False) -> list[Check]:
-    return [_data_dir(), _index(), _backends(), _local(probe), *_hosts(), _sandbox(), _scheduler()]
+    found = [_data_dir(), _index(), _backends(), _local(probe), *_hosts(), _sandbox(), _scheduler()]
+    return found + (_probes() if probe else [])
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--probe", action="store_true", help="also load and run the local model once (a few seconds)")
+    p.add_argument("--probe", action="store_true", help="also run the local model once and one real replay per "
+                                                       "ready host in the sandbox (a few model calls each)")
     p.add_argument("--json", action="store_true", help="print the checks as a JSON list")
 
 

@@ -9,7 +9,7 @@ from skillopt_core.backends.scripted import ScriptedBackend
 from skillopt_core.backends.trajectory import CheckRun, CommandRun, FileChange, Trajectory
 from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
 from skillopt_core.tasks.judges.outcome import (
-    check_commands, command_matches, is_check_command, scoring_trajectory,
+    check_commands, command_matches, is_check_command, required_commands, scoring_trajectory,
 )
 from skillopt_core.tasks.judges.rubric import RubricJudge
 from skillopt_core.tasks.task import Task
@@ -56,8 +56,36 @@ async def test_not_ran_fails_naming_the_agents_command():
 
 async def test_a_denied_command_did_not_run():
     t = Trajectory((CommandRun("terraform apply", None, denied=True),))
-    assert (await score({"type": "not_ran", "command": "terraform apply"}, t)).passed
-    assert not (await score({"type": "ran", "command": "terraform"}, t)).passed
+    s = await score({"type": "ran", "command": "terraform"}, t)
+    assert not s.passed and "denied" in s.feedback
+
+
+@pytest.mark.parametrize("exit_code,why", [(127, "command not found"), (126, "could not execute"),
+                                           (None, "never started")])
+async def test_ran_fails_for_a_command_that_never_started(exit_code, why):
+    t = Trajectory((CommandRun("bash -lc 'pnpm install'", exit_code, "bash: pnpm: command not found"),))
+    s = await score({"type": "ran", "command": "pnpm"}, t)
+    assert not s.passed and why in s.feedback
+
+
+async def test_ran_passes_for_a_command_that_started_and_failed():
+    t = Trajectory((CommandRun("pnpm install", 1, "ERR_PNPM_NO_LOCKFILE"),))
+    assert (await score({"type": "ran", "command": "pnpm"}, t)).passed
+
+
+async def test_not_ran_counts_a_denied_attempt():
+    t = Trajectory((CommandRun("pnpm install", 0), CommandRun("npm install", None, denied=True)))
+    s = await score({"type": "not_ran", "command": "npm"}, t)
+    assert not s.passed and "tried `npm install`" in s.feedback
+
+
+def test_required_commands_are_the_ran_patterns_and_check_commands():
+    spec = [{"type": "ran", "command": "pnpm"}, {"type": "not_ran", "command": "npm"},
+            {"type": "ran", "commands": ["uv  run pytest", "pnpm"]}, {"type": "check", "command": "pnpm test"},
+            {"type": "contains", "value": "done"}]
+    assert required_commands(spec) == ("pnpm", "uv run pytest", "pnpm test")
+    assert required_commands({"type": "not_ran", "command": "npm"}) == ()
+    assert required_commands("exact") == ()
 
 
 async def test_not_touched_fails_when_a_lock_file_changed():

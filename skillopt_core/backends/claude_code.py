@@ -5,11 +5,25 @@ shared contract).
 Command (prompt on stdin)::
 
     claude -p --output-format stream-json --verbose --no-session-persistence
+           --setting-sources user --strict-mcp-config --mcp-config '{"mcpServers":{}}'
+           [--plugin-dir <meta>/skill-plugin]
            --tools Read,Grep,Glob,Skill --allowedTools Read,Grep,Glob,Skill
            --max-turns 10 [--model <model>]
 
+- No project code (:data:`NO_PROJECT_SETTINGS`): only the person's user
+  settings load, never the checkout's ``.claude/settings.json`` /
+  ``settings.local.json`` (their hooks, ``apiKeyHelper``, ``env``, permission
+  grants) and no MCP server at all (``.mcp.json`` included), in every call, in
+  the sandbox or not: a read-only replay runs ``claude`` on the host in a
+  checkout of the project, and a committed ``SessionStart`` hook would run
+  there as the person. The project's CLAUDE.md is still read (text, not code).
+  With project settings off, Claude Code no longer finds skills under
+  ``.claude/skills``, so the skill under training is also offered as a plugin
+  in the call's side folder (``--plugin-dir``; the Skill tool finds it by its
+  name) besides the copy in the working directory the prompt points to.
+
 - Acting (``CliBackend.act``, a target call with a working directory): the
-  tools are the read-only ones plus ``Edit,MultiEdit,Write`` and ``Bash``, and
+  tools are the read-only ones plus ``Edit,Write`` and ``Bash``, and
   ``--allowedTools`` lets Bash run only the programs of
   ``request.allowed_commands`` (``Bash(pnpm:*)``); the process runs through
   the caller's launcher (its sandbox), and ``request.checks`` run after it.
@@ -41,6 +55,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
 from pathlib import Path
@@ -49,6 +64,7 @@ from typing import Any
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.cli_common import CliBackend, allowed_tools, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_skill import skill_doc
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
@@ -58,9 +74,11 @@ log = logging.getLogger(__name__)
 
 COMMAND = "claude"
 READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "Skill")
-EDIT_TOOLS = ("Edit", "MultiEdit", "Write")
+EDIT_TOOLS = ("Edit", "Write")
 DEFAULT_MAX_TURNS = 10
 SKILL_DIR = ".claude/skills"
+NO_PROJECT_SETTINGS = ("--setting-sources", "user", "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}')
+PLUGIN_NAME = "skillopt"
 _INSTALL_HINT = "Install Claude Code (npm i -g @anthropic-ai/claude-code) and run `claude` once to log in."
 _LOGIN_HINT = "Check that `claude -p hello` works in a terminal (log in with `claude`)."
 
@@ -79,7 +97,11 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and obj.get("type") == "result" else None
 
 
-_EDIT_TOOLS = {"Edit": "modified", "MultiEdit": "modified", "Write": "modified", "NotebookEdit": "modified"}
+# The tools that change files. ``MultiEdit`` is gone from current Claude Code (2.1.x drops it from
+# ``--tools`` without a word; the init event's tool list shows it missing); older streams may still hold it.
+_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+# ``tool_use_result.type`` of a successful Write: a new file, or one overwritten.
+_WRITE_KINDS = {"create": "added", "update": "modified"}
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.I)
 _KNOWN_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
 
@@ -100,16 +122,27 @@ def _result_text(content: Any) -> str:
     return content if isinstance(content, str) else bounded(content)
 
 
+def _change_kind(event: dict[str, Any], name: str, results: int) -> str:
+    """added or modified, from the ``user`` event's ``tool_use_result`` (one result in the event)."""
+    extra = event.get("tool_use_result") if results == 1 else None
+    kind = extra.get("type") if isinstance(extra, dict) else None
+    return _WRITE_KINDS.get(str(kind), "modified") if name == "Write" else "modified"
+
+
 def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, Any] | None, Trajectory]:
     """(the final ``result`` object, the trajectory) from ``--output-format
-    stream-json --verbose`` output: one JSON object a line, ``system`` (init),
-    ``assistant`` and ``user`` messages whose ``content`` holds ``text``,
-    ``tool_use`` and ``tool_result`` blocks, and the ``result`` last. A ``Bash``
-    tool use becomes a :class:`CommandRun` once its result arrives (exit code
-    from an ``Exit code N`` first line, else 0 unless the result is an error);
-    an ``Edit``/``Write``/``MultiEdit`` a :class:`FileChange`; tool uses listed
-    in the result's ``permission_denials`` are marked denied. Other event types
-    are kept as raw steps and counted."""
+    stream-json --verbose`` output: one JSON object a line, ``system`` (init,
+    hook events), ``assistant`` and ``user`` messages whose ``content`` holds
+    ``text``, ``tool_use`` and ``tool_result`` blocks, and the ``result`` last.
+    A ``Bash`` tool use becomes a :class:`CommandRun` once its result arrives
+    (exit code from an ``Exit code N`` first line, else 0 unless the result is
+    an error, when it is unknown); tool uses listed in the result's
+    ``permission_denials`` are marked denied (their result says "This command
+    requires approval"). An ``Edit``/``Write`` becomes a :class:`FileChange`
+    only when its result is not an error (Claude Code refuses an edit of a file
+    it has not read, "File has not been read yet"): ``added`` when the event's
+    ``tool_use_result.type`` is ``create``, else ``modified``. Other event
+    types are kept as raw steps and counted."""
     events, _ = json_lines(stdout)
     trace = TrajectoryBuilder()
     pending: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -127,20 +160,20 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
         content = message.get("content")
         if kind not in ("assistant", "user") or not isinstance(content, list):
             continue
+        results = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
         for block in content:
             if not isinstance(block, dict):
                 continue
             btype = block.get("type")
-            if btype == "text" and kind == "assistant" and str(block.get("text") or "").strip():
-                trace.add(TextStep(bounded(block["text"])))
+            if btype == "text":
+                # A user text block is what the CLI adds itself (a skill's body after the Skill tool).
+                if kind == "assistant" and str(block.get("text") or "").strip():
+                    trace.add(TextStep(bounded(block["text"])))
             elif btype == "tool_use":
                 name, tool_input = str(block.get("name") or "?"), block.get("input") or {}
                 tool_id = str(block.get("id") or "")
                 pending[tool_id] = (name, tool_input if isinstance(tool_input, dict) else {})
                 trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), tool_id))
-                path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-                if name in _EDIT_TOOLS and isinstance(path, str):
-                    trace.add(FileChange(relative_path(path, workdir), _EDIT_TOOLS[name]))
             elif btype == "tool_result":
                 tool_id = str(block.get("tool_use_id") or "")
                 output, is_error = _result_text(block.get("content")), bool(block.get("is_error"))
@@ -151,6 +184,9 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
                     exit_code = int(code.group(1)) if code else (None if is_error else 0)
                     commands[tool_id] = len(trace.steps)
                     trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output)))
+                path = tool_input.get("file_path") or tool_input.get("notebook_path")
+                if name in _EDIT_TOOLS and isinstance(path, str) and not is_error:
+                    trace.add(FileChange(relative_path(path, workdir), _change_kind(event, name, results)))
             elif btype != "thinking":
                 trace.raw({"type": f"{kind}.{btype}"})
     if result is not None:
@@ -177,22 +213,47 @@ def usage_from_result(result: dict[str, Any]) -> Usage:
     return Usage(used_in, int(usage.get("output_tokens") or 0), float(cost) if cost is not None else None)
 
 
+_CONTEXT_SUFFIX = re.compile(r"\[[^\[\]]*\]$")  # "claude-sonnet-4-5[1m]": the 1M-token context variant
+
+
+def model_name(name: str) -> str:
+    """A model name without Claude Code's context-window suffix (``[1m]``)."""
+    return _CONTEXT_SUFFIX.sub("", name.strip())
+
+
 def model_from_result(result: dict[str, Any], fallback: str) -> str:
     per_model = result.get("modelUsage")
     if isinstance(per_model, dict) and per_model:
         # The model that wrote the most is the one that answered.
-        return max(per_model, key=lambda m: (per_model[m] or {}).get("outputTokens", 0) or 0)
-    return fallback
+        return model_name(max(per_model, key=lambda m: (per_model[m] or {}).get("outputTokens", 0) or 0))
+    return model_name(fallback)
+
+
+def skill_plugin(meta: Path, skill_text: str, backend: str) -> Path:
+    """A plugin folder in ``meta`` holding the skill under training (``skills/<name>/SKILL.md``),
+    for ``--plugin-dir``: how Claude Code finds it while project settings are off."""
+    skill = skill_doc(skill_text, backend)
+    root = meta / "skill-plugin"
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": PLUGIN_NAME}), encoding="utf-8")
+    folder = root / "skills" / skill.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(skill.text, encoding="utf-8")
+    return root
 
 
 class ClaudeCodeBackend(CliBackend):
     name = "claude-code"
+    env_keep = ("ANTHROPIC_", "CLAUDE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         self._tools = allowed_tools(options, READ_ONLY_TOOLS)
+        # Cloud credentials only with the switch that makes Claude Code use them.
+        self.env_keep = type(self).env_keep + (("AWS_",) if os.environ.get("CLAUDE_CODE_USE_BEDROCK") else ()) + (
+            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_") if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
         super().__init__(model=model, role=role, options=options)
 
@@ -209,8 +270,12 @@ class ClaudeCodeBackend(CliBackend):
         allowed = tuple(t for t in exist if t != "Bash") + tuple(f"Bash({c}:*)" for c in commands)
         return exist, allowed
 
-    def argv(self, tools: tuple[str, ...], allowed: tuple[str, ...] | None = None) -> list[str]:
+    def argv(self, tools: tuple[str, ...], allowed: tuple[str, ...] | None = None,
+             plugin_dir: Path | None = None) -> list[str]:
         args = [self._exe, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
+        args += NO_PROJECT_SETTINGS
+        if plugin_dir is not None:
+            args += ["--plugin-dir", str(plugin_dir)]
         args += ["--tools", ",".join(tools)]
         allowed = tools if allowed is None else allowed
         if allowed:
@@ -226,7 +291,9 @@ class ClaudeCodeBackend(CliBackend):
         if self._acts_on(request):
             tools, allowed = self.action_tools(request)
         async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(tools, allowed), where, stdin_text=prompt, request=request)
+            has_skill = bool(request.skill and request.skill.strip())
+            plugin = skill_plugin(where.meta, request.skill or "", self.name) if has_skill else None
+            result = await self._run(self.argv(tools, allowed, plugin), where, stdin_text=prompt, request=request)
             parsed, trajectory = parse_stream(result.stdout, where.work)
             checks = await self._run_checks(request, where) if parsed is not None else []
         if parsed is None:

@@ -226,13 +226,34 @@ def find_executable(command: str, backend: str, install_hint: str) -> str:
     return path
 
 
-def child_environment() -> dict[str, str]:
+# Variable names that hold some service's credentials, and sockets that sign or log in for the person.
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW(?:OR)?D|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH",
+                          re.IGNORECASE)
+_AGENT_SOCKETS = frozenset({"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO"})
+
+
+def child_environment(keep: tuple[str, ...] | None = None) -> dict[str, str]:
     """The CLI's environment: the person's own (the CLI needs its login), plus
-    plain output. Keys read from a ``.env`` file are not added (see keys.py)."""
+    plain output. Keys read from a ``.env`` file are not added (see keys.py).
+    ``keep`` (names or ``PREFIX_`` prefixes: the CLI's own variables): when
+    given, the environment is scrubbed of every other variable whose name says
+    it holds a credential (``*_TOKEN``, ``*_SECRET``, ``*_API_KEY``,
+    ``*PASSWORD``, ...) and of the SSH/GPG agent sockets, so a CLI that runs
+    outside the sandbox (a read-only replay, an optimizer call) holds no other
+    service's secret its agent could read (``/proc/self/environ``)."""
     env = dict(os.environ)
+    if keep is not None:
+        env = {k: v for k, v in env.items()
+               if k not in _AGENT_SOCKETS and (not _SECRET_NAME.search(k) or _kept(k, keep))}
     env["NO_COLOR"] = "1"
     env["SKILLOPT_REPLAY"] = "1"
     return env
+
+
+def _kept(name: str, keep: tuple[str, ...]) -> bool:
+    """``name`` is one of ``keep``: a name, a ``PREFIX_`` or a ``*_SUFFIX``."""
+    return any(name == k or (k.endswith("_") and name.startswith(k)) or (k.startswith("*") and name.endswith(k[1:]))
+               for k in keep)
 
 
 class Launcher(Protocol):
@@ -282,16 +303,20 @@ async def run_cli(
     output_cap: int | None = None,
     writable: tuple[Path, ...] = (),
     extra_env: dict[str, str] | None = None,
+    keep_env: tuple[str, ...] | None = None,
 ) -> CliResult:
     """Run ``argv`` in ``cwd`` (through ``launcher`` when given); stop the whole
     process group after ``timeout`` s. ``output_cap``: keep at most this many
     bytes of each stream (default :data:`OUTPUT_CEILING`; the end is cut while
     reading, never held in memory; :attr:`CliResult.cut` counts what was dropped).
     ``extra_env``: variables the CLI is given on top of :func:`child_environment`
-    (its own settings)."""
+    (its own settings); ``keep_env``: scrub the environment but for these (see
+    there) when no ``launcher`` does it."""
     started = time.monotonic()
     command = Path(argv[0]).name
-    env = {**child_environment(), **(extra_env or {})}
+    # PWD names the working directory too: opencode 1.18 takes its project folder from $PWD, not
+    # from the process's cwd, and would act in the folder the night was started from.
+    env = {**child_environment(keep_env if launcher is None else None), **(extra_env or {}), "PWD": str(cwd)}
     if launcher is not None:
         argv, env = launcher.wrap(list(argv), cwd, env, writable)
     try:
@@ -439,6 +464,9 @@ class CliBackend:
     command: str
     skill_dir: str
     install_hint: str
+    # The CLI's own variables (names, ``PREFIX_`` prefixes) kept when a call outside the sandbox
+    # scrubs credentials from the environment (:func:`child_environment`).
+    env_keep: tuple[str, ...] = ()
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         self.model = model or "default"
@@ -522,4 +550,5 @@ class CliBackend:
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text,
                              launcher=self._launcher if sandboxed else None,
                              output_cap=self._output_cap if sandboxed else None,
-                             writable=(where.meta,) if sandboxed else (), extra_env=extra_env)
+                             writable=(where.meta,) if sandboxed else (), extra_env=extra_env,
+                             keep_env=self.env_keep)

@@ -12,12 +12,21 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
   discovers skills.
 - ``--sandbox read-only``: commands the agent runs cannot write anywhere.
   Acting (``CliBackend.act``, a target call with a working directory):
-  ``--sandbox workspace-write`` (writes only in the working directory, network
-  off, Codex's own default for that mode) inside the caller's launcher; Codex
-  has no per-command allow list, so commands outside
-  ``request.allowed_commands`` are recorded, not prevented.
+  ``--sandbox danger-full-access`` *inside the caller's launcher*, which is the
+  sandbox (bubblewrap: writable checkout only, no network but the model
+  endpoint). Codex's own sandbox cannot work there: its ``codex-linux-sandbox``
+  helper is refused under a temporary CODEX_HOME and nests a second bubblewrap,
+  and under ``workspace-write`` every command then fails *and is left out of the
+  ``--json`` stream* (an empty trajectory). Codex has no per-command allow list,
+  so commands outside ``request.allowed_commands`` are recorded, not prevented.
   Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
   (a warning says so once); ``model.max_turns`` has no Codex flag either.
+- Acting, ``--disable plugins -c analytics.enabled=false``: Codex 0.171 otherwise
+  syncs plugins (``github.com``, ``api.github.com``, ``chatgpt.com``) and sends
+  analytics (``ab.chatgpt.com``) at start, which the sandbox would refuse.
+- ``-c allow_login_shell=false``: commands run with ``bash -c``, not ``bash -lc``
+  (a login shell's ``/etc/profile`` resets ``PATH``, and the project's programs
+  are then "command not found").
 - ``--ephemeral``: no rollout file is written, on top of the replay marker and
   directory. ``--skip-git-repo-check``: a fresh replay directory is not a repository.
 - Output: JSONL events. The text is the last ``item.completed`` item of type
@@ -32,6 +41,8 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
 from __future__ import annotations
 
 import logging
+import os
+import shlex
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +50,12 @@ from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, Usage
+from skillopt_core.backends.claude_code import relative_path
 from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS, CommandRun, FileChange, RawStep, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -63,6 +75,7 @@ class CodexEvents:
     output_tokens: int = 0
     errors: list[str] = field(default_factory=list)
     skipped_lines: int = 0
+    failed_changes: int = 0  # file changes of patches that did not apply (left out of the trajectory)
     trajectory: Trajectory = field(default_factory=Trajectory)
 
 
@@ -70,28 +83,49 @@ _CHANGE_KINDS = {"add": "added", "delete": "deleted", "update": "modified"}
 _KNOWN_EVENTS = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                            "item.updated", "item.completed", "error"})
 _QUIET_ITEMS = frozenset({"reasoning", "todo_list", "web_search"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 
 
-def _item_step(item: dict[str, Any], trace: TrajectoryBuilder) -> None:
+def unwrap_shell(command: str) -> str:
+    """The command inside Codex's shell wrapper: ``/bin/bash -lc 'pnpm install'`` → ``pnpm install``."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if len(words) == 3 and words[0].rsplit("/", 1)[-1] in _SHELLS and words[1] in ("-lc", "-c"):
+        return words[2]
+    return command
+
+
+def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: "CodexEvents") -> None:
     kind = item.get("type")
     if kind == "agent_message" and isinstance(item.get("text"), str):
         trace.add(TextStep(bounded(item["text"])))
     elif kind == "command_execution":
         code = item.get("exit_code")
         declined = item.get("status") == "declined"
-        trace.add(CommandRun(str(item.get("command") or ""), int(code) if isinstance(code, int) else None,
+        trace.add(CommandRun(unwrap_shell(str(item.get("command") or "")), int(code) if isinstance(code, int) else None,
                              bounded(item.get("aggregated_output") or ""), denied=declined))
     elif kind == "file_change":
+        if item.get("status") == "failed":  # the patch did not apply: nothing changed
+            found.failed_changes += len(item.get("changes") or [])
+            return
         for change in item.get("changes") or []:
             if isinstance(change, dict) and change.get("path"):
-                trace.add(FileChange(str(change["path"]), _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
+                trace.add(FileChange(relative_path(str(change["path"]), workdir),
+                                     _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
     elif kind == "mcp_tool_call":
         name = f"{item.get('server') or '?'}.{item.get('tool') or '?'}"
         trace.add(ToolCall(name, bounded(item.get("arguments") or {}, MAX_INPUT_CHARS), str(item.get("id") or "")))
         error = item.get("error")
         trace.add(ToolResult(str(item.get("id") or ""), bounded(error or item.get("result") or ""),
                              bool(error) or item.get("status") == "failed", name))
-    elif kind in _QUIET_ITEMS or kind == "error":
+    elif kind == "error":
+        # A non-fatal error Codex reports as an item (the turn goes on): kept, and said if no answer comes.
+        message = str(item.get("message") or "error")
+        found.errors.append(message)
+        trace.add(RawStep("error", bounded(message, 500)))
+    elif kind in _QUIET_ITEMS:
         return
     else:
         trace.raw({"type": f"item.{kind}", "item": item})
@@ -100,10 +134,12 @@ def _item_step(item: dict[str, Any], trace: TrajectoryBuilder) -> None:
 def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
     """What ``codex exec --json`` printed: the last ``agent_message`` text, usage
     summed over ``turn.completed``, errors, and the trajectory from the
-    ``item.completed`` items (``agent_message``, ``command_execution`` with
-    ``exit_code`` and ``aggregated_output``, ``file_change`` with its
-    ``changes``, ``mcp_tool_call``); unknown event or item types are kept as raw
-    steps and counted."""
+    ``item.completed`` items (``agent_message``; ``command_execution`` with
+    ``exit_code`` and ``aggregated_output``, its ``/bin/bash -lc '...'`` wrapper
+    unwrapped to the command; ``file_change`` with its ``changes``, paths
+    relative to ``workdir``, left out when its ``status`` is ``failed``;
+    ``mcp_tool_call``; ``error``, kept as an ``error`` step and in the errors);
+    unknown event or item types are kept as raw steps and counted."""
     events, skipped = json_lines(stdout)
     found = CodexEvents(skipped_lines=skipped)
     trace = TrajectoryBuilder()
@@ -116,7 +152,7 @@ def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 found.text = item["text"]
             if isinstance(item, dict):
-                _item_step(item, trace)
+                _item_step(item, trace, workdir, found)
         elif kind == "turn.completed":
             usage = event.get("usage") or {}
             found.input_tokens += int(usage.get("input_tokens") or 0)
@@ -130,25 +166,59 @@ def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
     return found
 
 
+BLIND_SPOT = "codex.blind_spot"
+
+
+def _blind_spot(events: CodexEvents) -> str | None:
+    """Codex leaves a command it could not start out of its ``--json`` stream: a failed turn
+    (an error) with no command or file change is such a blind spot, named so it is not read as
+    "the agent did nothing"."""
+    if not events.errors or events.trajectory.commands() or events.trajectory.file_changes():
+        return None
+    return ("the turn failed with no command or file change in Codex's stream; a command Codex could not "
+            "start is left out of it, so what the agent tried is unknown")
+
+
+def provider_env_keys() -> tuple[str, ...]:
+    """The variables the custom model providers of the person's Codex ``config.toml`` read their
+    key from (``[model_providers.x] env_key``): kept when the environment is scrubbed."""
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        import tomllib  # Python 3.11+; on 3.10 a custom provider's key variable must not look like a secret
+
+        with open(home / "config.toml", "rb") as fh:
+            providers = tomllib.load(fh).get("model_providers") or {}
+    except (ImportError, OSError, ValueError):
+        return ()
+    if not isinstance(providers, dict):
+        return ()
+    return tuple(str(p["env_key"]) for p in providers.values() if isinstance(p, dict) and p.get("env_key"))
+
+
 class CodexBackend(CliBackend):
     name = "codex"
+    env_keep = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         super().__init__(model=model, role=role, options=options)
+        self.env_keep = type(self).env_keep + provider_env_keys()
         if options.get("allowed_tools") is not None:
             log.warning("codex: model.allowed_tools does not apply to Codex; it runs with --sandbox read-only")
 
     def describe(self) -> str:
         if self._launcher is not None:
-            return f"codex:{self.model} (codex exec, workspace-write sandbox inside {self._launcher.name})"
+            return f"codex:{self.model} (codex exec, acting inside {self._launcher.name})"
         return f"codex:{self.model} (codex exec, read-only sandbox)"
 
     def argv(self, workdir: str, acting: bool = False) -> list[str]:
-        sandbox = "workspace-write" if acting else "read-only"
-        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral"]
+        sandbox = "danger-full-access" if acting and self._launcher is not None else "read-only"
+        args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral",
+                "-c", "allow_login_shell=false"]
+        if sandbox == "danger-full-access":  # no traffic beyond the model endpoint (the sandbox would refuse it)
+            args += ["--disable", "plugins", "-c", "analytics.enabled=false"]
         args += ["-C", workdir]
         if self._cli_model:
             args += ["-m", self._cli_model]
@@ -163,9 +233,14 @@ class CodexBackend(CliBackend):
             checks = await self._run_checks(request, where) if events.text is not None else []
         if events.skipped_lines:
             log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)
+        blind = _blind_spot(events) if acting else None
+        if blind:
+            log.warning("codex: %s", blind)
+            events.trajectory = events.trajectory.with_steps(RawStep(BLIND_SPOT, blind))
         if events.text is None:
             if events.errors:
-                raise cli_failure(self.name, "codex reported an error", redact(events.errors[-1]), _LOGIN_HINT)
+                message = redact(events.errors[-1]) + (f" ({blind})" if blind else "")
+                raise cli_failure(self.name, "codex reported an error", message, _LOGIN_HINT)
             if result.returncode != 0:
                 raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
             raise cli_failure(

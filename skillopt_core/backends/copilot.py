@@ -194,6 +194,7 @@ def parse_usage_file(path: Path) -> tuple[int, int, str | None]:
 
 class CopilotBackend(CliBackend):
     name = "copilot"
+    env_keep = ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT

@@ -197,6 +197,7 @@ def usage_of(result: dict[str, Any]) -> Usage:
 
 class CursorAgentBackend(CliBackend):
     name = "cursor-agent"
+    env_keep = ("CURSOR_",)
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT

@@ -21,12 +21,25 @@ Command (https://geminicli.com/docs/cli/headless/, the CLI's ``--help``)::
   (``--allowed-tools``, e.g. ``run_shell_command(git status)``).
   Acting (``CliBackend.act``, a target call with a working directory):
   ``--approval-mode auto_edit`` (file edits approved) and ``--allowed-tools
-  run_shell_command(<program>)`` for each of ``request.allowed_commands``;
+  run_shell_command(<program>),...`` (one comma-separated value: 0.61 takes
+  one value per flag and reads a second as a positional prompt, which it
+  refuses beside ``-p``) for each of ``request.allowed_commands``;
   other commands still need a confirmation headless mode cannot give.
+- Project code: ``--skip-trust`` trusts the checkout for this session only;
+  with it Gemini CLI 0.61 still reads the workspace's ``.gemini/skills`` but
+  ran none of a committed ``.gemini/settings.json``'s hooks, MCP servers or
+  tool-discovery command (it runs them only in a folder trusted for good,
+  which a fresh checkout path never is).
+- Endpoint: ``GOOGLE_GEMINI_BASE_URL`` with ``GEMINI_API_KEY`` and
+  ``security.auth.selectedType: gemini-api-key`` in the person's settings.
 - Output: JSONL events (``init``, ``message`` with ``role`` and ``content``,
   assistant chunks marked ``delta``; ``tool_use`` with ``tool_name``,
   ``tool_id``, ``parameters``; ``tool_result`` with ``tool_id``, ``status``,
-  ``output`` or ``error``; ``error`` with ``severity``; ``result`` with
+  ``output`` or ``error``: Gemini CLI 0.61 reports no exit code, and a
+  command that failed is ``success`` too, so a shell command counts as exit 0
+  unless its output is the shell's "command not found" (127); a command the
+  policy refused is ``error`` with ``error.type`` ``policy_violation``,
+  recorded as denied; ``error`` with ``severity``; ``result`` with
   ``status``, ``stats`` and an optional ``error``). The text is the assistant
   message chunks after the last tool result, joined (or the ``result``'s
   ``response`` where a version prints one); tokens from
@@ -39,6 +52,7 @@ Command (https://geminicli.com/docs/cli/headless/, the CLI's ``--help``)::
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +90,17 @@ class GeminiOutput:
     errors: list[str] = field(default_factory=list)
     result_status: str | None = None
     trajectory: Trajectory = field(default_factory=Trajectory)
+
+
+_NOT_FOUND = re.compile(r"^\S*(?:bash|sh)(?::| -c:)? (?:line \d+: |\d+: )?\S+: (?:command )?not found$", re.M)
+
+
+def _exit_code(ok: bool, output: str) -> int | None:
+    """Gemini CLI's stream carries no exit code (a failing command is ``status: success`` too):
+    0 stands for "it ran", the shell's "command not found" line for 127, an error for unknown."""
+    if not ok:
+        return None
+    return 127 if _NOT_FOUND.search(output) else 0
 
 
 def _file_change(name: str, params: dict[str, Any], workdir: Path | None) -> FileChange | None:
@@ -137,7 +162,9 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
                 output = str(error.get("message") or "")
             trace.add(ToolResult(call_id, bounded(output), not ok, name))
             if name == SHELL_TOOL:
-                trace.add(CommandRun(str(params.get("command") or ""), 0 if ok else None, bounded(output)))
+                denied = bool(error) and error.get("type") == "policy_violation"
+                trace.add(CommandRun(str(params.get("command") or ""), _exit_code(ok, output), bounded(output),
+                                     denied=denied))
             elif ok:
                 change = _file_change(name, params, workdir)
                 if change is not None:
@@ -165,6 +192,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
 
 class GeminiCliBackend(CliBackend):
     name = "gemini-cli"
+    env_keep = ("GEMINI_", "GOOGLE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
@@ -180,10 +208,10 @@ class GeminiCliBackend(CliBackend):
     def tool_flags(self, request: CompletionRequest | None = None) -> list[str]:
         if request is not None and self._acts_on(request):
             allowed = [f"{SHELL_TOOL}({c})" for c in request.allowed_commands or ()]
-            return ["--approval-mode", "auto_edit"] + (["--allowed-tools", *allowed] if allowed else [])
+            return ["--approval-mode", "auto_edit"] + (["--allowed-tools", ",".join(allowed)] if allowed else [])
         if request is not None and not self._is_target(request):
             return ["--approval-mode", "default"]
-        return ["--approval-mode", "default"] + (["--allowed-tools", *self._allowed] if self._allowed else [])
+        return ["--approval-mode", "default"] + (["--allowed-tools", ",".join(self._allowed)] if self._allowed else [])
 
     def argv(self, prompt: str, request: CompletionRequest | None = None) -> list[str]:
         args = [self._exe, "-p", prompt, "--output-format", "stream-json", "--skip-trust"]

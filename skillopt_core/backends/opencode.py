@@ -8,11 +8,23 @@ Command (prompt on stdin; https://opencode.ai/docs/cli/ ``run``)::
 
 with the permissions in ``OPENCODE_CONFIG_CONTENT`` (inline JSON config
 applied over the person's own, https://opencode.ai/docs/config/; permission
-rules https://opencode.ai/docs/permissions/):
+rules https://opencode.ai/docs/permissions/; a person's own
+``OPENCODE_CONFIG_CONTENT``, e.g. their provider, is kept and the rules put in
+its ``permission``; in the sandbox that is the only way a custom provider
+reaches OpenCode, since its scratch HOME holds the login, not the config file):
 
 - The skill under training (``request.skill``) is installed at
   ``.opencode/skills/<name>/SKILL.md`` in the working directory, where
   OpenCode discovers project skills.
+- No project code (:data:`NO_PROJECT_CONFIG`, ``OPENCODE_DISABLE_PROJECT_CONFIG=1``):
+  the checkout's ``opencode.json`` and ``.opencode/`` (its plugins, which are
+  JavaScript run in OpenCode's process, MCP servers, agents, permission rules)
+  are not loaded, in the sandbox or not; the person's own config still is.
+  With project config off OpenCode no longer finds ``.opencode/skills``, so the
+  skill under training is also offered from a config folder in the call's side
+  folder (``OPENCODE_CONFIG_DIR``), besides the copy the prompt points to.
+  opencode 1.18.33 ran a committed ``.opencode/plugin`` and a local MCP server
+  without it.
 - Read-only by default: ``{"permission": {"edit": "deny", "bash": "deny",
   "webfetch": "deny"}}`` (reads, searches and listings stay allowed).
   ``model.allowed_tools`` names permissions set to ``allow`` on top (e.g.
@@ -24,8 +36,11 @@ rules https://opencode.ai/docs/permissions/):
   ``sessionID`` and a ``part``: ``step_start``; ``text`` (``part.text``);
   ``tool_use`` (``part.tool``, ``part.callID``, ``part.state`` with
   ``status``, ``input``, ``output`` or ``error``, ``metadata.exit`` for
-  ``bash`` where reported; a call may come once per state, only the finished
-  one counts); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
+  ``bash`` where reported, ``metadata.exists`` for ``write``: a file that was
+  there is modified, else added; a call its permission rules denied is a
+  ``state.status`` ``error`` whose error says "The user has specified a rule
+  which prevents you from using this specific tool call", recorded as denied;
+  a call may come once per state, only the finished one counts); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
   ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
   answer is the text of the last step; tokens are summed over ``step_finish``
   (input plus cache reads and writes; output plus reasoning), cost likewise.
@@ -40,6 +55,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +67,7 @@ from skillopt_core.backends.claude_code import relative_path
 from skillopt_core.backends.cli_common import (
     CliBackend, also_allowed, allowed_tools, cli_failure, exit_error, json_lines, tail,
 )
+from skillopt_core.backends.cli_skill import skill_doc
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
@@ -65,6 +82,11 @@ READ_ONLY = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
 _INSTALL_HINT = "Install OpenCode (npm i -g opencode-ai) and run `opencode auth login`."
 _LOGIN_HINT = "Check that `opencode run hello` works in a terminal (log in with `opencode auth login`)."
 _EDIT_TOOLS = {"write": "added", "edit": "modified", "patch": "modified", "multiedit": "modified"}
+# What opencode 1.18 answers a tool call its permission rules deny (the call's ``state.error``).
+_DENIED = ("The user has specified a rule which prevents you from using this specific tool call",
+           "The user rejected permission to use this specific tool call")
+NO_PROJECT_CONFIG = {"OPENCODE_DISABLE_PROJECT_CONFIG": "1"}
+CONFIG_DIR_ENV = "OPENCODE_CONFIG_DIR"
 _KNOWN = frozenset({"step_start", "step_finish", "text", "tool_use", "error", "reasoning"})
 
 
@@ -89,15 +111,19 @@ def _tool_step(part: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | N
     tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
     ok = state.get("status") != "error"
     output = state.get("output") if isinstance(state.get("output"), str) else str(state.get("error") or "")
+    meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
     trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), call_id))
     trace.add(ToolResult(call_id, bounded(output), not ok, name))
     if name == "bash":
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
         code = meta.get("exit")
+        denied = not ok and output.startswith(_DENIED)
         exit_code = int(code) if isinstance(code, int) else (0 if ok else None)
-        trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output)))
+        trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output), denied=denied))
     elif name in _EDIT_TOOLS and ok and isinstance(tool_input.get("filePath"), str):
-        trace.add(FileChange(relative_path(tool_input["filePath"], workdir), _EDIT_TOOLS[name]))
+        kind = _EDIT_TOOLS[name]
+        if name == "write" and meta.get("exists") is True:  # opencode says whether the file was there before
+            kind = "modified"
+        trace.add(FileChange(relative_path(tool_input["filePath"], workdir), kind))
 
 
 def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
@@ -144,8 +170,33 @@ def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
     return found
 
 
+def _own_inline_config() -> dict[str, Any]:
+    """The person's own ``OPENCODE_CONFIG_CONTENT`` (e.g. their provider), which the replay's
+    permission rules are added to rather than replace; {} when unset or not a JSON object."""
+    try:
+        found = json.loads(os.environ.get(CONFIG_ENV) or "{}")
+    except ValueError:
+        log.warning("opencode: %s is not JSON; the replay ignores it", CONFIG_ENV)
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def skill_config_dir(meta: Path, skill_text: str, backend: str) -> Path | None:
+    """A config folder in ``meta`` holding only the skill under training (``skills/<name>/SKILL.md``),
+    for ``OPENCODE_CONFIG_DIR``: how OpenCode finds it while project config is off."""
+    if not skill_text.strip():
+        return None
+    skill = skill_doc(skill_text, backend)
+    folder = meta / "opencode-config" / "skills" / skill.name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(skill.text, encoding="utf-8")
+    return folder.parent.parent
+
+
 class OpenCodeBackend(CliBackend):
     name = "opencode"
+    # OpenCode reads many providers' keys from the environment (and {env:VAR} in its config).
+    env_keep = ("OPENCODE_", "*_API_KEY", "AWS_", "AZURE_", "GOOGLE_APPLICATION_CREDENTIALS")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
@@ -171,8 +222,12 @@ class OpenCodeBackend(CliBackend):
             rules.update({tool: "allow" for tool in self._allowed})
         return rules
 
-    def config_env(self, request: CompletionRequest | None = None) -> dict[str, str]:
-        return {CONFIG_ENV: json.dumps({"permission": self.permissions(request)})}
+    def config_env(self, request: CompletionRequest | None = None, config_dir: Path | None = None) -> dict[str, str]:
+        env = {CONFIG_ENV: json.dumps({**_own_inline_config(), "permission": self.permissions(request)}),
+               **NO_PROJECT_CONFIG}
+        if config_dir is not None:
+            env[CONFIG_DIR_ENV] = str(config_dir)
+        return env
 
     def argv(self) -> list[str]:
         args = [self._exe, "run", "--format", "json"]
@@ -183,8 +238,9 @@ class OpenCodeBackend(CliBackend):
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()
         async with self._replay(request) as (where, prompt):
+            skills = skill_config_dir(where.meta, request.skill, self.name) if request.skill else None
             result = await self._run(self.argv(), where, stdin_text=prompt, request=request,
-                                     extra_env=self.config_env(request))
+                                     extra_env=self.config_env(request, skills))
             out = parse_events(result.stdout, where.work)
             checks = await self._run_checks(request, where) if out.text is not None else []
         usage = Usage(out.input_tokens, out.output_tokens, out.cost)

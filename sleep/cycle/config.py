@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillopt_core import ConfigError, Settings
 from skillopt_core.run.config import apply_overrides, load_config_data, validate_settings
@@ -37,6 +37,19 @@ class SleepSettings(BaseModel):
     # actions: the target agent acts in a sandboxed checkout; read_only: it can only read;
     # auto: actions where a sandbox (bubblewrap) is available, else read-only (the night says so).
     replay: Literal["auto", "actions", "read_only"] = "auto"
+    # Model endpoints the acting sandbox lets the agent CLI reach besides its vendor's hosts and the
+    # endpoint it is configured with: URLs (http://gw:4000), host:port (https), host or *.pattern (443).
+    replay_api_hosts: list[str] = Field(default_factory=list)
+
+    @field_validator("replay_api_hosts")
+    @classmethod
+    def _endpoints(cls, value: list[str]) -> list[str]:
+        from sleep.replay.egress import endpoint
+
+        bad = [v for v in value if "*" not in v and endpoint(v) is None]
+        if bad:
+            raise ValueError(f"{', '.join(map(repr, bad))}: each must be a host, host:port or http(s):// URL")
+        return value
     # Each recurring task contributes up to this many of its member prompts as separate items.
     instances_per_task: int = Field(default=4, ge=1)
     skip_idle: bool = True

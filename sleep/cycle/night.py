@@ -58,7 +58,7 @@ from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 from sleep.redact import Redactor
 from sleep.replay.modes import as_text_judge, choose_mode
 from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
-from sleep.replay.egress import API_HOSTS, EgressProxy
+from sleep.replay.egress import EgressProxy
 from sleep.replay.sandbox import cleanup_homes
 
 Say = Callable[[str], None]
@@ -381,7 +381,9 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])  # the records
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
-        night.reason = f"the replay {summary.status}: {summary.error}; nothing was staged"
+        refused = (night.replay or {}).get("refused_hosts")
+        cause = f"{refused_message(refused)}; the CLI's last error: {summary.error}" if refused else summary.error
+        night.reason = f"the replay {summary.status}: {cause}; nothing was staged"
         say(f"[Night] {night.reason}")
         return
 
@@ -473,8 +475,12 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         act_family = target.replace("_", "-") if mode.mode == "actions" else None
         egress = None
         if act_family is not None:
-            egress = EgressProxy(API_HOSTS.get(act_family, ()))
+            egress = EgressProxy.for_cli(act_family, config.sleep.replay_api_hosts)
             stack.callback(egress.close)
+            stack.callback(_record_refused, night, egress, say)
+            allowed = ", ".join(str(e) for e in egress.endpoints) or "none configured"
+            say(f"[Replay] the sandbox lets the agent reach {', '.join(egress.hosts) or 'no vendor host'} and its "
+                f"configured endpoints ({allowed})" + (f" through your proxy {egress.upstream}" if egress.upstream else ""))
         backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor,
                                                                act_family=act_family, egress=egress))
         run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
@@ -493,6 +499,29 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
                 say(f"[Replay] {redactor.total} secrets redacted at the model boundary (replies, recorded prompts) "
                     "before anything recorded them")
     return summary, Path(run.run_dir)
+
+
+def refused_message(hosts: list[str]) -> str:
+    """What to tell the person when the sandbox refused the CLI's way out (instead of a login hint)."""
+    names = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
+    first = hosts[0].split(" ", 1)[0]
+    return (f"the sandbox refused {names} (allow it with `--set sleep.replay_api_hosts=[\"{first}\"]` or "
+            f"`replay_api_hosts: [\"{first}\"]` under `sleep:` in {USER_CONFIG_HINT}, if the agent's model "
+            "endpoint is there)")
+
+
+USER_CONFIG_HINT = "$SKILLOPT_HOME/sleep.yaml"
+
+
+def _record_refused(night: NightRecord, egress: EgressProxy, say: Any) -> None:
+    refused = egress.refused_hosts()
+    if refused:
+        night.replay = {**(night.replay or {}), "refused_hosts": refused}
+        say(f"[Replay] the sandbox refused {len(refused)} host(s): {', '.join(refused[:5])}")
+    unreachable = list(dict.fromkeys(egress.unreachable))
+    if unreachable:  # allowed, but they did not resolve or answer (a network problem, not the sandbox)
+        night.replay = {**(night.replay or {}), "unreachable_hosts": unreachable}
+        say(f"[Replay] {len(unreachable)} allowed host(s) could not be reached: {', '.join(unreachable[:5])}")
 
 
 def _usage(totals: dict[str, Any]) -> dict[str, Any]:

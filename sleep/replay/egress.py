@@ -1,29 +1,48 @@
 """The one way out of the sandbox's empty network: the agent CLI's own model endpoint.
 
 Inside bubblewrap's fresh network namespace nothing is reachable, not even the
-host's loopback. The agent CLI itself still has to reach its model API
-(``api.anthropic.com``, ``api.openai.com``, ``api.githubcopilot.com``, ...),
-so the sandbox gets exactly that:
+host's loopback. The agent CLI itself still has to reach its model API, so the
+sandbox gets exactly that:
 
-- outside, :class:`EgressProxy` listens on a Unix socket in a private folder
-  and serves HTTP ``CONNECT host:port``: only to the hosts of
-  :data:`API_HOSTS` for the CLI family (or a given allow list), only on port
-  443 unless allowed otherwise; anything else gets ``403`` and is counted;
+- outside, :class:`EgressProxy` listens on a Unix socket in a private folder and
+  serves HTTP ``CONNECT host:port`` (HTTPS, TLS end to end) and plain-HTTP
+  requests in absolute form (``POST http://127.0.0.1:8080/v1/messages``, what a
+  CLI sends to ``HTTP_PROXY`` for an ``http://`` base URL). It lets through
+  only
+
+  * the hosts of :data:`API_HOSTS` for the CLI family on port 443 (the vendors'
+    own APIs, HTTPS only),
+  * the endpoints the CLI is configured with (:func:`sleep.replay.endpoints.configured_endpoints`:
+    ``ANTHROPIC_BASE_URL``, the Bedrock or Vertex endpoints when Claude Code's
+    switches are set, ``OPENAI_BASE_URL``, the Codex provider's ``base_url`` in
+    its ``config.toml``, OpenCode's providers' ``baseURL``, Gemini CLI's
+    ``GOOGLE_GEMINI_BASE_URL``) and the extra ones of ``sleep.replay_api_hosts``,
+    each exactly (scheme, host, port): plain HTTP only to an ``http://`` endpoint;
+
+  every name is resolved first and a loopback, private, link-local or otherwise
+  non-public address is refused unless the endpoint was configured exactly so (a
+  local model server or gateway is the one loopback service the agent may
+  reach); the connection goes to the address that was checked. Anything else
+  gets ``403`` and is recorded in :attr:`EgressProxy.refused`;
+- when the person has a proxy of their own (``HTTPS_PROXY``/``HTTP_PROXY`` in the
+  night's environment), allowed connections to non-loopback endpoints go through
+  it (``CONNECT`` to it; plain HTTP forwarded to it), so a corporate network works;
 - the socket is bound into the sandbox, and a small stdlib bridge
   (:data:`BRIDGE`, run by the same interpreter) listens on the sandbox's own
   ``127.0.0.1`` and forwards each connection to it, then runs the CLI as its
   child and exits with its code;
 - the CLI (and anything it starts) gets ``HTTPS_PROXY``/``HTTP_PROXY`` pointing
-  at the bridge; a program that ignores them reaches nothing at all.
+  at the bridge and an empty ``NO_PROXY``; a program that ignores them reaches
+  nothing at all.
 
-So a command the agent runs can reach the model API hosts at most (through
-the proxy, TLS end to end), never the person's network, the host's loopback
-services or the internet at large.
+So a command the agent runs can reach the CLI's model endpoints at most, never
+the person's network, the host's other loopback services or the internet at large.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import os
 import select
 import socket
@@ -32,6 +51,12 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Mapping
+from urllib.parse import urlsplit
+
+from sleep.replay.endpoints import (  # noqa: F401 (re-exported: the egress's public names)
+    Endpoint, _norm, configured_endpoints, endpoint, no_proxy, person_proxy,
+)
 
 API_HOSTS: dict[str, tuple[str, ...]] = {
     "claude-code": ("api.anthropic.com", "*.anthropic.com", "statsig.anthropic.com"),
@@ -82,15 +107,63 @@ def allowed(host: str, port: int, hosts: tuple[str, ...], ports: tuple[int, ...]
     return port in ports and any(fnmatch.fnmatchcase(host, pattern.lower()) for pattern in hosts)
 
 
+def _public(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return ip.is_global and not ip.is_multicast
+
+
+def _resolve(host: str, port: int) -> list[str]:
+    return [info[4][0] for info in socket.getaddrinfo(_norm(host), port, type=socket.SOCK_STREAM)]
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in _resolve(host, 0))
+    except (OSError, ValueError):
+        return False
+
+
 @dataclass
 class EgressProxy:
-    """A CONNECT proxy on a Unix socket that lets through only ``hosts`` on ``ports``."""
+    """A proxy on a Unix socket that lets through only ``hosts`` on ``ports`` (HTTPS) and the
+    exact ``endpoints``; through ``upstream`` (the person's proxy) when given. See the module docstring."""
 
     hosts: tuple[str, ...]
     ports: tuple[int, ...] = (443,)
+    endpoints: tuple[Endpoint, ...] = ()
+    upstream: Endpoint | None = None
+    direct: tuple[str, ...] = ()  # names reached without ``upstream`` (the person's NO_PROXY)
     folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="skillopt-egress-")))
-    refused: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # what the policy refused (host:port, or the request line)
+    unreachable: list[str] = field(default_factory=list)  # allowed, but it did not resolve or answer
     allowed_connections: int = 0
+
+    @classmethod
+    def for_cli(cls, family: str, extra: Iterable[str] = (), env: Mapping[str, str] | None = None,
+                home: Path | None = None) -> "EgressProxy":
+        """The proxy a night gives ``family``'s CLI: its vendor hosts, its configured endpoints,
+        ``extra`` (``sleep.replay_api_hosts``: URLs, ``host:port``, ``host``) and the person's proxy."""
+        endpoints = list(configured_endpoints(family, env, home))
+        patterns = list(API_HOSTS.get(family, ()))
+        for item in extra:
+            item = str(item).strip()
+            if "*" in item:
+                patterns.append(item)
+                continue
+            found = endpoint(item)
+            if found is None:
+                raise ValueError(f"sleep.replay_api_hosts: {item!r} is not a host, host:port or http(s):// URL")
+            if found not in endpoints:
+                endpoints.append(found)
+        return cls(tuple(patterns), endpoints=tuple(endpoints), upstream=person_proxy(env), direct=no_proxy(env))
+
+    def _via_upstream(self, host: str, exact: bool) -> bool:
+        host = _norm(host)
+        if self.upstream is None or any(host == d or host.endswith("." + d) for d in self.direct):
+            return False
+        return not (exact and _is_loopback(host))
 
     def __post_init__(self) -> None:
         os.chmod(self.folder, 0o700)
@@ -101,6 +174,7 @@ class EgressProxy:
         self._server.bind(str(self.socket_path))
         self._server.listen(64)
         self._closed = False
+        self._lock = threading.Lock()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def close(self) -> None:
@@ -124,6 +198,42 @@ class EgressProxy:
         return {"HTTPS_PROXY": url, "https_proxy": url, "HTTP_PROXY": url, "http_proxy": url,
                 "ALL_PROXY": url, "NO_PROXY": "", "no_proxy": ""}
 
+    def refused_hosts(self) -> list[str]:
+        """Each refused ``host:port`` once, in the order first refused."""
+        return list(dict.fromkeys(self.refused))
+
+    def _refuse(self, conn: socket.socket, what: str, status: bytes = b"403 Forbidden") -> None:
+        with self._lock:
+            (self.unreachable if status.startswith(b"502") else self.refused).append(what)
+        conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+    def _exact(self, scheme: str, host: str, port: int) -> Endpoint | None:
+        return next((e for e in self.endpoints if e.matches(host, port) and (scheme == "https" or e.scheme == scheme)),
+                    None)
+
+    def _open(self, host: str, port: int, exact: bool) -> tuple[socket.socket | None, str]:
+        """A connection to ``host:port`` (directly or through the person's proxy), or (None, why not)."""
+        if self._via_upstream(host, exact):
+            try:
+                return socket.create_connection((self.upstream.host, self.upstream.port), timeout=30), ""
+            except OSError as exc:
+                return None, f"unreachable: your proxy {self.upstream} did not answer ({exc})"
+        try:
+            addresses = _resolve(host, port)
+        except OSError as exc:
+            return None, f"unreachable: does not resolve ({exc.strerror or exc})"
+        if not exact:
+            private = [a for a in addresses if not _public(a)]
+            if private:
+                return None, f"resolves to {private[0]}, not a public address"
+        last: OSError | None = None
+        for address in addresses:  # connect to the address that was checked, never resolve again
+            try:
+                return socket.create_connection((address, port), timeout=30), ""
+            except OSError as exc:
+                last = exc
+        return None, f"unreachable: {last}"
+
     def _serve(self) -> None:
         while not self._closed:
             try:
@@ -133,6 +243,7 @@ class EgressProxy:
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
+        upstream: socket.socket | None = None
         try:
             head = b""
             while b"\r\n\r\n" not in head and len(head) < _MAX_HEADER:
@@ -142,31 +253,82 @@ class EgressProxy:
                 head += chunk
             line = head.split(b"\r\n", 1)[0].decode("latin-1")
             parts = line.split()
-            if len(parts) != 3 or parts[0].upper() != "CONNECT" or ":" not in parts[1]:
-                self.refused.append(line[:120])
-                conn.sendall(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-                return
-            host, _, port_text = parts[1].rpartition(":")
-            port = int(port_text) if port_text.isdigit() else -1
-            if not allowed(host, port, self.hosts, self.ports):
-                self.refused.append(parts[1])
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
-                return
-            try:
-                upstream = socket.create_connection((host.strip("[]"), port), timeout=30)
-            except OSError:
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
-                return
-            self.allowed_connections += 1
-            conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            rest = head.split(b"\r\n\r\n", 1)[1]
-            if rest:
-                upstream.sendall(rest)
-            _pipe(conn, upstream)
+            if len(parts) != 3:
+                return self._refuse(conn, line[:120], b"400 Bad Request")
+            if parts[0].upper() == "CONNECT":
+                upstream = self._connect(conn, head, parts[1])
+            elif parts[1].lower().startswith("http://"):
+                upstream = self._forward(conn, head, parts)
+            else:
+                return self._refuse(conn, line[:120], b"405 Method Not Allowed")
+            if upstream is not None:
+                _pipe(conn, upstream)
         except OSError:
             return
         finally:
             conn.close()
+
+    def _connect(self, conn: socket.socket, head: bytes, target: str) -> socket.socket | None:
+        host, _, port_text = target.rpartition(":")
+        port = int(port_text) if port_text.isdigit() else -1
+        exact = self._exact("https", host, port) is not None
+        if not exact and not allowed(host, port, self.hosts, self.ports):
+            self._refuse(conn, f"{_norm(host)}:{port}")
+            return None
+        upstream, why = self._open(host, port, exact)
+        if upstream is None:
+            self._refuse(conn, f"{_norm(host)}:{port} ({why})",
+                         b"502 Bad Gateway" if why.startswith("unreachable") else b"403 Forbidden")
+            return None
+        if self._via_upstream(host, exact):
+            upstream.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode("latin-1"))
+            answer = _read_head(upstream)
+            if not answer.split(b"\r\n", 1)[0].split(b" ")[1:2] == [b"200"]:
+                upstream.close()
+                status = answer.split(b"\r\n", 1)[0].decode("latin-1")[:80]
+                self._refuse(conn, f"{_norm(host)}:{port} (unreachable: your proxy answered {status})",
+                             b"502 Bad Gateway")
+                return None
+        with self._lock:
+            self.allowed_connections += 1
+        conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        rest = head.split(b"\r\n\r\n", 1)[1]
+        if rest:
+            upstream.sendall(rest)
+        return upstream
+
+    def _forward(self, conn: socket.socket, head: bytes, parts: list[str]) -> socket.socket | None:
+        """A plain-HTTP request in absolute form, to an exact ``http://`` endpoint only."""
+        url = urlsplit(parts[1])
+        host, port = url.hostname or "", url.port or 80
+        if self._exact("http", host, port) is None:
+            self._refuse(conn, f"{_norm(host)}:{port}")
+            return None
+        upstream, why = self._open(host, port, True)
+        if upstream is None:
+            self._refuse(conn, f"{_norm(host)}:{port} ({why})", b"502 Bad Gateway")
+            return None
+        through_proxy = self._via_upstream(host, True)
+        target = parts[1] if through_proxy else (url.path or "/") + (f"?{url.query}" if url.query else "")
+        lines = head.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]
+        kept = [h for h in lines if h.split(b":", 1)[0].strip().lower()
+                not in (b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive")]
+        request = (f"{parts[0]} {target} {parts[2]}\r\n".encode("latin-1") + b"\r\n".join(kept)
+                   + b"\r\nConnection: close\r\n\r\n" + head.split(b"\r\n\r\n", 1)[1])
+        with self._lock:
+            self.allowed_connections += 1
+        upstream.sendall(request)
+        return upstream
+
+
+def _read_head(sock: socket.socket) -> bytes:
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < _MAX_HEADER:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return head
 
 
 def _pipe(a: socket.socket, b: socket.socket) -> None:

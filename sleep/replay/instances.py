@@ -38,7 +38,7 @@ def _context(files: list[str]) -> str:
 def task_items(record: Any, members: Iterable[Any], limit: int, tags: tuple[str, ...]) -> list[Task]:
     """The items of one mined task (``record``: a TaskRecord; ``members``: its pool items)."""
     members = list(members)
-    allowed = allowed_commands(x for item in members for x in item.shell)
+    allowed = allowed_commands((x for item in members for x in item.shell), record.judge)
     base = {"intent": record.intent, "support": record.support, "task_id": record.id, "group": record.id,
             "allowed_commands": allowed}
     seen: set[str] = set()

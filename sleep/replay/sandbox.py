@@ -48,12 +48,14 @@ from skillopt_core.replay import night_id, replay_root
 from sleep import paths
 from sleep.cycle.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
+from sleep.replay.endpoints import codex_env_keys
 
 # Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
 # the files in it it authenticates with, other files under HOME). Copies (0600) go into the scratch HOME.
 AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "claude-code": ("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), (".claude.json",)),
-    "codex": ("CODEX_HOME", ".codex", ("auth.json",), ()),
+    # config.toml too: a custom model provider (base_url, env_key) lives there; files it names are copied.
+    "codex": ("CODEX_HOME", ".codex", ("auth.json", "config.toml"), ()),
     "copilot": ("COPILOT_HOME", ".copilot", ("config.json",), ()),
     # Gemini CLI's GEMINI_CLI_HOME is the folder *above* .gemini, so no variable is moved here.
     "gemini-cli": ("", ".gemini", ("oauth_creds.json", "google_accounts.json", "settings.json"), ()),
@@ -63,20 +65,54 @@ AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
 # The only environment variables besides the basics that reach the CLI: its own keys and endpoints.
 KEY_VARS: dict[str, tuple[str, ...]] = {
     "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
-                    "ANTHROPIC_MODEL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
+                    "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
+                    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
+    # and the variables its config.toml's providers name with env_key (BwrapLauncher.environment)
     "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     "copilot": ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"),
     "gemini-cli": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
-                   "GOOGLE_GENAI_USE_VERTEXAI"),
+                   "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"),
     # OPENCODE_CONFIG_CONTENT carries the replay's permission rules (skillopt_core.backends.opencode).
-    "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT"),
+    "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT",
+                 "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG_DIR"),
     "cursor-agent": ("CURSOR_API_KEY",),
+}
+# Variables that pass only when the switch naming them is set (the cloud's own credentials and endpoints).
+SWITCHED_VARS: dict[str, tuple[str, ...]] = {
+    "CLAUDE_CODE_USE_BEDROCK": ("ANTHROPIC_BEDROCK_BASE_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+                                "CLAUDE_CODE_SKIP_BEDROCK_AUTH"),
+    "CLAUDE_CODE_USE_VERTEX": ("ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION",
+                               "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
 }
 # Settings each CLI documents for no traffic beyond the model API (telemetry, update checks).
 QUIET: dict[str, dict[str, str]] = {
-    "claude-code": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"},
+    "claude-code": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                    "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"},
 }
 BASIC_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SKILLOPT_REPLAY", "NO_COLOR")
+
+
+def _named_files(config: Path) -> list[str]:
+    """Files in the CLI's folder that its ``config.toml`` names by a relative path (instructions, catalogs)."""
+    try:
+        import tomllib
+
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    found: list[str] = []
+    todo: list = [data]
+    while todo:
+        value = todo.pop()
+        if isinstance(value, dict):
+            todo += list(value.values())
+        elif isinstance(value, list):
+            todo += value
+        elif isinstance(value, str) and value and not value.startswith(("/", "~")) and ".." not in value \
+                and "\n" not in value and len(value) < 200 and (config.parent / value).is_file():
+            found.append(value)
+    return found
 
 
 def find_bwrap() -> str | None:
@@ -262,8 +298,11 @@ class BwrapLauncher:
             return scratch
         variable, folder, inside, beside = AUTH_FILES[self.family]
         config = Path(os.environ[variable]) if variable and os.environ.get(variable) else home / folder
+        if variable:  # the CLI's folder always exists (Codex refuses to start without CODEX_HOME)
+            (scratch / folder).mkdir(parents=True, exist_ok=True, mode=0o700)
         copies = [(config / name, scratch / folder / name) for name in inside]
         copies += [(home / name, scratch / name) for name in beside]
+        copies += [(config / name, scratch / folder / name) for name in _named_files(config / "config.toml")]
         for src, dst in copies:
             if src.is_file():
                 dst.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -273,6 +312,11 @@ class BwrapLauncher:
 
     def environment(self, env: dict[str, str], home: Path) -> dict[str, str]:
         keep = set(BASIC_VARS) | set(KEY_VARS.get(self.family, ()))
+        if self.family == "codex":  # the key variables its custom providers name
+            keep |= set(codex_env_keys(env, self.home or Path.home()))
+        for switch, names in SWITCHED_VARS.items():
+            if switch in keep and env.get(switch):
+                keep |= set(names)
         out = {k: v for k, v in env.items() if k in keep}
         out.update({"HOME": str(home), "TMPDIR": "/tmp", "TERM": "dumb", "NO_COLOR": "1", "SKILLOPT_REPLAY": "1",
                     "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cli_fakes import CLIS, COMMANDS, SKILL, alive, fake_env, make, only_record, prompt_of, target_request  # noqa: F401
+from cli_fakes import records as cli_records
 from skillopt_core.backends import CompletionRequest, Message
 from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
 from skillopt_core.backends.structured import complete_json
@@ -110,6 +111,15 @@ async def test_codex_takes_last_agent_message_and_turn_usage(fake_env: Path, mon
     assert completion.text == "Paris"
     assert (completion.usage.input_tokens, completion.usage.output_tokens) == (2400, 40)
     assert completion.usage.cost_usd is None  # default model: price unknown
+
+
+async def test_codex_error_item_is_kept_and_does_not_fail_the_answer(fake_env: Path, monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_CLI_MODEL_WARNING", "1")
+    completion = await make("codex").complete(target_request())
+    errors = [s for s in completion.trajectory.steps if getattr(s, "event_type", "") == "error"]
+    assert completion.text == "fake answer" and "Model metadata" in errors[0].data
+    assert completion.trajectory.unknown_events == 0
+    assert [c.command for c in completion.trajectory.commands()] == ["ls .agents/skills"]
 
 
 async def test_copilot_takes_last_assistant_message_and_usage_file(fake_env: Path, monkeypatch) -> None:
@@ -243,3 +253,23 @@ def test_missing_cli_is_config_error_naming_the_command(name: str, command: str,
     monkeypatch.setenv("PATH", str(empty))
     with pytest.raises(BackendConfigError, match=f"`{command}` command is not on PATH"):
         make(name)
+
+
+async def test_a_cli_outside_the_sandbox_gets_no_other_services_secrets(fake_env: Path, monkeypatch) -> None:
+    """Issue 35 §2: a read-only replay's CLI runs on the host; its environment keeps the CLI's own
+    key and drops every other credential-named variable and the SSH agent socket."""
+    for name, value in {"ANTHROPIC_API_KEY": "sk-ant-own", "GITHUB_TOKEN": "ghp_other", "AWS_SECRET_ACCESS_KEY": "a",
+                        "STRIPE_API_KEY": "sk_live_x", "DB_PASSWORD": "pw", "SSH_AUTH_SOCK": "/tmp/agent.sock",
+                        "MY_SETTING": "kept"}.items():
+        monkeypatch.setenv(name, value)
+    await make("claude-code").complete(target_request())
+    env = only_record(fake_env)["env"]
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-own" and env["MY_SETTING"] == "kept" and env["HOME"]
+    assert not {"GITHUB_TOKEN", "STRIPE_API_KEY", "DB_PASSWORD", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY"} & set(env)
+    await make("codex").complete(target_request())
+    codex_env = [r for r in cli_records(fake_env) if r["name"] == "codex"][0]["env"]
+    assert "ANTHROPIC_API_KEY" not in codex_env and "GITHUB_TOKEN" not in codex_env
+    monkeypatch.setenv("CLAUDE_CODE_USE_BEDROCK", "1")  # Bedrock: its AWS credentials are the CLI's own
+    await make("claude-code").complete(target_request())
+    bedrock = [r["env"] for r in cli_records(fake_env) if r["env"].get("CLAUDE_CODE_USE_BEDROCK")][0]
+    assert bedrock["AWS_SECRET_ACCESS_KEY"] == "a" and "GITHUB_TOKEN" not in bedrock

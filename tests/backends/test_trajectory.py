@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from skillopt_core.backends.claude_code import parse_stream
+from skillopt_core.backends.claude_code import model_from_result, parse_stream
 from skillopt_core.backends.codex import parse_events
 from skillopt_core.backends.copilot import parse_output
 from skillopt_core.backends.trajectory import (
@@ -47,28 +47,64 @@ def lines(*events: dict) -> str:
     return "\n".join(json.dumps(e) for e in events) + "\n"
 
 
+def claude_user(*blocks: dict, extra: object = None) -> dict:
+    """A `user` event as Claude Code 2.1.197 prints it: the tool results, and beside the
+    message the tool's own structured result (`tool_use_result`)."""
+    event = {"type": "user", "message": {"role": "user", "content": list(blocks)}, "session_id": "s1"}
+    if extra is not None:
+        event["tool_use_result"] = extra
+    return event
+
+
+def claude_use(tool_id: str, name: str, **tool_input: object) -> dict:
+    return {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}]}, "session_id": "s1"}
+
+
+# Shaped after a capture of the real `claude` 2.1.197 against a scripted endpoint (written anew here):
+# a successful tool result has no `is_error` key; refusals and failures are `is_error: true` with the
+# CLI's own words; a Write reports `tool_use_result.type` create or update, an Edit no type.
 CLAUDE = lines(
-    {"type": "system", "subtype": "init", "session_id": "s1", "tools": ["Read", "Bash", "Edit"], "model": "m"},
+    {"type": "system", "subtype": "init", "session_id": "s1", "tools": ["Bash", "Edit", "Read", "Write"],
+     "model": "claude-sonnet-4-5[1m]", "claude_code_version": "2.1.197"},
     {"type": "assistant", "message": {"content": [
         {"type": "text", "text": "Installing dependencies."},
         {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pnpm install"}}]}},
-    {"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": "Done in 2s", "is_error": False}]}},
-    {"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "pnpm test"}}]}},
-    {"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "t2", "content": "Exit code 1\n1 failing", "is_error": True}]}},
-    {"type": "assistant", "message": {"content": [
-        {"type": "tool_use", "id": "t3", "name": "Edit",
-         "input": {"file_path": "/work/co/src/app.ts", "old_string": "a", "new_string": "b"}},
-        {"type": "tool_use", "id": "t4", "name": "Bash", "input": {"command": "curl https://example.com"}}]}},
-    {"type": "user", "message": {"content": [
-        {"type": "tool_result", "tool_use_id": "t3", "content": [{"type": "text", "text": "edited"}]},
-        {"type": "tool_result", "tool_use_id": "t4", "content": "Claude requested permissions to use Bash, "
-                                                                 "but you haven't granted it yet.", "is_error": True}]}},
+    claude_user({"tool_use_id": "t1", "type": "tool_result", "content": "Done in 2s", "is_error": False},
+                extra={"stdout": "Done in 2s", "stderr": "", "interrupted": False}),
+    claude_use("t2", "Bash", command="pnpm test"),
+    claude_user({"type": "tool_result", "content": "Exit code 1\n1 failing", "is_error": True, "tool_use_id": "t2"},
+                extra="Error: Exit code 1\n1 failing"),
+    claude_use("t3", "Edit", file_path="/work/co/src/app.ts", old_string="a", new_string="b"),
+    claude_user({"type": "tool_result", "content": "<tool_use_error>File has not been read yet. Read it first "
+                                                   "before writing to it.</tool_use_error>", "is_error": True,
+                 "tool_use_id": "t3"}, extra="Error: File has not been read yet. Read it first before writing to it."),
+    claude_use("t4", "Read", file_path="/work/co/src/app.ts"),
+    claude_user({"tool_use_id": "t4", "type": "tool_result", "content": "1\ta\n"},
+                extra={"type": "text", "file": {"filePath": "/work/co/src/app.ts", "content": "a\n"}}),
+    claude_use("t5", "Edit", file_path="/work/co/src/app.ts", old_string="a", new_string="b"),
+    claude_user({"tool_use_id": "t5", "type": "tool_result", "content": "The file /work/co/src/app.ts has been "
+                                                                      "updated successfully."},
+                extra={"filePath": "/work/co/src/app.ts", "oldString": "a", "newString": "b"}),
+    claude_use("t6", "Write", file_path="/work/co/NOTES.md", content="notes\n"),
+    claude_user({"tool_use_id": "t6", "type": "tool_result", "content": "File created successfully at: "
+                                                                      "/work/co/NOTES.md"},
+                extra={"type": "create", "filePath": "/work/co/NOTES.md", "content": "notes\n"}),
+    claude_use("t7", "Bash", command="curl https://example.com", description="fetch"),
+    claude_user({"type": "tool_result", "content": "This command requires approval", "is_error": True,
+                 "tool_use_id": "t7"}, extra="Error: This command requires approval"),
+    claude_use("t8", "Bash", command="yarn install", description="install"),
+    claude_user({"type": "tool_result", "content": "Exit code 127\n/bin/bash: line 1: yarn: command not found",
+                 "is_error": True, "tool_use_id": "t8"}),
+    claude_use("t9", "Skill", skill="deploy"),
+    claude_user({"type": "tool_result", "tool_use_id": "t9", "content": "Launching skill: deploy"},
+                extra={"success": True, "commandName": "deploy"}),
+    claude_user({"type": "text", "text": "Base directory for this skill: /work/co/.claude/skills/deploy\n\nSteps."}),
     {"type": "brand_new_event", "payload": {"x": 1}},
     {"type": "result", "subtype": "success", "is_error": False, "result": "Installed and fixed.",
-     "permission_denials": [{"tool_name": "Bash", "tool_use_id": "t4", "tool_input": {"command": "curl https://example.com"}}],
+     "permission_denials": [{"tool_name": "Bash", "tool_use_id": "t7",
+                             "tool_input": {"command": "curl https://example.com", "description": "fetch"}}],
+     "modelUsage": {"claude-sonnet-4-5[1m]": {"inputTokens": 5, "outputTokens": 7}},
      "usage": {"input_tokens": 5, "output_tokens": 7}},
 )
 
@@ -78,14 +114,30 @@ def test_claude_stream_gives_commands_with_exit_codes_and_the_result() -> None:
     assert result is not None and result["result"] == "Installed and fixed."
     commands = trajectory.commands()
     assert [(c.command, c.exit_code, c.denied) for c in commands] == [
-        ("pnpm install", 0, False), ("pnpm test", 1, False), ("curl https://example.com", None, True)]
+        ("pnpm install", 0, False), ("pnpm test", 1, False), ("curl https://example.com", None, True),
+        ("yarn install", 127, False)]
 
 
-def test_claude_stream_edit_tool_becomes_a_relative_file_change() -> None:
+def test_claude_file_changes_come_only_from_successful_results() -> None:
     _, trajectory = parse_stream(CLAUDE, Path("/work/co"))
-    assert trajectory.file_changes() == [FileChange("src/app.ts", "modified")]
+    # The refused Edit (not read yet) changed nothing; the one after the Read did; Write create is a new file.
+    assert trajectory.file_changes() == [FileChange("src/app.ts", "modified"), FileChange("NOTES.md", "added")]
     assert any(isinstance(s, TextStep) and s.text == "Installing dependencies." for s in trajectory.steps)
-    assert [s.name for s in trajectory.steps if isinstance(s, ToolCall)] == ["Bash", "Bash", "Edit", "Bash"]
+    assert [s.name for s in trajectory.steps if isinstance(s, ToolCall)] == [
+        "Bash", "Bash", "Edit", "Read", "Edit", "Write", "Bash", "Bash", "Skill"]
+
+
+def test_claude_write_over_an_existing_file_is_a_modification() -> None:
+    stream = lines(claude_use("w", "Write", file_path="/work/co/a.txt", content="x"),
+                   claude_user({"tool_use_id": "w", "type": "tool_result", "content": "updated"},
+                               extra={"type": "update", "filePath": "/work/co/a.txt"}))
+    assert parse_stream(stream, Path("/work/co"))[1].file_changes() == [FileChange("a.txt", "modified")]
+
+
+def test_claude_model_name_loses_its_context_suffix() -> None:
+    result, _ = parse_stream(CLAUDE, Path("/work/co"))
+    assert model_from_result(result, "default") == "claude-sonnet-4-5"
+    assert model_from_result({}, "claude-opus-4-1[1m]") == "claude-opus-4-1"
 
 
 def test_claude_unknown_event_is_kept_and_counted_not_fatal() -> None:
@@ -119,10 +171,33 @@ def test_codex_items_become_commands_file_changes_and_tool_calls() -> None:
     assert found.text == "Installed with npm."
     assert (found.input_tokens, found.output_tokens) == (100, 9)
     t = found.trajectory
-    assert [(c.command, c.exit_code, c.output) for c in t.commands()] == [("bash -lc 'npm install'", 0, "added 3 packages")]
+    assert [(c.command, c.exit_code, c.output) for c in t.commands()] == [("npm install", 0, "added 3 packages")]
     assert t.file_changes() == [FileChange("package-lock.json", "modified"), FileChange("NOTES.md", "added")]
     assert [s.name for s in t.steps if isinstance(s, ToolCall)] == ["docs.search"]
     assert t.unknown_events == 1  # the unknown item type, kept raw
+
+
+def test_codex_paths_are_relative_failed_patches_dropped_errors_kept_and_shell_unwrapped() -> None:
+    found = parse_events(lines(
+        {"type": "item.completed", "item": {"id": "i0", "type": "command_execution",
+                                            "command": "/bin/bash -lc 'pnpm install --frozen-lockfile'",
+                                            "aggregated_output": "done", "exit_code": 0, "status": "completed"}},
+        {"type": "item.completed", "item": {"id": "i1", "type": "file_change", "status": "completed",
+                                            "changes": [{"path": "/work/co/src/a.ts", "kind": "update"},
+                                                        {"path": "/work/co/NEW.md", "kind": "add"}]}},
+        {"type": "item.completed", "item": {"id": "i2", "type": "file_change", "status": "failed",
+                                            "changes": [{"path": "/work/co/src/b.ts", "kind": "update"}]}},
+        {"type": "item.completed", "item": {"id": "i3", "type": "error",
+                                            "message": "command timed out after 10000 milliseconds"}},
+        {"type": "item.completed", "item": {"id": "i4", "type": "agent_message", "text": "ok"}},
+    ), Path("/work/co"))
+    t = found.trajectory
+    assert [c.command for c in t.commands()] == ["pnpm install --frozen-lockfile"]
+    assert t.file_changes() == [FileChange("src/a.ts", "modified"), FileChange("NEW.md", "added")]
+    assert found.failed_changes == 1
+    assert [(s.event_type, s.data) for s in t.steps if isinstance(s, RawStep)] == [
+        ("error", "command timed out after 10000 milliseconds")]
+    assert t.unknown_events == 0 and found.errors == ["command timed out after 10000 milliseconds"]
 
 
 def test_codex_declined_command_is_recorded_as_denied() -> None:

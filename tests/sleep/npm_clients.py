@@ -4,7 +4,9 @@ test's private homes and without telemetry.
 A tool is found in ``$SKILLOPT_NPM_TOOLS/node_modules/.bin`` (a folder made with
 ``npm install --prefix DIR @anthropic-ai/claude-code @openai/codex
 @modelcontextprotocol/inspector``; ``.ci/run`` does this) or on PATH; a test
-that needs a missing one is skipped and the reason names it.
+that needs a missing one is skipped and the reason names it, unless
+``SKILLOPT_NPM_TOOLS`` is set (as in CI): then it fails, so the real-CLI tests
+cannot silently skip there.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ def npm_tool(name: str) -> str:
         if candidate.exists():
             return str(candidate)
     found = shutil.which(name)
+    if not found and folder:  # CI sets it once the npm install succeeded: a missing tool is a failure there
+        pytest.fail(f"`{name}` is not in SKILLOPT_NPM_TOOLS={folder}/node_modules/.bin nor on PATH "
+                    "(npm install --prefix that folder the package, or unset SKILLOPT_NPM_TOOLS to skip)")
     if not found:
         pytest.skip(f"`{name}` is not installed (npm install --prefix DIR the package and set "
                     "SKILLOPT_NPM_TOOLS=DIR, or put it on PATH)")

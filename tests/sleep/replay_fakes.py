@@ -3,6 +3,12 @@ formats *and act* in their working directory, plus fake `pnpm` and `npm`.
 
 Formats (the fakes follow them; they never set the contract):
 
+Where the real CLIs differ from the documents, the fakes follow what the real ones printed
+(Claude Code 2.1.197 and Codex 0.171.0 driven by tests/sleep/model_endpoint.py): a denied
+Bash command's result is "This command requires approval" with ``tool_use_result``
+"Error: ..."; Codex reports commands as ``/bin/bash -c '...'`` (``-lc`` with a login shell).
+The nights with the real binaries are tests/sleep/test_replay_night_real.py.
+
 - Claude Code `claude -p --output-format stream-json --verbose` (prompt on stdin):
   https://code.claude.com/docs/en/headless ("Stream responses") and the Agent SDK's
   message types: a `system` `init` line, `assistant` messages with `text` and
@@ -12,11 +18,21 @@ Formats (the fakes follow them; they never set the contract):
   total_cost_usd, permission_denials [{tool_name, tool_use_id, tool_input}]}.
   Permission rules `Bash(prefix:*)` in `--allowedTools` (https://code.claude.com/docs/en/iam,
   "Tool-specific permission rules"); in print mode a tool use no rule allows is denied.
+  What the real `claude` 2.1.197 printed against the scripted endpoint (tests/sleep/model_endpoint.py),
+  and the fake now prints too: a refused command's result is `is_error: true` with "This command
+  requires approval" and the tool use is listed in `permission_denials`; every `user` event carries
+  the tool's own `tool_use_result` beside the message (a string "Error: ..." for a failure, for Bash
+  {stdout, stderr, interrupted}, for Write {type: create|update, filePath}); a successful Write
+  result has no `is_error` key at all; the init event lists the tools that exist (`MultiEdit` is
+  silently dropped).
 - Codex `codex exec --json` (prompt on stdin with `-`): openai/codex docs/exec.md and
   PR 4525: `thread.started`, `turn.started`, `item.started`/`item.completed` with items
   `command_execution` {command, aggregated_output, exit_code, status} and
   `agent_message` {text}, `turn.completed` {usage: input_tokens, cached_input_tokens,
-  output_tokens}.
+  output_tokens}. As the real `codex` 0.171.0 printed them: the command is the shell line
+  Codex ran, `/bin/bash -lc '<command>'` (a one-word command unquoted), a failed one has
+  `status: "failed"` with its exit code (127 and bash's "command not found" for a missing
+  program); a file the agent wrote is a `file_change` item whose paths are absolute.
 - Copilot CLI `copilot -p <prompt> --output-format json` (prompt in argv): GitHub's
   "Running GitHub Copilot CLI programmatically"
   (https://docs.github.com/en/copilot/how-tos/copilot-cli/automate-copilot-cli/run-cli-programmatically)
@@ -90,26 +106,41 @@ allowed = argv[argv.index("--allowedTools") + 1].split(",") if "--allowedTools" 
 prefixes = [a[5:-3] for a in allowed if a.startswith("Bash(") and a.endswith(":*)")]
 prompt = sys.stdin.read()
 sid = "5b3c2f9e-0d4a-4c53-9d7e-1f2a3b4c5d6e"
+KNOWN = {"Bash", "Edit", "Glob", "Grep", "Read", "Skill", "Write", "NotebookEdit", "WebFetch", "WebSearch"}
+tools = [t for t in (argv[argv.index("--tools") + 1].split(",") if "--tools" in argv else []) if t in KNOWN]
 emit({"type": "system", "subtype": "init", "session_id": sid, "cwd": os.getcwd(), "model": "claude-sonnet-4-6",
-      "tools": argv[argv.index("--tools") + 1].split(",") if "--tools" in argv else [], "permissionMode": "default"})
+      "tools": sorted(tools), "mcp_servers": [], "permissionMode": "default", "claude_code_version": "2.1.197"})
+def user(block, extra):
+    emit({"type": "user", "session_id": sid, "message": {"role": "user", "content": [block]}, "tool_use_result": extra})
 denials, ran = [], []
 for n, command in enumerate(plan(prompt)):
     tid = f"toolu_{n:02d}"
     emit({"type": "assistant", "session_id": sid, "message": {"role": "assistant", "content": [
-        {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}]}})
+        {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command, "description": command}}]}})
+    if "Bash" not in tools:
+        user({"type": "tool_result", "content": "<tool_use_error>Error: No such tool available: Bash</tool_use_error>",
+              "is_error": True, "tool_use_id": tid}, "Error: No such tool available: Bash")
+        continue
     if not any(command == p or command.startswith(p + " ") for p in prefixes):
-        denials.append({"tool_name": "Bash", "tool_use_id": tid, "tool_input": {"command": command}})
-        content, is_error = "Claude requested permissions to use Bash, but you haven't granted it yet.", True
+        denials.append({"tool_name": "Bash", "tool_use_id": tid, "tool_input": {"command": command,
+                                                                                "description": command}})
+        user({"type": "tool_result", "content": "This command requires approval", "is_error": True,
+              "tool_use_id": tid}, "Error: This command requires approval")
+        continue
+    code, out = run(command)
+    ran.append(command)
+    if code == 0:
+        user({"tool_use_id": tid, "type": "tool_result", "content": out or "(no output)", "is_error": False},
+             {"stdout": out, "stderr": "", "interrupted": False, "isImage": False})
     else:
-        code, out = run(command)
-        ran.append(command)
-        content, is_error = (out or "(no output)", False) if code == 0 else (f"Exit code {code}\n{out}", True)
-    emit({"type": "user", "session_id": sid, "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": tid, "content": content, "is_error": is_error}]}})
+        user({"type": "tool_result", "content": f"Exit code {code}\n{out}", "is_error": True, "tool_use_id": tid},
+             f"Error: Exit code {code}\n{out}")
 answer = "Ran " + (", ".join(ran) or "nothing") + "."
 emit({"type": "assistant", "session_id": sid, "message": {"role": "assistant", "content": [{"type": "text", "text": answer}]}})
 emit({"type": "result", "subtype": "success", "is_error": False, "result": answer, "session_id": sid,
       "num_turns": 2, "duration_ms": 10, "total_cost_usd": 0.001, "permission_denials": denials,
+      "stop_reason": "end_turn", "terminal_reason": "completed",
+      "modelUsage": {"claude-sonnet-4-6": {"inputTokens": 40, "outputTokens": 9}},
       "usage": {"input_tokens": 40, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 9}})
 '''
 
@@ -122,8 +153,10 @@ prompt = sys.stdin.read()
 emit({"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
 emit({"type": "turn.started"})
 ran = []
+shell = "/bin/bash -c" if "allow_login_shell=false" in argv else "/bin/bash -lc"  # as Codex 0.171 reports it
 for n, command in enumerate(plan(prompt)):
-    item = {"id": f"item_{n}", "type": "command_execution", "command": f"bash -lc '{command}'",
+    import shlex
+    item = {"id": f"item_{n}", "type": "command_execution", "command": f"{shell} " + shlex.quote(command),
             "aggregated_output": "", "exit_code": None, "status": "in_progress"}
     emit({"type": "item.started", "item": item})
     code, out = run(command)

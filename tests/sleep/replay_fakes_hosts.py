@@ -9,6 +9,11 @@ helpers and fake `pnpm`/`npm` they share). The formats and permission rules they
   {status, stats}. A `run_shell_command` runs only when `--allowed-tools` names
   `run_shell_command(<prefix>)` for it; headless mode cannot confirm anything else
   (https://geminicli.com/docs/reference/tools/, "Automatic execution and security").
+  As the real `gemini` 0.61.0 printed it against the scripted endpoint: `--allowed-tools`
+  takes one (comma-separated) value, a second one is read as a positional prompt and refused;
+  a refused command is `status: "error"` with `error.type: "policy_violation"` ("Tool
+  execution denied by policy."); a command that ran is `success` whatever its exit code,
+  and the stream carries no exit code.
 - OpenCode `opencode run --format json`, prompt on stdin: `step_start`, `tool_use`
   {part: tool, callID, state {status, input, output | error, metadata.exit}}, `text`,
   `step_finish`; `bash` permission rules from `OPENCODE_CONFIG_CONTENT`, the last
@@ -31,11 +36,13 @@ GEMINI = replay_fakes._COMMON + r'''
 argv = sys.argv[1:]
 prompt = argv[argv.index("-p") + 1]
 allowed = []
-if "--allowed-tools" in argv:
-    for a in argv[argv.index("--allowed-tools") + 1:]:
-        if a.startswith("-"):
-            break
-        allowed.append(a)
+if "--allowed-tools" in argv:  # one value per flag (comma-separated), as gemini 0.61 parses it
+    value = argv[argv.index("--allowed-tools") + 1]
+    following = argv[argv.index("--allowed-tools") + 2:]
+    if following and not following[0].startswith("-"):
+        sys.stderr.write("Cannot use both a positional prompt and the --prompt (-p) flag together\n")
+        sys.exit(1)
+    allowed = value.split(",")
 prefixes = [a[len("run_shell_command("):-1] for a in allowed if a.startswith("run_shell_command(")]
 emit({"type": "init", "timestamp": "t", "session_id": "s", "model": "gemini-2.5-pro"})
 ran = []
@@ -46,11 +53,12 @@ for n, command in enumerate(plan(prompt)):
     if any(command == p or command.startswith(p + " ") for p in prefixes):
         code, out = run(command)
         ran.append(command)
-        emit({"type": "tool_result", "timestamp": "t", "tool_id": tid, "status": "success" if code == 0 else "error",
-              "output": out})
+        # gemini 0.61: no exit code in the stream, and a failed command is a success too
+        emit({"type": "tool_result", "timestamp": "t", "tool_id": tid, "status": "success", "output": out.strip()})
     else:
         emit({"type": "tool_result", "timestamp": "t", "tool_id": tid, "status": "error",
-              "error": {"type": "execution_denied", "message": "Tool execution requires confirmation"}})
+              "output": "Tool execution denied by policy.",
+              "error": {"type": "policy_violation", "message": "Tool execution denied by policy."}})
 answer = "Ran " + (", ".join(ran) or "nothing") + "."
 emit({"type": "message", "timestamp": "t", "role": "assistant", "content": answer, "delta": True})
 emit({"type": "result", "timestamp": "t", "status": "success",

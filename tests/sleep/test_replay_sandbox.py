@@ -231,10 +231,11 @@ except OSError:
 
 
 def test_the_cli_reaches_only_its_api_hosts_through_the_egress_proxy(server) -> None:
-    from sleep.replay.egress import EgressProxy
+    from sleep.replay.egress import EgressProxy, Endpoint
 
     port, hits = server
-    egress = EgressProxy(("127.0.0.1",), ports=(port,))  # the test server stands in for the model API
+    # the test server stands in for the model API: configured exactly (a loopback name pattern would be refused)
+    egress = EgressProxy((), endpoints=(Endpoint("https", "127.0.0.1", port),))
     try:
         work = replay_root() / "w"
         work.mkdir(parents=True)

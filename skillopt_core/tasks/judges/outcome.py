@@ -6,7 +6,10 @@ Registered as the built-in types ``ran``, ``not_ran``, ``touched``,
 type           options                          passes when
 =============  ===============================  =====================================
 ran            command / commands               a command the agent ran matches one
-not_ran        command / commands               no command the agent ran matches any
+                                                (it started: not denied, an exit code,
+                                                not 126 or 127)
+not_ran        command / commands               no command the agent ran *or tried*
+                                                matches any (a denied attempt counts)
 touched        path / paths (globs)             a file the agent changed matches one
 not_touched    path / paths (globs)             no file the agent changed matches any
 check          command (an allowed runner)      the command, run in the working
@@ -17,8 +20,15 @@ check          command (an allowed runner)      the command, run in the working
 A command pattern is a command's leading words (``pnpm``, ``terraform apply``,
 ``npm install``); it matches a command whose program and first arguments are
 those words, in any segment of a shell line (``cd app && pnpm install``), also
-inside ``bash -lc '...'`` wrappers, after ``VAR=value`` assignments. Commands
-the host or sandbox denied did not run. A path glob matches the changed path
+inside ``bash -lc '...'`` wrappers, after ``VAR=value`` assignments.
+
+``ran`` counts only a command that really started: one the host or sandbox
+denied, one without an exit code (never started, or the host did not say) and
+one that exited 126 (not executable) or 127 (command not found) did not run.
+``not_ran`` counts every attempt, denied ones included: the gate asks whether
+a skill steers the agent away from what the person corrected, and an agent
+that still reaches for ``npm`` was not steered, whether or not the sandbox
+then refused it. A path glob matches the changed path
 relative to the working directory or its file name (``*.lock``,
 ``package-lock.json``, ``migrations/**``).
 
@@ -44,12 +54,12 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from skillopt_core.backends.trajectory import Trajectory
+from skillopt_core.backends.trajectory import CommandRun, Trajectory
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
 from skillopt_core.tasks.task import Score, Task
 
 __all__ = ["CheckJudge", "CommandJudge", "PathJudge", "check_commands", "command_matches", "current_trajectory",
-           "is_check_command", "scoring_trajectory"]
+           "is_check_command", "required_commands", "scoring_trajectory", "started"]
 
 _TRAJECTORY: contextvars.ContextVar[Trajectory | None] = contextvars.ContextVar("skillopt_trajectory", default=None)
 
@@ -131,6 +141,22 @@ def _quote(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+NOT_STARTED_CODES = frozenset({126, 127})  # the shell's "cannot execute" and "command not found"
+
+
+def started(run: CommandRun) -> bool:
+    """Did the command really start? Not denied, with an exit code, and not 126/127."""
+    return not run.denied and run.exit_code is not None and run.exit_code not in NOT_STARTED_CODES
+
+
+def _why_not(run: CommandRun) -> str:
+    if run.denied:
+        return "denied"
+    if run.exit_code is None:
+        return "it never started"
+    return f"exit {run.exit_code}: " + ("command not found" if run.exit_code == 127 else "could not execute")
+
+
 @dataclass(frozen=True)
 class CommandJudge:
     patterns: tuple[str, ...]
@@ -140,16 +166,21 @@ class CommandJudge:
         trajectory = current_trajectory()
         if trajectory is None:
             return _no_trajectory()
-        ran = [c for c in trajectory.commands() if not c.denied]
-        hits = [c for c in ran if any(command_matches(c.command, p) for p in self.patterns)]
+        tried = trajectory.commands()
+        hits = [c for c in tried if any(command_matches(c.command, p) for p in self.patterns)]
         if self.must_run:
-            if hits:
+            if any(started(c) for c in hits):
                 return Score(1.0, 1.0, "The agent ran the kind of command this task needs.")
+            if hits:
+                return Score(0.0, 0.0, f"The agent tried `{_quote(hits[0].command)}` but it did not run "
+                                       f"({_why_not(hits[0])}).")
+            ran = [c for c in tried if started(c)]
             seen = ", ".join(f"`{_quote(c.command)}`" for c in ran[:4]) or "no commands"
             return Score(0.0, 0.0, f"The agent did not run the command the person uses for this task (it ran {seen}).")
         if not hits:
             return Score(1.0, 1.0, "The agent avoided the commands the person corrected before.")
-        return Score(0.0, 0.0, f"The agent ran `{_quote(hits[0].command)}`; the person corrected that before.")
+        how = "tried" if not started(hits[0]) else "ran"
+        return Score(0.0, 0.0, f"The agent {how} `{_quote(hits[0].command)}`; the person corrected that before.")
 
 
 @register_judge("ran", {"command": "a command pattern (leading words, e.g. 'pnpm')", "commands": "a list of them"})
@@ -250,6 +281,24 @@ def check_commands(spec: Any) -> tuple[str, ...]:
         out: list[str] = []
         for part in spec:
             out += [c for c in check_commands(part) if c not in out]
+        return tuple(out)
+    return ()
+
+
+def required_commands(spec: Any) -> tuple[str, ...]:
+    """The commands a judge spec needs the agent to be able to run: its ``ran`` patterns and
+    its ``check`` commands (a dict, a list of them, or anything else: none)."""
+    if isinstance(spec, dict):
+        kind = str(spec.get("type", "")).strip().lower()
+        if kind == "ran":
+            many = spec.get("commands") if isinstance(spec.get("commands"), list) else []
+            one = [spec["command"]] if isinstance(spec.get("command"), str) else []
+            return tuple(" ".join(c.split()) for c in one + many if isinstance(c, str) and c.strip())
+        return check_commands(spec)
+    if isinstance(spec, (list, tuple)):
+        out: list[str] = []
+        for part in spec:
+            out += [c for c in required_commands(part) if c not in out]
         return tuple(out)
     return ()
 

@@ -1,0 +1,114 @@
+"""The real `gemini` (npm `@google/gemini-cli`) driven by the scripted model endpoint, pointed at it the
+way Gemini CLI documents a custom endpoint: `GOOGLE_GEMINI_BASE_URL` with `GEMINI_API_KEY` and the
+API-key auth selected in the person's settings (Gemini API `streamGenerateContent`), through the
+`gemini-cli` backend.
+
+What its stream showed that the fake did not: `--allowed-tools` takes one comma-separated value (a
+second one is read as a positional prompt and the run refused); a refused command is
+`policy_violation`; a command that ran is `success` whatever its exit code, with no exit code at
+all. `-m` names a model: with the default `auto`, 0.61 first asks a router model and retries for
+about 100 s when the answer is not the router's JSON."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import replay_fakes
+from model_endpoint import ModelEndpoint, install_plan, run, script, write
+from npm_clients import npm_tool
+
+from skillopt_core.backends.base import CompletionRequest
+from skillopt_core.backends.gemini_cli import GeminiCliBackend
+from skillopt_core.backends.trajectory import FileChange
+from sleep.cycle.checkout import replay_checkout
+
+SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
+MODEL = "gemini-2.5-flash"
+
+
+@dataclass
+class Direct:
+    """A launcher that starts the CLI as it is (no sandbox): the acting argv and rules, alone."""
+
+    name: str = "direct"
+
+    def wrap(self, argv, cwd, env, writable=()):
+        return argv, env
+
+
+def project(root: Path, marker: Path) -> Path:
+    """A repository whose `.gemini/settings.json` would run code: a hook, an MCP server, tool discovery."""
+    (root / ".gemini").mkdir(parents=True)
+    (root / ".gemini" / "settings.json").write_text(json.dumps({
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": f"touch {marker}.hook"}]}]},
+        "mcpServers": {"planted": {"command": "sh", "args": ["-c", f"touch {marker}.mcp; sleep 3"]}},
+        "tools": {"discoveryCommand": f"sh -c 'touch {marker}.discovery; echo []'"}}))
+    (root / "package.json").write_text('{"name": "p"}\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "project"], check=True)
+    return root
+
+
+@pytest.fixture
+def gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    exe = npm_tool("gemini")
+    tools = replay_fakes.install(tmp_path / "tools")  # fake pnpm/npm (the project's tools)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), str(Path(exe).parent), os.environ["PATH"]]))
+    home = Path(os.environ["HOME"])
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {
+        "selectedType": "gemini-api-key"}}}))
+    started_in = tmp_path / "where-the-night-started"
+    started_in.mkdir()
+    monkeypatch.chdir(started_in)
+    monkeypatch.setenv("PWD", str(started_in))
+
+    def point(ep: ModelEndpoint) -> None:
+        monkeypatch.setenv("GEMINI_API_KEY", "scripted-key")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", ep.url)
+
+    return point
+
+
+def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(gemini, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    repo = project(tmp_path / "project", marker)
+    with ModelEndpoint(install_plan(note=None)) as ep:
+        gemini(ep)
+        backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
+        with replay_checkout(repo) as work:
+            completion = asyncio.run(backend.complete(CompletionRequest.single(
+                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
+    assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
+    assert "Setting up this project" in bodies and "planted" not in bodies
+    assert completion.text
+    assert all(c.denied for c in completion.trajectory.commands())  # nothing runs in a read-only replay
+
+
+def test_real_gemini_acting_runs_what_is_allowed_and_records_the_denial(gemini, tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    with ModelEndpoint(script(run("pnpm install"), run("curl http://example.com"), write("NOTES.md", "ok\n"),
+                              run("nosuchprog"))) as ep:
+        gemini(ep)
+        backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
+        backend.act(Direct())
+        with replay_checkout(tmp_path / "work") as work:
+            completion = asyncio.run(backend.complete(CompletionRequest.single(
+                "Install the dependencies.", role="target", cwd=str(work),
+                allowed_commands=("pnpm", "nosuchprog"))))
+            assert (work / "NOTES.md").read_text() == "ok\n"
+    assert list(Path.cwd().iterdir()) == []  # nothing acted where the night was started
+    t = completion.trajectory
+    assert [(c.command, c.exit_code, c.denied) for c in t.commands()] == [
+        ("pnpm install", 0, False), ("curl http://example.com", None, True), ("nosuchprog", 127, False)]
+    assert t.file_changes() == [FileChange("NOTES.md", "added")]
+    assert t.unknown_events == 0 and ep.unknown() == []
