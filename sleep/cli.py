@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command not in _NO_RECOVERY:
             _recover_unfinished()
+            _sweep_killed_nights()
         return int(args.func(args) or 0)
     except LockBusy as exc:
         print(f"skillopt-sleep: {exc}", file=sys.stderr)
@@ -166,6 +167,17 @@ def _recover_unfinished() -> None:
     with Index.open() as index:
         for line in journal.recover(index):
             print(f"skillopt-sleep: {line}", file=sys.stderr)
+
+
+def _sweep_killed_nights() -> None:
+    """Remove the private replay roots (checkouts, scratch homes, egress sockets) of killed nights:
+    one folder listing when there is nothing to sweep."""
+    from skillopt_core.replay import sweep_dead_nights
+
+    try:
+        sweep_dead_nights()
+    except OSError as exc:  # a leftover we cannot remove is no reason to refuse the command
+        print(f"skillopt-sleep: could not remove a killed night's replay folder ({exc})", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

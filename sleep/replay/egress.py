@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
+from skillopt_core.replay import night_folder
 from sleep.replay.endpoints import (  # noqa: F401 (re-exported: the egress's public names)
     Endpoint, _norm, configured_endpoints, endpoint, no_proxy, person_proxy,
 )
@@ -125,6 +126,19 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+_SOCKET_PATH_MAX = 100  # a Unix socket's path must fit in sun_path (108 bytes on Linux, 104 on macOS)
+
+
+def _proxy_folder() -> Path:
+    """A private folder for the socket: under the night's replay root (swept with it after a kill),
+    unless that path is too long for a Unix socket, then in the system temp dir."""
+    folder = night_folder("egress-")
+    if len(str(folder / "egress.sock").encode()) <= _SOCKET_PATH_MAX:
+        return folder
+    folder.rmdir()
+    return Path(tempfile.mkdtemp(prefix="skillopt-egress-"))
+
+
 @dataclass
 class EgressProxy:
     """A proxy on a Unix socket that lets through only ``hosts`` on ``ports`` (HTTPS) and the
@@ -135,7 +149,7 @@ class EgressProxy:
     endpoints: tuple[Endpoint, ...] = ()
     upstream: Endpoint | None = None
     direct: tuple[str, ...] = ()  # names reached without ``upstream`` (the person's NO_PROXY)
-    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="skillopt-egress-")))
+    folder: Path = field(default_factory=lambda: _proxy_folder())
     refused: list[str] = field(default_factory=list)  # what the policy refused (host:port, or the request line)
     unreachable: list[str] = field(default_factory=list)  # allowed, but it did not resolve or answer
     allowed_connections: int = 0

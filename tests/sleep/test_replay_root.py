@@ -122,3 +122,18 @@ def test_a_night_that_ends_leaves_no_root(temp: Path) -> None:
                           env={**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT)}, check=True)
     root = Path(done.stdout.strip())
     assert root.parent.is_dir() and not root.exists()
+
+
+def test_any_command_sweeps_a_killed_nights_root(temp: Path, tmp_path: Path) -> None:
+    code = ("import time\nfrom skillopt_core.replay import replay_root\nroot = replay_root()\n"
+            "(root / 'home-x').mkdir()\nprint(root, flush=True)\ntime.sleep(60)")
+    killed = child(code, {"TMPDIR": str(temp)})
+    dead_root = Path(killed.stdout.readline().strip())
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert dead_root.exists()
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONPATH": str(ROOT), "SKILLOPT_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-m", "sleep", "history", "--all-projects"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not dead_root.exists()
