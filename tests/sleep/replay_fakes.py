@@ -3,6 +3,12 @@ formats *and act* in their working directory, plus fake `pnpm` and `npm`.
 
 Formats (the fakes follow them; they never set the contract):
 
+Where the real CLIs differ from the documents, the fakes follow what the real ones printed
+(Claude Code 2.1.197 and Codex 0.171.0 driven by tests/sleep/model_endpoint.py): a denied
+Bash command's result is "This command requires approval" with ``tool_use_result``
+"Error: ..."; Codex reports commands as ``/bin/bash -c '...'`` (``-lc`` with a login shell).
+The nights with the real binaries are tests/sleep/test_replay_night_real.py.
+
 - Claude Code `claude -p --output-format stream-json --verbose` (prompt on stdin):
   https://code.claude.com/docs/en/headless ("Stream responses") and the Agent SDK's
   message types: a `system` `init` line, `assistant` messages with `text` and
@@ -147,9 +153,10 @@ prompt = sys.stdin.read()
 emit({"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"})
 emit({"type": "turn.started"})
 ran = []
+shell = "/bin/bash -c" if "allow_login_shell=false" in argv else "/bin/bash -lc"  # as Codex 0.171 reports it
 for n, command in enumerate(plan(prompt)):
     import shlex
-    item = {"id": f"item_{n}", "type": "command_execution", "command": "/bin/bash -lc " + shlex.quote(command),
+    item = {"id": f"item_{n}", "type": "command_execution", "command": f"{shell} " + shlex.quote(command),
             "aggregated_output": "", "exit_code": None, "status": "in_progress"}
     emit({"type": "item.started", "item": item})
     code, out = run(command)

@@ -236,3 +236,39 @@ def test_real_codex_follows_the_skill_through_a_custom_provider(tmp_path: Path, 
     assert (work / ".ran").read_text() == f"{program} install\n"
     assert ep.commands == [f"{program} install"]
     assert all(r.headers.get("authorization") == "Bearer sk-scripted" for r in ep.model_calls())
+
+
+# Codex 0.171.0's own stream when every model call fails (captured from the real binary against
+# ModelEndpoint(fail=400)): a failed turn with no items.
+FAILED_TURN = "\n".join([
+    '{"type":"thread.started","thread_id":"01a2499e-b8ad-7ca1-9bc5-ece99db1b031"}',
+    '{"type":"turn.started"}',
+    '{"type":"error","message":"{\\"type\\": \\"error\\", \\"error\\": {\\"type\\": \\"api_error\\"}}"}',
+    '{"type":"turn.failed","error":{"message":"{\\"type\\": \\"error\\", \\"error\\": {\\"type\\": \\"api_error\\"}}"}}'])
+
+
+def test_a_codex_turn_that_failed_with_no_items_is_a_named_blind_spot() -> None:
+    from skillopt_core.backends.codex import _blind_spot, parse_events
+
+    assert "left out of it" in (_blind_spot(parse_events(FAILED_TURN)) or "")
+    ran = FAILED_TURN.replace('{"type":"turn.started"}', '{"type":"turn.started"}\n{"type":"item.completed","item":'
+                              '{"id":"item_0","type":"command_execution","command":"/bin/bash -c \'npm install\'",'
+                              '"aggregated_output":"","exit_code":0,"status":"completed"}}')
+    assert _blind_spot(parse_events(ran)) is None
+    assert _blind_spot(parse_events(FAILED_TURN.replace("turn.failed", "turn.completed").split("\n{\"type\":\"error\"")[0])) is None
+
+
+def test_real_codex_reports_a_failing_endpoint_as_a_failed_turn_with_no_items(tmp_path: Path) -> None:
+    """Real binary: what Codex prints when its provider answers 400 (the blind-spot shape above)."""
+    exe = npm_tool("codex")
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    with ModelEndpoint(fail=400) as ep:
+        (codex_home / "config.toml").write_text(ep.codex_config(), encoding="utf-8")
+        done = subprocess.run([exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", "danger-full-access",
+                               "--ephemeral", "-c", "allow_login_shell=false", "-C", str(tmp_path), "-"],
+                              input="Install.", cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CODEX_HOME": str(codex_home),
+                                   "OPENAI_API_KEY": "sk-scripted"})
+    kinds = [json.loads(line)["type"] for line in done.stdout.splitlines() if line.startswith("{")]
+    assert done.returncode != 0 and "turn.failed" in kinds and not [k for k in kinds if k.startswith("item.")]

@@ -74,13 +74,13 @@ def point(target: str, ep: ModelEndpoint, homes: Homes, monkeypatch: pytest.Monk
         monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
 
 
-def night(project: Path, tmp_path: Path, capsys, target: str, *extra: str) -> dict:
+def night(project: Path, tmp_path: Path, capsys, target: str, *extra: str, ok: bool = True) -> dict:
     rules = tmp_path / "rules.yaml"
     rules.write_text(yaml.safe_dump(RULES))
     code = main(["run", "--project", str(project), "--skill", str(project / SKILL), "--backend", "scripted",
                  "--set", f"model.scripted={rules}", "--set", f"sleep.target_backend={target}", "--json", *extra])
     out = capsys.readouterr().out
-    assert code == 0, out
+    assert (code == 0) == ok, out
     return json.loads(out)
 
 
@@ -197,3 +197,18 @@ def test_a_hostile_install_script_is_stopped_and_the_refused_host_recorded(proje
     assert state(project) == before
     assert f"127.0.0.1:{port}" in record["replay"]["refused_hosts"]
     assert ep.model_calls()  # the CLI itself still reached its endpoint
+
+
+def test_a_night_whose_endpoint_the_sandbox_refused_names_it_instead_of_asking_for_a_login(
+        project: Path, tmp_path: Path, capsys, homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CLI configured in a way the sandbox cannot see (here: the configured endpoints hidden from it)."""
+    monkeypatch.setattr("sleep.replay.egress.configured_endpoints", lambda *a, **k: ())
+    with ModelEndpoint(install_plan()) as ep:
+        point("claude-code", ep, homes, monkeypatch, tmp_path)
+        record = night(project, tmp_path, capsys, "claude-code", ok=False)
+    where = f"127.0.0.1:{ep.port}"
+    assert record["outcome"] == "failed" and ep.model_calls() == []
+    assert record["replay"]["refused_hosts"][0] == where
+    assert record["reason"].startswith(f"the replay failed: the sandbox refused {where} (allow it with "
+                                       f"`--set sleep.replay_api_hosts=[\"{where}\"]`")
+    assert "log in" not in record["reason"].split("the CLI's last error")[0]
