@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,26 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
     for name in ("SKILLOPT_SLEEP_BIN", "PIPX_BIN_DIR", "UV_TOOL_BIN_DIR", "XDG_BIN_HOME"):
         monkeypatch.delenv(name, raising=False)
     return h
+
+
+@pytest.fixture
+def server():
+    """A TCP server on the host's loopback: (port, hits), one hit per connection it accepted (what a
+    sandboxed command must never reach)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    hits: list[int] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            hits.append(1)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield listener.getsockname()[1], hits
+    listener.close()

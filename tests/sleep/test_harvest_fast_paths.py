@@ -54,6 +54,11 @@ CONTEXT_PAIRS = [
 ]
 
 
+# The labelled set as it was when _BEFORE was recorded (later entries are appended, issue 35 §6): the
+# corpus stays the one the counts were taken on.
+PINNED_SECRETS, PINNED_NOT_SECRETS = 81, 64
+
+
 def write_corpus(homes: Homes) -> None:
     """The realistic corpus and the genuine-shape fixtures, under ``homes``."""
     corpus_realistic.generate(homes.home, CORPUS_BYTES, seed=16)
@@ -87,7 +92,8 @@ def write_corpus(homes: Homes) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + first.encode() + b"\n" + split.encode() + b"\n")
     # The labelled redaction set as prompts and shell commands, the non-secrets first in one
     # session and last in the other (a token met plain first, then as a secret, and back).
-    texts = CONTEXT_PAIRS + [t for _, t in NOT_SECRETS] + [t for _, t, _ in SECRETS]
+    texts = CONTEXT_PAIRS + [t for _, t in NOT_SECRETS[:PINNED_NOT_SECRETS]] + \
+        [t for _, t, _ in SECRETS[:PINNED_SECRETS]]
     for name, order in (("labelled-a", texts), ("labelled-b", texts[::-1])):
         sid = b.uid(name)
         recs = []
@@ -147,7 +153,9 @@ def counts(index: Path, report: dict) -> dict[str, dict[str, int]]:
 # What the harvest stored before the speed work (commit 75c95c2, the same corpus and fixtures); the
 # feedback counts since issue 30's reader (corrections worded without "no": claude-code 10 -> 13,
 # codex 6 -> 8; labelled redaction prompts such as "... must be at least 12 characters" and "..., don't
-# share it" typed after an answer).
+# share it" typed after an answer); the kinds since issue 35's rules (a Square secret is named by its own
+# rule, square-token, not detect-secrets' square-oauth-secret; the secret counted as `token` before is now
+# found by the high-entropy rule, which reads a value after NAME= like one in prose: high-entropy 69 -> 75).
 _BEFORE = {
     "claude-code": {"answers": 330, "commands": 0, "feedback": 13, "files": 43, "prompts": 332, "sessions": 7,
         "shell": 273, "skills": 1, "tools": 387},
@@ -160,11 +168,11 @@ _BEFORE = {
     "secrets": {"anthropic-key": 12, "api-key": 6, "auth-header": 24, "aws-access-key": 24, "aws-secret-key": 6,
         "azure-storage-account-access-key": 6, "basic-auth": 6, "databricks-token": 6,
         "digitalocean-token": 6, "discord-bot-token": 6, "github-token": 30, "gitlab-token": 6,
-        "google-api-key": 6, "groq-key": 6, "high-entropy": 69, "huggingface-token": 12, "jwt": 6,
+        "google-api-key": 6, "groq-key": 6, "high-entropy": 75, "huggingface-token": 12, "jwt": 6,
         "mailchimp-access-key": 6, "npm-token": 6, "npm-tokens": 6, "openai-key": 18, "password": 120,
         "private-key": 18, "secret": 19, "sendgrid-api-key": 6, "shopify-token": 6, "slack-token": 6,
-        "slack-webhook": 6, "square-oauth-secret": 6, "stripe-key": 12, "telegram-bot-token": 12,
-        "token": 6, "twilio-api-key": 6, "url-credentials": 30},
+        "slack-webhook": 6, "square-token": 6, "stripe-key": 12, "telegram-bot-token": 12,
+        "twilio-api-key": 6, "url-credentials": 30},
 }
 
 

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
-import threading
 from pathlib import Path
 
 import pytest
@@ -26,27 +24,6 @@ from sleep.replay.backend import observed_changes, with_diff_stat
 from sleep.replay.sandbox import BwrapLauncher, sandbox_available
 
 pytestmark = pytest.mark.skipif(not sandbox_available()[0], reason=f"no bubblewrap sandbox: {sandbox_available()[1]}")
-
-
-@pytest.fixture
-def server():
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    hits: list[int] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            hits.append(1)
-            conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield listener.getsockname()[1], hits
-    listener.close()
 
 
 def git(repo: Path, *args: str) -> str:

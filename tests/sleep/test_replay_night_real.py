@@ -102,7 +102,7 @@ def test_a_real_cli_night_stages_the_correction_it_really_ran(project: Path, tmp
     assert record["replay"]["mode"] == "actions" and record["replay"]["sandbox"] == "bubblewrap"
     assert record["outcome"] == "staged", record["reason"]
     assert state(project) == before
-    assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
+    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
     ran = commands_of(record)
     assert ("pnpm install", 0, False) in [(c.replace("/bin/bash -c ", "").strip("'"), code, denied)
                                           for c, code, denied in ran], ran

@@ -63,7 +63,7 @@ def test_a_real_cli_night_stages_the_correction_it_really_ran(project: Path, tmp
     assert record["replay"]["mode"] == "actions" and record["replay"]["sandbox"] == "bubblewrap"
     assert record["outcome"] == "staged", record["reason"]
     assert state(project) == before
-    assert "+- Use pnpm not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
+    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
     run_dir = Path(record["run_dir"])
     allowed = {t["id"]: t["metadata"]["allowed_commands"]
                for t in map(json.loads, (run_dir / "tasks.jsonl").read_text().splitlines())}

@@ -60,27 +60,6 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return bin_dir
 
 
-@pytest.fixture
-def server():
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    hits: list[int] = []
-
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            hits.append(1)
-            conn.close()
-
-    threading.Thread(target=serve, daemon=True).start()
-    yield listener.getsockname()[1], hits
-    listener.close()
-
-
 def sandboxed(argv: list[str], cwd: Path, family: str = "claude-code"):
     return asyncio.run(run_cli(argv, cwd=cwd, timeout=30, backend="test", launcher=BwrapLauncher(family)))
 
