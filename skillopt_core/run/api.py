@@ -206,6 +206,12 @@ class TrainingRun:
             return self.summary
         except asyncio.CancelledError:
             if self._task.done():
+                finished = self._trainer.returned
+                if finished is not None and not _caller_cancelled():
+                    # The trainer returned (its summary is written) while a cancel
+                    # was pending with no await left to deliver it: the run ended.
+                    self.summary = finished
+                    return finished
                 raise
             # The caller was cancelled: stop the run cleanly, then pass the cancellation on.
             self._external_cancel = True
@@ -218,6 +224,12 @@ class TrainingRun:
 
     def _cancelled_from_outside(self) -> bool:
         return self._external_cancel or not self._cancel_requested
+
+
+def _caller_cancelled() -> bool:
+    """Whether the task awaiting run() has itself been asked to cancel."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def prepare_training(

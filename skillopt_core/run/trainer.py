@@ -122,6 +122,7 @@ class Trainer:
         self._step = 0
         self._failed_items = 0
         self.state: TrainState | None = None
+        self.returned: RunSummary | None = None  # the summary run() returned (None until it has)
 
     # --- helpers -----------------------------------------------------------
 
@@ -320,6 +321,9 @@ class Trainer:
             raise crash
         if cancelled_from_outside:
             raise asyncio.CancelledError()
+        # Kept for TrainingRun: a cancel requested after the run's last await
+        # still marks this task cancelled, though the run ended and said so.
+        self.returned = summary
         return summary
 
     def _finish(self, status: str, error: str, initial_test: float | None, best_test: float | None) -> RunSummary:
