@@ -172,6 +172,12 @@ class TrainingRun:
         """Call ``fn(event)`` for every event from now on (a raising subscriber is detached, never fatal)."""
         self._bus.subscribe(fn)
 
+    @property
+    def estimate(self) -> dict[str, Any]:
+        """The preflight estimate of what the run has left: model calls, dollars, the budget-floor
+        warnings (:mod:`skillopt_core.run.estimate`); the run also writes it to ``preflight.json``."""
+        return self._trainer.preflight()
+
     def events(self) -> ev.EventStream:
         """An async iterator of the run's events; it ends after ``RunEnd``. Create it before ``run()``."""
         stream = ev.EventStream()
