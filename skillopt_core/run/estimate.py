@@ -153,7 +153,7 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
     warnings = []
     need = {"max_calls": (calls(floor), used.get("calls", 0), "model calls"),
             "max_tokens": (tokens(floor), used.get("input_tokens", 0) + used.get("output_tokens", 0), "tokens"),
-            "max_usd": (usd(floor), used.get("cost_usd", 0.0), "dollars")}
+            "max_usd": (usd(floor), used.get("cost_usd", 0.0), "")}
     for key, (amount, spent, unit) in need.items():
         limit = getattr(b, key)
         if limit is None or (key == "max_usd" and amount == 0):
@@ -162,7 +162,7 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
             shown = f"${amount:.4f}" if key == "max_usd" else f"{amount}"
             left = f"${limit - spent:.4f}" if key == "max_usd" else f"{limit - spent}"
             warnings.append(
-                f"budget.{key} leaves {left} {unit}, less than the val baseline and one full step need (≈ {shown}): "
+                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full step need (≈ {shown}): "
                 f"the run will stop before its first gate and learn nothing. Raise budget.{key}, or lower "
                 "train.batch_size / evaluation.val_limit.")
     if b.max_usd is not None and unpriced:
