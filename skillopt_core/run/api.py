@@ -233,9 +233,10 @@ class TrainingRun:
 
 
 def _caller_cancelled() -> bool:
-    """Whether the task awaiting run() has itself been asked to cancel."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
+    """Whether the task awaiting run() has itself been asked to cancel (Python 3.11+;
+    3.10 cannot tell, and then a finished run's summary wins)."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is not None and cancelling() > 0
 
 
 def prepare_training(

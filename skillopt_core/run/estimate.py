@@ -176,7 +176,9 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
         "baseline": {"calls": calls(baseline), "usd": usd(baseline)},
         "unpriced_roles": unpriced, "warnings": warnings,
         "basis": (f"{steps} steps × (batch {B} × {S} sample(s) + {optimizer_calls} optimizer calls + screen {screen} "
-                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}; full gates, no re-measure"),
+                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully gated a new "
+                  "candidate (cached rollouts, unchanged candidates, early stops and screen rejects spend less; "
+                  "re-measures after accepts more)"),
     }
     out["text"] = describe(out)
     return out

@@ -313,11 +313,15 @@ class Trainer:
         ))
         for note in load_notices(self.rt.env, self.cache):
             self._emit(note)
-        estimate = self._estimate = self.preflight()
-        atomic_write_json(self.run_dir.path / "preflight.json", estimate)
-        self._emit(ev.Notice("info", estimate["text"]))
-        for warning in estimate["warnings"]:
-            self._emit(ev.Notice("warning", warning))
+        try:
+            estimate = self._estimate = self.preflight()
+        except Exception as exc:  # an estimate must not stop a run; say it is missing
+            self._emit(ev.Notice("warning", f"no preflight estimate: {type(exc).__name__}: {exc}"))
+        else:
+            atomic_write_json(self.run_dir.path / "preflight.json", estimate)
+            self._emit(ev.Notice("info", estimate["text"]))
+            for warning in estimate["warnings"]:
+                self._emit(ev.Notice("warning", warning))
         status, error, cancelled_from_outside, crash = "completed", "", False, None
         initial_test = best_test = None
         try:
