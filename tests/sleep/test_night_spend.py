@@ -53,3 +53,15 @@ def test_a_dollar_cap_stops_the_night_cleanly_and_warns_before(project: Path, tm
     assert 0.05 - 1e-9 <= record["usage"]["cost_usd"] <= 0.05 + 0.01 * 4 + 1e-9  # + the calls in flight (workers)
     assert any("budget.max_usd leaves $0.0500" in w for w in record["preflight"]["warnings"])
     assert "before its first gate" in console
+
+
+def test_the_nights_closing_summary_says_the_estimate_and_its_warnings() -> None:
+    from sleep.cycle.cli import summary_text
+    from sleep.cycle.store import NightRecord
+
+    night = NightRecord("n1", "/p", "2026-12-06T00:00:00Z", outcome="no_improvement", reason="the budget ran out",
+                        preflight={"calls": 70, "usd": 0.7, "unpriced_roles": ["target"],
+                                   "warnings": ["budget.max_usd leaves $0.0500, less than ..."]})
+    text = summary_text(night)
+    assert "preflight estimate: ≈ 70 model calls, ≈ $0.70 + unpriced target" in text
+    assert "warning: budget.max_usd leaves $0.0500" in text
