@@ -150,3 +150,13 @@ def _write(tmp_path: Path) -> Path:
     path = tmp_path / "tasks.jsonl"
     path.write_text("".join(json.dumps({"id": t.id, "prompt": t.prompt, "judge": t.judge}) + "\n" for t in tasks()))
     return path
+
+
+def test_a_backend_that_reports_its_own_cost_is_unpriced_but_seen_by_the_cap(tmp_path):
+    class ClaudeCli(Unpriced):
+        name = "claude-code"  # reports total_cost_usd per call; its model is often unnamed
+
+    run = prepare_training(settings(tmp_path, None, "budget.max_usd=1"), tasks=tasks(), seed_skill=SEED,
+                           backends={"target": ClaudeCli("")})
+    assert run.estimate["unpriced_roles"] == ["target"]
+    assert not any("cannot see" in w for w in run.estimate["warnings"])

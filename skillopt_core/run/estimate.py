@@ -27,7 +27,8 @@ backend's), $0 for the local backend, else the price table
 (skill + mean prompt) characters / 4 tokens (the optimizer: plus
 ``minibatch_size`` prompts and answers) and an output of the role's
 ``max_tokens`` (a ceiling). A role whose model has no price is listed in
-``unpriced_roles`` and adds nothing to ``usd``.
+``unpriced_roles`` and adds nothing to ``usd``; with ``budget.max_usd`` a
+warning names it, unless its backend reports its own costs (claude-code).
 
 The **floor warning**: when a budget (calls, tokens or dollars) cannot cover
 the baseline and one full step, the run would stop before its first gate.
@@ -45,6 +46,9 @@ from skillopt_core.tasks.task import Task
 ROLES = ("target", "optimizer", "judge")
 CHARS_PER_TOKEN = 4
 FREE_BACKENDS = ("local",)
+# Backends that report each call's cost themselves (the claude CLI's total_cost_usd): a dollar
+# cap sees their calls even when the estimate cannot price them in advance.
+SELF_PRICED_BACKENDS = ("claude-code",)
 
 
 def _unwrap(backend: Any, attr: str) -> Any:
@@ -165,8 +169,9 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
                 f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full step need (≈ {shown}): "
                 f"the run will stop before its first gate and learn nothing. Raise budget.{key}, or lower "
                 "train.batch_size / evaluation.val_limit.")
-    if b.max_usd is not None and unpriced:
-        warnings.append(f"budget.max_usd cannot see the calls of {', '.join(unpriced)} (no reported cost and no "
+    unseen = [r for r in unpriced if _unwrap(backends.get(r), "name") not in SELF_PRICED_BACKENDS]
+    if b.max_usd is not None and unseen:
+        warnings.append(f"budget.max_usd cannot see the calls of {', '.join(unseen)} (no reported cost and no "
                         "price for their model): those calls add $0 and only max_calls / max_tokens stop them.")
     out = {
         "calls": calls(total), "usd": usd(total), "tokens": tokens(total),
