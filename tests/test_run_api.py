@@ -163,6 +163,22 @@ async def test_cancelling_the_caller_stops_the_run_and_passes_the_cancellation_o
     assert json.loads(Path(run.run_dir, "summary.json").read_text())["status"] == "cancelled"
 
 
+async def test_a_cancel_pending_when_the_last_step_finishes_returns_the_completed_summary(tmp_path):
+    # A cancel requested during the last step, after the last await of the run
+    # (here: when its gate has decided, with no test evaluation after it), left
+    # the trainer's task cancelled although it returned: run() raised
+    # CancelledError while summary.json said "completed" (issue 34, item 3).
+    settings = settings_for(tmp_path, "evaluation.eval_test=false", "optimizer.use_slow_update=false",
+                            "optimizer.use_meta_skill=false", "evaluation.use_gate=false")
+    run = prepare_training(settings, backends=backends(make_backend()))
+    last = run._trainer.total_steps
+    run.subscribe(lambda e: run.cancel() if isinstance(e, events.GateDecided) and e.step == last else None)
+    summary = await run.run()
+    written = json.loads(Path(run.run_dir, "summary.json").read_text())
+    assert summary.status == written["status"] == "completed"
+    assert summary.steps_done == last
+
+
 async def test_resume_that_changes_the_experiment_is_refused_unless_forced(tmp_path):
     stopped = await train(settings_for(tmp_path, "budget.max_calls=40"), backends=backends(make_backend()))
     changed = settings_for(tmp_path, "env.split_seed=7")

@@ -21,6 +21,10 @@ file or an inline mapping of the same shape::
       - {regex: "capital of \\\\w+", response: "Paris"}
       - {match: "hello", role: target, response: "hi"}
     queue: ["first answer", "second answer"]
+    cost_per_call: 0.01   # optional: the dollars each call reports (default 0)
+
+``cost_per_call`` lets a test exercise dollar budgets (``budget.max_usd``)
+and the preflight estimate without a paid model.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ __all__ = ["Rule", "ScriptedBackend", "load_script"]
 Responder = Callable[[CompletionRequest], str]
 
 _RULE_KEYS = ("match", "regex", "stage", "role", "response")
-_TOP_KEYS = ("rules", "queue")
+_TOP_KEYS = ("rules", "queue", "cost_per_call")
 _PROMPT_PREVIEW_CHARS = 80
 
 
@@ -104,8 +108,12 @@ class ScriptedBackend:
         rules: Iterable[Rule] = (),
         queue: Iterable[str] = (),
         model: str = "scripted",
+        cost_per_call: float = 0.0,
     ) -> None:
+        if cost_per_call < 0:
+            raise BackendConfigError(f"scripted backend: cost_per_call must be >= 0 dollars, got {cost_per_call}.")
         self.model = model
+        self.cost_per_call = cost_per_call
         self.rules: list[Rule] = list(rules)
         self.history: list[CompletionRequest] = []
         self._queue: deque[str] = deque(queue)
@@ -147,7 +155,7 @@ class ScriptedBackend:
         usage = Usage(
             input_tokens=len(request.prompt_text.split()),
             output_tokens=len(text.split()),
-            cost_usd=0.0,
+            cost_usd=self.cost_per_call,
         )
         return Completion(text=text, usage=usage, model=self.model, latency_s=0.0)
 
@@ -203,10 +211,10 @@ def _rule_from_mapping(where: str, raw: Any) -> Rule:
         ) from exc
 
 
-def _script_from_mapping(source: str, data: Any) -> tuple[list[Rule], list[str]]:
+def _script_from_mapping(source: str, data: Any) -> tuple[list[Rule], list[str], float]:
     if not isinstance(data, Mapping):
         raise BackendConfigError(
-            f"{source}: expected a mapping with keys 'rules' and/or 'queue', "
+            f"{source}: expected a mapping with keys 'rules', 'queue' and/or 'cost_per_call', "
             f"got {type(data).__name__}."
         )
     for key in data:
@@ -224,11 +232,25 @@ def _script_from_mapping(source: str, data: Any) -> tuple[list[Rule], list[str]]
             raise BackendConfigError(
                 f"{source}: queue[{i}] must be a string, got {type(item).__name__}."
             )
-    return rules, list(raw_queue)
+    cost = data.get("cost_per_call", 0.0)
+    if isinstance(cost, bool) or not isinstance(cost, (int, float)) or cost < 0:
+        raise BackendConfigError(f"{source}: cost_per_call must be a number of dollars >= 0, got {cost!r}.")
+    return rules, list(raw_queue), float(cost)
 
 
 def load_script(script: str | Path | Mapping[str, Any]) -> tuple[list[Rule], list[str]]:
-    """Parse a rules file (YAML or JSON) or an inline mapping into (rules, queue).
+    """Parse a rules file (YAML or JSON) or an inline mapping into (rules, queue)."""
+    rules, queue, _ = _parse_script(script)
+    return rules, queue
+
+
+def script_cost(script: str | Path | Mapping[str, Any] | None) -> float:
+    """The ``cost_per_call`` a script sets (0 without one)."""
+    return 0.0 if script is None else _parse_script(script)[2]
+
+
+def _parse_script(script: str | Path | Mapping[str, Any]) -> tuple[list[Rule], list[str], float]:
+    """Parse a rules file (YAML or JSON) or an inline mapping into (rules, queue, cost_per_call).
 
     Raises :class:`BackendConfigError` naming the file (or ``inline``) and the
     offending key for anything malformed.
@@ -252,7 +274,7 @@ def load_script(script: str | Path | Mapping[str, Any]) -> tuple[list[Rule], lis
 @register_backend("scripted")
 def _create_scripted(spec: BackendSpec) -> ScriptedBackend:
     script = spec.options.get("scripted")
-    rules, queue = load_script(script) if script is not None else ([], [])
+    rules, queue, cost = _parse_script(script) if script is not None else ([], [], 0.0)
     # A named model stays visibly scripted so logs and cache keys never pass it off as real.
     model = "scripted" if not spec.model else f"scripted:{spec.model}"
-    return ScriptedBackend(rules=rules, queue=queue, model=model)
+    return ScriptedBackend(rules=rules, queue=queue, model=model, cost_per_call=cost)

@@ -172,6 +172,12 @@ class TrainingRun:
         """Call ``fn(event)`` for every event from now on (a raising subscriber is detached, never fatal)."""
         self._bus.subscribe(fn)
 
+    @property
+    def estimate(self) -> dict[str, Any]:
+        """The preflight estimate of what the run has left: model calls, dollars, the budget-floor
+        warnings (:mod:`skillopt_core.run.estimate`); the run also writes it to ``preflight.json``."""
+        return self._trainer.preflight()
+
     def events(self) -> ev.EventStream:
         """An async iterator of the run's events; it ends after ``RunEnd``. Create it before ``run()``."""
         stream = ev.EventStream()
@@ -206,6 +212,12 @@ class TrainingRun:
             return self.summary
         except asyncio.CancelledError:
             if self._task.done():
+                finished = self._trainer.returned
+                if finished is not None and not _caller_cancelled():
+                    # The trainer returned (its summary is written) while a cancel
+                    # was pending with no await left to deliver it: the run ended.
+                    self.summary = finished
+                    return finished
                 raise
             # The caller was cancelled: stop the run cleanly, then pass the cancellation on.
             self._external_cancel = True
@@ -218,6 +230,13 @@ class TrainingRun:
 
     def _cancelled_from_outside(self) -> bool:
         return self._external_cancel or not self._cancel_requested
+
+
+def _caller_cancelled() -> bool:
+    """Whether the task awaiting run() has itself been asked to cancel (Python 3.11+;
+    3.10 cannot tell, and then a finished run's summary wins)."""
+    cancelling = getattr(asyncio.current_task(), "cancelling", None)
+    return cancelling is not None and cancelling() > 0
 
 
 def prepare_training(

@@ -14,6 +14,14 @@ Budget semantics:
   with no tokens; a call cancelled or failing otherwise gives its slot back.
 - ``max_tokens`` is checked before each call against the tokens recorded so
   far. One call may finish over the limit; the next one is refused.
+- ``max_usd`` is checked the same way against the dollars recorded so far:
+  the cost each backend reports or, when it reports none, the price table's
+  estimate for the model it named (:mod:`skillopt_core.backends.pricing`).
+  Calls of a model with no price (a local model, an unknown name) add $0, so
+  a dollar cap alone never stops them; the preflight estimate
+  (:mod:`skillopt_core.run.estimate`) names such roles. Calls already in
+  flight when the cap is reached still finish, so a run can end a few calls
+  over it (at most ``train.workers`` of them).
 - Once a call has been refused, every later call through the same ledger is
   refused at once with the same message (the run stops cleanly rather than
   squeezing in calls as in-flight ones fail).
@@ -29,6 +37,7 @@ import threading
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.base import Backend, Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.run.failures import FailureMonitor
 
@@ -48,9 +57,10 @@ class Budget:
 
     max_calls: int | None = None
     max_tokens: int | None = None
+    max_usd: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_calls", "max_tokens"):
+        for name in ("max_calls", "max_tokens", "max_usd"):
             value = getattr(self, name)
             if value is not None and value < 0:
                 raise ValueError(f"budget.{name} must be >= 0 or unset, got {value}.")
@@ -142,6 +152,12 @@ class UsageLedger:
             return (
                 f"budget exhausted: {tokens}/{budget.max_tokens} tokens. "
                 "Raise budget.max_tokens to allow more."
+            )
+        cost = sum(b.cost_usd for b in self._buckets.values())
+        if budget.max_usd is not None and cost >= budget.max_usd - 1e-12:
+            return (
+                f"budget exhausted: ${cost:.4f}/${budget.max_usd:.4f} spent. "
+                "Raise budget.max_usd to allow more."
             )
         return None
 
@@ -249,8 +265,10 @@ def _bucket_from(raw: Any, where: str) -> _Bucket:
 
 class MeteredBackend:
     """Wraps a Backend for one role: checks the shared budget BEFORE each call
-    (raising :class:`BudgetExceeded` without calling when calls or tokens are
-    used up), forwards the call, records usage in the shared ledger under
+    (raising :class:`BudgetExceeded` without calling when calls, tokens or
+    dollars are used up), forwards the call, prices a completion whose backend
+    reported no cost from the price table (by the model it named), records
+    usage in the shared ledger under
     (role, request.stage), and reports per-item failures to the run's
     :class:`~skillopt_core.run.failures.FailureMonitor`. Same name/model/describe as the inner backend, so
     the rollout cache key is unchanged by metering."""
@@ -286,13 +304,23 @@ class MeteredBackend:
             completion = await self.inner.complete(request)
         except RequestFailed as exc:
             # A failed request was still sent (and may have cost money): it counts as a call.
-            self.ledger.commit_call(self.role, request.stage, Completion(text="", usage=exc.usage or Usage()))
+            usage = _priced(exc.usage or Usage(), self.inner.model)
+            self.ledger.commit_call(self.role, request.stage, Completion(text="", usage=usage))
             self.monitor.failed(exc)  # raises TooManyFailures when this one is one too many
             raise
         except BaseException:
             # Cancelled or failed calls produced nothing to record.
             self.ledger.release_call()
             raise
+        if completion.usage.cost_usd is None:
+            completion = replace(completion, usage=_priced(completion.usage, completion.model or self.inner.model))
         self.ledger.commit_call(self.role, request.stage, completion)
         self.monitor.succeeded()
         return completion
+
+
+def _priced(usage: Usage, model: str | None) -> Usage:
+    """``usage`` with the price table's cost when the backend reported none (still None if unlisted)."""
+    if usage.cost_usd is not None:
+        return usage
+    return replace(usage, cost_usd=estimate_cost(model, usage.input_tokens, usage.output_tokens))

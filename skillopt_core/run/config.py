@@ -123,6 +123,7 @@ class EvaluationSettings(_Section):
 class BudgetSettings(_Section):
     max_calls: int | None = Field(default=None, ge=1)
     max_tokens: int | None = Field(default=None, ge=1)
+    max_usd: float | None = Field(default=None, gt=0)
 
 
 class ExecutionSettings(_Section):

@@ -55,7 +55,8 @@ def build_backends(settings: Settings, ledger: UsageLedger | None = None, raw: d
     (:func:`~skillopt_core.evaluation.executor.remote_target`).
     Raises a BackendError (e.g. a missing key) before anything is written."""
     ledger = ledger or UsageLedger()
-    budget = Budget(max_calls=settings.budget.max_calls, max_tokens=settings.budget.max_tokens)
+    budget = Budget(max_calls=settings.budget.max_calls, max_tokens=settings.budget.max_tokens,
+                    max_usd=settings.budget.max_usd)
     monitor = FailureMonitor(settings.train.max_consecutive_failures)
     executor = create_executor(settings)
     options = settings.model.model_dump()

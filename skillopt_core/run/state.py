@@ -90,6 +90,8 @@ class RunSummary:
     best_reason: str = ""
     error: str = ""
     failed_items: int = 0
+    # The preflight estimate made when the run (or this resume of it) started: skillopt_core.run.estimate.
+    preflight: dict | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

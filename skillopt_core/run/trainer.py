@@ -57,6 +57,7 @@ from skillopt_core.optim.select import select
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
+from skillopt_core.run.estimate import estimate_run
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
 from skillopt_core.run.runtime import Runtime, initial_skill
 from skillopt_core.run.state import RunSummary, TrainState
@@ -122,6 +123,8 @@ class Trainer:
         self._step = 0
         self._failed_items = 0
         self.state: TrainState | None = None
+        self.returned: RunSummary | None = None  # the summary run() returned (None until it has)
+        self._estimate: dict[str, Any] | None = None
 
     # --- helpers -----------------------------------------------------------
 
@@ -280,6 +283,18 @@ class Trainer:
 
     # --- the run -------------------------------------------------------------
 
+    def preflight(self) -> dict[str, Any]:
+        """The run's preflight estimate (:mod:`skillopt_core.run.estimate`) for the steps it has left."""
+        state = self.state
+        if state is None and self.run_dir.state_path.exists():
+            state = TrainState.from_dict(read_json(self.run_dir.state_path))
+        skill = state.current_skill if state is not None else initial_skill(self.s, self.rt.env).render()
+        done = state.global_step if state is not None else 0
+        return estimate_run(
+            self.s, list(self.data.train), self.val, self.test if self.s.evaluation.eval_test else [], skill,
+            self.rt.backends, steps=self.total_steps - done, steps_per_epoch=self.steps_per_epoch,
+            baseline_done=state is not None and state.current_scores is not None, used=self.rt.ledger.totals())
+
     def load_or_create_state(self) -> tuple[TrainState, bool]:
         if self.run_dir.state_path.exists():
             # The ledger was restored from this state by whoever built the runtime (see api.py).
@@ -298,6 +313,15 @@ class Trainer:
         ))
         for note in load_notices(self.rt.env, self.cache):
             self._emit(note)
+        try:
+            estimate = self._estimate = self.preflight()
+        except Exception as exc:  # an estimate must not stop a run; say it is missing
+            self._emit(ev.Notice("warning", f"no preflight estimate: {type(exc).__name__}: {exc}"))
+        else:
+            atomic_write_json(self.run_dir.path / "preflight.json", estimate)
+            self._emit(ev.Notice("info", estimate["text"]))
+            for warning in estimate["warnings"]:
+                self._emit(ev.Notice("warning", warning))
         status, error, cancelled_from_outside, crash = "completed", "", False, None
         initial_test = best_test = None
         try:
@@ -320,6 +344,9 @@ class Trainer:
             raise crash
         if cancelled_from_outside:
             raise asyncio.CancelledError()
+        # Kept for TrainingRun: a cancel requested after the run's last await
+        # still marks this task cancelled, though the run ended and said so.
+        self.returned = summary
         return summary
 
     def _finish(self, status: str, error: str, initial_test: float | None, best_test: float | None) -> RunSummary:
@@ -328,7 +355,7 @@ class Trainer:
         if status != "completed":
             where = f"after step {state.global_step}" if state.global_step else "before its first step finished"
             advice = {
-                "budget_exhausted": "resume with a larger budget (--set budget.max_calls=N)",
+                "budget_exhausted": "resume with a larger budget (--set budget.max_calls=N, budget.max_tokens=N or budget.max_usd=D)",
                 "cancelled": "resume it",
                 "failed": "fix the cause, then resume",
             }[status]
@@ -341,7 +368,7 @@ class Trainer:
             self.run_dir.run_id, str(self.run_dir.path), status, state.global_step, self.total_steps,
             state.initial_val, state.best_val, initial_test, best_test, self.rt.ledger.totals(),
             sum(1 for h in history if h["action"].startswith("accept")), sum(1 for h in history if h["action"] == "reject"),
-            state.best_source, state.best_reason, error, self._failed_items,
+            state.best_source, state.best_reason, error, self._failed_items, self._estimate,
         )
         atomic_write_json(self.run_dir.summary_path, summary.to_dict())
         if self.s.output.plot:

@@ -104,6 +104,11 @@ def summary_text(night) -> str:
         if failed:
             lines.append(f"  {len(failed)} of {len(night.skills)} skills failed ({', '.join(failed)}): the night "
                          "exits 1")
+    pre = getattr(night, "preflight", None) or {}
+    if pre:
+        lines.append(f"  preflight estimate: ≈ {pre.get('calls', 0)} model calls, ≈ ${pre.get('usd', 0.0):.2f}"
+                     + (f" + unpriced {', '.join(pre['unpriced_roles'])}" if pre.get("unpriced_roles") else ""))
+        lines += [f"  warning: {w}" for w in pre.get("warnings", [])]
     u = night.usage or {}
     lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
                  f"wall {night.wall_s:.1f} s")

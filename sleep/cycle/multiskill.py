@@ -28,7 +28,7 @@ from sleep.cycle.skills import HOST_OF_PREFIX, SkillChoice, candidate_paths, cho
 
 # What the night record keeps of each skill's part (the rest lives in its run directory).
 PART_FIELDS = ("outcome", "reason", "tasks", "scores", "corrections", "proposal", "usage", "run_dir",
-               "fingerprint", "replay")
+               "fingerprint", "replay", "preflight")
 
 
 @dataclass
@@ -136,11 +136,20 @@ def budget_share(limit: int | None, used: int, left: int) -> int | None:
     return max(1, (limit - used) // max(1, left))
 
 
-def budget_spent(budget: Any, used: dict[str, int]) -> str:
+def usd_share(limit: float | None, used: float, left: int) -> float | None:
+    """A skill's share of a dollar cap ``limit`` (as :func:`budget_share`; at least a cent)."""
+    if limit is None:
+        return None
+    return max(0.01, round((limit - used) / max(1, left), 6))
+
+
+def budget_spent(budget: Any, used: dict[str, Any]) -> str:
     """Why no skill may train any more this night ('' while the budget lasts)."""
-    for key, limit in (("model_calls", budget.max_calls), ("tokens", budget.max_tokens)):
-        if limit is not None and used[key] >= limit:
-            name = "budget.max_calls" if key == "model_calls" else "budget.max_tokens"
+    names = {"model_calls": "budget.max_calls", "tokens": "budget.max_tokens", "cost_usd": "budget.max_usd"}
+    for key, limit in (("model_calls", budget.max_calls), ("tokens", budget.max_tokens),
+                       ("cost_usd", getattr(budget, "max_usd", None))):
+        if limit is not None and used.get(key, 0) >= limit:
+            name = names[key]
             return (f"the night's budget ({name}={limit}) was spent by the skills before; nothing was trained "
                     "or staged for it (raise the budget, or run it alone with --skill)")
     return ""

@@ -225,7 +225,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         say(f"[Tasks] {len(queue)} skills this night, most used first: "
             + ", ".join(f"{g.choice.name} ({g.choice.host}, {len(g.records)} tasks)" for g in queue))
     done: list[dict[str, Any]] = []
-    used = {"model_calls": 0, "tokens": 0}
+    used = {"model_calls": 0, "tokens": 0, "cost_usd": 0.0}
     i = 0
     while i < len(queue):
         group = queue[i]
@@ -233,7 +233,8 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         core = config.core.model_copy(deep=True)
         core.budget = core.budget.model_copy(update={
             "max_calls": multiskill.budget_share(config.core.budget.max_calls, used["model_calls"], left),
-            "max_tokens": multiskill.budget_share(config.core.budget.max_tokens, used["tokens"], left)})
+            "max_tokens": multiskill.budget_share(config.core.budget.max_tokens, used["tokens"], left),
+            "max_usd": multiskill.usd_share(config.core.budget.max_usd, used["cost_usd"], left)})
         part = NightRecord(night.id, night.project, night.started_at, dry_run=night.dry_run)
         run_id = night.id if i == 0 else f"{night.id}-{i}"
 
@@ -262,6 +263,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         done.append(multiskill.part_summary(group.choice, part, group.uses, group.lesson_from))
         used["model_calls"] += part.usage.get("model_calls", 0)
         used["tokens"] += part.usage.get("tokens", 0)
+        used["cost_usd"] += part.usage.get("cost_usd", 0.0)
         accepted = part.corrections.get("kept") or []
         if (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
                 and len(hosts) > 1 and opts.skill is None):
@@ -286,6 +288,17 @@ def _settle(night: NightRecord, parts: list[dict[str, Any]]) -> None:
             setattr(night, key, lead[key])
     night.outcome, night.reason = multiskill.night_outcome(parts)
     night.usage = multiskill.total_usage(parts)
+    night.preflight = night_preflight([p["preflight"] for p in parts if p.get("preflight")])
+
+
+def night_preflight(estimates: list[dict[str, Any]]) -> dict[str, Any]:
+    """The night's preflight estimate: its skills' (each made just before that skill's replay), summed."""
+    if len(estimates) <= 1:
+        return estimates[0] if estimates else {}
+    return {"calls": sum(e.get("calls", 0) for e in estimates), "usd": round(sum(e.get("usd", 0.0) for e in estimates), 4),
+            "tokens": sum(e.get("tokens", 0) for e in estimates),
+            "unpriced_roles": sorted({r for e in estimates for r in e.get("unpriced_roles", [])}),
+            "warnings": [w for e in estimates for w in e.get("warnings", [])], "skills": len(estimates)}
 
 
 def _load(project: Path) -> tuple[list, dict[str, list], list]:
@@ -486,6 +499,8 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
                                seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
+        night.preflight = {k: v for k, v in run.estimate.items() if k != "text"}  # the core prints its line
+        persist()
         if edits:
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
         try:

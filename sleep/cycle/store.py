@@ -51,6 +51,7 @@ class NightRecord:
     fingerprint: str | None = None
     replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why
     skills: list[dict[str, Any]] = field(default_factory=list)  # per skill: its outcome, scores, usage (multiskill)
+    preflight: dict[str, Any] = field(default_factory=dict)  # calls and dollars estimated before the replay
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

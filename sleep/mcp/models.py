@@ -30,6 +30,8 @@ class TrainSummary(BaseModel):
     error: str = ""
     failed_items: int = 0
     usage: dict[str, int | float] = Field(default_factory=dict)
+    preflight: dict[str, Any] | None = Field(None, description="the estimate made before the run: calls, usd, "
+                                             "one_step, unpriced_roles and budget warnings")
 
 
 class EvalScores(BaseModel):

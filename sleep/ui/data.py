@@ -76,6 +76,9 @@ class Night:
     run_dir: str | None = None
     proposal_id: str | None = None
     skills: tuple[NightSkill, ...] = ()  # a night of several skills: each one's result (issue 26)
+    est_calls: int | None = None  # the preflight estimate made before the replay (sleep.cycle.night)
+    est_usd: float | None = None
+    budget_warnings: tuple[str, ...] = ()
 
     @property
     def n_tasks(self) -> int | None:
@@ -164,6 +167,8 @@ def _night(row: dict[str, Any]) -> Night:
     tasks = report.get("tasks") if isinstance(report.get("tasks"), dict) else {}
     scores = report.get("scores") if isinstance(report.get("scores"), dict) else {}
     proposal = report.get("proposal") if isinstance(report.get("proposal"), dict) else {}
+    preflight = report.get("preflight") if isinstance(report.get("preflight"), dict) else {}
+    warnings = preflight.get("warnings") if isinstance(preflight.get("warnings"), list) else []
     if row.get("outcome") == "running" and _process_gone(row.get("project")):
         row = {**row, "outcome": "interrupted", "reason": (
             f"the night stopped during its {row.get('stage') or report.get('stage')} stage (killed or crashed); "
@@ -177,7 +182,9 @@ def _night(row: dict[str, Any]) -> Night:
         calls=_num(usage.get("model_calls"), int), tokens=_num(usage.get("tokens"), int),
         cost_usd=_num(usage.get("cost_usd"), float), run_dir=_text(row.get("run_dir")),
         proposal_id=_text(proposal.get("id") or row.get("proposal_id")),
-        skills=tuple(_night_skill(p) for p in report.get("skills") or [] if isinstance(p, dict)))
+        skills=tuple(_night_skill(p) for p in report.get("skills") or [] if isinstance(p, dict)),
+        est_calls=_num(preflight.get("calls"), int), est_usd=_num(preflight.get("usd"), float),
+        budget_warnings=tuple(w for w in warnings if isinstance(w, str)))
 
 
 def _night_skill(part: dict[str, Any]) -> NightSkill:

@@ -48,11 +48,13 @@ async def test_train_skill_runs_to_completion_with_progress(tmp_path: Path) -> N
         "train_summary": {"status": "completed", "steps_done": 2, "total_steps": 2, "initial_val": 0.0,
                           "best_val": 1.0, "initial_test": 0.0, "best_test": 1.0, "accepted": 1, "rejected": 0,
                           "best_source": "step 1", "best_reason": "passed the gate against the best skill (paired); re-measured full val 1.000",
-                          "error": "", "failed_items": 0, "usage": job["train_summary"]["usage"]},
+                          "error": "", "failed_items": 0, "usage": job["train_summary"]["usage"],
+                          "preflight": job["train_summary"]["preflight"]},
         "eval_scores": None, "night": None, "error": None,
         "next": "get_run(run='<tmp>/out/jsonl_tasks/t1') shows its history and best skill.", "notes": [],
     }
     assert job["recent_events"][-1] == "Done (completed) after 2 steps; best val 1.00"
+    assert job["train_summary"]["preflight"]["calls"] > 0 and job["train_summary"]["preflight"]["warnings"] == []
     values = [v for v, _, _ in seen]
     assert len(seen) >= 3 and values == sorted(values) and len(set(values)) == len(values), seen
     assert any(m and m.startswith("[Step 1/2]") for _, _, m in seen), seen

@@ -83,6 +83,21 @@ def test_nights_are_read_newest_first_with_usage_and_links_to_run_and_proposal(h
 
 
 
+def test_a_nights_preflight_estimate_and_budget_warning_are_shown(homes, tmp_path: Path) -> None:
+    from sleep.cycle.store import NightRecord, save
+
+    _index(homes)
+    warning = "budget.max_usd leaves $0.0500, less than the val baseline and one full step need (≈ $0.3900)"
+    with Index.open() as index:
+        save(index, NightRecord("c-4", "/p/app", "2026-12-02T02:00:00Z", outcome="no_improvement",
+                                usage={"model_calls": 6, "cost_usd": 0.06},
+                                preflight={"calls": 70, "usd": 0.7, "warnings": [warning]}))
+    night = list_nights().rows[0]
+    assert (night.est_calls, night.est_usd, night.budget_warnings) == (70, 0.7, (warning,))
+    html = client([tmp_path]).get("/nights").text
+    assert "est. ≈ 70" in html and "est. ≈ $0.70" in html and "budget.max_usd leaves $0.0500" in html
+
+
 def test_a_night_of_several_skills_lists_each_skill_side_by_side(homes, tmp_path: Path) -> None:
     from sleep.cycle.store import NightRecord, save
 
