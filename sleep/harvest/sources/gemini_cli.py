@@ -54,7 +54,7 @@ import orjson
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
-from sleep.harvest.side_files import read_side_file
+from sleep.harvest.side_files import SideFileError, read_side_file
 from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
@@ -239,15 +239,25 @@ def _project_root(folder: Path) -> str | None:
     return text or None
 
 
+_LOG_CACHE: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = {}
+
+
 def _log_entries(logs: Path, stats: ParseStats) -> list[dict[str, Any]]:
-    """The well-formed entries of a ``logs.json`` (the CLI's own filter), or [] when absent."""
+    """The well-formed entries of a ``logs.json`` (the CLI's own filter), or [] when absent.
+    The last file read is kept (each of its sessions is parsed from it in turn)."""
     try:
-        data = read_side_file(logs)
+        st = os.stat(logs)
+        key = (st.st_size, st.st_mtime_ns)
+        cached = _LOG_CACHE.get(str(logs))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        data = read_side_file(logs, max_bytes=MAX_FILE_BYTES)
     except FileNotFoundError:
         return []
-    except OSError as exc:
-        stats.skip_file("unreadable_logs", f"{logs}: {exc.strerror or exc}")
+    except (OSError, SideFileError) as exc:
+        stats.skip_file("unreadable_logs", f"{logs}: {getattr(exc, 'strerror', None) or exc}")
         return []
+    stats.bytes_read += len(data)
     try:
         doc = loads_lenient(data)
     except orjson.JSONDecodeError:
@@ -256,9 +266,12 @@ def _log_entries(logs: Path, stats: ParseStats) -> list[dict[str, Any]]:
     if not isinstance(doc, list):
         stats.skip_file("not_a_list", str(logs))
         return []
-    return [e for e in doc if isinstance(e, dict) and isinstance(e.get("sessionId"), str)
-            and isinstance(e.get("messageId"), int) and isinstance(e.get("timestamp"), str)
-            and isinstance(e.get("type"), str) and isinstance(e.get("message"), str)]
+    entries = [e for e in doc if isinstance(e, dict) and isinstance(e.get("sessionId"), str)
+               and isinstance(e.get("messageId"), int) and isinstance(e.get("timestamp"), str)
+               and isinstance(e.get("type"), str) and isinstance(e.get("message"), str)]
+    _LOG_CACHE.clear()
+    _LOG_CACHE[str(logs)] = (key, entries)
+    return entries
 
 
 def _parse_logged(file: SourceFile, ctx: ParseContext) -> ParseResult:
@@ -275,10 +288,14 @@ def _parse_logged(file: SourceFile, ctx: ParseContext) -> ParseResult:
         if e["type"] != "user" or not text:
             ctx.stats.ignored()
             continue
-        ctx.stats.kept()
-        if text.startswith("!"):
-            actions.shell(text[1:].strip())  # shell mode: the person ran it, the model never saw it
+        if text.startswith("!"):  # shell mode: the person ran it, the model never saw it
+            if s.prompts:
+                actions.shell(text[1:].strip())
+                ctx.stats.kept()
+            else:
+                ctx.stats.ignored()  # no turn yet to hold it
             continue
+        ctx.stats.kept()
         if _user_text(s, text, ctx) is None:
             return ParseResult(None, replay=True)
         if text and not text.startswith("/") or _is_custom_command(text):
@@ -413,8 +430,8 @@ def _is_delegated(path: str, sid: str, messages: list[Any]) -> bool:
         return True
     for other in siblings:
         try:
-            doc = loads_lenient(read_side_file(other))
-        except (OSError, orjson.JSONDecodeError):
+            doc = loads_lenient(read_side_file(other, max_bytes=MAX_FILE_BYTES))
+        except (OSError, SideFileError, orjson.JSONDecodeError):
             continue
         if not isinstance(doc, dict) or doc.get("sessionId") != sid:
             continue
