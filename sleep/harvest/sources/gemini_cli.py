@@ -41,7 +41,6 @@ paths, ``activate_skill`` the skill used.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import os
 import re
@@ -78,6 +77,10 @@ _INJECTED = ("<session_context>", "<hook_context>")
 # (DEFAULT_QUERY_STRING) or the built-in agents' templates ("Your task is ...").
 _DELEGATED_OPENINGS = ("Get Started!", "Your task is")
 _WORKSPACE_DIR_RX = re.compile(r"^\s*-\s+(/[^\n]+?)\s*$", re.M)
+# Built-in tools that never start an agent: their arguments (paths, commands) can appear in any prompt.
+_NOT_DELEGATING = _SHELL_TOOLS | _FILE_TOOLS | _SKILL_TOOLS | {
+    "web_fetch", "google_web_search", "save_memory", "write_todos", "read_many_files", "ask_user",
+    "enter_plan_mode", "exit_plan_mode", "complete_task"}
 # Built-in slash commands (session management): counted as commands, not prompts.
 _BUILTIN_COMMANDS = frozenset({"clear", "chat", "quit", "exit", "memory", "stats", "help", "resume", "compress",
                                "about", "auth", "bug", "copy", "docs", "editor", "extensions", "ide", "init",
@@ -412,6 +415,32 @@ def _first_user_text(messages: list[Any]) -> str:
     return ""
 
 
+_NAMES_CACHE: dict[str, tuple[int, dict[str, list[str]]]] = {}
+
+
+def _chat_names(folder: Path) -> dict[str, list[str]]:
+    """The chat files of ``folder`` by the last 8 characters of their stem (a session id's
+    first 8), listed once per change of the folder (a folder can hold thousands)."""
+    try:
+        mtime = os.stat(folder).st_mtime_ns
+    except OSError:
+        return {}
+    cached = _NAMES_CACHE.get(str(folder))
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    out: dict[str, list[str]] = {}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return {}
+    for name in names:
+        if name.startswith("session-") and name.endswith((".json", ".jsonl")):
+            out.setdefault(name.rsplit(".", 1)[0][-8:], []).append(name)
+    _NAMES_CACHE.clear()
+    _NAMES_CACHE[str(folder)] = (mtime, out)
+    return out
+
+
 def _is_delegated(path: str, sid: str, messages: list[Any]) -> bool:
     """An older build's delegated-agent chat (``kind`` absent): another chat file in the same
     folder carries the same ``sessionId`` (the file names end in its first 8 characters),
@@ -422,8 +451,9 @@ def _is_delegated(path: str, sid: str, messages: list[Any]) -> bool:
     if not first:
         return False
     me = Path(path)
-    siblings = [p for p in me.parent.glob(f"session-*-{glob.escape(sid[:8])}.json*")
-                if p != me and p.suffix in (".json", ".jsonl")]
+    stem = me.name.rsplit(".", 1)[0]  # X.json and its resumed X.jsonl are one chat, not two
+    siblings = [me.parent / name for name in _chat_names(me.parent).get(sid[:8], ())
+                if name.rsplit(".", 1)[0] != stem]
     if not siblings:
         return False
     if first.startswith(_DELEGATED_OPENINGS):
@@ -435,9 +465,14 @@ def _is_delegated(path: str, sid: str, messages: list[Any]) -> bool:
             continue
         if not isinstance(doc, dict) or doc.get("sessionId") != sid:
             continue
-        for msg in doc.get("messages") or []:
+        messages_there = doc.get("messages") if isinstance(doc.get("messages"), list) else []
+        if _first_user_text(messages_there) == first:
+            continue  # a copy of this chat, not its parent
+        for msg in messages_there:
             for call in (msg.get("toolCalls") or []) if isinstance(msg, dict) else []:
-                args = call.get("args") if isinstance(call, dict) else None
+                if not isinstance(call, dict) or call.get("name") in _NOT_DELEGATING:
+                    continue  # only a call that hands a task to an agent starts one
+                args = call.get("args")
                 if isinstance(args, dict) and any(isinstance(v, str) and len(v) >= 12 and v.strip() in first
                                                   for v in args.values()):
                     return True
