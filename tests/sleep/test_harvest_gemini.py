@@ -405,3 +405,20 @@ def test_a_json_chat_resumed_by_a_jsonl_build_is_one_session(gemini: Path) -> No
     assert report.sources["gemini-cli"].sessions_new == 1 and not report.skipped
     [s] = _sessions()
     assert [p.text for p in s.prompts] == ["sort the seed list", "now by sowing month"]
+
+
+def test_old_hash_folder_resolved_by_the_root_a_newer_build_recorded(gemini: Path) -> None:
+    """A project used with an older build has a ``tmp/<sha256 of root>`` folder; a newer build
+    keeps the root in ``tmp/<label>/.project_root`` and ``history/<label>/.project_root`` (as the
+    real 0.61 writes them). That root names the old hash folder too, though ``projects.json`` is gone
+    and the old chat names no absolute path."""
+    old = gemini / "tmp" / project_hash(CWD) / "chats"
+    old.mkdir(parents=True)
+    (old / f"session-2025-06-01T09-00-{SID[:8]}.json").write_text(json.dumps({
+        "sessionId": SID, "projectHash": project_hash(CWD), "startTime": b.ts(0), "lastUpdated": b.ts(1),
+        "messages": [{"id": "u1", "timestamp": b.ts(1), "type": "user", "content": "rename the beds"}]}))
+    (gemini / "history" / "garden").mkdir(parents=True)
+    (gemini / "history" / "garden" / ".project_root").write_text(CWD)
+    run(source="gemini")
+    [s] = _sessions()
+    assert s.project_dir == CWD

@@ -105,7 +105,7 @@ class GeminiCliSource:
         return self._home or paths.gemini_home()
 
     def _projects(self) -> dict[str, str]:
-        """Folder label -> project path, from ``projects.json`` and ``.project_root`` files."""
+        """Folder label or hash -> project path, from ``projects.json`` and ``.project_root`` files."""
         out: dict[str, str] = {}
         try:
             doc = orjson.loads(read_side_file(self.home / "projects.json"))
@@ -117,6 +117,18 @@ class GeminiCliSource:
                 if isinstance(path, str) and isinstance(label, str):
                     out[label] = path
                     out[project_hash(path)] = path
+        # Roots newer builds recorded elsewhere (tmp/<label>/.project_root, history/<label>/.project_root)
+        # also name the hash folders older builds made for the same projects.
+        for top in ("tmp", "history"):
+            try:
+                folders = sorted(os.scandir(self.home / top), key=lambda e: e.name)
+            except OSError:
+                continue
+            for folder in folders:
+                if len(folder.name) != 64 and _is_dir(folder):
+                    root = _project_root(Path(folder.path))
+                    if root:
+                        out.setdefault(project_hash(root), root)
         return out
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
