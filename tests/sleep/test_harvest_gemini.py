@@ -274,7 +274,12 @@ def test_single_json_stores_display_content_not_the_expanded_at_file(gemini: Pat
     assert [p.text for p in s.prompts] == ["explain @src/water.py"]
 
 
-def test_single_json_subagent_file_sharing_its_parents_session_id(gemini: Path) -> None:
+@pytest.mark.parametrize("opening", [
+    "Your task is to do a deep investigation of the codebase to find all relevant files for the following "
+    "user objective:\n<objective>\n{objective}\n</objective>",
+    "{objective}",  # an agent whose query template is just its argument ("${{request}}")
+])
+def test_single_json_subagent_file_sharing_its_parents_session_id(gemini: Path, opening: str) -> None:
     """~0.29 wrote a delegated agent's chat as a second ``session-<time>-<id[:8]>.json`` with the
     parent's ``sessionId`` and no ``kind``; its first user message is the agent's query template
     (codebase_investigator: "Your task is to do a deep investigation ... <objective>...").
@@ -293,9 +298,8 @@ def test_single_json_subagent_file_sharing_its_parents_session_id(gemini: Path) 
                   {"id": "u2", "timestamp": b.ts(8), "type": "user", "content": [{"text": "fix it"}]}]}
     child = {"sessionId": SID, "projectHash": project_hash(CWD), "startTime": b.ts(3), "lastUpdated": b.ts(5),
              "messages": [
-                 {"id": "s1", "timestamp": b.ts(3), "type": "user", "content": [{"text": (
-                     "Your task is to do a deep investigation of the codebase to find all relevant files for the "
-                     f"following user objective:\n<objective>\n{objective}\n</objective>")}]},
+                 {"id": "s1", "timestamp": b.ts(3), "type": "user",
+                  "content": [{"text": opening.format(objective=objective)}]},
                  {"id": "s2", "timestamp": b.ts(4), "type": "gemini", "content": "",
                   "toolCalls": [{"id": "c9", "name": "read_file", "args": {"absolute_path": f"{CWD}/src/water.py"},
                                  "status": "success"}]}]}
