@@ -15,7 +15,8 @@ HOST = Host(
     name="gemini",
     label="Gemini CLI",
     sources=(Source("gemini-cli", "sleep.harvest.sources.gemini_cli:GeminiCliSource", HOME,
-                    watch=(Watch("tmp", parent="chats"), Watch("tmp", names=("logs.json",)))),),
+                    # chats/session-*, delegated agents' chats/<parent id>/<id>.jsonl, logs.json
+                    watch=(Watch("tmp", names=("*.jsonl", "*.json")),)),),
     replay="gemini-cli",
     ready="sleep.hosts.ready:gemini",
     skills=Skills(project=(".gemini/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),

@@ -426,3 +426,22 @@ def test_old_hash_folder_resolved_by_the_root_a_newer_build_recorded(gemini: Pat
     run(source="gemini")
     [s] = _sessions()
     assert s.project_dir == CWD
+
+
+def test_every_gemini_file_read_is_one_the_watcher_notes(gemini: Path) -> None:
+    """Chats, delegated agents' chats one folder down and ``logs.json`` sessions: each lies under a
+    watched root that wants it (in watch mode a harvest reads only what was noted)."""
+    from sleep.harvest.reader import ParseStats
+    from sleep.harvest.sources.gemini_cli import GeminiCliSource
+    from sleep.scheduler.roots import transcript_roots
+
+    chats = gemini / "tmp" / "garden" / "chats"
+    b.write_jsonl(chats / f"session-2026-05-01T10-00-{SID[:8]}.jsonl", [_meta()])
+    b.write_jsonl(chats / SID / "0d1e2f3a.jsonl", [_meta("0d1e2f3a", kind="subagent")])
+    (gemini / "tmp" / "garden" / "logs.json").write_text(json.dumps([
+        {"sessionId": "other", "messageId": 0, "type": "user", "message": "hi", "timestamp": b.ts(1)}]))
+    found = list(GeminiCliSource().discover(ParseStats()))
+    assert {f.kind for f in found} == {"chat", "logs"} and len(found) == 3
+    roots = [r for r in transcript_roots() if r.host == "gemini-cli"]
+    for f in found:
+        assert any(r.wants(f.container or f.path) for r in roots), f.path
