@@ -313,7 +313,7 @@ def _parse_logged(file: SourceFile, ctx: ParseContext) -> ParseResult:
         ctx.stats.kept()
         if _user_text(s, text, ctx) is None:
             return ParseResult(None, replay=True)
-        if text and not text.startswith("/") or _is_custom_command(text):
+        if not text.startswith("/") or _is_custom_command(text):
             open_turn(s, text, at, ctx.redactor, follows_answer=False)
     return ParseResult(s)
 
