@@ -445,3 +445,66 @@ def test_every_gemini_file_read_is_one_the_watcher_notes(gemini: Path) -> None:
     roots = [r for r in transcript_roots() if r.host == "gemini-cli"]
     for f in found:
         assert any(r.wants(f.container or f.path) for r in roots), f.path
+
+
+def test_a_home_laid_out_as_gemini_writes_it_stores_every_typed_prompt_once(gemini: Path) -> None:
+    """Issue 31's done-when for Gemini CLI, on one home: an old hash folder (single JSON, a
+    subagent file under the parent's id, ``@file`` expansions, no projects.json entry, the root known
+    from a newer build's ``.project_root``), a newer label folder (JSONL with re-written answers and a
+    whole-array ``$set``; a resumed ``.json``/``.jsonl`` pair; ``logs.json`` with sessions that have
+    a chat file and one that has none). Every typed prompt is stored exactly, once, in one session
+    each, with its project."""
+    other = "/work/orchard"
+    old = gemini / "tmp" / project_hash(other) / "chats"
+    old.mkdir(parents=True)
+    a = "aaaaaaaa-0000-4000-8000-000000000001"
+    (old / f"session-2025-10-01T09-00-{a[:8]}.json").write_text(json.dumps({
+        "sessionId": a, "projectHash": project_hash(other), "startTime": b.ts(0), "lastUpdated": b.ts(9),
+        "messages": [
+            {"id": "1", "timestamp": b.ts(1), "type": "user", "content": [
+                {"text": "compare @a.txt"}, {"text": "\n--- Content from referenced files ---"}, {"text": "A"}],
+             "displayContent": [{"text": "compare @a.txt"}]},
+            {"id": "2", "timestamp": b.ts(2), "type": "gemini", "content": "",
+             "toolCalls": [{"id": "c", "name": "generalist", "args": {"request": "count the apple trees per row"},
+                            "status": "success"}]},
+            {"id": "3", "timestamp": b.ts(5), "type": "user", "content": "thanks, now graph it"}]}))
+    (old / f"session-2025-10-01T09-01-{a[:8]}.json").write_text(json.dumps({
+        "sessionId": a, "projectHash": project_hash(other), "startTime": b.ts(3), "lastUpdated": b.ts(4),
+        "messages": [{"id": "s", "timestamp": b.ts(3), "type": "user", "content": "count the apple trees per row"}]}))
+    (gemini / "history" / "orchard").mkdir(parents=True)
+    (gemini / "history" / "orchard" / ".project_root").write_text(other)
+
+    label = gemini / "tmp" / "garden"
+    chats = label / "chats"
+    c, d, e = ("cccccccc-0000-4000-8000-000000000003", "dddddddd-0000-4000-8000-000000000004",
+               "eeeeeeee-0000-4000-8000-000000000005")
+    g = {"id": "g", "timestamp": b.ts(12), "type": "gemini", "content": ""}
+    b.write_jsonl(chats / f"session-2026-05-01T10-00-{c[:8]}.jsonl", [
+        _meta(c),
+        {"$set": {"messages": [{"id": "env", "timestamp": b.ts(10), "type": "user",
+                                "content": "<session_context>\n- **Workspace Directories:**\n  - /x\n</session_context>"}]}},
+        {"id": "u", "timestamp": b.ts(11), "type": "user", "content": [{"text": "water the ferns"}]},
+        g, {**g, "toolCalls": [_shell_call()]}, {"$set": {"lastUpdated": b.ts(12)}}])
+    name = f"session-2025-11-01T10-00-{d[:8]}.json"
+    ud = {"id": "u", "timestamp": b.ts(20), "type": "user", "content": "repot the cactus"}
+    (chats / name).write_text(json.dumps({"sessionId": d, "projectHash": "h", "messages": [ud]}))
+    b.write_jsonl(chats / (name + "l"), [{"sessionId": d, "projectHash": "h"}, ud,
+                                         {"id": "v", "timestamp": b.ts(21), "type": "user", "content": "and the aloe"}])
+    (label / "logs.json").write_text(json.dumps([
+        {"sessionId": c, "messageId": 0, "type": "user", "message": "water the ferns", "timestamp": b.ts(11)},
+        {"sessionId": d, "messageId": 0, "type": "user", "message": "repot the cactus", "timestamp": b.ts(20)},
+        {"sessionId": e, "messageId": 0, "type": "user", "message": "mulch the beds", "timestamp": b.ts(30)},
+        {"sessionId": e, "messageId": 1, "type": "user", "message": "!ls beds", "timestamp": b.ts(31)}]))
+    (gemini / "projects.json").write_text(json.dumps({"projects": {CWD: "garden"}}))
+
+    report = run(source="gemini")
+    assert not report.skipped
+    people = {s.session_id: (s.project_dir, [p.text for p in s.prompts]) for s in _sessions() if not s.is_subagent}
+    assert people == {
+        a: (other, ["compare @a.txt", "thanks, now graph it"]),
+        c: (CWD, ["water the ferns"]),
+        d: (CWD, ["repot the cactus", "and the aloe"]),
+        e: (CWD, ["mulch the beds"]),
+    }
+    [sub] = [s for s in _sessions() if s.is_subagent]
+    assert sub.parent_session_id == a and sub.project_dir == other
