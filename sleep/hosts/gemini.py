@@ -1,7 +1,7 @@
 """Gemini CLI: chats under ``$GEMINI_CLI_HOME/.gemini/tmp/<project>/chats`` (default
-``~/.gemini``); replayed with ``gemini -p --output-format stream-json`` (the ``gemini-cli``
-backend); the MCP server registered by ``skillopt-sleep integrate gemini`` in its
-``settings.json`` (:mod:`sleep.integrations.mcp_json`).
+``~/.gemini``) and the sessions only ``tmp/<project>/logs.json`` holds; replayed with
+``gemini -p --output-format stream-json`` (the ``gemini-cli`` backend); the MCP server
+registered by ``skillopt-sleep integrate gemini`` in its ``settings.json`` (:mod:`sleep.integrations.mcp_json`).
 Skills: workspace ``.gemini/skills`` or its ``.agents/skills`` alias, user
 ``~/.gemini/skills`` or ``~/.agents/skills`` (https://geminicli.com/docs/cli/using-agent-skills/,
 "Discovery tiers")."""
@@ -15,7 +15,8 @@ HOST = Host(
     name="gemini",
     label="Gemini CLI",
     sources=(Source("gemini-cli", "sleep.harvest.sources.gemini_cli:GeminiCliSource", HOME,
-                    watch=(Watch("tmp", parent="chats"),)),),
+                    # chats/session-*, delegated agents' chats/<parent id>/<id>.jsonl, logs.json
+                    watch=(Watch("tmp", names=("*.jsonl", "*.json")),)),),
     replay="gemini-cli",
     ready="sleep.hosts.ready:gemini",
     skills=Skills(project=(".gemini/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),

@@ -20,13 +20,15 @@ from pathlib import Path
 
 import pytest
 import replay_fakes
-from model_endpoint import ModelEndpoint, install_plan, run, script, write
-from npm_clients import npm_tool
+from model_endpoint import ModelEndpoint, install_plan, run, say, script, write
+from npm_clients import QUIET, npm_tool
+from sleep_testutil import run as harvest
 
 from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.gemini_cli import GeminiCliBackend
 from skillopt_core.backends.trajectory import FileChange
 from sleep.cycle.checkout import replay_checkout
+from sleep.index import Index
 
 SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
 MODEL = "gemini-2.5-flash"
@@ -112,3 +114,33 @@ def test_real_gemini_acting_runs_what_is_allowed_and_records_the_denial(gemini, 
         ("pnpm install", 0, False), ("curl http://example.com", None, True), ("nosuchprog", 127, False)]
     assert t.file_changes() == [FileChange("NOTES.md", "added")]
     assert t.unknown_events == 0 and ep.unknown() == []
+
+
+def test_real_gemini_chat_is_harvested_as_typed(gemini, tmp_path: Path) -> None:
+    """The chat file the real CLI writes (0.61: JSONL whose first patch sets the message array led by
+    the injected ``<session_context>``; ``content`` with ``@src/water.py`` expanded beside the typed
+    ``displayContent``; each answer re-written under its id once its tool call finished; tool results as
+    ``functionResponse`` user messages), harvested: the prompt exactly as typed, one session, its
+    project from ``projects.json``, each tool once."""
+    proj = tmp_path / "garden"
+    (proj / "src").mkdir(parents=True)
+    (proj / "src" / "water.py").write_text("def water(): pass\n")
+    typed = "explain @src/water.py then note it"
+    with ModelEndpoint(script(run("ls src"), write("NOTES.md", "ok\n"), say("Done."))) as ep:
+        gemini(ep)
+        done = subprocess.run([npm_tool("gemini"), "-p", typed, "-m", MODEL, "--yolo", "--skip-trust",
+                               "--output-format", "json"], cwd=proj, env={**os.environ, **QUIET},
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    [chat] = (Path(os.environ["HOME"]) / ".gemini" / "tmp").glob("*/chats/session-*.jsonl")
+    lines = [json.loads(line) for line in chat.read_text().splitlines()]
+    assert "$set" in lines[1] and "<session_context>" in json.dumps(lines[1])  # the shape this test is about
+    report = harvest(source="gemini")
+    assert not report.skipped and report.sessions_new == 1
+    with Index.open() as idx:
+        [s] = idx.sessions(host="gemini-cli")
+    assert [p.text for p in s.prompts] == [typed]
+    assert s.project_dir == str(proj)
+    assert s.tools == {"run_shell_command": 1, "write_file": 1}
+    assert s.prompts[0].shell == ["ls"] and s.prompts[0].files == ["NOTES.md"]
+    assert s.finals == ["Done."]
