@@ -13,6 +13,13 @@ binary, message blobs are JSON ``{role, content, providerOptions?}`` with
 (rowid) order; identical messages are one blob, so a prompt typed twice word
 for word counts once.
 
+The agent transcripts Cursor writes beside its databases,
+``~/.cursor/projects/<slug>/agent-transcripts/`` (:mod:`sleep.harvest.sources.cursor_transcripts`),
+are read by this source too, each session once: a transcript whose id is a chat read from a
+``store.db`` here, or a chat of the IDE's ``state.vscdb`` (its ``composerData:<id>``, read by the
+``cursor-ide`` source with timestamps), is that chat's copy and is skipped, counted
+``transcript_of_a_stored_chat``.
+
 The database is opened through a read-only URI (``mode=ro``), with
 ``query_only`` set and short statements, so a running agent is never blocked
 and the file is never written. A chat whose journal (``store.db-wal``) is still
@@ -36,6 +43,7 @@ from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import connect_read_only  # noqa: F401 (also imported from here)
 from sleep.harvest.sources.turns import open_turn
@@ -44,6 +52,7 @@ HOST = "cursor-agent"
 STORE = "store.db"
 _QUERY_RX = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _ONLY_TAGS_RX = re.compile(r"^\s*<([a-z_]+)>.*</\1>\s*$", re.S)  # injected context such as <user_info>
+_LEADING_TAG_RX = re.compile(r"^\s*<([a-z_]+)>.*?</\1>", re.S)  # <attached_files> before what was typed
 _SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "shell"})
 _PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
 
@@ -56,14 +65,48 @@ def workspace_hash(project: str) -> str:
 class CursorAgentSource:
     name = HOST
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, ide_user_dirs: list[Path] | None = None) -> None:
         self._home = home
+        self._ide_user_dirs = ide_user_dirs
 
     @property
     def home(self) -> Path:
         return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        chats: set[str] = set()
+        for file in self._discover_chats(stats):
+            chats.add(file.session_id or "")
+            yield file
+        stored = chats | self._ide_chat_ids(stats)
+        for slug, sid, path in transcripts.listing(str(self.home / "projects"), stats):
+            if sid in stored:
+                stats.skip_file("transcript_of_a_stored_chat", path)
+                continue
+            yield SourceFile(path, HOST, transcripts.KIND, incremental=False, session_id=sid, project_slug=slug,
+                             project_dir=transcripts.resolve_slug(slug))
+
+    def _ide_chat_ids(self, stats: ParseStats) -> set[str]:
+        """The ids of the IDE's chats (``composerData:<id>`` keys of each global ``state.vscdb``)."""
+        ids: set[str] = set()
+        users = self._ide_user_dirs if self._ide_user_dirs is not None else paths.cursor_user_dirs()
+        for user in users:
+            db = Path(user) / "globalStorage" / "state.vscdb"
+            if not db.is_file():
+                continue
+            try:
+                conn = connect_read_only(str(db))
+                try:
+                    rows = conn.execute("SELECT key FROM cursorDiskKV WHERE key >= 'composerData:' "
+                                        "AND key < 'composerData;'").fetchall()
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                continue  # the cursor-ide source counts an unreadable database
+            ids.update(k[len("composerData:"):] for (k,) in rows if isinstance(k, str))
+        return ids
+
+    def _discover_chats(self, stats: ParseStats) -> Iterator[SourceFile]:
         for workspace in sorted(scan_dir(self.home / "chats", stats), key=lambda e: e.name):
             try:
                 if not workspace.is_dir():
@@ -77,6 +120,14 @@ class CursorAgentSource:
                                      project_slug=workspace.name)
 
     def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        if file.kind == transcripts.KIND:
+            root = os.path.abspath(project)
+            if file.project_dir is not None:
+                return file.project_dir == root
+            if file.project_slug and transcripts.slug_matches(file.project_slug, root):
+                file.project_dir = root  # the project asked for encodes to this folder's name
+                return None
+            return False
         if file.project_dir is None and file.project_slug:
             root = os.path.abspath(project)
             if file.project_slug != workspace_hash(root):
@@ -89,6 +140,8 @@ class CursorAgentSource:
 
     def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
+        if file.kind == transcripts.KIND:
+            return self._parse_transcript(file, f, ctx)
         try:
             ctx.stats.bytes_read += os.path.getsize(file.path)
             conn = connect_read_only(file.path)
@@ -123,6 +176,33 @@ class CursorAgentSource:
         return _read_messages(s, messages, ctx)
 
 
+    def _parse_transcript(self, file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResult:
+        """One agent transcript (no timestamps: the session's time is the file's mtime)."""
+        if is_replay_path(file.project_dir):
+            return ParseResult(None, replay=True)
+        try:
+            data = f.read()
+            mtime = os.path.getmtime(file.path)
+        except OSError:
+            ctx.stats.skip_file("unreadable", file.path)
+            return ParseResult(None, file_skip_reason="unreadable")
+        ctx.stats.bytes_read += len(data)
+        s = Session(host=HOST, session_id=file.session_id or Path(file.path).stem, project_dir=file.project_dir,
+                    source_path=file.path)
+        s.note_time(iso_utc(mtime))
+        msgs = []
+        for m in transcripts.messages(data, file.path, ctx):
+            content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in m["texts"]]
+            if m["role"] == "assistant":
+                content = [{"type": "text", "text": transcripts.without_thinking(t)} for t in m["texts"]]
+                content += [{"type": "tool-call", "toolName": n, "args": a} for n, a in m["tools"]]
+            msgs.append({"role": m["role"], "content": content})
+        result = _read_messages(s, msgs, ctx)
+        if result.session is not None and not result.session.prompts:
+            return ParseResult(None)
+        return result
+
+
 def _meta(conn: sqlite3.Connection) -> dict[str, Any]:
     row = conn.execute("SELECT value FROM meta WHERE key = '0'").fetchone()
     if not row or row[0] is None:
@@ -149,6 +229,8 @@ def _typed(text: str) -> str | None:
         return "\n\n".join(q for q in found if q).strip() or None
     if _ONLY_TAGS_RX.match(text):
         return None
+    while (m := _LEADING_TAG_RX.match(text)) is not None:
+        text = text[m.end():]
     return text.strip() or None
 
 

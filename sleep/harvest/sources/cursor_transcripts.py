@@ -1,0 +1,231 @@
+"""Cursor's agent transcripts: ``~/.cursor/projects/<slug>/agent-transcripts/``.
+
+Cursor (the IDE's agent and the ``cursor-agent`` CLI) writes a plain transcript of every
+agent chat here, beside (not instead of) its databases. Shapes seen in public readers and
+copies (nick-fullpath/cursor-history lib/transcript.py and lib/paths.py; kylemath/Luo2024Extend
+promptHistory/README.md, a copy of ``~/.cursor/projects/Users-kylemathewson-mathTest/agent-transcripts/``):
+
+- ``<session>.txt``: ``user:`` / ``assistant:`` lines open each message; the typed prompt is
+  inside ``<user_query>``, which an ``<attached_files>`` block (files the person attached)
+  can precede; the agent's text carries ``[Thinking] ...`` paragraphs, ``[Tool call] Name``
+  with indented ``key: value`` arguments and ``[Tool result] Name`` output.
+- ``<session>.json`` / ``<session>.jsonl`` (flat) or ``<session>/<session>.jsonl`` (newer):
+  one record per message ``{role, message: {content: [{type: text, text} | {type: tool_use,
+  name, input}]}}`` and ``{type: turn_ended}`` markers; a ``.json`` may hold those records as
+  one array. Thinking shows as ``<think>...</think>`` inside the text.
+
+A session written in two formats (``.txt`` and ``.json(l)`` twins of one id) is read once:
+the JSON one (structured), else the text one. Transcripts carry **no timestamps**: the
+session's time is the file's modification time, and prompts have no time of their own.
+
+The folder name (slug) is the project path with every separator and dot turned into ``-``
+(lossy: ``my-app`` and ``my/app`` look alike), or a bare number for a window with no
+folder. :func:`resolve_slug` walks the file system for the one directory whose path encodes
+to the slug; none, or more than one, leaves the project unknown (never a guess).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterator
+
+import orjson
+
+from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
+from sleep.harvest.sources import scan_dir
+
+DIR = "agent-transcripts"
+KIND = "transcript"
+# Twins of one session: the structured one is read.
+_PREFER = {".jsonl": 0, ".json": 1, ".txt": 2}
+_ROLE_LINE = re.compile(r"^(user|assistant|A):[ \t]*$")
+_THINK_TAG = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_MAX_WALK = 5000  # directories looked at while resolving one slug
+
+
+def listing(projects: str, stats: ParseStats) -> Iterator[tuple[str, str, str]]:
+    """``(slug, session id, path)`` of every transcript session under ``projects``, one
+    file per session (twins counted ``transcript_twin``)."""
+    for proj in sorted(scan_dir(projects, stats), key=lambda e: e.name):
+        tdir = os.path.join(proj.path, DIR)
+        if not os.path.isdir(tdir):
+            continue
+        found: dict[str, list[tuple[int, str]]] = {}
+        for entry in scan_dir(tdir, stats):
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                for ext in (".jsonl", ".json", ".txt"):
+                    nested = os.path.join(entry.path, entry.name + ext)
+                    if os.path.isfile(nested):
+                        found.setdefault(entry.name, []).append((_PREFER[ext], nested))
+                continue
+            stem, ext = os.path.splitext(entry.name)
+            if ext in _PREFER and stem:
+                found.setdefault(stem, []).append((_PREFER[ext], entry.path))
+        for sid in sorted(found):
+            files = sorted(found[sid])
+            for _, twin in files[1:]:
+                stats.skip_file("transcript_twin", twin)
+            yield proj.name, sid, files[0][1]
+
+
+def norm(text: str) -> str:
+    """A path or slug with every run of non-alphanumerics as one ``-`` (how slugs compare)."""
+    return _NON_ALNUM.sub("-", text).strip("-").lower()
+
+
+def slug_matches(slug: str, project: str) -> bool:
+    return not slug.isdigit() and norm(slug) == norm(project)
+
+
+def resolve_slug(slug: str, root: str = "/") -> str | None:
+    """The one existing directory whose absolute path encodes to ``slug``, else None (no
+    folder: a bare number; nothing matches; several match; too many to look at)."""
+    want = norm(slug)
+    if not want or slug.isdigit():
+        return None
+    matches: list[str] = []
+    budget = [_MAX_WALK]
+
+    def walk(folder: str, rest: str) -> None:
+        try:
+            with os.scandir(folder) as it:
+                entries = [e for e in it]
+        except OSError:
+            return
+        for e in entries:
+            budget[0] -= 1
+            if budget[0] < 0 or len(matches) > 1:
+                return
+            n = norm(e.name)
+            if not n or not (rest == n or rest.startswith(n + "-")):
+                continue
+            try:
+                if not e.is_dir():
+                    continue
+            except OSError:
+                continue
+            if rest == n:
+                matches.append(e.path)
+            else:
+                walk(e.path, rest[len(n) + 1:])
+
+    walk(root, want)
+    return matches[0] if len(matches) == 1 and budget[0] >= 0 else None
+
+
+# ----- reading one transcript --------------------------------------------------------------
+
+def messages(data: bytes, path: str, ctx: ParseContext) -> list[dict[str, Any]]:
+    """The transcript's messages as ``{role, texts: [...], tools: [(name, args)]}``."""
+    if path.endswith(".txt"):
+        text = data.decode("utf-8", "replace")
+        ctx.stats.kept()
+        return _text_messages(text)
+    return _json_messages(data, path, ctx)
+
+
+def _json_messages(data: bytes, path: str, ctx: ParseContext) -> list[dict[str, Any]]:
+    records: list[Any] = []
+    stripped = data.lstrip()
+    if stripped.startswith(b"["):
+        try:
+            doc = loads_lenient(data)
+        except orjson.JSONDecodeError:
+            ctx.stats.skip_line("invalid_json", path)
+            return []
+        records = doc if isinstance(doc, list) else []
+    else:
+        for n, line in enumerate(data.splitlines()):
+            if not line.strip():
+                continue
+            rec = ctx.loads(line, f"{path}:{n + 1}")
+            if rec is not None:
+                records.append(rec)
+    out = []
+    for rec in records:
+        if not isinstance(rec, dict) or rec.get("role") not in ("user", "assistant"):
+            ctx.stats.ignored()  # turn_ended markers and the like
+            continue
+        ctx.stats.kept()
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else rec.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        texts, tools = [], []
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "text" and isinstance(b.get("text"), str):
+                texts.append(b["text"])
+            elif b.get("type") in ("tool_use", "tool-call"):
+                name = b.get("name") or b.get("toolName")
+                args = b.get("input") if isinstance(b.get("input"), dict) else b.get("args")
+                tools.append((name if isinstance(name, str) else None, args if isinstance(args, dict) else {}))
+        out.append({"role": rec["role"], "texts": texts, "tools": tools})
+    return out
+
+
+def _text_messages(text: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    cur: dict[str, Any] | None = None
+    body: list[str] = []
+
+    def flush() -> None:
+        if cur is None:
+            return
+        if cur["role"] == "user":
+            cur["texts"] = ["\n".join(body)]
+        else:
+            cur["texts"], cur["tools"] = _assistant_text(body)
+        out.append(cur)
+
+    for line in text.splitlines():
+        m = _ROLE_LINE.match(line)
+        if m:
+            flush()
+            cur, body = {"role": "user" if m.group(1) == "user" else "assistant", "texts": [], "tools": []}, []
+        else:
+            body.append(line)
+    flush()
+    return out
+
+
+def _assistant_text(lines: list[str]) -> tuple[list[str], list[tuple[str | None, dict[str, Any]]]]:
+    """What the agent said (without ``[Thinking]`` paragraphs and tool output) and its tool calls."""
+    said: list[str] = []
+    tools: list[tuple[str | None, dict[str, Any]]] = []
+    mode = "say"
+    for line in lines:
+        if line.startswith("[Thinking]"):
+            mode = "think"
+            continue
+        if line.startswith("[Tool call]"):
+            tools.append((line[len("[Tool call]"):].strip() or None, {}))
+            mode = "call"
+            continue
+        if line.startswith("[Tool result]"):
+            mode = "result"
+            continue
+        if mode == "think" and not line.strip():
+            mode = "say"
+            continue
+        if mode == "call":
+            if line[:1] in (" ", "\t") and ":" in line:
+                key, _, value = line.strip().partition(":")
+                tools[-1][1][key.strip()] = value.strip()
+                continue
+            mode = "say"
+        if mode == "say":
+            said.append(line)
+    text = "\n".join(said).strip()
+    return ([text] if text else []), tools
+
+
+def without_thinking(text: str) -> str:
+    return _THINK_TAG.sub("", text).strip()

@@ -1,0 +1,199 @@
+"""Cursor's agent transcripts under ``~/.cursor/projects/<slug>/agent-transcripts/`` (issue 31 §1).
+
+The fixtures are written here, with invented text, in the shapes public readers and copies of
+genuine transcripts show: nick-fullpath/cursor-history lib/transcript.py (``.txt`` with
+``user:`` / ``assistant:`` lines and ``<user_query>``; ``.jsonl`` records ``{role, message:
+{content: [text | tool_use]}}``) and lib/paths.py (slugs: the path with ``/`` and ``.`` as
+``-``, e.g. ``Users-jane-doe-projects-my-api``); kylemath/Luo2024Extend promptHistory/README.md
+(a copy of ``~/.cursor/projects/Users-kylemathewson-mathTest/agent-transcripts/``, one file per
+session UUID); the readers the search tool finds for ``[Thinking]`` / ``[Tool call]`` /
+``[Tool result]`` in ``.txt`` and ``{"type": "turn_ended"}`` markers in ``.jsonl``
+(``<session>/<session>.jsonl`` in newer builds). ``<attached_files>`` before ``<user_query>``,
+``<think>`` in the text, ``.txt`` + ``.json`` twins of one session and bare-number slugs are the
+shapes issue 31 lists from genuine files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sleep_testutil import Homes, run
+
+from sleep.index import Index
+from sleep.harvest.reader import ParseContext
+from sleep.harvest.sources import cursor_transcripts
+
+SID = "3f2b9c1e-0000-4000-8000-00000000aa01"
+MTIME = 1767225600  # 2026-01-01T00:00:00Z
+
+TXT = """user:
+<attached_files>
+<file path="src/dates.py" lines="1-40">
+def parse(text): ...
+</file>
+</attached_files>
+<user_query>
+make the date parser accept ISO weeks
+</user_query>
+
+assistant:
+[Thinking] The person wants ISO weeks; let me read the parser first.
+It has no week branch.
+
+I will add the week branch.
+[Tool call] Shell
+  command: pytest tests/test_dates.py -q
+  description: run the date tests
+
+[Tool result] Shell
+1 passed
+
+assistant:
+The parser accepts ISO weeks now.
+
+user:
+<user_query>
+keep the old format too
+</user_query>
+
+assistant:
+Kept it.
+"""
+
+
+def _jsonl_records() -> list[dict]:
+    return [
+        {"role": "user", "message": {"content": [{"type": "text", "text":
+            "<attached_files>\n<file path=\"src/dates.py\"/>\n</attached_files>\n"
+            "<user_query>\nmake the date parser accept ISO weeks\n</user_query>"}]}},
+        {"role": "assistant", "message": {"content": [
+            {"type": "text", "text": "<think>the parser has no week branch</think>I will add the week branch."},
+            {"type": "tool_use", "name": "Shell", "input": {"command": "pytest tests/test_dates.py -q"}}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "The parser accepts ISO weeks now."}]}},
+        {"type": "turn_ended", "status": "success"},
+        {"role": "user", "message": {"content": [{"type": "text", "text":
+            "<user_query>\nkeep the old format too\n</user_query>"}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Kept it."}]}},
+    ]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.utime(path, (MTIME, MTIME))
+    return path
+
+
+def _project(tmp_path: Path) -> tuple[Path, str]:
+    """A project folder that exists (so its slug resolves) and its slug as Cursor writes it."""
+    project = tmp_path / "src" / "jane.doe" / "date-utils"
+    project.mkdir(parents=True)
+    return project, str(project).strip("/").replace("/", "-").replace(".", "-")
+
+
+def _sessions() -> list:
+    with Index.open() as idx:
+        return list(idx.sessions(host="cursor-agent"))
+
+
+EXPECTED = ["make the date parser accept ISO weeks", "keep the old format too"]
+
+
+def test_a_text_transcript_stores_only_what_was_typed(homes: Homes, tmp_path: Path) -> None:
+    """``.txt``: ``<attached_files>`` before ``<user_query>`` is not the prompt, ``[Thinking]``
+    is not the answer, no timestamps (the session's time is the file's mtime)."""
+    project, slug = _project(tmp_path)
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{SID}.txt", TXT)
+    run(source="cursor")
+    [s] = _sessions()
+    assert [p.text for p in s.prompts] == EXPECTED
+    assert all(p.at is None for p in s.prompts)
+    assert s.started_at == "2026-01-01T00:00:00.000Z"
+    assert s.project_dir == str(project)
+    assert s.tools == {"Shell": 1}
+    assert s.finals == ["The parser accepts ISO weeks now.", "Kept it."]
+    said = cursor_transcripts.messages(TXT.encode(), "x.txt", ParseContext())[1]
+    assert said["texts"] == ["I will add the week branch."]  # not the [Thinking] paragraph, not the tool output
+    assert said["tools"] == [("Shell", {"command": "pytest tests/test_dates.py -q",
+                                        "description": "run the date tests"})]
+
+
+def test_json_and_text_twins_are_one_session(homes: Homes, tmp_path: Path) -> None:
+    """A session written as ``.txt`` and ``.json`` (and the newer ``<id>/<id>.jsonl``) is read once."""
+    _, slug = _project(tmp_path)
+    tdir = homes.home / ".cursor" / "projects" / slug / "agent-transcripts"
+    _write(tdir / f"{SID}.txt", TXT)
+    _write(tdir / f"{SID}.json", json.dumps(_jsonl_records()))
+    other = "3f2b9c1e-0000-4000-8000-00000000aa02"
+    _write(tdir / other / f"{other}.jsonl", "\n".join(json.dumps(r) for r in _jsonl_records()) + "\n")
+    report = run(source="cursor")
+    got = {s.session_id: s for s in _sessions()}
+    assert set(got) == {SID, other}
+    for s in got.values():
+        assert [p.text for p in s.prompts] == EXPECTED
+        assert s.finals == ["The parser accepts ISO weeks now.", "Kept it."]  # <think> dropped
+        assert s.tools == {"Shell": 1}
+    assert report.sources["cursor-agent"].files_seen == 2
+
+
+def test_slugs_that_name_no_folder_leave_the_project_unknown(homes: Homes, tmp_path: Path) -> None:
+    """A bare-number slug (a window with no folder) and a slug no existing folder encodes to
+    keep no project; a lossy slug two folders encode to is not guessed either."""
+    a = tmp_path / "work" / "my-app"
+    b = tmp_path / "work" / "my" / "app"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    ambiguous = str(a).strip("/").replace("/", "-")
+    projects = homes.home / ".cursor" / "projects"
+    _write(projects / "1767225600123" / "agent-transcripts" / "s-number.txt", TXT)
+    _write(projects / "nowhere-that-exists-here" / "agent-transcripts" / "s-gone.txt", TXT)
+    _write(projects / ambiguous / "agent-transcripts" / "s-two.txt", TXT)
+    run(source="cursor")
+    got = {s.session_id: s for s in _sessions()}
+    assert set(got) == {"s-number", "s-gone", "s-two"}
+    assert all(s.project_dir is None for s in got.values())
+    assert all([p.text for p in s.prompts] == EXPECTED for s in got.values())
+    assert cursor_transcripts.resolve_slug(ambiguous) is None
+    assert cursor_transcripts.resolve_slug(str(tmp_path / "work").strip("/").replace("/", "-")) == \
+        str(tmp_path / "work")
+
+
+def test_project_scope_uses_the_slug_when_the_folder_is_gone(homes: Homes, tmp_path: Path) -> None:
+    """Asked for one project, a slug that project's path encodes to is its session."""
+    gone = "/srv/checkouts/ledger.api"
+    projects = homes.home / ".cursor" / "projects"
+    _write(projects / "srv-checkouts-ledger-api" / "agent-transcripts" / "s-ledger.txt", TXT)
+    _write(projects / "srv-checkouts-other" / "agent-transcripts" / "s-other.txt", TXT)
+    run(source="cursor", project=gone)
+    [s] = _sessions()
+    assert (s.session_id, s.project_dir) == ("s-ledger", gone)
+
+
+def test_a_transcript_of_a_chat_the_ide_database_holds_is_not_read_twice(
+        homes: Homes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The IDE writes a transcript for each composer chat (its id is the composerId); the chat
+    is read from ``state.vscdb`` (with its times), its transcript is skipped and counted."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("SKILLOPT_CURSOR_IDE_HOME", raising=False)
+    _, slug = _project(tmp_path)
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{SID}.txt", TXT)
+    db = homes.home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"composerData:{SID}", json.dumps(
+        {"_v": 10, "composerId": SID, "createdAt": MTIME * 1000, "lastUpdatedAt": MTIME * 1000,
+         "fullConversationHeadersOnly": [{"bubbleId": "u1", "type": 1}]})))
+    conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"bubbleId:{SID}:u1", json.dumps(
+        {"_v": 3, "type": 1, "bubbleId": "u1", "text": EXPECTED[0]})))
+    conn.commit()
+    conn.close()
+    report = run(source="cursor")
+    with Index.open() as idx:
+        got = [(s.host, s.session_id) for s in idx.sessions()]
+    assert got == [("cursor-ide", SID)]
+    assert report.skipped_files.get("transcript_of_a_stored_chat") == 1
