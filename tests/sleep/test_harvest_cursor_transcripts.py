@@ -197,3 +197,21 @@ def test_a_transcript_of_a_chat_the_ide_database_holds_is_not_read_twice(
         got = [(s.host, s.session_id) for s in idx.sessions()]
     assert got == [("cursor-ide", SID)]
     assert report.skipped_files.get("transcript_of_a_stored_chat") == 1
+
+
+def test_a_transcript_of_a_cli_chat_is_not_read_twice(homes: Homes) -> None:
+    """``cursor-agent`` keeps a chat in ``~/.cursor/chats/<md5>/<id>/store.db`` and writes its
+    transcript under the same id: one session (the store's, with its creation time), whose
+    project the twin's slug gives once a decoding of it has the store folder's MD5 (the folder
+    /work/ledger does not exist here)."""
+    from test_harvest_cursor_agent import CWD, _chat
+
+    _chat(homes, chat_id=SID)
+    slug = CWD.strip("/").replace("/", "-")
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{SID}.txt", TXT)
+    report = run(source="cursor")
+    [s] = _sessions()
+    assert s.session_id == SID and s.project_dir == CWD
+    assert [p.text for p in s.prompts] == ["fix the failing date parser test", "no, keep the old format and add a "
+                                           "test for it"]
+    assert report.skipped_files.get("transcript_of_a_stored_chat") == 1

@@ -74,12 +74,19 @@ class CursorAgentSource:
         return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        listed = list(transcripts.listing(str(self.home / "projects"), stats))
+        slug_of = {sid: slug for slug, sid, _ in listed}
         chats: set[str] = set()
         for file in self._discover_chats(stats):
             chats.add(file.session_id or "")
+            if file.session_id in slug_of and file.project_slug:
+                # The chat's transcript twin names the folder lossily; the store's folder is the
+                # MD5 of the exact path: a decoding whose MD5 matches is the project, never a guess.
+                file.project_dir = transcripts.decode_with_hash(slug_of[file.session_id], file.project_slug,
+                                                                workspace_hash)
             yield file
         stored = chats | self._ide_chat_ids(stats)
-        for slug, sid, path in transcripts.listing(str(self.home / "projects"), stats):
+        for slug, sid, path in listed:
             if sid in stored:
                 stats.skip_file("transcript_of_a_stored_chat", path)
                 continue

@@ -26,9 +26,10 @@ to the slug; none, or more than one, leaves the project unknown (never a guess).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -117,6 +118,25 @@ def resolve_slug(slug: str, root: str = "/") -> str | None:
 
     walk(root, want)
     return matches[0] if len(matches) == 1 and budget[0] >= 0 else None
+
+
+def decode_with_hash(slug: str, digest: str, hash_of: Callable[[str], str], max_dashes: int = 8) -> str | None:
+    """The path ``slug`` encodes whose ``hash_of`` is ``digest`` (``cursor-agent`` names a chat's
+    folder by the MD5 of its project's path): the existing folder :func:`resolve_slug` finds, else
+    every reading of each ``-`` as ``/``, ``.`` or ``-`` (up to ``max_dashes`` of them)."""
+    if slug.isdigit():
+        return None
+    found = resolve_slug(slug)
+    if found is not None and hash_of(found) == digest:
+        return found
+    parts = slug.strip("-").split("-")
+    if len(parts) - 1 > max_dashes:
+        return None
+    for seps in itertools.product("/.-", repeat=len(parts) - 1):
+        path = "/" + parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:]))
+        if hash_of(path) == digest:
+            return path
+    return None
 
 
 # ----- reading one transcript --------------------------------------------------------------
