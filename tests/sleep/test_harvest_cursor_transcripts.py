@@ -215,3 +215,15 @@ def test_a_transcript_of_a_cli_chat_is_not_read_twice(homes: Homes) -> None:
     assert [p.text for p in s.prompts] == ["fix the failing date parser test", "no, keep the old format and add a "
                                            "test for it"]
     assert report.skipped_files.get("transcript_of_a_stored_chat") == 1
+
+
+def test_context_blocks_without_a_user_query_and_html_the_person_typed(homes: Homes, tmp_path: Path) -> None:
+    """Without ``<user_query>``, leading ``<attached_files>`` is still context; HTML the person
+    typed (no snake_case tag) is kept."""
+    _, slug = _project(tmp_path)
+    text = ("user:\n<attached_files>\n<file path=\"a.py\"/>\n</attached_files>\nexplain this file\n\n"
+            "assistant:\nIt parses dates.\n\nuser:\n<b>bold</b> does not render, why\n")
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / "s-html.txt", text)
+    run(source="cursor")
+    [s] = _sessions()
+    assert [p.text for p in s.prompts] == ["explain this file", "<b>bold</b> does not render, why"]

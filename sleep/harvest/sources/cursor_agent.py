@@ -52,7 +52,9 @@ HOST = "cursor-agent"
 STORE = "store.db"
 _QUERY_RX = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _ONLY_TAGS_RX = re.compile(r"^\s*<([a-z_]+)>.*</\1>\s*$", re.S)  # injected context such as <user_info>
-_LEADING_TAG_RX = re.compile(r"^\s*<([a-z_]+)>.*?</\1>", re.S)  # <attached_files> before what was typed
+# Context Cursor puts before what was typed (<attached_files>, <user_info>): snake_case tags,
+# which no HTML the person types uses.
+_LEADING_TAG_RX = re.compile(r"^\s*<([a-z]+_[a-z_]+)>.*?</\1>", re.S)
 _SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "shell"})
 _PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
 
@@ -85,13 +87,16 @@ class CursorAgentSource:
                 file.project_dir = transcripts.decode_with_hash(slug_of[file.session_id], file.project_slug,
                                                                 workspace_hash)
             yield file
-        stored = chats | self._ide_chat_ids(stats)
+        stored = chats | (self._ide_chat_ids(stats) if listed else set())
+        folder: dict[str, str | None] = {}  # slug -> its folder (sessions of one project share it)
         for slug, sid, path in listed:
             if sid in stored:
                 stats.skip_file("transcript_of_a_stored_chat", path)
                 continue
+            if slug not in folder:
+                folder[slug] = transcripts.resolve_slug(slug)
             yield SourceFile(path, HOST, transcripts.KIND, incremental=False, session_id=sid, project_slug=slug,
-                             project_dir=transcripts.resolve_slug(slug))
+                             project_dir=folder[slug])
 
     def _ide_chat_ids(self, stats: ParseStats) -> set[str]:
         """The ids of the IDE's chats (``composerData:<id>`` keys of each global ``state.vscdb``)."""
