@@ -227,3 +227,18 @@ def test_context_blocks_without_a_user_query_and_html_the_person_typed(homes: Ho
     run(source="cursor")
     [s] = _sessions()
     assert [p.text for p in s.prompts] == ["explain this file", "<b>bold</b> does not render, why"]
+
+
+def test_a_json_twin_of_a_shape_not_known_falls_back_to_its_text_twin(homes: Homes, tmp_path: Path) -> None:
+    """The JSON twin is preferred; when it holds no prompt this reader knows (a shape not seen
+    yet), the session's ``.txt`` twin is read instead, so the prompts are not lost. A JSON
+    object holding the records under ``messages`` is read as they are."""
+    _, slug = _project(tmp_path)
+    tdir = homes.home / ".cursor" / "projects" / slug / "agent-transcripts"
+    _write(tdir / "s-unknown.json", json.dumps({"version": 9, "turns": [{"who": "me", "said": "x"}]}, indent=2))
+    _write(tdir / "s-unknown.txt", TXT)
+    _write(tdir / "s-object.json", json.dumps({"messages": _jsonl_records()}, indent=2))
+    report = run(source="cursor")
+    got = {s.session_id: s for s in _sessions()}
+    assert {k: [p.text for p in s.prompts] for k, s in got.items()} == {"s-unknown": EXPECTED, "s-object": EXPECTED}
+    assert report.skipped_files.get("transcript_twin") == 1

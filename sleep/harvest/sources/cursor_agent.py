@@ -199,11 +199,27 @@ class CursorAgentSource:
             ctx.stats.skip_file("unreadable", file.path)
             return ParseResult(None, file_skip_reason="unreadable")
         ctx.stats.bytes_read += len(data)
+        result = self._transcript_session(file, data, file.path, mtime, ctx)
+        for twin in transcripts.twins(file.path) if result.session is None and not result.replay else []:
+            try:  # the twin this one was preferred to, when this one holds no prompt (a shape not known)
+                with open(twin, "rb") as g:
+                    data = g.read()
+            except OSError:
+                continue
+            ctx.stats.bytes_read += len(data)
+            ctx.stats.actions["cursor_transcript_read_from_twin"] += 1
+            result = self._transcript_session(file, data, twin, mtime, ctx)
+            if result.session is not None:
+                break
+        return result
+
+    def _transcript_session(self, file: SourceFile, data: bytes, path: str, mtime: float,
+                            ctx: ParseContext) -> ParseResult:
         s = Session(host=HOST, session_id=file.session_id or Path(file.path).stem, project_dir=file.project_dir,
                     source_path=file.path)
         s.note_time(iso_utc(mtime))
         msgs = []
-        for m in transcripts.messages(data, file.path, ctx):
+        for m in transcripts.messages(data, path, ctx):
             content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in m["texts"]]
             if m["role"] == "assistant":
                 content = [{"type": "text", "text": transcripts.without_thinking(t)} for t in m["texts"]]

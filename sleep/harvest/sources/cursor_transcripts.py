@@ -152,14 +152,15 @@ def messages(data: bytes, path: str, ctx: ParseContext) -> list[dict[str, Any]]:
 
 def _json_messages(data: bytes, path: str, ctx: ParseContext) -> list[dict[str, Any]]:
     records: list[Any] = []
-    stripped = data.lstrip()
-    if stripped.startswith(b"["):
-        try:
-            doc = loads_lenient(data)
-        except orjson.JSONDecodeError:
-            ctx.stats.skip_line("invalid_json", path)
-            return []
-        records = doc if isinstance(doc, list) else []
+    try:
+        doc = loads_lenient(data)  # one document: an array of records, or an object holding one
+    except orjson.JSONDecodeError:
+        doc = None
+    if isinstance(doc, dict):
+        doc = next((doc[k] for k in ("messages", "conversation", "transcript") if isinstance(doc.get(k), list)),
+                   [doc])
+    if isinstance(doc, list):
+        records = doc
     else:
         for n, line in enumerate(data.splitlines()):
             if not line.strip():
@@ -245,6 +246,12 @@ def _assistant_text(lines: list[str]) -> tuple[list[str], list[tuple[str | None,
             said.append(line)
     text = "\n".join(said).strip()
     return ([text] if text else []), tools
+
+
+def twins(path: str) -> list[str]:
+    """The other files of the session ``path`` holds, most structured first."""
+    stem, ext = os.path.splitext(path)
+    return [stem + e for e in sorted(_PREFER, key=_PREFER.get) if e != ext and os.path.isfile(stem + e)]
 
 
 def without_thinking(text: str) -> str:
