@@ -242,3 +242,57 @@ def test_a_json_twin_of_a_shape_not_known_falls_back_to_its_text_twin(homes: Hom
     got = {s.session_id: s for s in _sessions()}
     assert {k: [p.text for p in s.prompts] for k, s in got.items()} == {"s-unknown": EXPECTED, "s-object": EXPECTED}
     assert report.skipped_files.get("transcript_twin") == 1
+
+
+def test_a_home_laid_out_as_cursor_writes_it(homes: Homes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every store at once, as Cursor lays them out: a CLI chat and its transcript twin, an IDE
+    chat (named only by its workspace database's id lists) and its transcript twin, a 2023 chat
+    panel tab, a transcript of its own with ``.txt`` and ``.json`` twins, one in a folder-less
+    window. Every typed prompt is stored exactly, each session once, with its project where
+    Cursor records one."""
+    from test_harvest_cursor_agent import CWD, _chat
+    from test_harvest_cursor_ide import APP, _bubble, _db, put_chat
+
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    cli_id, ide_id = "cli-0001", "ide-0001"
+    _chat(homes, chat_id=cli_id)
+    user = homes.home / ".config" / "Cursor" / "User"
+    ws = user / "workspaceStorage" / ("c" * 32)
+    ws.mkdir(parents=True)
+    (ws / "workspace.json").write_text(json.dumps({"folder": "file://" + APP}))
+    conn = _db(ws / "state.vscdb", "ItemTable", wal=False)
+    conn.execute("INSERT INTO ItemTable VALUES ('composer.composerData', ?)", (json.dumps(
+        {"selectedComposerIds": [ide_id], "lastFocusedComposerIds": [ide_id], "hasMigratedMultipleComposers": True}),))
+    conn.execute("INSERT INTO ItemTable VALUES ('workbench.panel.aichat.view.aichat.chatdata', ?)", (json.dumps(
+        {"tabs": [{"tabId": "tab-2023", "lastSendTime": MTIME * 1000, "bubbles": [
+            {"type": "user", "text": "", "delegate": {"a": "what does this regex match"}},
+            {"type": "ai", "text": "Dates."}, {"type": "user", "text": "", "delegate": {"a": ""}}]}]}),))
+    conn.close()
+    conn = _db(user / "globalStorage" / "state.vscdb", "ItemTable", "cursorDiskKV")
+    put_chat(conn, ide_id, [_bubble("u1", 1, "add a healthcheck endpoint", 1), _bubble("a1", 2, "Added.", 2,
+                                                                                       toolFormerData={})])
+    conn.execute("INSERT INTO cursorDiskKV VALUES (NULL, NULL)")
+    conn.close()
+    project, slug = _project(tmp_path)
+    projects = homes.home / ".cursor" / "projects"
+    _write(projects / CWD.strip("/").replace("/", "-") / "agent-transcripts" / f"{cli_id}.txt", TXT)
+    _write(projects / APP.strip("/").replace("/", "-") / "agent-transcripts" / ide_id / f"{ide_id}.jsonl",
+           json.dumps({"role": "user", "message": {"content": [{"type": "text", "text":
+                       "<user_query>\nadd a healthcheck endpoint\n</user_query>"}]}}) + "\n")
+    _write(projects / slug / "agent-transcripts" / f"{SID}.txt", TXT)
+    _write(projects / slug / "agent-transcripts" / f"{SID}.json", json.dumps(_jsonl_records()))
+    _write(projects / "1767225600123" / "agent-transcripts" / "s-window.txt", TXT)
+    report = run(source="cursor")
+    with Index.open() as idx:
+        got = {(s.host, s.session_id): (s.project_dir, [p.text for p in s.prompts]) for s in idx.sessions()}
+    assert got == {
+        ("cursor-agent", cli_id): (CWD, ["fix the failing date parser test",
+                                         "no, keep the old format and add a test for it"]),
+        ("cursor-ide", ide_id): (APP, ["add a healthcheck endpoint"]),
+        ("cursor-ide", "tab-2023"): (APP, ["what does this regex match"]),
+        ("cursor-agent", SID): (str(project), EXPECTED),
+        ("cursor-agent", "s-window"): (None, EXPECTED),
+    }
+    assert report.skipped_files.get("transcript_of_a_stored_chat") == 2
+    assert report.skipped_files.get("transcript_twin") == 1
+    assert report.skipped_lines.get("null_key") == 1
