@@ -30,6 +30,9 @@ from sleep.harvest.sources import cursor_transcripts
 SID = "3f2b9c1e-0000-4000-8000-00000000aa01"
 MTIME = 1767225600  # 2026-01-01T00:00:00Z
 
+# The shape of a genuine transcript (kylemath/Luo2024Extend 172a15a promptHistory/14f9ea16-....md,
+# a .txt copied with a header added): thinking spans paragraphs and the answer follows its last
+# line with no marker; a tool call's multi-line value runs on unindented; results follow the calls.
 TXT = """user:
 <attached_files>
 <file path="src/dates.py" lines="1-40">
@@ -42,15 +45,23 @@ make the date parser accept ISO weeks
 
 assistant:
 [Thinking] The person wants ISO weeks; let me read the parser first.
-It has no week branch.
 
-I will add the week branch.
+It has no week branch. I should:
+1. add the branch
+2. run the tests
+I will add the week branch and run the tests.
+[Tool call] Write
+  path: src/weeks.py
+  contents: # Weeks
+
+def week(text): ...
 [Tool call] Shell
   command: pytest tests/test_dates.py -q
   description: run the date tests
 
+[Tool result] Write
+
 [Tool result] Shell
-1 passed
 
 assistant:
 The parser accepts ISO weeks now.
@@ -114,11 +125,12 @@ def test_a_text_transcript_stores_only_what_was_typed(homes: Homes, tmp_path: Pa
     assert all(p.at is None for p in s.prompts)
     assert s.started_at == "2026-01-01T00:00:00.000Z"
     assert s.project_dir == str(project)
-    assert s.tools == {"Shell": 1}
+    assert s.tools == {"Write": 1, "Shell": 1}
     assert s.finals == ["The parser accepts ISO weeks now.", "Kept it."]
     said = cursor_transcripts.messages(TXT.encode(), "x.txt", ParseContext())[1]
-    assert said["texts"] == ["I will add the week branch."]  # not the [Thinking] paragraph, not the tool output
-    assert said["tools"] == [("Shell", {"command": "pytest tests/test_dates.py -q",
+    assert said["texts"] == []  # thinking, and an answer that cannot be told from it, are no answer
+    assert said["tools"] == [("Write", {"path": "src/weeks.py", "contents": "# Weeks"}),
+                             ("Shell", {"command": "pytest tests/test_dates.py -q",
                                         "description": "run the date tests"})]
 
 

@@ -7,8 +7,10 @@ promptHistory/README.md, a copy of ``~/.cursor/projects/Users-kylemathewson-math
 
 - ``<session>.txt``: ``user:`` / ``assistant:`` lines open each message; the typed prompt is
   inside ``<user_query>``, which an ``<attached_files>`` block (files the person attached)
-  can precede; the agent's text carries ``[Thinking] ...`` paragraphs, ``[Tool call] Name``
-  with indented ``key: value`` arguments and ``[Tool result] Name`` output.
+  can precede; the agent's text carries ``[Thinking] ...`` paragraphs (the answer follows the
+  thinking's last line with no marker, so it cannot be told apart: a block with thinking gives
+  no answer here), ``[Tool call] Name`` with ``  key: value`` arguments (a multi-line value such
+  as a written file's ``contents`` runs on unindented) and ``[Tool result] Name`` output.
 - ``<session>.json`` / ``<session>.jsonl`` (flat) or ``<session>/<session>.jsonl`` (newer):
   one record per message ``{role, message: {content: [{type: text, text} | {type: tool_use,
   name, input}]}}`` and ``{type: turn_ended}`` markers; a ``.json`` may hold those records as
@@ -218,31 +220,27 @@ def _text_messages(text: str) -> list[dict[str, Any]]:
 
 
 def _assistant_text(lines: list[str]) -> tuple[list[str], list[tuple[str | None, dict[str, Any]]]]:
-    """What the agent said (without ``[Thinking]`` paragraphs and tool output) and its tool calls."""
+    """What the agent said and its tool calls. A ``[Thinking]``, ``[Tool call]`` or ``[Tool result]``
+    line opens a part that runs to the next such line: in genuine transcripts the thinking spans
+    paragraphs and the answer follows its last line with no marker between them, so text after
+    ``[Thinking]`` cannot be told from the thinking and is not taken as an answer (the JSON twin,
+    which holds no thinking, gives it). Only text before any marker is what the agent said."""
     said: list[str] = []
     tools: list[tuple[str | None, dict[str, Any]]] = []
     mode = "say"
     for line in lines:
         if line.startswith("[Thinking]"):
             mode = "think"
-            continue
-        if line.startswith("[Tool call]"):
+        elif line.startswith("[Tool call]"):
             tools.append((line[len("[Tool call]"):].strip() or None, {}))
             mode = "call"
-            continue
-        if line.startswith("[Tool result]"):
+        elif line.startswith("[Tool result]"):
             mode = "result"
-            continue
-        if mode == "think" and not line.strip():
-            mode = "say"
-            continue
-        if mode == "call":
-            if line[:1] in (" ", "\t") and ":" in line:
+        elif mode == "call":
+            if line[:2] == "  " and line[2:3] not in (" ", "\t") and ":" in line:
                 key, _, value = line.strip().partition(":")
-                tools[-1][1][key.strip()] = value.strip()
-                continue
-            mode = "say"
-        if mode == "say":
+                tools[-1][1].setdefault(key.strip(), value.strip())
+        elif mode == "say":
             said.append(line)
     text = "\n".join(said).strip()
     return ([text] if text else []), tools
