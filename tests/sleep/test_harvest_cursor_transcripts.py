@@ -308,3 +308,38 @@ def test_a_home_laid_out_as_cursor_writes_it(homes: Homes, tmp_path: Path, monke
     assert report.skipped_files.get("transcript_of_a_stored_chat") == 2
     assert report.skipped_files.get("transcript_twin") == 1
     assert report.skipped_lines.get("null_key") == 1
+
+
+def test_newer_transcripts_stamp_prompts_and_inject_subagent_notices(homes: Homes, tmp_path: Path) -> None:
+    """Newer ``<id>/<id>.jsonl`` user messages start with ``<timestamp>Monday, May 18, 2026,
+    3:24 PM (UTC+8)</timestamp>`` (the prompt's time), and when a subagent finishes Cursor writes a
+    user message of its own: ``<system_notification>`` with the task's report, then a
+    ``<user_query>`` "The above subagent result is already visible to the user...", which nobody
+    typed. Shapes of a genuine transcript the search tool's find_string shows for
+    ``</user_query>`` (stored file 57984530043) and of a reader's test fixture (stored file
+    60238779438); the text here is invented."""
+    _, slug = _project(tmp_path)
+    notice = ("<timestamp>Monday, May 18, 2026, 3:30 PM (UTC+8)</timestamp>\n<system_notification>\n"
+              "The following task has finished.\n<task>\nkind: subagent\nstatus: success\n</task>\n"
+              "</system_notification>\n<user_query>The above subagent result is already visible to the user. "
+              "DO NOT reiterate or summarize its contents unless asked.</user_query>")
+    records = [
+        {"role": "user", "message": {"content": [{"type": "text", "text":
+            "<timestamp>Monday, May 18, 2026, 3:24 PM (UTC+8)</timestamp>\n<user_query>audit the launch files"
+            "</user_query>"}]}},
+        {"role": "assistant", "message": {"content": [{"type": "tool_use", "name": "Task",
+                                                       "input": {"description": "audit"}}]}},
+        {"role": "user", "message": {"content": [{"type": "text", "text": notice}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Done."}]}},
+        {"role": "user", "message": {"content": [{"type": "text", "text":
+            "<timestamp>Monday, May 18, 2026, 3:41 PM (UTC+8)</timestamp>\nnow fix the first finding"}]}},
+    ]
+    path = homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / "s-new" / "s-new.jsonl"
+    _write(path, "\n".join(json.dumps(r) for r in records) + "\n")
+    last_write = 1779091200  # 2026-05-18T08:00:00Z
+    os.utime(path, (last_write, last_write))
+    run(source="cursor")
+    [s] = _sessions()
+    assert [(p.text, p.at) for p in s.prompts] == [("audit the launch files", "2026-05-18T07:24:00.000Z"),
+                                                   ("now fix the first finding", "2026-05-18T07:41:00.000Z")]
+    assert (s.started_at, s.ended_at) == ("2026-05-18T07:24:00.000Z", "2026-05-18T08:00:00.000Z")  # the file's mtime

@@ -54,6 +54,8 @@ _QUERY_RX = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _ONLY_TAGS_RX = re.compile(r"^\s*<([a-z_]+)>.*</\1>\s*$", re.S)  # injected context such as <user_info>
 # Context Cursor puts before what was typed (<attached_files>, <user_info>): snake_case tags,
 # which no HTML the person types uses.
+_NOTICE_RX = re.compile(r"<system_notification>.*?</system_notification>(?:\s*<user_query>.*?</user_query>)?", re.S)
+_STAMP_RX = re.compile(r"<timestamp>.*?</timestamp>", re.S)  # when it was sent (newer transcripts)
 _LEADING_TAG_RX = re.compile(r"^\s*<([a-z]+_[a-z_]+)>.*?</\1>", re.S)
 _SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "shell"})
 _PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
@@ -224,7 +226,8 @@ class CursorAgentSource:
             if m["role"] == "assistant":
                 content = [{"type": "text", "text": transcripts.without_thinking(t)} for t in m["texts"]]
                 content += [{"type": "tool-call", "toolName": n, "args": a} for n, a in m["tools"]]
-            msgs.append({"role": m["role"], "content": content})
+            msgs.append({"role": m["role"], "content": content,
+                         "at": transcripts.stamped(m["texts"]) if m["role"] == "user" else None})
         result = _read_messages(s, msgs, ctx)
         if result.session is not None and not result.session.prompts:
             return ParseResult(None)
@@ -251,7 +254,10 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 
 
 def _typed(text: str) -> str | None:
-    """What the person typed: inside ``<user_query>``; None for injected context only."""
+    """What the person typed: inside ``<user_query>``; None for injected context only. A
+    ``<system_notification>`` (a subagent finished) and the ``<user_query>`` Cursor writes right
+    after it ("The above subagent result is already visible to the user...") are not typed."""
+    text = _STAMP_RX.sub("", _NOTICE_RX.sub("", text))
     found = _QUERY_RX.findall(text)
     if found:
         return "\n\n".join(q for q in found if q).strip() or None
@@ -276,7 +282,9 @@ def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext
             text = "\n\n".join(texts)
             if not s.prompts and is_replay_prompt(text):
                 return ParseResult(None, replay=True)
-            open_turn(s, text, None, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            at = msg.get("at") if isinstance(msg.get("at"), str) else None
+            s.note_time(at)
+            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
             answered = False
         elif role == "assistant":
             said = []

@@ -14,11 +14,15 @@ promptHistory/README.md, a copy of ``~/.cursor/projects/Users-kylemathewson-math
 - ``<session>.json`` / ``<session>.jsonl`` (flat) or ``<session>/<session>.jsonl`` (newer):
   one record per message ``{role, message: {content: [{type: text, text} | {type: tool_use,
   name, input}]}}`` and ``{type: turn_ended}`` markers; a ``.json`` may hold those records as
-  one array. Thinking shows as ``<think>...</think>`` inside the text.
+  one array. Thinking shows as ``<think>...</think>`` inside the text. Newer builds put the time
+  a message was sent into it, ``<timestamp>Monday, May 18, 2026, 3:24 PM (UTC+8)</timestamp>``
+  (read as the prompt's time), and, when a subagent finishes, a ``<system_notification>``
+  followed by a ``<user_query>`` Cursor wrote itself (not a prompt).
 
 A session written in two formats (``.txt`` and ``.json(l)`` twins of one id) is read once:
-the JSON one (structured), else the text one. Transcripts carry **no timestamps**: the
-session's time is the file's modification time, and prompts have no time of their own.
+the JSON one (structured), else the text one. Transcripts carry **no timestamps** but the
+``<timestamp>`` newer builds write into user messages: the session's time is the file's
+modification time, and a prompt without a ``<timestamp>`` has no time of its own.
 
 The folder name (slug) is the project path with every separator and dot turned into ``-``
 (lossy: ``my-app`` and ``my/app`` look alike), or a bare number for a window with no
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from datetime import datetime, timedelta, timezone
 import re
 from typing import Any, Callable, Iterator
 
@@ -37,6 +42,7 @@ import orjson
 
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.sources import scan_dir
+from sleep.sessions import iso_utc
 
 DIR = "agent-transcripts"
 KIND = "transcript"
@@ -45,6 +51,7 @@ _PREFER = {".jsonl": 0, ".json": 1, ".txt": 2}
 _ROLE_LINE = re.compile(r"^(user|assistant|A):[ \t]*$")
 _THINK_TAG = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_STAMP_RX = re.compile(r"<timestamp>\s*(.*?)\s*(?:\(UTC(?:([+-])(\d{1,2})(?::?(\d{2}))?)?\))?\s*</timestamp>", re.S)
 _MAX_WALK = 5000  # directories looked at while resolving one slug
 
 
@@ -244,6 +251,25 @@ def _assistant_text(lines: list[str]) -> tuple[list[str], list[tuple[str | None,
             said.append(line)
     text = "\n".join(said).strip()
     return ([text] if text else []), tools
+
+
+def stamped(texts: list[str]) -> str | None:
+    """The time newer builds write into a user message, ``<timestamp>Monday, May 18, 2026,
+    3:24 PM (UTC+8)</timestamp>``, as ISO UTC; None when there is none or it does not parse."""
+    for text in texts:
+        m = _STAMP_RX.search(text)
+        if not m:
+            continue
+        when, sign, hours, minutes = m.group(1).strip(), m.group(2), m.group(3), m.group(4)
+        for fmt in ("%A, %B %d, %Y, %I:%M %p", "%A, %b %d, %Y, %I:%M %p", "%B %d, %Y, %I:%M %p",
+                    "%b %d, %Y, %I:%M %p"):
+            try:
+                local = datetime.strptime(when, fmt)
+            except ValueError:
+                continue
+            offset = timedelta(hours=int(hours or 0), minutes=int(minutes or 0)) * (-1 if sign == "-" else 1)
+            return iso_utc((local - offset).replace(tzinfo=timezone.utc).timestamp())
+    return None
 
 
 def twins(path: str) -> list[str]:
