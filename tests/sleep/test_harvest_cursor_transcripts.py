@@ -343,3 +343,20 @@ def test_newer_transcripts_stamp_prompts_and_inject_subagent_notices(homes: Home
     assert [(p.text, p.at) for p in s.prompts] == [("audit the launch files", "2026-05-18T07:24:00.000Z"),
                                                    ("now fix the first finding", "2026-05-18T07:41:00.000Z")]
     assert (s.started_at, s.ended_at) == ("2026-05-18T07:24:00.000Z", "2026-05-18T08:00:00.000Z")  # the file's mtime
+
+
+def test_a_subagent_transcript_is_a_subagent_session_of_its_parent(homes: Homes, tmp_path: Path) -> None:
+    """``<id>/subagents/<sub>.jsonl`` (the directory a transcript monitor found with the search
+    tool passes over, stored file 70292426608) is a subagent session of ``<id>``: read, flagged,
+    kept out of mining like every host's subagents."""
+    _, slug = _project(tmp_path)
+    tdir = homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / "s-main"
+    lines = "\n".join(json.dumps(r) for r in _jsonl_records()) + "\n"
+    _write(tdir / "s-main.jsonl", lines)
+    _write(tdir / "subagents" / "s-sub.jsonl", json.dumps({"role": "user", "message": {"content": [
+        {"type": "text", "text": "List the launch files and what each starts."}]}}) + "\n")
+    run(source="cursor")
+    got = {s.session_id: s for s in _sessions()}
+    assert (got["s-main"].is_subagent, got["s-sub"].is_subagent, got["s-sub"].parent_session_id) == \
+        (False, True, "s-main")
+    assert [p.text for p in got["s-sub"].prompts] == ["List the launch files and what each starts."]

@@ -79,7 +79,7 @@ class CursorAgentSource:
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         listed = list(transcripts.listing(str(self.home / "projects"), stats))
-        slug_of = {sid: slug for slug, sid, _ in listed}
+        slug_of = {sid: slug for slug, sid, _, _ in listed}
         chats: set[str] = set()
         for file in self._discover_chats(stats):
             chats.add(file.session_id or "")
@@ -91,14 +91,14 @@ class CursorAgentSource:
             yield file
         stored = chats | (self._ide_chat_ids(stats) if listed else set())
         folder: dict[str, str | None] = {}  # slug -> its folder (sessions of one project share it)
-        for slug, sid, path in listed:
+        for slug, sid, path, parent in listed:
             if sid in stored:
                 stats.skip_file("transcript_of_a_stored_chat", path)
                 continue
             if slug not in folder:
                 folder[slug] = transcripts.resolve_slug(slug)
             yield SourceFile(path, HOST, transcripts.KIND, incremental=False, session_id=sid, project_slug=slug,
-                             project_dir=folder[slug])
+                             project_dir=folder[slug], parent_session_id=parent)
 
     def _ide_chat_ids(self, stats: ParseStats) -> set[str]:
         """The ids of the IDE's chats (``composerData:<id>`` keys of each global ``state.vscdb``)."""
@@ -220,6 +220,8 @@ class CursorAgentSource:
         s = Session(host=HOST, session_id=file.session_id or Path(file.path).stem, project_dir=file.project_dir,
                     source_path=file.path)
         s.note_time(iso_utc(mtime))
+        if file.parent_session_id:
+            s.is_subagent, s.parent_session_id = True, file.parent_session_id
         msgs = []
         for m in transcripts.messages(data, path, ctx):
             content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in m["texts"]]

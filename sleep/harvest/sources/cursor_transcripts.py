@@ -14,7 +14,8 @@ promptHistory/README.md, a copy of ``~/.cursor/projects/Users-kylemathewson-math
 - ``<session>.json`` / ``<session>.jsonl`` (flat) or ``<session>/<session>.jsonl`` (newer):
   one record per message ``{role, message: {content: [{type: text, text} | {type: tool_use,
   name, input}]}}`` and ``{type: turn_ended}`` markers; a ``.json`` may hold those records as
-  one array. Thinking shows as ``<think>...</think>`` inside the text. Newer builds put the time
+  one array; a subagent's transcript is ``<session>/subagents/<subagent>.jsonl`` (read as a
+  subagent session of ``<session>``). Thinking shows as ``<think>...</think>`` inside the text. Newer builds put the time
   a message was sent into it, ``<timestamp>Monday, May 18, 2026, 3:24 PM (UTC+8)</timestamp>``
   (read as the prompt's time), and, when a subagent finishes, a ``<system_notification>``
   followed by a ``<user_query>`` Cursor wrote itself (not a prompt).
@@ -55,24 +56,31 @@ _STAMP_RX = re.compile(r"<timestamp>\s*(.*?)\s*(?:\(UTC(?:([+-])(\d{1,2})(?::?(\
 _MAX_WALK = 5000  # directories looked at while resolving one slug
 
 
-def listing(projects: str, stats: ParseStats) -> Iterator[tuple[str, str, str]]:
-    """``(slug, session id, path)`` of every transcript session under ``projects``, one
-    file per session (twins counted ``transcript_twin``)."""
+def listing(projects: str, stats: ParseStats) -> Iterator[tuple[str, str, str, str | None]]:
+    """``(slug, session id, path, parent session id)`` of every transcript session under
+    ``projects``, one file per session (twins counted ``transcript_twin``); a subagent's
+    transcript (``<id>/subagents/<sub>.jsonl``) names its parent."""
     for proj in sorted(scan_dir(projects, stats), key=lambda e: e.name):
         tdir = os.path.join(proj.path, DIR)
         if not os.path.isdir(tdir):
             continue
         found: dict[str, list[tuple[int, str]]] = {}
+        parent: dict[str, str] = {}
         for entry in scan_dir(tdir, stats):
             try:
                 is_dir = entry.is_dir()
             except OSError:
                 continue
             if is_dir:
-                for ext in (".jsonl", ".json", ".txt"):
+                for ext in _PREFER:
                     nested = os.path.join(entry.path, entry.name + ext)
                     if os.path.isfile(nested):
                         found.setdefault(entry.name, []).append((_PREFER[ext], nested))
+                for sub in scan_dir(os.path.join(entry.path, "subagents"), stats):
+                    stem, ext = os.path.splitext(sub.name)
+                    if ext in _PREFER and stem and stem != entry.name:
+                        found.setdefault(stem, []).append((_PREFER[ext], sub.path))
+                        parent[stem] = entry.name
                 continue
             stem, ext = os.path.splitext(entry.name)
             if ext in _PREFER and stem:
@@ -81,7 +89,7 @@ def listing(projects: str, stats: ParseStats) -> Iterator[tuple[str, str, str]]:
             files = sorted(found[sid])
             for _, twin in files[1:]:
                 stats.skip_file("transcript_twin", twin)
-            yield proj.name, sid, files[0][1]
+            yield proj.name, sid, files[0][1], parent.get(sid)
 
 
 def norm(text: str) -> str:
