@@ -360,3 +360,28 @@ def test_a_subagent_transcript_is_a_subagent_session_of_its_parent(homes: Homes,
     assert (got["s-main"].is_subagent, got["s-sub"].is_subagent, got["s-sub"].parent_session_id) == \
         (False, True, "s-main")
     assert [p.text for p in got["s-sub"].prompts] == ["List the launch files and what each starts."]
+
+
+def test_an_ide_chat_without_bubbles_is_read_from_its_transcript(
+        homes: Homes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newer IDE chat (``composerData`` ``_v`` 17 with ``conversationState`` ``"~"`` and
+    ``agentBackend`` ``cursor-agent``, the shape Li-Mingshuang/cyber-overseer 202721a
+    docs/recon/cursor.md quotes) may keep no ``bubbleId`` rows: the database has none of its
+    prompts, so its transcript is read (once)."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    _, slug = _project(tmp_path)
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{SID}.txt", TXT)
+    db = homes.home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    db.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"composerData:{SID}", json.dumps(
+        {"_v": 17, "composerId": SID, "createdAt": MTIME * 1000, "lastUpdatedAt": MTIME * 1000,
+         "agentBackend": "cursor-agent", "conversationState": "~", "fullConversationHeadersOnly": []})))
+    conn.commit()
+    conn.close()
+    report = run(source="cursor")
+    with Index.open() as idx:
+        got = [(s.host, s.session_id, [p.text for p in s.prompts]) for s in idx.sessions()]
+    assert got == [("cursor-agent", SID, EXPECTED)]
+    assert not report.skipped_files.get("transcript_of_a_stored_chat")

@@ -16,9 +16,9 @@ for word counts once.
 The agent transcripts Cursor writes beside its databases,
 ``~/.cursor/projects/<slug>/agent-transcripts/`` (:mod:`sleep.harvest.sources.cursor_transcripts`),
 are read by this source too, each session once: a transcript whose id is a chat read from a
-``store.db`` here, or a chat of the IDE's ``state.vscdb`` (its ``composerData:<id>``, read by the
-``cursor-ide`` source with timestamps), is that chat's copy and is skipped, counted
-``transcript_of_a_stored_chat``.
+``store.db`` here, or a chat of the IDE's ``state.vscdb`` (its ``composerData:<id>`` with its
+``bubbleId:<id>:*`` messages, read by the ``cursor-ide`` source with timestamps), is that chat's
+copy and is skipped, counted ``transcript_of_a_stored_chat``.
 
 The database is opened through a read-only URI (``mode=ro``), with
 ``query_only`` set and short statements, so a running agent is never blocked
@@ -45,7 +45,7 @@ from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.sqlite_ro import connect_read_only  # noqa: F401 (also imported from here)
+from sleep.harvest.sources.sqlite_ro import connect_read_only, tables  # noqa: F401 (also imported from here)
 from sleep.harvest.sources.turns import open_turn
 
 HOST = "cursor-agent"
@@ -89,7 +89,7 @@ class CursorAgentSource:
                 file.project_dir = transcripts.decode_with_hash(slug_of[file.session_id], file.project_slug,
                                                                 workspace_hash)
             yield file
-        stored = chats | (self._ide_chat_ids(stats) if listed else set())
+        stored = chats | self._ide_chat_ids({sid for _, sid, _, _ in listed if sid not in chats})
         folder: dict[str, str | None] = {}  # slug -> its folder (sessions of one project share it)
         for slug, sid, path, parent in listed:
             if sid in stored:
@@ -100,8 +100,10 @@ class CursorAgentSource:
             yield SourceFile(path, HOST, transcripts.KIND, incremental=False, session_id=sid, project_slug=slug,
                              project_dir=folder[slug], parent_session_id=parent)
 
-    def _ide_chat_ids(self, stats: ParseStats) -> set[str]:
-        """The ids of the IDE's chats (``composerData:<id>`` keys of each global ``state.vscdb``)."""
+    def _ide_chat_ids(self, wanted: set[str]) -> set[str]:
+        """Those of ``wanted`` that are IDE chats whose messages the ``cursor-ide`` source reads: a
+        ``composerData:<id>`` row with at least one ``bubbleId:<id>:*`` row in a global
+        ``state.vscdb`` (a newer chat kept only in ``agentKv`` blobs has none: its transcript is read)."""
         ids: set[str] = set()
         users = self._ide_user_dirs if self._ide_user_dirs is not None else paths.cursor_user_dirs()
         for user in users:
@@ -111,13 +113,17 @@ class CursorAgentSource:
             try:
                 conn = connect_read_only(str(db))
                 try:
-                    rows = conn.execute("SELECT key FROM cursorDiskKV WHERE key >= 'composerData:' "
-                                        "AND key < 'composerData;'").fetchall()
+                    if "cursorDiskKV" not in tables(conn):
+                        continue
+                    for sid in wanted - ids:
+                        if conn.execute("SELECT 1 FROM cursorDiskKV WHERE key = ?", (f"composerData:{sid}",)).fetchone() \
+                                and conn.execute("SELECT 1 FROM cursorDiskKV WHERE key >= ? AND key < ? LIMIT 1",
+                                                 (f"bubbleId:{sid}:", f"bubbleId:{sid};")).fetchone():
+                            ids.add(sid)
                 finally:
                     conn.close()
             except sqlite3.Error:
                 continue  # the cursor-ide source counts an unreadable database
-            ids.update(k[len("composerData:"):] for (k,) in rows if isinstance(k, str))
         return ids
 
     def _discover_chats(self, stats: ParseStats) -> Iterator[SourceFile]:
