@@ -403,8 +403,14 @@ def _tab_text(bubble: dict[str, Any]) -> str:
     ``text`` stays empty) the editor delegate's ``delegate.a``. The empty bubble that ends
     every tab is the input box's draft, not a prompt."""
     text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
-    if not text.strip() and isinstance(bubble.get("delegate"), dict) and isinstance(bubble["delegate"].get("a"), str):
-        text = bubble["delegate"]["a"]
+    delegate = bubble.get("delegate")
+    if not text.strip() and isinstance(delegate, str) and delegate.lstrip().startswith("{"):
+        try:  # kept serialised
+            delegate = loads_lenient(delegate.encode("utf-8", "surrogatepass"))
+        except orjson.JSONDecodeError:
+            delegate = None
+    if not text.strip() and isinstance(delegate, dict) and isinstance(delegate.get("a"), str):
+        text = delegate["a"]
     return text.strip()
 
 
