@@ -392,7 +392,7 @@ def test_the_2023_chat_panel_keeps_the_typed_text_in_its_delegate(user: Path) ->
                       "initText": "{}", "selections": [], "fileSelections": []},
                      {"type": "ai", "id": "b2", "text": "The cache is cold.", "modelType": "gpt-4",
                       "requestId": "r1"},
-                     {"type": "user", "id": "b3", "text": "",  # also seen serialised
+                     {"type": "user", "id": "b3", "text": "",  # serialised (not seen; read if a version does)
                       "delegate": json.dumps({"a": "no, it is warm; look again"})},
                      {"type": "ai", "id": "b4", "text": "Then the linker is the cost.", "modelType": "gpt-4"},
                      {"type": "user", "id": "b5", "text": "", "delegate": {"a": ""}, "isFocused": True}]}]}

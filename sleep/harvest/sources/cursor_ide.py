@@ -405,7 +405,7 @@ def _tab_text(bubble: dict[str, Any]) -> str:
     text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
     delegate = bubble.get("delegate")
     if not text.strip() and isinstance(delegate, str) and delegate.lstrip().startswith("{"):
-        try:  # kept serialised
+        try:  # kept serialised (not seen in genuine files; read if a version does)
             delegate = loads_lenient(delegate.encode("utf-8", "surrogatepass"))
         except orjson.JSONDecodeError:
             delegate = None
