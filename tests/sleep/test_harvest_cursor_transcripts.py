@@ -1,10 +1,10 @@
 """Cursor's agent transcripts under ``~/.cursor/projects/<slug>/agent-transcripts/`` (issue 31 §1).
 
 The fixtures are written here, with invented text, in the shapes public readers and copies of
-genuine transcripts show: nick-fullpath/cursor-history lib/transcript.py (``.txt`` with
+genuine transcripts show: nick-fullpath/cursor-history lib/transcript.py at fdf4390 (``.txt`` with
 ``user:`` / ``assistant:`` lines and ``<user_query>``; ``.jsonl`` records ``{role, message:
-{content: [text | tool_use]}}``) and lib/paths.py (slugs: the path with ``/`` and ``.`` as
-``-``, e.g. ``Users-jane-doe-projects-my-api``); kylemath/Luo2024Extend promptHistory/README.md
+{content: [text | tool_use]}}``) and lib/paths.py at 0849239 (slugs: the path with ``/`` and ``.`` as
+``-``, e.g. ``Users-jane-doe-projects-my-api``); kylemath/Luo2024Extend 238ca3b promptHistory/README.md
 (a copy of ``~/.cursor/projects/Users-kylemathewson-mathTest/agent-transcripts/``, one file per
 session UUID); the readers the search tool finds for ``[Thinking]`` / ``[Tool call]`` /
 ``[Tool result]`` in ``.txt`` and ``{"type": "turn_ended"}`` markers in ``.jsonl``

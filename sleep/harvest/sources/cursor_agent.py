@@ -116,9 +116,10 @@ class CursorAgentSource:
                     if "cursorDiskKV" not in tables(conn):
                         continue
                     for sid in wanted - ids:
-                        if conn.execute("SELECT 1 FROM cursorDiskKV WHERE key = ?", (f"composerData:{sid}",)).fetchone() \
-                                and conn.execute("SELECT 1 FROM cursorDiskKV WHERE key >= ? AND key < ? LIMIT 1",
-                                                 (f"bubbleId:{sid}:", f"bubbleId:{sid};")).fetchone():
+                        chat = conn.execute("SELECT 1 FROM cursorDiskKV WHERE key = ?", (f"composerData:{sid}",))
+                        if chat.fetchone() and conn.execute(
+                                "SELECT 1 FROM cursorDiskKV WHERE key >= ? AND key < ? LIMIT 1",
+                                (f"bubbleId:{sid}:", f"bubbleId:{sid};")).fetchone():
                             ids.add(sid)
                 finally:
                     conn.close()

@@ -2,8 +2,9 @@
 
 Cursor (the IDE's agent and the ``cursor-agent`` CLI) writes a plain transcript of every
 agent chat here, beside (not instead of) its databases. Shapes seen in public readers and
-copies (nick-fullpath/cursor-history lib/transcript.py and lib/paths.py; kylemath/Luo2024Extend
-promptHistory/README.md, a copy of ``~/.cursor/projects/Users-kylemathewson-mathTest/agent-transcripts/``):
+copies (nick-fullpath/cursor-history lib/transcript.py at fdf4390 and lib/paths.py at 0849239;
+kylemath/Luo2024Extend promptHistory/ at 172a15a, genuine ``.txt`` transcripts copied from
+``~/.cursor/projects/Users-kylemathewson-mathTest/agent-transcripts/`` with a header added):
 
 - ``<session>.txt``: ``user:`` / ``assistant:`` lines open each message; the typed prompt is
   inside ``<user_query>``, which an ``<attached_files>`` block (files the person attached)
@@ -15,10 +16,10 @@ promptHistory/README.md, a copy of ``~/.cursor/projects/Users-kylemathewson-math
   one record per message ``{role, message: {content: [{type: text, text} | {type: tool_use,
   name, input}]}}`` and ``{type: turn_ended}`` markers; a ``.json`` may hold those records as
   one array; a subagent's transcript is ``<session>/subagents/<subagent>.jsonl`` (read as a
-  subagent session of ``<session>``). Thinking shows as ``<think>...</think>`` inside the text. Newer builds put the time
-  a message was sent into it, ``<timestamp>Monday, May 18, 2026, 3:24 PM (UTC+8)</timestamp>``
-  (read as the prompt's time), and, when a subagent finishes, a ``<system_notification>``
-  followed by a ``<user_query>`` Cursor wrote itself (not a prompt).
+  subagent session of ``<session>``). Thinking shows as ``<think>...</think>`` inside the text.
+  Newer builds put the time a message was sent into it, ``<timestamp>Monday, May 18, 2026,
+  3:24 PM (UTC+8)</timestamp>`` (read as the prompt's time), and, when a subagent finishes, a
+  ``<system_notification>`` followed by a ``<user_query>`` Cursor wrote itself (not a prompt).
 
 A session written in two formats (``.txt`` and ``.json(l)`` twins of one id) is read once:
 the JSON one (structured), else the text one. Transcripts carry **no timestamps** but the
