@@ -382,9 +382,11 @@ def test_with_the_watcher_a_chat_is_read_when_its_database_changes(user: Path, h
 # ----- issue 31 §1: shapes of genuine Cursor databases --------------------------------------
 
 def test_the_2023_chat_panel_keeps_the_typed_text_in_its_delegate(user: Path) -> None:
-    """The 2023 chat panel (issue 31's genuine workspace ``state.vscdb``): a user bubble's
-    ``text`` is empty and what was typed is in ``delegate.a``; each tab ends with the input
-    box's empty draft, which is no prompt. Invented text in that shape."""
+    """The 2023 chat panel (the genuine 2023 workspace ``state.vscdb`` issue 31 read; no public
+    copy found with the search tool): a user bubble's ``text`` is empty and what was typed is in
+    ``delegate.a``; each tab ends with the input box's empty draft, which is no prompt. The tab
+    and bubble fields around them are those of slevin48/cursor-history 74b0ce6 (2024-11).
+    Invented text in that shape."""
     db = _workspace(user, "f" * 32, APP)
     tabs = {"tabs": [
         {"tabId": "t-2023", "chatTitle": "Chat", "lastSendTime": T0 + 5000, "tabState": "chat",
@@ -408,7 +410,8 @@ def test_the_2023_chat_panel_keeps_the_typed_text_in_its_delegate(user: Path) ->
 
 def test_rows_with_a_null_key_or_value_are_skipped_and_counted(user: Path) -> None:
     """``cursorDiskKV`` of genuine databases holds rows whose value is NULL (chats and bubbles,
-    listed or not) and one whose key is NULL: each is counted, none stops the harvest."""
+    listed or not: 16 in AdamEps/urpg_app e78fd6a state.vscdb) and one whose key is NULL (issue
+    31's genuine files): each is counted, none stops the harvest."""
     build(user)
     conn = sqlite3.connect(user / "globalStorage" / "state.vscdb")
     conn.execute("INSERT INTO cursorDiskKV VALUES (NULL, ?)", (b"\x00\x01",))
@@ -423,8 +426,10 @@ def test_rows_with_a_null_key_or_value_are_skipped_and_counted(user: Path) -> No
 
 
 def test_an_empty_tool_former_data_is_no_tool_call(user: Path) -> None:
-    """Most agent bubbles carry ``toolFormerData: {}`` (or only ``additionalData``); a reply that
-    is only that (a cancelled request) is no answer, so the next prompt is no reaction to one."""
+    """Most agent bubbles carry ``toolFormerData: {}`` (issue 31's genuine databases) or one with
+    only ``additionalData`` (the genuine AdamEps/urpg_app e78fd6a global state.vscdb, see
+    test_harvest_sqlite_genuine_shapes.py); a reply that is only that (a cancelled request) is no
+    answer, so the next prompt is no reaction to one."""
     _workspace(user, "a" * 32, APP)
     conn = _db(user / "globalStorage" / "state.vscdb", "ItemTable", "cursorDiskKV")
     put_chat(conn, "c-empty", [
