@@ -385,3 +385,16 @@ def test_an_ide_chat_without_bubbles_is_read_from_its_transcript(
         got = [(s.host, s.session_id, [p.text for p in s.prompts]) for s in idx.sessions()]
     assert got == [("cursor-agent", SID, EXPECTED)]
     assert not report.skipped_files.get("transcript_of_a_stored_chat")
+
+
+def test_a_transcript_in_a_subfolder_of_the_project_is_in_its_scope(homes: Homes, tmp_path: Path) -> None:
+    """Scoped to a project, a transcript whose slug resolves to a folder inside it is read, one
+    outside it is not."""
+    project, slug = _project(tmp_path)
+    (project / "pkg").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    projects = homes.home / ".cursor" / "projects"
+    _write(projects / (slug + "-pkg") / "agent-transcripts" / "s-pkg.txt", TXT)
+    _write(projects / str(tmp_path / "elsewhere").strip("/").replace("/", "-") / "agent-transcripts" / "s-out.txt", TXT)
+    run(source="cursor", project=str(project))
+    assert [(s.session_id, s.project_dir) for s in _sessions()] == [("s-pkg", str(project / "pkg"))]

@@ -144,7 +144,7 @@ class CursorAgentSource:
         if file.kind == transcripts.KIND:
             root = os.path.abspath(project)
             if file.project_dir is not None:
-                return file.project_dir == root
+                return None  # resolved: the harvest compares it (a subfolder is in scope)
             if file.project_slug and transcripts.slug_matches(file.project_slug, root):
                 file.project_dir = root  # the project asked for encodes to this folder's name
                 return None
