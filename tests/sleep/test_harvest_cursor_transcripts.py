@@ -229,16 +229,34 @@ def test_a_transcript_of_a_cli_chat_is_not_read_twice(homes: Homes) -> None:
     assert report.skipped_files.get("transcript_of_a_stored_chat") == 1
 
 
-def test_context_blocks_without_a_user_query_and_html_the_person_typed(homes: Homes, tmp_path: Path) -> None:
-    """Without ``<user_query>``, leading ``<attached_files>`` is still context; HTML the person
-    typed (no snake_case tag) is kept."""
+def test_role_lines_inside_what_was_written_open_no_message(homes: Homes, tmp_path: Path) -> None:
+    """In a ``.txt``, a file the agent writes runs on unindented (kylemath/Luo2024Extend 172a15a:
+    a ``Write`` call's ``contents``), so a YAML file's ``user:`` line sits at column 0: no prompt.
+    A prompt may hold ``assistant:`` on a line of its own, and HTML: both are kept."""
     _, slug = _project(tmp_path)
-    text = ("user:\n<attached_files>\n<file path=\"a.py\"/>\n</attached_files>\nexplain this file\n\n"
-            "assistant:\nIt parses dates.\n\nuser:\n<b>bold</b> does not render, why\n")
-    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / "s-html.txt", text)
+    text = ("user:\n<user_query>\nwhy does this log\nassistant:\nappear twice\n</user_query>\n\n"
+            "assistant:\n[Tool call] Write\n  path: deploy.yaml\n  contents: service: api\nuser:\n  name: deploy\n"
+            "\n[Tool result] Write\n\nassistant:\nWrote deploy.yaml.\n\n"
+            "user:\n<user_query>\n<b>bold</b> does not render, why\n</user_query>\n")
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / "s-yaml.txt", text)
     run(source="cursor")
     [s] = _sessions()
-    assert [p.text for p in s.prompts] == ["explain this file", "<b>bold</b> does not render, why"]
+    assert [p.text for p in s.prompts] == ["why does this log\nassistant:\nappear twice",
+                                           "<b>bold</b> does not render, why"]
+    assert s.tools == {"Write": 1} and s.finals == ["Wrote deploy.yaml.", None]
+
+
+def test_context_before_what_was_typed_without_a_user_query(homes: Homes, tmp_path: Path) -> None:
+    """A JSON record whose text has no ``<user_query>``: leading snake_case context blocks
+    (``<attached_files>``) are not what was typed; the rest is."""
+    _, slug = _project(tmp_path)
+    records = [{"role": "user", "message": {"content": [{"type": "text", "text":
+                "<attached_files>\n<file path=\"a.py\"/>\n</attached_files>\nexplain this file"}]}}]
+    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / "s-ctx.jsonl",
+           json.dumps(records[0]) + "\n")
+    run(source="cursor")
+    [s] = _sessions()
+    assert [p.text for p in s.prompts] == ["explain this file"]
 
 
 def test_a_json_twin_of_a_shape_not_known_falls_back_to_its_text_twin(homes: Homes, tmp_path: Path) -> None:

@@ -211,27 +211,41 @@ def _json_messages(data: bytes, path: str, ctx: ParseContext) -> list[dict[str, 
 
 
 def _text_messages(text: str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    cur: dict[str, Any] | None = None
-    body: list[str] = []
-
-    def flush() -> None:
-        if cur is None:
-            return
-        if cur["role"] == "user":
-            cur["texts"] = ["\n".join(body)]
-        else:
-            cur["texts"], cur["tools"] = _assistant_text(body)
-        out.append(cur)
-
+    """The messages of a ``.txt`` transcript. A ``user:`` / ``assistant:`` line opens a message
+    only where Cursor wrote it: not inside an open ``<user_query>`` (a prompt may hold such a
+    line), and a ``user:`` block with no ``<user_query>`` is no message of the person's but a line
+    of what came before (a file the agent wrote can hold ``user:`` at column 0, as YAML does)."""
+    blocks: list[tuple[str, list[str]]] = []  # (role, lines); role "" before any role line
+    role, body = "", []
+    open_query = False
     for line in text.splitlines():
-        m = _ROLE_LINE.match(line)
+        m = None if open_query else _ROLE_LINE.match(line)
         if m:
-            flush()
-            cur, body = {"role": "user" if m.group(1) == "user" else "assistant", "texts": [], "tools": []}, []
+            blocks.append((role, body))
+            role, body = ("user" if m.group(1) == "user" else "assistant"), []
+            continue
+        body.append(line)
+        if role == "user":
+            if "<user_query>" in line:
+                open_query = True
+            if "</user_query>" in line:
+                open_query = False
+    blocks.append((role, body))
+    merged: list[tuple[str, list[str]]] = []
+    for role, body in blocks:
+        if role == "user" and not any("<user_query>" in line for line in body) and merged:
+            prev_role, prev = merged[-1]
+            merged[-1] = (prev_role, prev + ["user:"] + body)
+            continue
+        if role:
+            merged.append((role, body))
+    out: list[dict[str, Any]] = []
+    for role, body in merged:
+        if role == "user":
+            out.append({"role": "user", "texts": ["\n".join(body)], "tools": []})
         else:
-            body.append(line)
-    flush()
+            said, tools = _assistant_text(body)
+            out.append({"role": "assistant", "texts": said, "tools": tools})
     return out
 
 
