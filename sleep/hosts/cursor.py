@@ -1,5 +1,7 @@
 """Cursor: two transcript stores. The ``cursor-agent`` CLI's chats under ``~/.cursor/chats``
-(one SQLite ``store.db`` per chat) and the IDE's agent (composer) chats in its
+(one SQLite ``store.db`` per chat) with the agent transcripts under
+``~/.cursor/projects/<slug>/agent-transcripts`` (:mod:`sleep.harvest.sources.cursor_transcripts`),
+and the IDE's agent (composer) chats in its
 ``state.vscdb`` databases (``globalStorage`` and ``workspaceStorage/<hash>`` of its ``User``
 folder: Linux ``~/.config/Cursor/User``, macOS ``~/Library/Application Support/Cursor/User``,
 Windows ``%APPDATA%\\Cursor\\User``; ``$SKILLOPT_CURSOR_IDE_HOME`` or ``--cursor-ide-home``
@@ -23,7 +25,8 @@ HOST = Host(
     name="cursor",
     label="Cursor",
     sources=(Source("cursor-agent", "sleep.harvest.sources.cursor_agent:CursorAgentSource", HOME,
-                    watch=(Watch("chats", names=("store.db",)),)),
+                    watch=(Watch("chats", names=("store.db",)),
+                           Watch("projects", names=("*.txt", "*.json", "*.jsonl")))),
              Source("cursor-ide", "sleep.harvest.sources.cursor_ide:CursorIdeSource", IDE_USER,
                     watch=(Watch("globalStorage", recursive=False, names=_DB),
                            Watch("workspaceStorage", names=_DB)))),

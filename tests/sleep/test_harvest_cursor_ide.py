@@ -377,3 +377,96 @@ def test_with_the_watcher_a_chat_is_read_when_its_database_changes(user: Path, h
     rep = second.sources["cursor-ide"]
     assert (rep.files_read, rep.sessions_updated, rep.files_unchanged) == (1, 1, 2)
     assert len(sessions()["c-two"].prompts) == 2
+
+
+# ----- issue 31 §1: shapes of genuine Cursor databases --------------------------------------
+
+def test_the_2023_chat_panel_keeps_the_typed_text_in_its_delegate(user: Path) -> None:
+    """The 2023 chat panel (the genuine 2023 workspace ``state.vscdb`` issue 31 read; no public
+    copy found with the search tool): a user bubble's ``text`` is empty and what was typed is in
+    ``delegate.a``; each tab ends with the input box's empty draft, which is no prompt. The tab
+    and bubble fields around them are those of slevin48/cursor-history 74b0ce6 (2024-11).
+    Invented text in that shape."""
+    db = _workspace(user, "f" * 32, APP)
+    tabs = {"tabs": [
+        {"tabId": "t-2023", "chatTitle": "Chat", "lastSendTime": T0 + 5000, "tabState": "chat",
+         "bubbles": [{"type": "user", "id": "b1", "text": "", "delegate": {"a": "why is the build slow"},
+                      "initText": "{}", "selections": [], "fileSelections": []},
+                     {"type": "ai", "id": "b2", "text": "The cache is cold.", "modelType": "gpt-4",
+                      "requestId": "r1"},
+                     {"type": "user", "id": "b3", "text": "",  # serialised (not seen; read if a version does)
+                      "delegate": json.dumps({"a": "no, it is warm; look again"})},
+                     {"type": "ai", "id": "b4", "text": "Then the linker is the cost.", "modelType": "gpt-4"},
+                     {"type": "user", "id": "b5", "text": "", "delegate": {"a": ""}, "isFocused": True}]}]}
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO ItemTable VALUES (?, ?)", ("workbench.panel.aichat.view.aichat.chatdata", json.dumps(tabs)))
+    conn.commit()
+    conn.close()
+    run(source="cursor")
+    [s] = sessions().values()
+    assert [p.text for p in s.prompts] == ["why is the build slow", "no, it is warm; look again"]
+    assert s.project_dir == APP and s.finals == ["The cache is cold.", "Then the linker is the cost."]
+
+
+def test_rows_with_a_null_key_or_value_are_skipped_and_counted(user: Path) -> None:
+    """``cursorDiskKV`` of genuine databases holds rows whose value is NULL (chats and bubbles,
+    listed or not: 16 in AdamEps/urpg_app e78fd6a state.vscdb) and one whose key is NULL (issue
+    31's genuine files): each is counted, none stops the harvest."""
+    build(user)
+    conn = sqlite3.connect(user / "globalStorage" / "state.vscdb")
+    conn.execute("INSERT INTO cursorDiskKV VALUES (NULL, ?)", (b"\x00\x01",))
+    conn.execute("INSERT INTO cursorDiskKV VALUES ('bubbleId:c-two:unlisted', NULL)")
+    conn.execute("INSERT INTO cursorDiskKV VALUES ('composerData:c-null', NULL)")
+    conn.commit()
+    conn.close()
+    report = run(source="cursor")
+    assert set(sessions()) == {"c-one", "c-two", "c-api"}
+    assert report.skipped_lines.get("null_key") == 1
+    assert report.skipped_lines.get("null_value") == 2
+
+
+def test_an_empty_tool_former_data_is_no_tool_call(user: Path) -> None:
+    """Most agent bubbles carry ``toolFormerData: {}`` (issue 31's genuine databases) or one with
+    only ``additionalData`` (the genuine AdamEps/urpg_app e78fd6a global state.vscdb, see
+    test_harvest_sqlite_genuine_shapes.py); a reply that is only that (a cancelled request) is no
+    answer, so the next prompt is no reaction to one."""
+    _workspace(user, "a" * 32, APP)
+    conn = _db(user / "globalStorage" / "state.vscdb", "ItemTable", "cursorDiskKV")
+    put_chat(conn, "c-empty", [
+        _bubble("u1", 1, "rename the ledger module", 1),
+        _bubble("a1", 2, "", 2, toolFormerData={}),
+        _bubble("a2", 2, "", 2, toolFormerData={"additionalData": {}}),
+        _bubble("u2", 1, "no, that is wrong, keep the old name", 3),
+        _bubble("a3", 2, "Kept it.", 4, toolFormerData={}),
+    ], ident={"id": "a" * 32})
+    conn.close()
+    run(source="cursor")
+    s = sessions()["c-empty"]
+    assert [p.text for p in s.prompts] == ["rename the ledger module", "no, that is wrong, keep the old name"]
+    assert s.tools == {} and s.feedback == []
+    assert s.finals == [None, "Kept it."]
+
+
+def test_a_chat_reaches_its_folder_only_through_the_workspace_database(user: Path) -> None:
+    """Newer workspace databases keep no ``allComposers``; ``composer.composerData`` is
+    ``{selectedComposerIds, lastFocusedComposerIds, hasMigratedMultipleComposers}`` (the
+    "current" shape a Cursor reader found with the search tool documents beside the legacy
+    ``allComposers``). A chat whose record names no workspace gets its folder from there; a
+    chat two workspaces name stays without one."""
+    for wsh, folder, ids in (("a" * 32, APP, ["c-app", "c-both"]), ("b" * 32, API, ["c-both"])):
+        ws = user / "workspaceStorage" / wsh
+        ws.mkdir(parents=True)
+        (ws / "workspace.json").write_text(json.dumps({"folder": "file://" + folder}))
+        conn = _db(ws / "state.vscdb", "ItemTable", wal=False)
+        conn.execute("INSERT INTO ItemTable VALUES ('composer.composerData', ?)", (json.dumps(
+            {"selectedComposerIds": ids[:1], "lastFocusedComposerIds": ids, "hasMigratedComposerData": True,
+             "hasMigratedMultipleComposers": True}),))
+        conn.close()
+    conn = _db(user / "globalStorage" / "state.vscdb", "ItemTable", "cursorDiskKV")
+    put_chat(conn, "c-app", [_bubble("u1", 1, "add a healthcheck", 1)])
+    put_chat(conn, "c-both", [_bubble("u1", 1, "add a readiness probe", 1)])
+    conn.close()
+    run(source="cursor")
+    got = sessions()
+    assert got["c-app"].project_dir == APP
+    assert got["c-both"].project_dir is None

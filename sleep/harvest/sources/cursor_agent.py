@@ -13,6 +13,13 @@ binary, message blobs are JSON ``{role, content, providerOptions?}`` with
 (rowid) order; identical messages are one blob, so a prompt typed twice word
 for word counts once.
 
+The agent transcripts Cursor writes beside its databases,
+``~/.cursor/projects/<slug>/agent-transcripts/`` (:mod:`sleep.harvest.sources.cursor_transcripts`),
+are read by this source too, each session once: a transcript whose id is a chat read from a
+``store.db`` here, or a chat of the IDE's ``state.vscdb`` (its ``composerData:<id>`` with its
+``bubbleId:<id>:*`` messages, read by the ``cursor-ide`` source with timestamps), is that chat's
+copy and is skipped, counted ``transcript_of_a_stored_chat``.
+
 The database is opened through a read-only URI (``mode=ro``), with
 ``query_only`` set and short statements, so a running agent is never blocked
 and the file is never written. A chat whose journal (``store.db-wal``) is still
@@ -36,14 +43,20 @@ from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.sqlite_ro import connect_read_only  # noqa: F401 (also imported from here)
+from sleep.harvest.sources.sqlite_ro import connect_read_only, tables  # noqa: F401 (also imported from here)
 from sleep.harvest.sources.turns import open_turn
 
 HOST = "cursor-agent"
 STORE = "store.db"
 _QUERY_RX = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
 _ONLY_TAGS_RX = re.compile(r"^\s*<([a-z_]+)>.*</\1>\s*$", re.S)  # injected context such as <user_info>
+# Context Cursor puts before what was typed (<attached_files>, <user_info>): snake_case tags,
+# which no HTML the person types uses.
+_NOTICE_RX = re.compile(r"<system_notification>.*?</system_notification>(?:\s*<user_query>.*?</user_query>)?", re.S)
+_STAMP_RX = re.compile(r"<timestamp>.*?</timestamp>", re.S)  # when it was sent (newer transcripts)
+_LEADING_TAG_RX = re.compile(r"^\s*<([a-z]+_[a-z_]+)>.*?</\1>", re.S)
 _SHELL_TOOLS = frozenset({"Shell", "run_terminal_cmd", "shell"})
 _PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
 
@@ -56,14 +69,65 @@ def workspace_hash(project: str) -> str:
 class CursorAgentSource:
     name = HOST
 
-    def __init__(self, home: Path | None = None) -> None:
+    def __init__(self, home: Path | None = None, ide_user_dirs: list[Path] | None = None) -> None:
         self._home = home
+        self._ide_user_dirs = ide_user_dirs
 
     @property
     def home(self) -> Path:
         return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        listed = list(transcripts.listing(str(self.home / "projects"), stats))
+        slug_of = {sid: slug for slug, sid, _, _ in listed}
+        chats: set[str] = set()
+        for file in self._discover_chats(stats):
+            chats.add(file.session_id or "")
+            if file.session_id in slug_of and file.project_slug:
+                # The chat's transcript twin names the folder lossily; the store's folder is the
+                # MD5 of the exact path: a decoding whose MD5 matches is the project, never a guess.
+                file.project_dir = transcripts.decode_with_hash(slug_of[file.session_id], file.project_slug,
+                                                                workspace_hash)
+            yield file
+        stored = chats | self._ide_chat_ids({sid for _, sid, _, _ in listed if sid not in chats})
+        folder: dict[str, str | None] = {}  # slug -> its folder (sessions of one project share it)
+        for slug, sid, path, parent in listed:
+            if sid in stored:
+                stats.skip_file("transcript_of_a_stored_chat", path)
+                continue
+            if slug not in folder:
+                folder[slug] = transcripts.resolve_slug(slug)
+            yield SourceFile(path, HOST, transcripts.KIND, incremental=False, session_id=sid, project_slug=slug,
+                             project_dir=folder[slug], parent_session_id=parent)
+
+    def _ide_chat_ids(self, wanted: set[str]) -> set[str]:
+        """Those of ``wanted`` that are IDE chats whose messages the ``cursor-ide`` source reads: a
+        ``composerData:<id>`` row with at least one ``bubbleId:<id>:*`` row in a global
+        ``state.vscdb`` (a newer chat kept only in ``agentKv`` blobs has none: its transcript is read)."""
+        ids: set[str] = set()
+        users = self._ide_user_dirs if self._ide_user_dirs is not None else paths.cursor_user_dirs()
+        for user in users:
+            db = Path(user) / "globalStorage" / "state.vscdb"
+            if not db.is_file():
+                continue
+            try:
+                conn = connect_read_only(str(db))
+                try:
+                    if "cursorDiskKV" not in tables(conn):
+                        continue
+                    for sid in wanted - ids:
+                        chat = conn.execute("SELECT 1 FROM cursorDiskKV WHERE key = ?", (f"composerData:{sid}",))
+                        if chat.fetchone() and conn.execute(
+                                "SELECT 1 FROM cursorDiskKV WHERE key >= ? AND key < ? LIMIT 1",
+                                (f"bubbleId:{sid}:", f"bubbleId:{sid};")).fetchone():
+                            ids.add(sid)
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                continue  # the cursor-ide source counts an unreadable database
+        return ids
+
+    def _discover_chats(self, stats: ParseStats) -> Iterator[SourceFile]:
         for workspace in sorted(scan_dir(self.home / "chats", stats), key=lambda e: e.name):
             try:
                 if not workspace.is_dir():
@@ -77,6 +141,14 @@ class CursorAgentSource:
                                      project_slug=workspace.name)
 
     def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        if file.kind == transcripts.KIND:
+            root = os.path.abspath(project)
+            if file.project_dir is not None:
+                return None  # resolved: the harvest compares it (a subfolder is in scope)
+            if file.project_slug and transcripts.slug_matches(file.project_slug, root):
+                file.project_dir = root  # the project asked for encodes to this folder's name
+                return None
+            return False
         if file.project_dir is None and file.project_slug:
             root = os.path.abspath(project)
             if file.project_slug != workspace_hash(root):
@@ -89,6 +161,8 @@ class CursorAgentSource:
 
     def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
+        if file.kind == transcripts.KIND:
+            return self._parse_transcript(file, f, ctx)
         try:
             ctx.stats.bytes_read += os.path.getsize(file.path)
             conn = connect_read_only(file.path)
@@ -123,6 +197,52 @@ class CursorAgentSource:
         return _read_messages(s, messages, ctx)
 
 
+    def _parse_transcript(self, file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResult:
+        """One agent transcript (no timestamps: the session's time is the file's mtime)."""
+        if is_replay_path(file.project_dir):
+            return ParseResult(None, replay=True)
+        try:
+            data = f.read()
+            mtime = os.path.getmtime(file.path)
+        except OSError:
+            ctx.stats.skip_file("unreadable", file.path)
+            return ParseResult(None, file_skip_reason="unreadable")
+        ctx.stats.bytes_read += len(data)
+        result = self._transcript_session(file, data, file.path, mtime, ctx)
+        for twin in transcripts.twins(file.path) if result.session is None and not result.replay else []:
+            try:  # the twin this one was preferred to, when this one holds no prompt (a shape not known)
+                with open(twin, "rb") as g:
+                    data = g.read()
+            except OSError:
+                continue
+            ctx.stats.bytes_read += len(data)
+            ctx.stats.actions["cursor_transcript_read_from_twin"] += 1
+            result = self._transcript_session(file, data, twin, mtime, ctx)
+            if result.session is not None:
+                break
+        return result
+
+    def _transcript_session(self, file: SourceFile, data: bytes, path: str, mtime: float,
+                            ctx: ParseContext) -> ParseResult:
+        s = Session(host=HOST, session_id=file.session_id or Path(file.path).stem, project_dir=file.project_dir,
+                    source_path=file.path)
+        s.note_time(iso_utc(mtime))
+        if file.parent_session_id:
+            s.is_subagent, s.parent_session_id = True, file.parent_session_id
+        msgs = []
+        for m in transcripts.messages(data, path, ctx):
+            content: list[dict[str, Any]] = [{"type": "text", "text": t} for t in m["texts"]]
+            if m["role"] == "assistant":
+                content = [{"type": "text", "text": transcripts.without_thinking(t)} for t in m["texts"]]
+                content += [{"type": "tool-call", "toolName": n, "args": a} for n, a in m["tools"]]
+            msgs.append({"role": m["role"], "content": content,
+                         "at": transcripts.stamped(m["texts"]) if m["role"] == "user" else None})
+        result = _read_messages(s, msgs, ctx)
+        if result.session is not None and not result.session.prompts:
+            return ParseResult(None)
+        return result
+
+
 def _meta(conn: sqlite3.Connection) -> dict[str, Any]:
     row = conn.execute("SELECT value FROM meta WHERE key = '0'").fetchone()
     if not row or row[0] is None:
@@ -143,12 +263,17 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 
 
 def _typed(text: str) -> str | None:
-    """What the person typed: inside ``<user_query>``; None for injected context only."""
+    """What the person typed: inside ``<user_query>``; None for injected context only. A
+    ``<system_notification>`` (a subagent finished) and the ``<user_query>`` Cursor writes right
+    after it ("The above subagent result is already visible to the user...") are not typed."""
+    text = _STAMP_RX.sub("", _NOTICE_RX.sub("", text))
     found = _QUERY_RX.findall(text)
     if found:
         return "\n\n".join(q for q in found if q).strip() or None
     if _ONLY_TAGS_RX.match(text):
         return None
+    while (m := _LEADING_TAG_RX.match(text)) is not None:
+        text = text[m.end():]
     return text.strip() or None
 
 
@@ -166,7 +291,9 @@ def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext
             text = "\n\n".join(texts)
             if not s.prompts and is_replay_prompt(text):
                 return ParseResult(None, replay=True)
-            open_turn(s, text, None, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            at = msg.get("at") if isinstance(msg.get("at"), str) else None
+            s.note_time(at)
+            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
             answered = False
         elif role == "assistant":
             said = []

@@ -34,10 +34,16 @@ and the old chat panel's tabs):
   naming each chat's workspace.
 - ``workspaceStorage/<hash>/state.vscdb``, table ``ItemTable``, key ``composer.composerData``:
   ``{allComposers: [{composerId, createdAt, lastUpdatedAt, ...}]}``, the chats of the folder
-  ``<hash>/workspace.json`` names (older versions kept the whole ``conversation`` there), and
+  ``<hash>/workspace.json`` names (older versions kept the whole ``conversation`` there; newer
+  ones, ``hasMigratedMultipleComposers``, keep no ``allComposers`` and name the folder's chats
+  only in ``selectedComposerIds`` / ``lastFocusedComposerIds``: a chat whose own record names
+  no workspace reaches its folder only through these; one named by two workspaces stays
+  unknown), and
   the chat panel older versions had before the composer, ``workbench.panel.aichat.view.aichat.chatdata``
   (``tabs[]``: ``tabId``, ``lastSendTime``, ``bubbles`` of ``type`` ``user`` / ``ai`` with ``text``;
-  the shape of the genuine workspace database slevin48/cursor-history commits, Cursor of 2024-11).
+  the shape of the genuine workspace database slevin48/cursor-history commits, Cursor of 2024-11;
+  the 2023 panel leaves a user bubble's ``text`` empty and keeps what was typed in ``delegate.a``,
+  and every tab ends with the input box's empty draft bubble, which is no prompt).
 
 One database holds every chat, so each chat is a *row file* ``<database>#<composerId>``
 (sleep.harvest.sources.SourceFile): :meth:`CursorIdeSource.discover` lists the chats with one
@@ -54,7 +60,8 @@ fetched (``fetch_rules`` ``rule_names``), one the person attached (``context.cur
 or a ``.cursor/rules/<name>.mdc`` / ``SKILL.md`` it read is a skill used. A chat listed in
 another's ``subagentComposerIds`` is a subagent of it; a chat with no prompt (a draft never
 sent) is no session. Bad JSON in a value is counted (``invalid_json``), a NULL value
-(``null_value``), never fatal.
+(``null_value``), a row whose key is NULL (``null_key``), never fatal. A ``toolFormerData``
+without a tool name or arguments (most replies carry an empty one) is no tool call.
 """
 
 from __future__ import annotations
@@ -85,6 +92,8 @@ KIND_CHAT_TAB = "chat-tab"
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
 MAX_VALUE_BYTES = 64 << 20
 _COMPOSER = "composerData:"
+# Newer workspace databases name their chats only in these lists (no ``allComposers``).
+_ID_LISTS = ("selectedComposerIds", "lastFocusedComposerIds", "pinnedComposerIds", "openComposerIds")
 _ROWID = "\x00rowid"  # where a bubble's row order is kept while a chat is built (no JSON key can clash)
 _SHELL_TOOLS = frozenset({"run_terminal_cmd", "run_terminal_command", "run_terminal_command_v2", "Shell", "shell"})
 _PATH_KEYS = ("target_file", "targetFile", "relativeWorkspacePath", "relative_workspace_path", "file_path",
@@ -197,6 +206,7 @@ class CursorIdeSource:
 
     def _workspaces(self, user: Path, stats: ParseStats) -> _Workspaces:
         ws = _Workspaces()
+        named: dict[str, set[str]] = {}  # composerId -> the workspaces whose id lists name it
         for entry in sorted(scan_dir(user / "workspaceStorage", stats), key=lambda e: e.name):
             folder = Path(entry.path)
             ws.folder[entry.name] = workspace_folder(folder / "workspace.json")
@@ -220,12 +230,20 @@ class CursorIdeSource:
                 self._chat_tabs(_json(chat[0], stats, f"{db}#{CHAT_KEY}"), str(db), entry.name, ws)
             if not row:
                 continue
-            for head in _headers(_json(row[0], stats, f"{db}#composer.composerData")):
+            data = _json(row[0], stats, f"{db}#composer.composerData")
+            for key in _ID_LISTS if isinstance(data, dict) else ():
+                for cid in data.get(key) if isinstance(data.get(key), list) else []:
+                    if isinstance(cid, str) and cid:
+                        named.setdefault(cid, set()).add(entry.name)
+            for head in _headers(data):
                 cid = head["composerId"]
                 ws.of_composer.setdefault(cid, entry.name)
                 if isinstance(head.get("conversation"), list) and head["conversation"]:
                     size = len(orjson.dumps(head))
                     ws.inline[cid] = (str(db), entry.name, size, _ms(head.get("lastUpdatedAt")) or _ms(head.get("createdAt")))
+        for cid, where in named.items():
+            if len(where) == 1:  # named by two workspaces: no guess
+                ws.of_composer.setdefault(cid, next(iter(where)))
         return ws
 
     @staticmethod
@@ -234,8 +252,7 @@ class CursorIdeSource:
         ``tabId``, ``lastSendTime`` and ``bubbles`` of ``type`` ``user`` / ``ai``)."""
         for tab in doc.get("tabs") if isinstance(doc, dict) and isinstance(doc.get("tabs"), list) else []:
             if isinstance(tab, dict) and isinstance(tab.get("tabId"), str) and isinstance(tab.get("bubbles"), list) \
-                    and any(isinstance(b, dict) and b.get("type") == "user" and str(b.get("text") or "").strip()
-                            for b in tab["bubbles"]):
+                    and any(isinstance(b, dict) and b.get("type") == "user" and _tab_text(b) for b in tab["bubbles"]):
                 ws.tabs[tab["tabId"]] = (db, wsh, len(orjson.dumps(tab)), _ms(tab.get("lastSendTime")))
 
     def _list_global(self, db: str, ws: _Workspaces, stats: ParseStats) -> list[SourceFile]:
@@ -247,11 +264,14 @@ class CursorIdeSource:
                     return []  # a state database without chats (VS Code's own shape)
                 self._global_headers(conn, names, ws, stats, db)
                 rows = conn.execute(_LIST_SQL).fetchall()
+                null_keys = conn.execute("SELECT count(*) FROM cursorDiskKV WHERE key IS NULL").fetchone()[0]
             finally:
                 conn.close()
         except sqlite3.Error:
             stats.skip_file("unreadable_sqlite", db)
             return []
+        for _ in range(int(null_keys or 0)):  # a row no chat can name (genuine databases hold one)
+            stats.skip_line("null_key", f"{db}#cursorDiskKV")
         listed = []
         parent_of: dict[str, str] = {}
         for key, size, fields in rows:
@@ -359,6 +379,7 @@ class CursorIdeSource:
                 bubbles = [b for b in tab.get("bubbles") or [] if isinstance(b, dict)]
                 return {"composerId": tab_id, "lastUpdatedAt": tab.get("lastSendTime"),
                         "conversation": [{**b, "type": 1 if b.get("type") == "user" else 2,
+                                          "text": _tab_text(b) if b.get("type") == "user" else b.get("text"),
                                           "modelInfo": {"modelName": b.get("modelType")}} for b in bubbles]}
         return None
 
@@ -375,6 +396,22 @@ class CursorIdeSource:
         if doc is not None:
             ctx.stats.kept()
         return doc
+
+
+def _tab_text(bubble: dict[str, Any]) -> str:
+    """What the person typed in a chat-panel bubble: ``text``, or (the 2023 panel, whose
+    ``text`` stays empty) the editor delegate's ``delegate.a``. The empty bubble that ends
+    every tab is the input box's draft, not a prompt."""
+    text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
+    delegate = bubble.get("delegate")
+    if not text.strip() and isinstance(delegate, str) and delegate.lstrip().startswith("{"):
+        try:  # kept serialised (not seen in genuine files; read if a version does)
+            delegate = loads_lenient(delegate.encode("utf-8", "surrogatepass"))
+        except orjson.JSONDecodeError:
+            delegate = None
+    if not text.strip() and isinstance(delegate, dict) and isinstance(delegate.get("a"), str):
+        text = delegate["a"]
+    return text.strip()
 
 
 def _conversation(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -398,7 +435,7 @@ def _conversation(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]]) 
                 listed.append(b)
                 seen.add(h["bubbleId"])
         extra = sorted((b for bid, b in bubbles.items() if bid not in seen and b.get("type") != 1
-                        and isinstance(b.get("toolFormerData"), dict)), key=lambda b: b.get(_ROWID, 0))
+                        and _is_tool_call(b.get("toolFormerData"))), key=lambda b: b.get(_ROWID, 0))
         out, i = [], 0
         for b in listed:
             while i < len(extra) and extra[i].get(_ROWID, 0) < b.get(_ROWID, 0):
@@ -464,13 +501,23 @@ def build_session(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]], 
             answered = False
             continue
         tool = b.get("toolFormerData")
-        if isinstance(tool, dict):
+        if _is_tool_call(tool):
             _tool(s, actions, tool, ctx)
             answered = True
         if text.strip() and s.prompts:
             s.finals[-1] = ctx.redactor.redact(text.strip())
             answered = True
     return ParseResult(s if s.prompts else None)  # an empty chat (a draft never sent) is no session
+
+
+def _is_tool_call(tool: Any) -> bool:
+    """A ``toolFormerData`` that records a call: a tool name or arguments. Most replies carry an
+    empty one (``{}``, or only ``additionalData``), which is no call."""
+    if not isinstance(tool, dict):
+        return False
+    name = tool.get("name")
+    return bool(isinstance(name, str) and name) or any(tool.get(k) not in (None, "", {}, "{}")
+                                                        for k in ("params", "rawArgs"))
 
 
 def _args(tool: dict[str, Any], ctx: ParseContext) -> dict[str, Any]:
