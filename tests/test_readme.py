@@ -6,7 +6,11 @@ of the repository."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -52,8 +56,12 @@ def _codex_tables() -> list[dict]:
 
 
 def test_the_codex_table_shown_is_the_one_install_sh_writes() -> None:
-    from sleep.integrations.codex import TOOL_TIMEOUT_S
-    from sleep.mcp.launch import SERVER_ENV_VARS
+    # A fresh interpreter: the built-in hosts only (a test that registered a toy host must not count).
+    code = ("import json; from sleep.integrations.codex import TOOL_TIMEOUT_S; "
+            "from sleep.mcp.launch import SERVER_ENV_VARS; print(json.dumps([list(SERVER_ENV_VARS), TOOL_TIMEOUT_S]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    SERVER_ENV_VARS, TOOL_TIMEOUT_S = json.loads(out.stdout)
 
     tables = _codex_tables()
     assert len(tables) == 2
