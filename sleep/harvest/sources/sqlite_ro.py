@@ -7,7 +7,10 @@ timeout, reads with short statements and closes at once: a reader in WAL mode ne
 blocks the writer and never checkpoints. While the host runs it keeps ``-wal``/``-shm``
 beside the database and the reader uses them; a WAL database whose host has closed it
 (no ``-wal``/``-shm``) is opened ``immutable``, because even a read-only open would create
-them. A database whose writer holds
+them. A ``-wal`` without its ``-shm`` (a host that died, a copied home) still holds rows
+the main file lacks, and a read-only open would create the ``-shm`` beside the person's
+database: the three files are then copied to a private temporary folder and the copy is
+opened (it applies the WAL; the folder goes when the connection closes). A database whose writer holds
 a lock in rollback-journal mode answers ``database is locked`` after the timeout; the
 source counts the file as unreadable and the next harvest tries again.
 
@@ -19,7 +22,9 @@ is what the listing knows of the chat's last change (sleep.harvest.sources.Sourc
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 from typing import Any, Iterable
 from urllib.parse import quote
 
@@ -40,10 +45,53 @@ def _closed_wal(path: str) -> bool:
             and not os.path.exists(path + "-wal") and not os.path.exists(path + "-shm"))
 
 
+class _PrivateCopy(sqlite3.Connection):
+    """A connection to a private copy of a database; closing it removes the copy."""
+    folder: str | None = None
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self.folder:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                self.folder = None
+
+
+def _orphan_wal(path: str) -> bool:
+    """A ``-wal`` with content but no ``-shm``: opening in place would write the ``-shm``."""
+    try:
+        return os.path.getsize(path + "-wal") > 0 and not os.path.exists(path + "-shm")
+    except OSError:
+        return False
+
+
+def _open_copy(path: str) -> sqlite3.Connection:
+    folder = tempfile.mkdtemp(prefix="skillopt-sqlite-")
+    try:
+        copy = os.path.join(folder, "db.sqlite")
+        shutil.copyfile(path, copy)
+        shutil.copyfile(path + "-wal", copy + "-wal")
+        conn = sqlite3.connect(copy, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                               check_same_thread=False, factory=_PrivateCopy)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    conn.folder = folder  # type: ignore[attr-defined]
+    conn.execute("PRAGMA query_only = 1")
+    return conn
+
+
 def connect_read_only(path: str) -> sqlite3.Connection:
     """``path`` opened read-only by URI: never written, never holding a lock for long, and
-    never leaving a ``-wal``/``-shm`` beside a database its host has closed."""
+    never leaving a ``-wal``/``-shm`` beside a database its host has closed; an orphan
+    ``-wal`` is read through a private copy (module docstring)."""
     path = os.path.abspath(path)
+    if _orphan_wal(path):
+        try:
+            return _open_copy(path)
+        except OSError as e:
+            raise sqlite3.OperationalError(f"cannot copy {path} and its -wal to read them: {e}") from e
     uri = "file:" + quote(path) + "?mode=ro" + ("&immutable=1" if _closed_wal(path) else "")
     conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                            check_same_thread=False)
