@@ -186,3 +186,15 @@ def test_answers_to_the_question_tool_are_the_persons_words(data: Path) -> None:
     assert [p.text for p in s.prompts] == ["set up the release workflow"]
     assert [(f.kind, f.text, f.prompt_index) for f in s.feedback if f.text == "GitHub packages, not npm"] \
         in ([("answer", "GitHub packages, not npm", 0)], [("correction", "GitHub packages, not npm", 0)])
+
+
+def test_version_strings_with_suffixes_are_taken_as_they_are(data: Path) -> None:
+    """``session.version`` is free text (1.18.11 writes ``local`` for a build from source; channel
+    builds add ``-beta.N``, ``-dev-<stamp>``): nothing is parsed from it, every session is read."""
+    conn = make_db(data)
+    for i, version in enumerate(("1.18.33-beta.2", "0.0.0-dev-202606101200", "local", "")):
+        add_session(conn, f"ses_v{i}")
+        conn.execute("UPDATE session SET version = ? WHERE id = ?", (version, f"ses_v{i}"))
+    conn.close()
+    assert run(source="opencode").sessions_new == 4
+    assert all(s.prompts[0].text == "add a discount code field to the cart" for s in stored().values())
