@@ -81,7 +81,60 @@ def test_rows_only_in_an_orphan_wal_are_read_and_nothing_is_written_beside_the_d
     assert [p.text for p in stored()["ses_in_wal"].prompts] == ["add a discount code field to the cart",
                                                                 "no, use the existing Input component"]
     assert sorted(os.listdir(data)) == before
-    assert not list(tmp_path.glob("**/skillopt-sqlite-*"))
+
+
+def test_an_orphan_wal_is_copied_once_for_all_its_sessions(data: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep.harvest.sources import sqlite_ro
+
+    src = tmp_path / "live"
+    src.mkdir()
+    conn = make_db(src)
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    for i in range(5):
+        add_session(conn, f"ses_{i}")
+    try:
+        for name in ("opencode.db", "opencode.db-wal"):
+            shutil.copyfile(src / name, data / name)
+    finally:
+        conn.close()
+    copied: list[str] = []
+    real = sqlite_ro.shutil.copyfile
+    monkeypatch.setattr(sqlite_ro.shutil, "copyfile", lambda a, b_: (copied.append(str(a)), real(a, b_))[1])
+    assert run(source="opencode").sessions_new == 5
+    assert sorted(copied) == [str(data / "opencode.db"), str(data / "opencode.db-wal")]
+
+
+def test_harvest_workers_remove_their_copies(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from sleep.harvest import pool as harvest_pool
+
+    src, tmp = tmp_path / "live", tmp_path / "tmp"
+    src.mkdir()
+    tmp.mkdir()
+    conn = make_db(src)
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    for i in range(6):
+        add_session(conn, f"ses_{i}")
+    try:
+        for name in ("opencode.db", "opencode.db-wal"):
+            shutil.copyfile(src / name, data / name)
+    finally:
+        conn.close()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    monkeypatch.setenv("SKILLOPT_HARVEST_WORKERS", "2")
+    monkeypatch.setattr(harvest_pool, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr("sleep.harvest.harvester.POOL_MIN_BYTES", 0)
+    used: list[int] = []
+    real_map = harvest_pool.Pool.map
+    monkeypatch.setattr(harvest_pool.Pool, "map", lambda self, jobs: (used.append(len(jobs)), real_map(self, jobs))[1])
+    assert run(source="opencode").sessions_new == 6
+    assert used  # the sessions went through the workers
+    from sleep.harvest.sources import sqlite_ro
+
+    sqlite_ro._drop_copies()  # this process's own copy (made while listing the sessions)
+    assert list(tmp.iterdir()) == []
 
 
 def test_rows_in_the_wal_of_a_running_opencode_are_read(data: Path) -> None:
