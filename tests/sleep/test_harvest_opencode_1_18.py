@@ -251,3 +251,20 @@ def test_version_strings_with_suffixes_are_taken_as_they_are(data: Path) -> None
     conn.close()
     assert run(source="opencode").sessions_new == 4
     assert all(s.prompts[0].text == "add a discount code field to the cart" for s in stored().values())
+
+
+def test_a_session_in_both_message_tables_is_read_once(data: Path) -> None:
+    """A 1.18 session whose turns are in ``message``/``part`` and again in ``session_message``:
+    each prompt once (the ``session_message`` rows are the session's messages)."""
+    conn = _v2_db(data)
+    add_session(conn, "ses_both")  # the two prompts of test_harvest_opencode_db.records
+    _row(conn, "ses_both", 1, "user", {"text": "add a discount code field to the cart"})
+    _row(conn, "ses_both", 2, "assistant", {"agent": "build", "model": {"id": "claude-sonnet-4", "providerID": "a"},
+                                            "content": [{"type": "text", "id": "x", "text": "Added the field."}]})
+    _row(conn, "ses_both", 3, "user", {"text": "no, use the existing Input component"})
+    conn.close()
+    assert run(source="opencode").sessions_new == 1
+    s = stored()["ses_both"]
+    assert [p.text for p in s.prompts] == ["add a discount code field to the cart",
+                                           "no, use the existing Input component"]
+    assert s.project_dir == SHOP
