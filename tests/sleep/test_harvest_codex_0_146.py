@@ -104,5 +104,6 @@ def test_a_search_logged_as_call_and_as_end_counts_once(homes: Homes) -> None:
 def test_typed_text_of_a_reference_block() -> None:
     assert typed_text("plain prompt") == "plain prompt"
     assert typed_text(REFERENCE + "\n## My request for Codex:\nfix it\n") == "fix it"
-    assert typed_text("see this first\n\n" + REFERENCE + "\nand then the tiers") == "see this first\n\nand then the tiers"
+    assert typed_text("see this first\n\n" + REFERENCE + "\nand then the tiers") \
+        == "see this first\n\nand then the tiers"
     assert typed_text(REFERENCE) == ""
