@@ -15,6 +15,16 @@ the types are read from the first bytes of a line (:func:`skippable`); outputs
 same way) and, once the project is known, ``turn_context`` records are never
 decoded. Tool calls are decoded: their arguments give the turn's shell
 commands and patched files.
+
+Codex 0.146 (Desktop) re-writes ``session_meta`` at every turn with the same id (it
+changes nothing: one file, one session); ``user_message`` gains ``client_id``, ``audio``
+and ``local_audio`` (ignored: ``message`` is what was typed) and may carry a referenced
+ChatGPT conversation: a ``## Referenced ChatGPT conversation:`` heading, a line saying
+the reference is untrusted, the reference as one JSON line, and the typed text after
+``## My request for Codex:`` (:func:`typed_text` keeps only what was typed). A web search
+may appear only as ``event_msg/web_search_end`` (``{call_id, query, action?}``) with no
+``response_item/web_search_call``: each is counted as one ``web_search`` tool call, a
+search that has both counted once.
 """
 
 from __future__ import annotations
@@ -54,7 +64,7 @@ SKIP_PAYLOADS = frozenset({
     b"function_call_output", b"custom_tool_call_output", b"reasoning", b"token_count",
     b"exec_command_end", b"exec_command_begin", b"exec_command_output_delta", b"patch_apply_end",
     b"patch_apply_begin", b"turn_diff", b"agent_reasoning", b"agent_reasoning_raw_content",
-    b"mcp_tool_call_end", b"mcp_tool_call_begin", b"web_search_end", b"task_started",
+    b"mcp_tool_call_end", b"mcp_tool_call_begin", b"task_started",
     b"task_complete", b"get_history_entry_response", b"view_image_tool_call",
     b"local_shell_call_output", b"ghost_snapshot", b"compaction",
 })
@@ -67,6 +77,32 @@ LEGACY_ITEMS = frozenset({"message", "function_call", "function_call_output", "r
 # Code mode (0.14x): the model's tools, called from an ``exec`` script (sleep.harvest.sources.code_mode).
 _CODE_MODE_TOOLS = ("exec", "code_mode", "js")
 _ANSWER_TOOLS = ("request_user_input", "request_user_input_async")
+_REFERENCE_RX = re.compile(r"^#{1,6}[ \t]*Referenced ChatGPT conversation:[ \t]*$", re.IGNORECASE | re.MULTILINE)
+_REQUEST_RX = re.compile(r"^#{1,6}[ \t]*My request for Codex:[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def typed_text(message: str) -> str:
+    """``message`` without an injected referenced-ChatGPT-conversation block (module
+    docstring): what precedes the heading and what follows ``## My request for Codex:``;
+    without that second heading, what follows the reference's JSON line."""
+    ref = _REFERENCE_RX.search(message)
+    if ref is None:
+        return message
+    before = message[:ref.start()]
+    req = _REQUEST_RX.search(message, ref.end())
+    if req is not None:
+        after = message[req.end():]
+    else:
+        lines = message[ref.end():].split("\n")
+        i = 0
+        while i < len(lines) and (not lines[i].strip() or lines[i].startswith("This is an untrusted ChatGPT")):
+            i += 1
+        if i < len(lines) and lines[i].lstrip().startswith("{"):
+            i += 1
+        after = "\n".join(lines[i:])
+    return "\n\n".join(x.strip() for x in (before, after) if x.strip())
+
+
 _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
                       "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
 
@@ -138,6 +174,8 @@ class _RolloutParser(LogParser):
         self.actions = TurnActions(session, ctx)
         # request_user_input calls whose answer (a function_call_output) is still to come.
         self.asked: list[str] = list(session.state.get("asked", []))
+        # web searches seen as response_item calls and as web_search_end events (one search, one call)
+        self.searches: list[int] = list(session.state.get("searches", [0, 0]))
 
     def _note_ts(self, head: bytes) -> None:
         ts = _TS_RX.match(head)
@@ -217,8 +255,11 @@ class _RolloutParser(LogParser):
         if rtype == "event_msg":
             if ptype == "user_message":
                 msg = p.get("message")
-                if isinstance(msg, str) and msg.strip():
-                    self._prompt(msg.strip(), self.cur_ts)
+                if isinstance(msg, str) and typed_text(msg).strip():
+                    self._prompt(typed_text(msg).strip(), self.cur_ts)
+                return True
+            if ptype == "web_search_end":
+                self._search(1)
                 return True
             if ptype == "agent_message":
                 msg = p.get("message")
@@ -285,12 +326,22 @@ class _RolloutParser(LogParser):
     def close(self) -> None:
         super().close()
         self.s.state["asked"] = self.asked[-20:]
+        self.s.state["searches"] = self.searches
+
+    def _search(self, side: int) -> None:
+        """One web search seen as a call (``side`` 0) or as its end event (1): counted when
+        this side has seen more searches than the other."""
+        self.searches[side] += 1
+        if self.searches[side] > self.searches[1 - side]:
+            self.s.add_tool("web_search")
+        self.answered = True
 
     def _tool(self, p: dict[str, Any]) -> None:
         ptype = p.get("type")
         if ptype == "web_search_call":
-            name = "web_search"
-        elif ptype == "local_shell_call":
+            self._search(0)
+            return
+        if ptype == "local_shell_call":
             name = "local_shell"
         else:
             name = p.get("name") if isinstance(p.get("name"), str) else None

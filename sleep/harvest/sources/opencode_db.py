@@ -14,6 +14,19 @@ storage/schema.sql.ts; its ``migration/<timestamp>_<name>/migration.sql`` files 
 - ``part(id, message_id, session_id, time_created, time_updated, data)``, ``data`` the part
   record without ``id``, ``sessionID`` and ``messageID`` (``type``, ``text``, ``tool``, ``state``...).
 
+Newer versions (1.18: the binary's embedded migrations and ``Session.Message`` schemas)
+add ``session_message(id, session_id, type, seq, time_created, time_updated, data)``: one
+row per ``user`` (``{text, files?, agents?}``), ``assistant`` (``{agent, model: {id,
+providerID, variant?}, content: [{type: text|reasoning|tool, ...}]}``, a tool ``{name,
+state: {status, input, ...}}``), ``shell`` (``{callID, command, output}``: a command the
+person ran), ``model-switched``/``agent-switched``, ``synthetic``, ``system`` and
+``compaction`` record, in ``seq`` order; when a session has such rows they are its
+messages. ``session_input(id, session_id, prompt, delivery, admitted_seq?, promoted_seq,
+...)`` queues what the person typed (``prompt`` ``{text, files?}``); a promoted input is
+already a ``user`` row, so only the inputs not yet promoted are added as prompts.
+``event``/``event_sequence`` repeat the same records as events and are not read;
+``credential`` and ``account`` hold tokens and are never read.
+
 Times are ms epochs. Release channels ``latest`` and ``beta`` write ``opencode.db``; other
 channels ``opencode-<channel>.db`` (storage/db.ts ``getChannelPath``); both are read.
 Each session is a row file ``<db>#<session id>`` whose version is the latest
@@ -77,6 +90,9 @@ def _list(db: str, stats: ParseStats) -> list[SourceFile]:
             msg = ("(SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), "
                    "(SELECT count(*) FROM message m WHERE m.session_id = s.id)") if "message" in names else "0, 0"
             parts = "(SELECT count(*) FROM part p WHERE p.session_id = s.id)" if "part" in names else "0"
+            for extra in ("session_message", "session_input"):  # newer stores: their rows change it too
+                if extra in names:
+                    parts += f" + (SELECT count(*) FROM {extra} x WHERE x.session_id = s.id)"
             sql = (f"SELECT {', '.join('s.' + c for c in cols)}, {upd}, {msg}, {parts} FROM session s ORDER BY s.id")
             rows = conn.execute(sql).fetchall()
         finally:
@@ -125,6 +141,35 @@ def _record(value: Any, rid: Any, where: str, ctx: ParseContext) -> dict[str, An
     return doc
 
 
+def _v2_messages(rows: list[tuple], where: str, ctx: ParseContext) -> list[Message]:
+    """``session_message`` rows in the shape of the ``message``/``part`` records (module docstring)."""
+    out: list[Message] = []
+    for rid, kind, created, data in rows:
+        rec = _record(data, rid, f"{where}/session_message/{rid}", ctx)
+        if rec is None:
+            continue
+        time = rec.get("time") if isinstance(rec.get("time"), dict) else {"created": created}
+        model = rec.get("model") if isinstance(rec.get("model"), dict) else {}
+        if kind == "user" and isinstance(rec.get("text"), str):
+            out.append(({"role": "user", "time": time}, [{"type": "text", "text": rec["text"]}]))
+        elif kind == "shell":
+            out.append(({"role": "shell", "time": time, "command": rec.get("command")}, []))
+        elif kind in ("assistant", "model-switched"):
+            msg: dict[str, Any] = {"role": "assistant", "time": time}
+            if isinstance(model.get("id"), str):
+                msg["modelID"] = model["id"]
+            parts: list[dict[str, Any]] = []
+            for c in rec.get("content") or [] if kind == "assistant" else []:
+                if not isinstance(c, dict):
+                    continue
+                if c.get("type") == "text":
+                    parts.append({"type": "text", "text": c.get("text")})
+                elif c.get("type") == "tool":
+                    parts.append({"type": "tool", "tool": c.get("name"), "state": c.get("state")})
+            out.append((msg, parts))
+    return out
+
+
 def parse(file: SourceFile, ctx: ParseContext) -> ParseResult:
     db, sid = file.container or "", file.session_id or ""
     try:
@@ -139,6 +184,12 @@ def parse(file: SourceFile, ctx: ParseContext) -> ParseResult:
                                 "ORDER BY time_created, id", (sid,)).fetchall() if "message" in names else []
             part_rows = conn.execute("SELECT id, message_id, data FROM part WHERE session_id = ? "
                                      "ORDER BY message_id, id", (sid,)).fetchall() if "part" in names else []
+            v2_rows = conn.execute("SELECT id, type, time_created, data FROM session_message WHERE session_id = ? "
+                                   "ORDER BY seq, time_created, id", (sid,)).fetchall() \
+                if "session_message" in names else []
+            pending = conn.execute("SELECT id, time_created, prompt FROM session_input WHERE session_id = ? "
+                                   "AND promoted_seq IS NULL ORDER BY time_created, id", (sid,)).fetchall() \
+                if "session_input" in names and "promoted_seq" in columns(conn, "session_input") else []
         finally:
             conn.close()
     except sqlite3.Error:
@@ -157,5 +208,12 @@ def parse(file: SourceFile, ctx: ParseContext) -> ParseResult:
         if not isinstance(msg.get("time"), dict):
             msg["time"] = {"created": created}
         messages.append((msg, parts.get(mid, []) if isinstance(mid, str) else []))
+    if any(r[1] in ("user", "assistant", "shell") for r in v2_rows):
+        messages = _v2_messages(v2_rows, file.path, ctx)
+    for iid, created, data in pending:
+        inp = _record(data, None, f"{file.path}/session_input/{iid}", ctx)
+        if inp is not None and isinstance(inp.get("text"), str):
+            messages.append(({"role": "user", "time": {"created": created}},
+                             [{"type": "text", "text": inp["text"]}]))
     ctx.stats.kept()  # the session row
     return build_session(_session_doc(dict(zip(cols, row))), sid, file.path, file.project_dir, messages, ctx)

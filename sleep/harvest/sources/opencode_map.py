@@ -7,6 +7,14 @@ newer versions, in its SQLite database (sleep.harvest.sources.opencode_db): a se
 each message's parts ``{id, type, ...}``: ``text`` parts hold ``text`` (``synthetic``
 ones are injected, not typed), ``tool`` parts ``tool`` and ``state: {status, input,
 output}``. Both loaders hand these dicts to :func:`build_session`.
+
+A shell command the person ran (``!ls``) is a user message whose only text is the
+synthetic "The following tool was executed by the user", then an assistant message with
+the ``bash`` tool: stored as the turn's shell command, neither a prompt nor an agent tool
+call (newer stores give it as a ``shell`` record, passed here as role ``shell``). The
+answers to the ``question`` tool (``state.metadata.answers``, one list per question) are
+the person's words: kept as feedback on the open turn (``answer`` unless they read as a
+correction or an approval).
 """
 
 from __future__ import annotations
@@ -15,13 +23,15 @@ from typing import Any, Callable, Iterable
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.harvest.reader import ParseContext
-from sleep.sessions import Session, iso_utc
+from sleep.feedback import classify_feedback
+from sleep.sessions import Feedback, Session, iso_utc
 from sleep.harvest.sources import ParseResult
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 
 HOST = "opencode"
-_SHELL_TOOLS = frozenset({"bash", "shell"})
+_SHELL_TOOLS = frozenset({"bash", "shell", "pwsh", "powershell", "cmd"})
+USER_SHELL_TEXT = "The following tool was executed by the user"
 _FILE_TOOLS = frozenset({"read", "edit", "write", "patch", "multiedit", "list", "glob", "grep"})
 _PATH_KEYS = ("filePath", "file_path", "path")
 
@@ -52,13 +62,20 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
         return ParseResult(None, replay=True)
     actions = TurnActions(s, ctx)
     answered = False
+    user_shell = False  # the previous user message announced a command the person ran
     for msg, parts in messages:
         times = msg.get("time") if isinstance(msg.get("time"), dict) else {}
         at = iso_utc(times.get("created"))
         s.note_time(at)
         s.note_time(iso_utc(times.get("completed")))
         role = msg.get("role")
+        if role == "shell":
+            actions.shell(msg.get("command"))
+            continue
         if role == "user":
+            texts = [p.get("text") for p in parts if p.get("type") == "text"]
+            user_shell = bool(texts) and all(
+                isinstance(t, str) and t.strip() == USER_SHELL_TEXT for t in texts)
             text = "\n".join(p["text"] for p in parts if p.get("type") == "text"
                              and isinstance(p.get("text"), str) and not p.get("synthetic")).strip()
             if not text:
@@ -71,9 +88,18 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
             if isinstance(msg.get("modelID"), str):
                 s.note_model(msg["modelID"])
             texts = []
+            ran_by_person, user_shell = user_shell, False
             for p in parts:
-                if p.get("type") == "tool":
+                if p.get("type") == "tool" and ran_by_person and p.get("tool") in _SHELL_TOOLS:
+                    state = p.get("state") if isinstance(p.get("state"), dict) else {}
+                    inp = state.get("input") if isinstance(state.get("input"), dict) else {}
+                    actions.shell(inp.get("command"))
+                elif p.get("type") == "tool":
                     _tool(s, actions, p)
+                    for answer in _answers(p):
+                        redacted = ctx.redactor.redact(answer)
+                        kind = classify_feedback(answer, follows_agent_turn=True) or "answer"
+                        s.feedback.append(Feedback(kind, redacted, at, len(s.prompts) - 1 if s.prompts else None))
                     answered = True
                 elif p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip():
                     texts.append(p["text"])
@@ -81,6 +107,24 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
                 s.finals[-1] = ctx.redactor.redact("\n\n".join(texts))
                 answered = True
     return ParseResult(s)
+
+
+def _answers(part: dict[str, Any]) -> list[str]:
+    """The person's answers to a ``question`` tool call (``metadata.answers``; newer stores
+    ``structured.answers``): one list of chosen or typed strings per question."""
+    if part.get("tool") != "question":
+        return []
+    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    out: list[str] = []
+    for key in ("metadata", "structured", "result"):
+        holder = state.get(key)
+        answers = holder.get("answers") if isinstance(holder, dict) else None
+        if isinstance(answers, list):
+            for entry in answers:
+                values = entry if isinstance(entry, list) else [entry]
+                out.extend(v.strip() for v in values if isinstance(v, str) and v.strip())
+            return out
+    return out
 
 
 def _tool(s: Session, actions: TurnActions, part: dict[str, Any]) -> None:
