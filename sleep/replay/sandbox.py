@@ -262,9 +262,10 @@ def _secret_masks(back: list[Path], hidden: list[Path], keep: list[Path]) -> lis
     return [f for f in found if not any(d in f.parents for d in folders)]  # nothing inside a hidden folder
 
 
-def _program_dirs(argv0: str) -> list[Path]:
-    """The folders a CLI runs from: its own and, through symlinks, its package's."""
-    found = argv0 if os.path.isabs(argv0) else shutil.which(argv0)
+def _program_dirs(argv0: str, path: str | None = None) -> list[Path]:
+    """The folders a CLI runs from: its own and, through symlinks, its package's (``path``: the
+    ``PATH`` the CLI is looked up on, default this process's)."""
+    found = argv0 if os.path.isabs(argv0) else shutil.which(argv0, path=path)
     if not found:
         return []
     exe = Path(found)
@@ -340,9 +341,11 @@ class BwrapLauncher:
             if root == Path("/tmp") and self.tmp_size and sizes_tmpfs(self.bwrap):
                 args += ["--size", str(self.tmp_size)]
             args += ["--tmpfs", str(root)]
+        # The CLI's own folders (through its npm-style link), found before the egress bridge takes argv[0].
+        programs = _program_dirs(argv[0], env.get("PATH")) + [Path(sys.prefix).resolve(),
+                                                              Path(sys.base_prefix).resolve()]
         if self.egress is not None:
             argv = self.egress.wrap(argv)
-        programs = _program_dirs(argv[0]) + [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
         for entry in env.get("PATH", "").split(os.pathsep):
             if entry and Path(entry).is_absolute() and Path(entry).is_dir():
                 programs.append(Path(entry).resolve())

@@ -7,6 +7,7 @@ import asyncio
 import socket
 import subprocess
 import threading
+import os
 from pathlib import Path
 
 import pytest
@@ -290,3 +291,29 @@ def test_observed_changes_carry_the_diff_stat(repo: Path) -> None:
     assert (changes["package.json"].change, changes["package.json"].lines_added,
             changes["package.json"].lines_removed) == ("modified", 2, 1)
     assert (changes["NOTES.md"].change, changes["NOTES.md"].lines_added) == ("added", 3)
+
+
+def test_a_cli_linked_into_a_hidden_folder_runs_behind_the_egress_bridge(tmp_path: Path) -> None:
+    """An npm-style link on PATH whose package lives in a hidden folder not on PATH (as CI's
+    ~/.cache/.../node_modules/.bin/gemini): the package is bound back though the bridge is argv[0]."""
+    from sleep.replay.egress import EgressProxy
+
+    package = tmp_path / "tools" / "node_modules" / "pkg" / "bin"
+    package.mkdir(parents=True)
+    (package / "cli.py").write_text("#!/usr/bin/env python3\nprint('the cli ran')\n", encoding="utf-8")
+    (package / "cli.py").chmod(0o755)
+    links = tmp_path / "links"
+    links.mkdir()
+    (links / "some-cli").symlink_to(package / "cli.py")
+    egress = EgressProxy(())
+    try:
+        work = replay_root() / "w"
+        work.mkdir(parents=True)
+        launcher = BwrapLauncher("claude-code", egress=egress)
+        env_path = os.pathsep.join([str(links), "/usr/local/bin", "/usr/bin", "/bin"])
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PATH", env_path)
+            result = asyncio.run(run_cli(["some-cli"], cwd=work, timeout=30, backend="test", launcher=launcher))
+        assert result.stdout.strip() == "the cli ran", result.stderr
+    finally:
+        egress.close()
