@@ -5,11 +5,11 @@ that names a program which leaves a marker if git runs it (issue 35, item 1)."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import git as gitpython
 import pytest
+from proposal_testutil import git, make_repo
 
 from sleep import gitsafe
 from sleep.cycle.checkout import replay_checkout
@@ -17,19 +17,9 @@ from sleep.cycle.project import repository_root
 from sleep.proposals import gitobjects as g
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "project"
-    repo.mkdir()
-    (repo / "a.txt").write_text("one\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    return repo
+    return make_repo(tmp_path / "project", {"a.txt": "one\n"})
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from proposal_testutil import make_repo
 import replay_fakes
 
 from skillopt_core import BackendSpec, CompletionRequest, create_backend
@@ -29,19 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 needs_bwrap = pytest.mark.skipif(not sandbox_available()[0], reason=f"no bubblewrap sandbox: {sandbox_available()[1]}")
 
 
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "project"
-    repo.mkdir()
-    (repo / "a.txt").write_text("one\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", ".")
-    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
-    return repo
+    return make_repo(tmp_path / "project", {"a.txt": "one\n"})
 
 
 def peak_rss_mb(code: str) -> tuple[float, str]:
