@@ -78,14 +78,37 @@ FALLIBLE_MIX = OptimizerMix(gaming=0.1)
 HOLDOUT = "evaluation.holdout_judge={type: regex, pattern: '\\[alt pass\\]'}"
 
 
+PARAPHRASES = REPO / "bench" / "gaming_paraphrases.json"
+
+
+def paraphrases(half: str) -> dict[str, list[str]]:
+    """``{"gaming": [...], "harmless": [...]}`` of one half (``tune`` or ``heldout``) of the
+    paraphrase set, split before any defence was tuned."""
+    data = json.loads(PARAPHRASES.read_text())
+    if half not in ("tune", "heldout"):
+        raise ValueError(f"unknown paraphrase half {half!r}; use tune or heldout")
+    return data[half]
+
+
+def reworded_texts(half: str, seed: int) -> tuple[str, str]:
+    """The gaming rule's two wordings in the reworded world of ``seed``: drawn from one half."""
+    import random
+
+    return tuple(random.Random(f"reworded:{seed}").sample(paraphrases(half)["gaming"], 2))  # type: ignore[return-value]
+
+
 def world_spec(world: str, seed: int) -> WorldSpec:
+    if world in ("reworded", "reworded-tune"):
+        half = "heldout" if world == "reworded" else "tune"
+        return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(), optimizer=FALLIBLE_MIX,
+                         gaming_texts=reworded_texts(half, seed))
     if world == "plain":
         return WorldSpec(seed=seed, n_items=N_ITEMS)
     if world == "fallible":
         return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(), optimizer=FALLIBLE_MIX)
     if world == "graded":
         return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(graded=True), optimizer=FALLIBLE_MIX)
-    raise ValueError(f"unknown world {world!r}; use plain, fallible or graded")
+    raise ValueError(f"unknown world {world!r}; use plain, fallible, reworded, reworded-tune or graded")
 
 
 @dataclass(frozen=True)

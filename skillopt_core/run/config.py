@@ -102,6 +102,7 @@ class OptimizerSettings(_Section):
     slow_update_gate: bool = True
     use_meta_skill: bool = False
     refuse_judge_edits: bool = True
+    judge_check: Literal["learned", "words"] = "learned"
 
 
 class EvaluationSettings(_Section):

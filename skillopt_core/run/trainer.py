@@ -117,7 +117,8 @@ class Trainer:
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
-                                 own_words(self.by_id.values(), self.caller_edits))
+                                 own_words(self.by_id.values(), self.caller_edits),
+                                 learned=settings.optimizer.judge_check == "learned")
                       if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
         self._step = 0
