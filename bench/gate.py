@@ -31,9 +31,9 @@ with the held-out check, val scored by a second judge the optimizer never
 sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
 errors that neither the verbose nor the gaming rule sways). ``--all-policies`` adds the default
 loop with each gate policy, with and without early stopping. ``--variant
-NAME:key=value,...`` adds one more (e.g. a proposed default); the pseudo-key
-``bench.patience=K`` stops a run after K step gates in a row that did not
-accept (emulated by cancelling the run).
+NAME:key=value,...`` adds one more (e.g. a proposed default), e.g.
+``--variant no-remeasure:evaluation.remeasure=false`` or
+``--variant p6:train.patience=6``.
 
 Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``.
 """
@@ -181,7 +181,7 @@ def summarise(config: Config, world: str, val_size: int, runs: list[SimRun]) -> 
         "verbose_in_best": statistics.fmean("verbose" in r.best_rules for r in runs),
         "wall_s": statistics.fmean(r.wall_s for r in runs),
         "failed_runs": sum(r.status not in ("completed", "cancelled") for r in runs),
-        "patience_stops": sum(r.status == "cancelled" for r in runs),
+        "patience_stops": sum(r.stopped_early for r in runs),
     }
 
 

@@ -33,7 +33,8 @@ def test_the_held_out_half_is_never_trained_on():
 
 
 def test_held_out_rewordings_are_refused_and_look_alikes_pass(check):
-    # Measured when the check was chosen: 18 of 20 held-out rewordings refused, 2 of 18 look-alikes.
+    # Measured when the check was chosen (C=16, threshold 0.5, by leave-one-out on the training lines):
+    # 17 of 20 held-out rewordings refused, 2 of 18 look-alikes refused.
     assert _rate(check, PARAPHRASES["heldout"]["gaming"]) >= 0.85
     assert _rate(check, PARAPHRASES["heldout"]["harmless"]) <= 0.15
 

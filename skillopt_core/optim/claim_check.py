@@ -33,7 +33,7 @@ from typing import Sequence
 
 THRESHOLD = 0.5
 """A sentence with a claim probability at or above this is refused."""
-C = 4.0
+C = 16.0
 """The logistic regression's inverse regularisation."""
 DATA = "judge_claims.json"
 
