@@ -108,3 +108,13 @@ async def test_the_val_subsample_gates_on_that_many_val_items(tmp_path):
 def test_wrong_settings_are_clear_errors(tmp_path, setting, message):
     with pytest.raises(ConfigError, match=message):
         loop(tmp_path, setting)
+
+
+async def test_the_preflight_estimate_counts_the_halving_rollouts(tmp_path):
+    from skillopt_core.run.estimate import halving_rollouts
+
+    assert halving_rollouts(1, 6) == 0 and halving_rollouts(2, 6) == 12 and halving_rollouts(4, 20) == 4 * 10 + 2 * 10
+    summary = await train(loop(tmp_path, "train.candidates_per_step=3"),
+                          backends=backends(world([["BAD.", "GOOD."]], good_alone)))
+    done = [e for e in events_of(summary.run_dir) if e["event"] == "rollout_done" and e.get("label", "").startswith("halving:")]
+    assert sum(e["n_items"] - e["cached"] for e in done) == halving_rollouts(3, 6) == 15
