@@ -18,6 +18,10 @@ Guarantees (each has its test):
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
   task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
+  With ``train.candidates_per_step`` above 1, successive halving on the
+  step's train items picks one candidate for the screen and the gate.
+- **Patience.** With ``train.patience`` K, training stops (completed, the best
+  skill stands) once K step gates in a row kept the current skill.
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
