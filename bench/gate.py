@@ -1,8 +1,11 @@
 """The gate study: how much each loop configuration truly learns, what its
 gate's mistakes cost, and how many calls it spends, measured on the simulated
-world where the truth is known exactly -- with an exact judge ("plain") and
-with a fallible one ("fallible": judge errors, a verbosity bias, a rule that
-games the judge, rule dilution and interaction, drift; bench/sim/world.py).
+world where the truth is known exactly -- with an exact judge ("plain"), with
+a fallible one ("fallible": judge errors, a verbosity bias, a rule that
+games the judge, rule dilution and interaction, drift; bench/sim/world.py),
+and the fallible world with the gaming rule reworded ("reworded": per seed two
+wordings drawn from the held-out half of bench/gaming_paraphrases.json;
+"reworded-tune" draws from the tune half).
 
 For every world, seed and configuration, the real trainer runs a full
 training with the sim env and backends (bench/sim). Seeds are *paired*: seed
@@ -35,7 +38,10 @@ NAME:key=value,...`` adds one more (e.g. a proposed default), e.g.
 ``--variant no-remeasure:evaluation.remeasure=false`` or
 ``--variant p6:train.patience=6``.
 
-Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``.
+Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``;
+``--paraphrases`` prints the judge guard's refusal rates on both halves of the
+paraphrase set; ``--from-json gate.json [--readme]`` rebuilds the tables from a
+saved study.
 """
 
 from __future__ import annotations
