@@ -32,6 +32,7 @@ class Selection:
     selected: list[Patch]
     ranked_by: str  # "all" | "model" | "support"
     note: str = ""
+    ranked: tuple[Patch, ...] = ()  # every patch, most useful first (selected is its head)
 
 
 def rank_by_support(patches: list[Patch]) -> list[Patch]:
@@ -53,7 +54,7 @@ def order_from_ranking(patches: list[Patch], order: list[int]) -> list[Patch]:
 
 async def select(optimizer: Backend | None, patches: list[Patch], budget: int, *, use_model: bool, skill_text: str = "", max_tokens: int = 256) -> Selection:
     if len(patches) <= budget:
-        return Selection(list(patches), "all")
+        return Selection(list(patches), "all", ranked=tuple(patches))
     if use_model and optimizer is not None:
         listing = "\n".join(f"{i + 1}. {json.dumps(p.edit.to_dict(), ensure_ascii=False)}" for i, p in enumerate(patches))
         request = CompletionRequest.single(
@@ -62,6 +63,9 @@ async def select(optimizer: Backend | None, patches: list[Patch], budget: int, *
         )
         reply = await complete_json(optimizer, request, rank_schema(len(patches)))
         if reply.ok:
-            return Selection(order_from_ranking(patches, reply.data["order"])[:budget], "model")
-        return Selection(rank_by_support(patches)[:budget], "support", note=f"model ranking invalid: {reply.error}")
-    return Selection(rank_by_support(patches)[:budget], "support")
+            ranked = order_from_ranking(patches, reply.data["order"])
+            return Selection(ranked[:budget], "model", ranked=tuple(ranked))
+        ranked = rank_by_support(patches)
+        return Selection(ranked[:budget], "support", note=f"model ranking invalid: {reply.error}", ranked=tuple(ranked))
+    ranked = rank_by_support(patches)
+    return Selection(ranked[:budget], "support", ranked=tuple(ranked))

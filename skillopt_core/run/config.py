@@ -87,6 +87,8 @@ class TrainSettings(_Section):
     samples_per_item: int = Field(default=1, ge=1)
     seed: int = 0
     max_consecutive_failures: int | None = Field(default=5, ge=1)
+    candidates_per_step: int = Field(default=1, ge=1)
+    patience: int | None = Field(default=None, ge=1)
 
 
 class OptimizerSettings(_Section):
@@ -102,6 +104,7 @@ class OptimizerSettings(_Section):
     slow_update_gate: bool = True
     use_meta_skill: bool = False
     refuse_judge_edits: bool = True
+    judge_check: Literal["learned", "words"] = "learned"
 
 
 class EvaluationSettings(_Section):

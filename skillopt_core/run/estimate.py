@@ -121,6 +121,8 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
     optimizer_calls = math.ceil(B * S / o.minibatch_size) + int(o.merge_with_model) + int(o.rank_with_model)
     gate = V * S * (1 + 2 * e.resample_disagreements) if e.use_gate else V * S
     screen = min(e.screen_items, B) * S if e.use_gate else 0
+    if e.use_gate and settings.train.candidates_per_step > 1:  # successive halving; the survivor's screen is cached
+        screen = halving_rollouts(settings.train.candidates_per_step, min(e.screen_items or B, B)) * S
     one_step = add(target(B * S, "train"), {"optimizer": optimizer_calls}, target(screen, "train"),
                    target(gate, "val"))
     epochs_left = max(0, math.ceil(steps / steps_per_epoch) - 1) if steps else 0
@@ -197,3 +199,16 @@ def describe(estimate: Mapping[str, Any]) -> str:
     return (f"preflight estimate: ≈ {estimate['calls']} model calls, ≈ {dollars} "
             f"(one full step ≈ {estimate['one_step']['calls']} calls, ${estimate['one_step']['usd']:.2f}); "
             f"{estimate['basis']}")
+
+
+def halving_rollouts(candidates: int, final_items: int) -> int:
+    """Train rollouts of successive halving over ``candidates`` (the trainer's ``_halving``):
+    rung r has ceil(final / 2^(R-1-r)) items and half the candidates of the rung before;
+    a candidate's items of earlier rungs are cached."""
+    rungs = math.ceil(math.log2(candidates)) if candidates > 1 else 0
+    total, alive, done = 0, candidates, 0
+    for r in range(rungs):
+        n = max(1, math.ceil(final_items / 2 ** (rungs - 1 - r)))
+        total += alive * (n - done)
+        done, alive = n, max(1, math.ceil(alive / 2))
+    return total

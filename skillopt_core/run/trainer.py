@@ -18,6 +18,10 @@ Guarantees (each has its test):
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
   task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
+  With ``train.candidates_per_step`` above 1, successive halving on the
+  step's train items picks one candidate for the screen and the gate.
+- **Patience.** With ``train.patience`` K, training stops (completed, the best
+  skill stands) once K step gates in a row kept the current skill.
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
@@ -117,7 +121,8 @@ class Trainer:
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
-                                 own_words(self.by_id.values(), self.caller_edits))
+                                 own_words(self.by_id.values(), self.caller_edits),
+                                 learned=settings.optimizer.judge_check == "learned")
                       if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
         self._step = 0
@@ -393,6 +398,12 @@ class Trainer:
             self._save_state(state)
         while True:
             state = self.state
+            streak = self._non_accepting_streak(state)
+            if self.s.train.patience and streak >= self.s.train.patience and state.global_step < self.total_steps:
+                self._emit(ev.Notice("info", (
+                    f"patience: {streak} step gates in a row did not accept (train.patience={self.s.train.patience}); "
+                    f"training stops after step {state.global_step} of {self.total_steps}, the best skill stands")))
+                return
             if state.epochs_done < state.global_step // self.steps_per_epoch:
                 self.state = await self._epoch_boundary(state)
             elif state.global_step < self.total_steps:
@@ -400,6 +411,66 @@ class Trainer:
             else:
                 return
             self._save_state(self.state)
+
+    @staticmethod
+    def _non_accepting_streak(state: TrainState) -> int:
+        """Step gates in a row, at the end of the history, that kept the current skill."""
+        streak = 0
+        for record in reversed(state.history):
+            if record["action"].startswith("accept"):
+                break
+            streak += 1
+        return streak
+
+    async def _halving(self, current: Skill, selected: list[Edit], applied, ranked: Sequence[Patch],
+                       batch: Sequence[Task], results: Sequence[RolloutResult]):  # type: ignore[no-untyped-def]
+        """Several candidates for one step, one survivor (GEPA-style minibatch screening).
+
+        The candidates: the selected edits together (the classic candidate),
+        then each ranked patch alone, distinct skills only, at most
+        ``train.candidates_per_step``. Successive halving on the step's train
+        items, paired with the current skill's rollouts of this step (same
+        items, same seeds): every candidate runs on the first items, the better
+        half (by the sum of scores minus the current skill's) goes on to twice
+        as many, until one is left; the last rung has the screen's items
+        (``evaluation.screen_items``, or the whole batch when the screen is
+        off). Ties keep the earlier candidate. Returns the survivor's
+        ``(edits, applied result, record)``."""
+        options: list[tuple[list[Edit], Any]] = []
+        seen = {current.hash}
+        if applied.skill.hash not in seen:
+            seen.add(applied.skill.hash)
+            options.append((selected, applied))
+        for patch in ranked:
+            if len(options) >= self.s.train.candidates_per_step:
+                break
+            alone = apply_edits(current, [patch.edit])
+            if alone.skill.hash not in seen:
+                seen.add(alone.skill.hash)
+                options.append(([patch.edit], alone))
+        record: dict[str, Any] = {"candidates": [[e.to_dict() for e in edits] for edits, _ in options], "rungs": []}
+        if len(options) < 2:
+            record["winner"] = 1 if options else None
+            return selected, applied, record
+        metric = self.s.evaluation.gate_metric
+        base = per_item(results, metric)
+        final = min(len(batch), self.s.evaluation.screen_items or len(batch))
+        rungs = math.ceil(math.log2(len(options)))
+        alive = list(range(len(options)))
+        for r in range(rungs):
+            n = max(1, math.ceil(final / 2 ** (rungs - 1 - r)))
+            tasks = list(batch[:n])
+            margins = {}
+            for k in alive:
+                scores = per_item(await self._rollout(options[k][1].skill, tasks, "screen", f"halving: candidate {k + 1}, {n} items"), metric)
+                margins[k] = math.fsum(scores.values()) - math.fsum(base.get(t.id, 0.0) for t in tasks if t.id in scores)
+            keep = max(1, math.ceil(len(alive) / 2)) if r < rungs - 1 else 1
+            alive = sorted(alive, key=lambda k: (-margins[k], k))[:keep]
+            record["rungs"].append({"items": n, "margins": {str(k + 1): m for k, m in margins.items()},
+                                    "kept": [k + 1 for k in alive]})
+        record["winner"] = alive[0] + 1
+        edits, result = options[alive[0]]
+        return edits, result, record
 
     async def _train_step(self, committed: TrainState) -> TrainState:
         state = committed.copy()
@@ -457,6 +528,10 @@ class Trainer:
         self._emit(ev.EditsSelected(step, total, len(sel.selected), len(agg.patches), budget, budget_text))
         selected = [p.edit for p in sel.selected]
         applied = apply_edits(current, selected)
+        halving: dict[str, Any] | None = None
+        if self.s.train.candidates_per_step > 1 and self.s.evaluation.use_gate:
+            selected, applied, halving = await self._halving(current, selected, applied, sel.ranked, batch, results)
+            atomic_write_json(sdir / "halving.json", halving)
         outcomes = Counter(oc.status for oc in applied.outcomes)
         self._emit(ev.EditsApplied(step, total, dict(outcomes)))
         atomic_write_json(sdir / "selected.json", {
@@ -520,7 +595,7 @@ class Trainer:
             "action": action, "gate_reason": reason,
             "gate_items": len(self.val), "gate_evaluated": decision.n_evaluated if decision else len(cand_scores),
             "gate_early_stopped": bool(decision and decision.early_stopped),
-            "screen": screen, "n_refused": len(refused), "gate_round": state.gate_round,
+            "screen": screen, "halving": halving, "n_refused": len(refused), "gate_round": state.gate_round,
             "n_proposed": len(refl.edits), "n_caller_edits": len(caller), "n_patches": len(agg.patches),
             "n_selected": len(selected), "n_applied": applied.applied_count, "outcomes": dict(outcomes),
             "invalid_replies": refl.invalid_replies, "skipped_edits": refl.skipped_edits,
