@@ -52,7 +52,6 @@ class ClusterParams:
     contrast_hi: float = 0.8  # "most acting members" of a side ...
     contrast_words: float = 0.6  # "most members" of a side, for words ...
     contrast_lo: float = 0.1  # ... and "almost none" of the other
-    contrast_words_alone: float = 0.0  # > 0: a word this share of one side uses and none of the other parts them
 
 
 @dataclass

@@ -67,12 +67,7 @@ class Contrast:
         enough = np.minimum(total[x], total[y]) >= p.contrast_min
         said = self._one_sided(terms, x, y, p.contrast_words, p.contrast_lo) | \
             self._one_sided(terms, y, x, p.contrast_words, p.contrast_lo)
-        out = enough & did & said
-        if p.contrast_words_alone > 0:  # words alone, when nearly all of one side says it and none of the other
-            alone = self._one_sided(terms, x, y, p.contrast_words_alone, 0.0) | \
-                self._one_sided(terms, y, x, p.contrast_words_alone, 0.0)
-            out |= enough & alone
-        return out
+        return enough & did & said
 
     def one_argument_apart(self, a: np.ndarray, b: np.ndarray, labels: np.ndarray, weight: np.ndarray
                            ) -> np.ndarray:

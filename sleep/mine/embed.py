@@ -39,6 +39,27 @@ DEFAULT_WEIGHT = {"e5": 0.5, "wordllama": 0.3}
 THRESHOLD = {"e5": 0.32, "wordllama": 0.32}
 
 
+# Requests of every kind, none from the labelled sets: their mean is the direction every coding
+# prompt shares (e5 puts any two of them at cosine 0.8 or more), taken out of each vector so what
+# is left tells requests apart, whatever the size of a project's pool.
+REFERENCE_PROMPTS = (
+    "run the test suite and tell me what fails", "fix the failing build on CI", "add a dark mode toggle",
+    "explain what this function does", "rename the User class to Account everywhere",
+    "write a README section about installation", "why is this query so slow?", "bump the dependencies",
+    "deploy the service to the cluster", "add logging to the payment handler", "refactor the parser module",
+    "review my changes before I push", "generate the API client from the schema", "delete the unused files",
+    "set up a GitHub Actions workflow", "find where the config is loaded", "translate the error messages",
+    "write a migration for the new column", "make the page load faster", "add type hints to utils",
+    "create a docker image for the worker", "what changed since yesterday?", "summarize the open issues",
+    "lance les tests et corrige les erreurs", "erkläre mir diese Datei", "añade validación al formulario",
+    "修复这个登录错误", "update the screenshots in the docs", "set the timeout to 30 seconds",
+    "commit and push with a good message",
+)
+
+
+PRIOR = 8  # weight of the reference mean, in prompts
+
+
 @dataclass
 class Embedder:
     """Unit-length sentence vectors for texts, cached per text for the life of the object."""
@@ -50,6 +71,7 @@ class Embedder:
     threshold: float | None  # the linkage's merge threshold with this embedder (None: ClusterParams')
     _encode: Callable[[list[str]], np.ndarray]
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _common: np.ndarray | None = field(default=None, repr=False)
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -64,6 +86,24 @@ class Embedder:
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])
+
+    def centred(self, texts: list[str]) -> np.ndarray:
+        """The vectors of ``texts`` (one project's pool) less their common part, unit length:
+        what is left tells them apart. The common part is the pool's mean, shrunk toward the
+        mean of :data:`REFERENCE_PROMPTS` (a pool of three near-identical prompts is not
+        centred on itself, which would leave only their small differences)."""
+        if self._common is None:
+            self._common = self(list(REFERENCE_PROMPTS)).mean(axis=0)
+        v = self(texts)
+        if not texts:
+            return v
+        # The pool's own mean, shrunk toward the reference mean as if it held PRIOR more prompts:
+        # a large pool is centred on itself, a pool of a few prompts mostly on the reference.
+        mean = (v.sum(axis=0) + PRIOR * self._common) / (len(texts) + PRIOR)
+        v = v - mean
+        n = np.linalg.norm(v, axis=1, keepdims=True)
+        n[n == 0] = 1.0
+        return (v / n).astype(np.float32)
 
     def describe(self) -> str:
         return f"{self.name} ({self.package} {self.version}, embedding weight {self.weight})"

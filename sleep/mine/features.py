@@ -275,7 +275,6 @@ class FeatureParams:
     alternatives: bool = True  # find words that stand for one another as an argument
     once_fillers: bool = True  # a word typed once in the place of an argument word is another value of it
     path_names: bool = True  # the names of typed paths count as words a prompt uses (not in the text vector)
-    alt_partners: int = 1  # a word with more alternatives than this is a slot (sleep.mine.alternatives)
     char_weight: float = 0.0  # share of character 3-5-gram TF-IDF in the text cosine (0: words only)
     embed_weight: float = 0.0  # share of the sentence-embedding cosine, when vectors are given (sleep.mine.embed)
 
@@ -339,7 +338,7 @@ def agent_noun_map(stems: set[str]) -> dict[str, str]:
 def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, Any]],
               params: FeatureParams = FeatureParams(), vectors: np.ndarray | None = None) -> Features:
     """Build the features of one project's prompts (``actions``: shell, files, tools, skills;
-    ``vectors``: one sentence embedding per prompt, blended into the text cosine by
+    ``vectors``: one sentence embedding per prompt (sleep.mine.embed centres them), blended into the text cosine by
     ``params.embed_weight``)."""
     all_words = [words(t) for t in texts]
     vocab: Counter[str] = Counter()
@@ -368,8 +367,7 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     terms = _binary(term_docs, term_vocab)
     pairs: set[tuple[int, int]] = set()
     if params.alternatives:
-        pairs = alternative_pairs(term_docs, term_vocab, terms, also=plain, once=params.once_fillers,
-                                  max_partners=params.alt_partners)
+        pairs = alternative_pairs(term_docs, term_vocab, terms, also=plain, once=params.once_fillers)
     alt = pair_matrix(terms.shape[1], pairs)
     alts = alternative_matrix(terms, alt)
     if params.bigrams:
@@ -379,7 +377,7 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     if params.char_weight > 0:
         parts.append((_char_tfidf(all_words), params.char_weight))
     if vectors is not None and params.embed_weight > 0:
-        parts.append((sp.csr_matrix(_centred(vectors)), params.embed_weight))
+        parts.append((sp.csr_matrix(_unit(vectors)), params.embed_weight))
     if len(parts) > 1:
         text = blend(parts)
     acts = [action_tokens(*a) for a in actions]
@@ -413,13 +411,8 @@ def blend(parts: list[tuple[sp.csr_matrix, float]]) -> sp.csr_matrix:
     return sp.csr_matrix(sp.diags((1.0 / norms).astype(np.float32)) @ x, dtype=np.float32)
 
 
-def _centred(vectors: np.ndarray) -> np.ndarray:
-    """Sentence embeddings minus the pool's mean, unit rows: the raw cosine of two prompts
-    of one project is high whatever they ask (0.8 and more for e5); what is left after the
-    common direction is what tells them apart."""
+def _unit(vectors: np.ndarray) -> np.ndarray:
     v = np.asarray(vectors, dtype=np.float32)
-    if v.shape[0] > 1:
-        v = v - v.mean(axis=0, keepdims=True)
     n = np.linalg.norm(v, axis=1, keepdims=True)
     n[n == 0] = 1.0
     return v / n

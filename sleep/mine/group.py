@@ -43,7 +43,7 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
     texts = [it.text for it in pool]
     vectors = None
     if embedder is not None:
-        vectors = embedder(texts)
+        vectors = embedder.centred(texts)
         fparams = replace(fparams, embed_weight=embedder.weight)
         if embedder.threshold is not None:
             params = replace(params, threshold=embedder.threshold)
