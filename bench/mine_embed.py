@@ -103,7 +103,7 @@ def wheel_facts(name: str) -> str:
     dist = distribution(package)
     size = sum((Path(str(dist.locate_file(f))).stat().st_size for f in dist.files or []
                 if Path(str(dist.locate_file(f))).exists()))
-    lic = dist.metadata.get("License") or dist.metadata.get("License-Expression") or "?"
+    lic = (dist.metadata.get("License-Expression") or dist.metadata.get("License") or "?").splitlines()[0]
     return f"{package} {dist.version}: installed {size / 1e6:.0f} MB, licence {lic}"
 
 

@@ -58,6 +58,9 @@ REFERENCE_PROMPTS = (
 
 
 PRIOR = 8  # weight of the reference mean, in prompts
+# A project pool larger than this is compared by words only (logged): e5 embeds some 7-20
+# prompts a second on 2 shared cores, and every run embeds its pools anew.
+MAX_POOL = 2000
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Embedder:
     _encode: Callable[[list[str]], np.ndarray]
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _common: np.ndarray | None = field(default=None, repr=False)
+    max_pool: int = MAX_POOL
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))

@@ -9,6 +9,7 @@ second opinion from the optimizer).
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from sleep.mine.select import PoolItem
 
 if TYPE_CHECKING:
     from sleep.mine.embed import Embedder
+
+log = logging.getLogger("sleep.mine")
 
 
 @dataclass
@@ -42,6 +45,10 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
         return [], featurize([], [])
     texts = [it.text for it in pool]
     vectors = None
+    if embedder is not None and len(pool) > embedder.max_pool:
+        log.warning("mine: a pool of %d prompts is compared by words only (the %s embedder takes pools of "
+                    "up to %d)", len(pool), embedder.name, embedder.max_pool)
+        embedder = None
     if embedder is not None:
         vectors = embedder.centred(texts)
         fparams = replace(fparams, embed_weight=embedder.weight)

@@ -130,3 +130,22 @@ def test_the_embedding_miner_finds_held_out_paraphrases(tmp_path, monkeypatch) -
     assert e5_pairs >= lex_pairs + 3, figures
     assert e5["recall"] >= lex["recall"] and e5["recall"] >= 0.4, figures
     assert e5["near_miss_merges"] <= 2, e5["merged"]
+
+
+def test_a_pool_beyond_the_embedders_limit_is_compared_by_words_and_logged(caplog) -> None:
+    from sleep.mine.group import cluster_pool
+    from sleep.mine.select import PoolItem
+
+    calls = []
+
+    def encode(texts: list[str]) -> np.ndarray:
+        calls.append(len(texts))
+        return np.ones((len(texts), 4), dtype=np.float32)
+
+    emb = embed.Embedder("toy", "toy", "0", 0.5, 0.32, encode, max_pool=2)
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t)
+            for n, t in enumerate(["run the unit tests", "run the unit tests please", "deploy to staging"])]
+    with caplog.at_level(logging.WARNING, logger="sleep.mine"):
+        groups, _ = cluster_pool(pool, embedder=emb)
+    assert not calls and "a pool of 3 prompts is compared by words only" in caplog.text
+    assert sorted(len(g.rows) for g in groups) == [1, 2]
