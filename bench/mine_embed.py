@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "sleep")]
 
-from sleep.mine import embed  # noqa: E402
+from sleep.mine import embed
 
 
 def methods() -> list[tuple[str, str | None, dict, dict]]:
@@ -54,6 +54,7 @@ def methods() -> list[tuple[str, str | None, dict, dict]]:
 
 def score(corpus, split, emb, fparams: dict, cparams: dict) -> dict:
     import mine_score
+
     from sleep.mine.cluster import ClusterParams
     from sleep.mine.features import FeatureParams
     from sleep.mine.miner import MineOptions
@@ -91,7 +92,8 @@ def speed(name: str) -> dict:
     code = (f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); import mine_embed; "
             f"mine_embed._speed_child({name!r})")
     env = dict(os.environ, OMP_NUM_THREADS="2", PYTHONPATH=str(REPO))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO,
+                          check=False)
     if proc.returncode:
         return {"error": proc.stderr.strip().splitlines()[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -101,8 +103,8 @@ def wheel_facts(name: str) -> str:
     from importlib.metadata import distribution
     package = embed._BACKENDS[name][0]
     dist = distribution(package)
-    size = sum((Path(str(dist.locate_file(f))).stat().st_size for f in dist.files or []
-                if Path(str(dist.locate_file(f))).exists()))
+    size = sum(Path(str(dist.locate_file(f))).stat().st_size for f in dist.files or []
+                if Path(str(dist.locate_file(f))).exists())
     lic = (dist.metadata.get("License-Expression") or dist.metadata.get("License") or "?").splitlines()[0]
     return f"{package} {dist.version}: installed {size / 1e6:.0f} MB, licence {lic}"
 

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from extras import require_extra
-from mine_testutil import run, session, store, turn
+from mine_testutil import session, store, turn
 from pydantic import ValidationError
 
+from skillopt_core import ConfigError
 from sleep.cycle.config import SleepSettings, load_night_config
 from sleep.mine import embed
 from sleep.mine.features import FeatureParams, blend, featurize
 from sleep.mine.miner import MineOptions
-from skillopt_core import ConfigError
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_vectors_join_the_text_only_with_a_weight() -> None:
     vecs = np.array([[1, 0], [1, 0.1], [0, 1]], dtype=np.float32)
     words_only = featurize(texts, acts, FeatureParams(), vecs)
     blended = featurize(texts, acts, FeatureParams(embed_weight=0.5), vecs)
-    sim = lambda f: float((f.text[0] @ f.text[1].T).toarray()[0, 0])  # noqa: E731
+    sim = lambda f: float((f.text[0] @ f.text[1].T).toarray()[0, 0])
     assert sim(blended) > sim(words_only) + 0.2  # the other language comes closer
 
 
