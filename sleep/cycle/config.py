@@ -53,6 +53,16 @@ class SleepSettings(BaseModel):
     # Each recurring task contributes up to this many of its member prompts as separate items.
     instances_per_task: int = Field(default=4, ge=1)
     skip_idle: bool = True
+    # How the miner compares prompts: auto (sentence embeddings when the `embed` extra is installed,
+    # else words only), lexical (words only), or a backend of sleep.mine.embed by name (e5, wordllama).
+    mine_embedder: str = "auto"
+
+    @field_validator("mine_embedder")
+    @classmethod
+    def _embedder(cls, value: str) -> str:
+        from sleep.mine.embed import validate_choice
+
+        return validate_choice(value)
 
 
 class NightConfig(BaseModel):

@@ -202,7 +202,9 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     say(f"[Harvest] {report.sessions_new} new and {report.sessions_updated} updated sessions")
 
     _stage(night, "mine")
-    mined = mine(MineOptions(project=str(project), min_support=config.sleep.min_support, wait=max(opts.wait, 60.0)))
+    from sleep.mine.embed import resolve
+    mined = mine(MineOptions(project=str(project), min_support=config.sleep.min_support, wait=max(opts.wait, 60.0),
+                             embedder=resolve(config.sleep.mine_embedder)))
     night.mine = {"tasks_new": mined.tasks_new, "tasks_updated": mined.tasks_updated, "tasks_total": mined.tasks_total}
     say(f"[Mine] {mined.tasks_total} recurring tasks ({mined.tasks_new} new, {mined.tasks_updated} updated)")
 

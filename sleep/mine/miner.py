@@ -26,6 +26,7 @@ from sleep.lock import FileLock
 from sleep.mine import store
 from sleep.mine.assist import Assistant, Draft
 from sleep.mine.cluster import ClusterParams
+from sleep.mine.embed import Embedder
 from sleep.mine.features import FeatureParams
 from sleep.mine.group import cluster_pool
 from sleep.mine.rules import Evidence, assemble, build_judge, summary
@@ -47,6 +48,7 @@ class MineOptions:
     features: FeatureParams = field(default_factory=FeatureParams)
     assistant: Assistant | None = None
     wait: float = 0.0
+    embedder: Embedder | None = None  # sentence vectors blended into the words (sleep.mine.embed); None: words only
 
 
 @dataclass
@@ -54,6 +56,7 @@ class MineReport:
     """What one run did: counts only, never prompt text."""
 
     scope: str
+    method: str = "lexical"  # or the embedder used (sleep.mine.embed)
     nothing_new: bool = False
     sessions_read: int = 0
     sessions_excluded: dict[str, int] = field(default_factory=dict)
@@ -115,7 +118,8 @@ def mine(opts: MineOptions | None = None) -> MineReport:
         raise ValueError(f"min_support must be at least 1, got {opts.min_support}")
     started, t0 = _now(), time.perf_counter()
     index_path = Path(opts.index_path) if opts.index_path else paths.index_path()
-    report = MineReport(scope=f"project {opts.project}" if opts.project else "all projects")
+    report = MineReport(scope=f"project {opts.project}" if opts.project else "all projects",
+                        method=opts.embedder.describe() if opts.embedder else "lexical")
     lock = FileLock(index_path.with_name(MINE_LOCK_FILE), what="mining run").acquire(opts.wait)
     try:
         with Index.open(index_path) as index:
@@ -182,7 +186,7 @@ def _plan(conn: Any, project: str, entries: list[tuple[SessionRef, list[PoolItem
         it.task_id = task_of.get(it.key)
     pool += fresh
     existing = {t.id: t for t in store.load_tasks(conn, project, exact=True, with_members=False)}
-    groups, _ = cluster_pool(pool, opts.params, opts.features)
+    groups, _ = cluster_pool(pool, opts.params, opts.features, opts.embedder)
     touched = {it.task_id for it in fresh if it.task_id}
     for g in groups:
         items = [pool[r] for r in g.rows]
