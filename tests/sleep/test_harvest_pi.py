@@ -176,3 +176,12 @@ def test_the_real_pi_cli_writes_what_the_reader_reads(homes: Homes, tmp_path: Pa
     assert [p.text for p in s.prompts] == prompts
     assert s.tools == {"bash": 1}
     assert [f.kind for f in s.feedback] == ["correction"]
+
+
+def test_the_watcher_watches_the_files_the_reader_reads(pi: Path) -> None:
+    from sleep.scheduler.roots import transcript_roots
+
+    _write(pi, _session_lines())
+    found = list(PiSource().discover(ParseStats()))
+    roots = [r for r in transcript_roots() if r.host == "pi"]
+    assert len(found) == 1 and all(any(r.wants(f.path) for r in roots) for f in found)
