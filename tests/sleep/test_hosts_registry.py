@@ -43,18 +43,21 @@ def test_the_built_in_hosts_give_the_lists_that_were_written_out_by_hand() -> No
     assert hosts.source_groups() == {
         "claude-code": ("claude-code",), "codex": ("codex",), "copilot": ("copilot-vscode", "copilot-cli"),
         "gemini": ("gemini-cli",), "opencode": ("opencode",), "cursor": ("cursor-agent", "cursor-ide"),
-        "pi": ("pi",), "dsh": ("dsh",),
+        "pi": ("pi",), "dsh": ("dsh",), "goose": ("goose",),
         "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode", "cursor-agent",
-                "cursor-ide", "pi", "dsh")}
+                "cursor-ide", "pi", "dsh", "goose")}
     assert CLI_BACKENDS == {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot",
                             "gemini": "gemini-cli", "opencode": "opencode", "cursor": "cursor-agent"}
     assert HOST_FAMILY == {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",
                            "copilot-cli": "copilot", "gemini-cli": "gemini", "opencode": "opencode",
-                           "cursor-agent": "cursor", "cursor-ide": "cursor", "pi": "pi", "dsh": "dsh"}
+                           "cursor-agent": "cursor", "cursor-ide": "cursor", "pi": "pi", "dsh": "dsh",
+                           "goose": "goose"}
     assert [f for f, _, _ in hosts.home_flags()] == ["--claude-home", "--codex-home", "--copilot-home",
-                                                     "--cursor-ide-home", "--pi-home", "--dsh-home"]
+                                                     "--cursor-ide-home", "--pi-home", "--dsh-home",
+                                                     "--goose-home"]
     assert CARRIED_ENV == ("PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME",
-                           "SKILLOPT_CURSOR_IDE_HOME", "PI_CODING_AGENT_DIR", "DSH_HOME", "SKILLOPT_REPLAY_ROOT",
+                           "SKILLOPT_CURSOR_IDE_HOME", "PI_CODING_AGENT_DIR", "DSH_HOME", "GOOSE_PATH_ROOT",
+                           "SKILLOPT_REPLAY_ROOT",
                            "SKILLOPT_CACHE_DIR")
 
 
@@ -127,7 +130,7 @@ def test_a_broken_host_plugin_is_left_out_and_named(monkeypatch: pytest.MonkeyPa
     hosts.reload_plugins()
     try:
         assert list(hosts.source_groups()) == ["claude-code", "codex", "copilot", "gemini", "opencode", "cursor",
-                                                 "pi", "dsh", "all"]
+                                                 "pi", "dsh", "goose", "all"]
     finally:
         monkeypatch.undo()
         hosts.reload_plugins()
