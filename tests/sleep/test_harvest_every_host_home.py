@@ -21,10 +21,15 @@ import test_harvest_opencode as opencode
 import test_harvest_pi as pi
 from goose_testutil import VISIBLE, add_session, make_db, text
 from sleep_testutil import Homes, run
-from test_harvest_amp_hermes import _hermes_rows, amp_thread, hermes_db, hermes_session, write_amp
+from test_harvest_amp_hermes import (
+    _hermes_rows,
+    amp_thread,
+    hermes_db,
+    hermes_session,
+    write_amp,
+)
 
 from sleep.harvest.sources.gemini_cli import project_hash
-from sleep.harvest.sources.pi import folder_name
 from sleep.index import Index
 
 CWD = "/work/atlas"

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from goose_testutil import VISIBLE, add_session, make_db, text, tool_request, tool_response
+from goose_testutil import (
+    VISIBLE,
+    add_session,
+    make_db,
+    text,
+    tool_request,
+    tool_response,
+)
 from sleep_testutil import Homes, run
 
 from sleep.index import Index

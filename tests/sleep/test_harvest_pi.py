@@ -148,8 +148,10 @@ def test_the_real_pi_cli_writes_what_the_reader_reads(homes: Homes, tmp_path: Pa
     """pi from npm (``@mariozechner/pi-coding-agent``) run headless (``pi -p``, then ``pi -c -p``)
     against the scripted endpoint as a custom provider in ``models.json``: both typed prompts
     are stored exactly, once, in one session with its project, with the command pi ran."""
-    from model_endpoint import ModelEndpoint, run as run_cmd, say, script
-    from npm_clients import npm_tool, run as run_cli
+    from model_endpoint import ModelEndpoint, say, script
+    from model_endpoint import run as run_cmd
+    from npm_clients import npm_tool
+    from npm_clients import run as run_cli
 
     pi_bin = npm_tool("pi")
     project = tmp_path / "kiln"

@@ -14,8 +14,9 @@ The first tree's ``file://`` URI is the project.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt

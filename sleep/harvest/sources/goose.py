@@ -27,9 +27,10 @@ messages and its latest ``updated_at``/message time, so an unchanged session is 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -38,7 +39,13 @@ from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import ParseResult, SourceFile
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.sqlite_ro import as_bytes, columns, connect_read_only, row_path, tables
+from sleep.harvest.sources.sqlite_ro import (
+    as_bytes,
+    columns,
+    connect_read_only,
+    row_path,
+    tables,
+)
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 

@@ -22,8 +22,9 @@ as from a terminal): its sessions have no project. Each session is a row file
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 

@@ -29,17 +29,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.sessions import Session, iso_utc
-
 from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, parse_log
+from sleep.sessions import Session, iso_utc
 
 HOST = "pi"
 _SHELL_TOOLS = frozenset({"bash"})
