@@ -35,13 +35,21 @@ _MAX_THREAD = 64 << 20
 
 def project_of_thread(doc: dict[str, Any]) -> str | None:
     """The folder of the thread's first ``file://`` tree."""
-    env = doc.get("env") if isinstance(doc.get("env"), dict) else {}
-    initial = env.get("initial") if isinstance(env.get("initial"), dict) else {}
+    env = _dict(doc.get("env"))
+    initial = _dict(env.get("initial"))
     for tree in initial.get("trees") or []:
         uri = tree.get("uri") if isinstance(tree, dict) else None
         if isinstance(uri, str) and uri.startswith("file://"):
             return unquote(urlparse(uri).path) or None
     return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class AmpSource:
@@ -103,10 +111,10 @@ class AmpSource:
                 ctx.stats.skip_line("not_an_object", f"{file.path}#messages/{n}")
                 continue
             ctx.stats.kept()
-            meta = msg.get("meta") if isinstance(msg.get("meta"), dict) else {}
+            meta = _dict(msg.get("meta"))
             at = iso_utc(meta.get("sentAt"))
             s.note_time(at)
-            items = msg.get("content") if isinstance(msg.get("content"), list) else []
+            items = _list(msg.get("content"))
             text = "\n".join(i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text"
                              and isinstance(i.get("text"), str)).strip()
             role = msg.get("role")
@@ -118,7 +126,7 @@ class AmpSource:
                 open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
                 answered = False
             elif role == "assistant":
-                usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else {}
+                usage = _dict(msg.get("usage"))
                 s.note_model(usage.get("model") if isinstance(usage.get("model"), str) else None)
                 for item in items:
                     if isinstance(item, dict) and item.get("type") == "tool_use":
@@ -127,7 +135,7 @@ class AmpSource:
                 if text and s.prompts:
                     s.finals[-1] = ctx.redactor.redact(text)
                     answered = True
-                state = msg.get("state") if isinstance(msg.get("state"), dict) else {}
+                state = _dict(msg.get("state"))
                 if state.get("type") == "cancelled" and s.prompts:
                     s.feedback.append(Feedback("interruption", "", at, len(s.prompts) - 1))
         if not s.prompts and s.started_at is None:

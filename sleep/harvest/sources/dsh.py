@@ -51,6 +51,7 @@ from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
 
+_zstandard: Any
 try:
     import zstandard as _zstandard
 except ImportError:  # optional: the `zstd` program is used instead when present
@@ -92,6 +93,14 @@ def decompress(path: str, data: bytes) -> bytes | None:
         return None
     done = subprocess.run([program, "-dcq"], check=False, input=data, capture_output=True, timeout=120)
     return done.stdout  # a truncated last frame: zstd exits non-zero after writing what it could
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 class DshSource:
@@ -213,7 +222,7 @@ class _Reader:
             return
         at = iso_utc(rec.get("time"))
         self.s.note_time(at)
-        data = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        data = _dict(rec.get("data"))
         if rtype == "session":
             self._header(rec)
         elif rtype == "user/message":
@@ -223,7 +232,7 @@ class _Reader:
         elif rtype == "tool/call":
             self._tool(data.get("callId"), data.get("name"), data.get("arguments"))
         elif rtype == "turn/end":
-            reason = data.get("reason") if isinstance(data.get("reason"), dict) else {}
+            reason = _dict(data.get("reason"))
             if reason.get("kind") == "aborted" and self.s.prompts:
                 self.s.feedback.append(Feedback("interruption", "", at, len(self.s.prompts) - 1))
         else:
@@ -248,7 +257,7 @@ class _Reader:
             self.s.parent_session_id = parent if isinstance(parent, str) else None
 
     def _user(self, data: dict[str, Any], at: str | None) -> None:
-        source = data.get("source") if isinstance(data.get("source"), dict) else {}
+        source = _dict(data.get("source"))
         if source.get("kind") != "user":
             return  # injected context, another agent's relay
         mid = data.get("id")
@@ -267,12 +276,12 @@ class _Reader:
         self.answered = False
 
     def _assistant(self, data: dict[str, Any]) -> None:
-        msg = data.get("message") if isinstance(data.get("message"), dict) else {}
-        source = msg.get("source") if isinstance(msg.get("source"), dict) else {}
+        msg = _dict(data.get("message"))
+        source = _dict(msg.get("source"))
         model = source.get("model")
         self.s.note_model(model if isinstance(model, str) else None)
         texts = []
-        for block in msg.get("content") if isinstance(msg.get("content"), list) else []:
+        for block in _list(msg.get("content")):
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):

@@ -65,6 +65,10 @@ def user_text(content: Any) -> str:
     return ""
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 class PiSource:
     name = HOST
 
@@ -165,7 +169,7 @@ class _PiParser(LogParser):
             model = msg.get("model")
             self.s.note_model(model if isinstance(model, str) else None)
             texts = []
-            for block in msg.get("content") if isinstance(msg.get("content"), list) else []:
+            for block in _list(msg.get("content")):
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
