@@ -114,6 +114,29 @@ def test_appended_lines_are_read_once_and_a_second_harvest_adds_only_them(pi: Pa
                                            "fire them twice instead"]
 
 
+def test_a_fork_stores_only_what_was_typed_after_the_fork(pi: Path) -> None:
+    """``pi --fork`` / ``/fork`` copy the parent's entries, ids and all, into a new file whose
+    header names the parent file (seen with pi 0.73.1, the last test): the copies are the
+    parent's prompts, stored once, in the parent's session."""
+    parent = _write(pi, _session_lines()[:8])
+    fork_id = "01a24a42-ea22-7052-83f9-5081f5965c15"
+    _write(pi, [{"type": "session", "version": 3, "id": fork_id, "timestamp": b.ts(20), "cwd": CWD,
+                 "parentSession": str(parent)}, *_session_lines()[1:8],
+                _msg("f1", "a3", 21, {"role": "user", "content": [{"type": "text", "text": "fire them in the new kiln"}]})],
+           sid=fork_id)
+    run(source="pi")
+    got = {s.session_id: (s.parent_session_id, [p.text for p in s.prompts]) for s in _sessions()}
+    assert got == {SID: (None, ["glaze the test pots"]), fork_id: (SID, ["fire them in the new kiln"])}
+
+
+def test_a_fork_whose_parent_is_gone_keeps_its_copies(pi: Path) -> None:
+    _write(pi, [{"type": "session", "version": 3, "id": "f", "timestamp": b.ts(20), "cwd": CWD,
+                 "parentSession": str(pi / "sessions" / "gone_x.jsonl")}, *_session_lines()[1:4]], sid="f")
+    report = run(source="pi")
+    assert [p.text for s in _sessions() for p in s.prompts] == ["glaze the test pots"]
+    assert report.actions.get("fork_parent_missing") == 1
+
+
 def test_folder_names_and_the_project_scope(pi: Path) -> None:
     assert folder_name("/work/kiln") == "--work-kiln--"
     assert folder_name("C:\\Users\\me\\app") == "--C--Users-me-app--"
@@ -147,7 +170,8 @@ def test_the_session_dir_override(homes: Homes, monkeypatch: pytest.MonkeyPatch,
 def test_the_real_pi_cli_writes_what_the_reader_reads(homes: Homes, tmp_path: Path) -> None:
     """pi from npm (``@mariozechner/pi-coding-agent``) run headless (``pi -p``, then ``pi -c -p``)
     against the scripted endpoint as a custom provider in ``models.json``: both typed prompts
-    are stored exactly, once, in one session with its project, with the command pi ran."""
+    are stored exactly, once, in one session with its project, with the command pi ran; a fork
+    (``pi --fork <id>``) holds only what was typed after it."""
     from model_endpoint import ModelEndpoint, say, script
     from model_endpoint import run as run_cmd
     from npm_clients import npm_tool
@@ -169,15 +193,24 @@ def test_the_real_pi_cli_writes_what_the_reader_reads(homes: Homes, tmp_path: Pa
             done = run_cli([pi_bin, "--provider", "skillopt", "--model", "scripted-model", *extra, "-p", prompt],
                            cwd=project, env=env)
             assert done.returncode == 0, done.stderr[-2000:]
-    [log] = (agent / "sessions").rglob("*.jsonl")
-    assert log.parent.name == folder_name(str(project))
+        [log] = (agent / "sessions").rglob("*.jsonl")
+        assert log.parent.name == folder_name(str(project))
+        parent_id = log.stem.rpartition("_")[2]
+        # A fork copies the parent's entries into a new file; only what is typed after it is its own.
+        done = run_cli([pi_bin, "--provider", "skillopt", "--model", "scripted-model", "--fork", parent_id,
+                        "-p", "and log the kiln temperature"], cwd=project, env=env)
+        assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list((agent / "sessions").rglob("*.jsonl"))) == 2
     report = run(source="pi")
     assert not report.skipped
-    [s] = _sessions()
+    by_id = {s.session_id: s for s in _sessions()}
+    s = by_id.pop(parent_id)
     assert s.project_dir == str(project) and s.model == "scripted-model"
     assert [p.text for p in s.prompts] == prompts
     assert s.tools == {"bash": 1}
     assert [f.kind for f in s.feedback] == ["correction"]
+    [fork] = by_id.values()
+    assert fork.parent_session_id == parent_id and [p.text for p in fork.prompts] == ["and log the kiln temperature"]
 
 
 def test_the_watcher_watches_the_files_the_reader_reads(pi: Path) -> None:

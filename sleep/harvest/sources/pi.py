@@ -22,7 +22,9 @@ from pi-mono's ``packages/coding-agent/docs/session.md`` and the files the real 
   (none typed).
 
 Every ``message`` entry of every branch is read once, in file order: each typed prompt
-is stored once even when the person went back and branched.
+is stored once even when the person went back and branched. A fork (``pi --fork``, ``/fork``)
+is a new file that starts with a copy of its parent's entries (same ids and times) under a
+header whose ``parentSession`` is the parent's file: those copies are skipped.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep import paths
@@ -67,6 +71,28 @@ def user_text(content: Any) -> str:
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def entry_ids(path: str, ctx: ParseContext) -> set[str]:
+    """The ids of the ``message`` entries of the session file ``path`` (a fork's parent: ``pi
+    --fork`` and ``/fork`` copy its entries, ids and all, into the new file). Empty when the
+    parent is gone (then the fork's copies are read as its own, counted in ``stats.actions``
+    as ``fork_parent_missing``)."""
+    ids: set[str] = set()
+    try:
+        with open(path, "rb") as f:
+            for line in f:
+                if b'"type":"message"' not in line:
+                    continue
+                try:
+                    rec = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+                    ids.add(rec["id"])
+    except OSError:
+        ctx.stats.actions["fork_parent_missing"] += 1
+    return ids
 
 
 class PiSource:
@@ -119,6 +145,7 @@ class _PiParser(LogParser):
     def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
         super().__init__(session, file, ctx)
         self.actions = TurnActions(session, ctx)
+        self.copied: set[str] = set()  # a fork's entries copied from its parent session (their ids)
 
     def feed(self, data: bytes, where: str) -> None:
         stats = self.ctx.stats
@@ -134,6 +161,9 @@ class _PiParser(LogParser):
             msg = rec.get("message")
             if not isinstance(msg, dict):
                 stats.skip_line("message_without_body", where)
+                return
+            if self.copied and rec.get("id") in self.copied:
+                stats.ignored()  # a fork's copy of its parent's entry: read in the parent's session
                 return
             self._message(msg, at or iso_utc(msg.get("timestamp")))
         elif etype == "model_change":
@@ -158,6 +188,10 @@ class _PiParser(LogParser):
                 self.replay = True
         model = rec.get("modelId")
         self.s.note_model(model if isinstance(model, str) else None)
+        parent = rec.get("parentSession") or rec.get("branchedFrom")
+        if isinstance(parent, str) and parent.endswith(".jsonl"):
+            self.s.parent_session_id = Path(parent).stem.rpartition("_")[2] or None
+            self.copied = entry_ids(parent, self.ctx)
 
     def _message(self, msg: dict[str, Any], at: str | None) -> None:
         role = msg.get("role")
