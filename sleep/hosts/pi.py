@@ -5,8 +5,8 @@ names the sessions folder itself), one JSONL file per session
 pi 0.73.1 writes, docs/genuine-files.md). Skills: ``.pi/skills`` and ``.agents/skills`` in the
 project, ``~/.pi/agent/skills`` and ``~/.agents/skills`` (the package's ``docs/skills.md``,
 "Locations"). Pi has no MCP support by design (its README: "No MCP"), so there is nothing
-to integrate. Replay: not yet (``pi -p`` runs headless against a custom provider in
-``models.json``; see docs/adding-a-host.md)."""
+to integrate. Replayed with ``pi -p --mode json`` (the ``pi`` backend,
+:mod:`skillopt_core.backends.pi`)."""
 
 from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
 
@@ -18,6 +18,8 @@ HOST = Host(
     label="Pi",
     sources=(Source("pi", "sleep.harvest.sources.pi:PiSource", HOME,
                     watch=(Watch("sessions", names=("*.jsonl",)),)),),
+    replay="pi",
+    ready="sleep.hosts.ready:pi",
     skills=Skills(project=(".pi/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),
     mcp=Mcp(),
 )

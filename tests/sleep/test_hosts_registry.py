@@ -47,7 +47,7 @@ def test_the_built_in_hosts_give_the_lists_that_were_written_out_by_hand() -> No
         "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode", "cursor-agent",
                 "cursor-ide", "pi", "dsh", "goose", "amp", "hermes")}
     assert CLI_BACKENDS == {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot",
-                            "gemini": "gemini-cli", "opencode": "opencode", "cursor": "cursor-agent"}
+                            "gemini": "gemini-cli", "opencode": "opencode", "cursor": "cursor-agent", "pi": "pi"}
     assert HOST_FAMILY == {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",
                            "copilot-cli": "copilot", "gemini-cli": "gemini", "opencode": "opencode",
                            "cursor-agent": "cursor", "cursor-ide": "cursor", "pi": "pi", "dsh": "dsh",
