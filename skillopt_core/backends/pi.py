@@ -13,10 +13,11 @@ Command (the package's ``docs/usage.md`` and ``docs/json.md``, pi 0.73.1)::
   loaded, nor are the person's; skills and context files still are.
 - Tools: Pi has no permission prompts; what the agent may do is the set of tools it is
   given. Read-only by default: ``--tools read,grep,find,ls``; ``model.allowed_tools`` adds
-  tools to that list for target calls. Acting (``CliBackend.act``, a target call with a
-  working directory): ``edit`` and ``write`` are added. Pi's ``bash`` tool cannot be limited
-  to the programs ``request.allowed_commands`` names, so it is never given: the agent edits
-  files, and ``request.checks`` run after it through the sandbox as for every backend.
+  tools to that list for target calls (never ``bash``, which can write). Acting
+  (``CliBackend.act``, a target call with a working directory): ``edit`` and ``write`` are
+  added, and ``bash`` when ``request.allowed_commands`` names programs. Pi's shell tool cannot
+  be limited to those programs, so, as with Codex and Cursor, other commands are recorded,
+  not prevented, and the launcher's sandbox is the restriction.
 - Endpoint and login: Pi's own ``~/.pi/agent`` (``auth.json`` from ``/login``, a custom
   provider's ``baseUrl``/``apiKey`` in ``models.json``) or a provider key variable.
 - Output: one JSON event a line: ``session``, ``agent_start``, ``turn_start``,
@@ -25,7 +26,8 @@ Command (the package's ``docs/usage.md`` and ``docs/json.md``, pi 0.73.1)::
   ``thinking`` and ``toolCall`` ``{id, name, arguments}`` items, its ``usage`` ``{input,
   output, cacheRead, cacheWrite, cost: {total}}``, ``stopReason`` and, when the provider
   failed, ``errorMessage``), ``tool_execution_start``/``tool_execution_end`` (``toolCallId``,
-  ``toolName``, ``result``, ``isError``), ``turn_end``, ``agent_end``. The answer is the text
+  ``toolName``, ``result``, ``isError``; a ``bash`` call that failed ends its text with
+  "Command exited with code N", one that succeeded exited 0), ``turn_end``, ``agent_end``. The answer is the text
   of the last assistant message; tokens and cost are summed over the assistant messages.
 - Failures: a non-zero exit, an assistant message with ``stopReason`` ``error`` and no
   answer, or no answer fail this item unless the CLI's words say the cause is systemic
@@ -34,6 +36,7 @@ Command (the package's ``docs/usage.md`` and ``docs/json.md``, pi 0.73.1)::
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +58,7 @@ from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS,
     Change,
+    CommandRun,
     FileChange,
     TextStep,
     ToolCall,
@@ -70,6 +74,7 @@ READ_ONLY_TOOLS = ("read", "grep", "find", "ls")
 EDIT_TOOLS = ("edit", "write")
 _INSTALL_HINT = "Install Pi (npm i -g @mariozechner/pi-coding-agent) and run `pi` once to log in (/login)."
 _LOGIN_HINT = "Check that `pi -p hello` works in a terminal (/login in `pi`, a provider in models.json, or a key)."
+_EXIT_RX = re.compile(r"Command exited with code (\d+)\s*$")
 _CHANGES: dict[str, Change] = {"write": "added", "edit": "modified"}
 _KNOWN = frozenset({"session", "agent_start", "agent_end", "turn_start", "turn_end", "message_start",
                     "message_update", "message_end", "tool_execution_start", "tool_execution_update",
@@ -152,7 +157,12 @@ def parse_events(stdout: str, workdir: Path | None = None) -> PiOutput:
             call_id = str(event.get("toolCallId") or "")
             name, args = calls.get(call_id, (str(event.get("toolName") or "?"), {}))
             failed = bool(event.get("isError"))
-            trace.add(ToolResult(call_id, bounded(_result_text(event.get("result"))), failed, name))
+            output = _result_text(event.get("result"))
+            trace.add(ToolResult(call_id, bounded(output), failed, name))
+            if name == "bash":
+                code = _EXIT_RX.search(output) if failed else None
+                exit_code = 0 if not failed else int(code.group(1)) if code else None
+                trace.add(CommandRun(str(args.get("command") or ""), exit_code, bounded(output)))
             path = args.get("path")
             if name in _CHANGES and not failed and isinstance(path, str):
                 trace.add(FileChange(relative_path(path, workdir), _CHANGES[name]))
@@ -180,7 +190,7 @@ class PiBackend(CliBackend):
         """The tools the agent is given (see the module doc)."""
         tools = list(READ_ONLY_TOOLS)
         if request is not None and self._acts_on(request):
-            return tools + list(EDIT_TOOLS)
+            return tools + list(EDIT_TOOLS) + (["bash"] if request.allowed_commands else [])
         if request is None or self._is_target(request):
             tools += [t for t in self._allowed if t not in tools and t != "bash"]
         return tools

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import replay_fakes
 from model_endpoint import ModelEndpoint, install_plan, run, script, write
 from npm_clients import npm_tool
 
@@ -99,9 +100,12 @@ def test_real_pi_read_only_replay_runs_no_project_code_and_finds_the_skill(pi: P
     assert not (pi / ".pi" / "agent" / "sessions").exists()  # --no-session: no transcript of the replay
 
 
-def test_real_pi_acting_edits_files_and_is_given_no_shell(pi: Path, tmp_path: Path) -> None:
+def test_real_pi_acting_edits_files_and_runs_commands(pi: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = replay_fakes.install(tmp_path / "tools")  # a fake pnpm (the project's tool)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), os.environ["PATH"]]))
     (tmp_path / "work").mkdir()
-    with ModelEndpoint(script(write("NOTES.md", "ok\n"), run("pnpm install"))) as ep:
+    with ModelEndpoint(script(write("NOTES.md", "ok\n"), run("pnpm install"), run("nosuchprog"))) as ep:
         person_models(pi, ep)
         backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
         backend.act(Direct())
@@ -110,6 +114,7 @@ def test_real_pi_acting_edits_files_and_is_given_no_shell(pi: Path, tmp_path: Pa
                 "Write the notes, then install.", role="target", cwd=str(work), allowed_commands=("pnpm",))))
             assert (work / "NOTES.md").read_text() == "ok\n"
         offered = {t["function"]["name"] for c in ep.model_calls("chat") for t in c.body.get("tools") or []}
-    assert offered == {"read", "grep", "find", "ls", "edit", "write"}
-    assert completion.trajectory.file_changes() == [FileChange("NOTES.md", "added")]
-    assert completion.trajectory.commands() == []
+    assert offered == {"read", "grep", "find", "ls", "edit", "write", "bash"}
+    t = completion.trajectory
+    assert t.file_changes() == [FileChange("NOTES.md", "added")]
+    assert [(c.command, c.exit_code) for c in t.commands()] == [("pnpm install", 0), ("nosuchprog", 127)]
