@@ -26,7 +26,7 @@ from sleep.replay.sandbox import sandbox_available
 pytestmark = pytest.mark.skipif(not sandbox_available()[0], reason=f"no bubblewrap sandbox: {sandbox_available()[1]}")
 
 
-def test_a_real_pi_night_stages_the_correction_it_really_ran(project: Path, tmp_path: Path, capsys, homes: Homes,
+def test_a_real_pi_night_stages_the_correction_it_really_ran(project: Path, tmp_path: Path, capsys, homes: Homes,  # noqa: F811
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     before = state(project)
     with ModelEndpoint(install_plan()) as ep:
