@@ -81,6 +81,7 @@ _BACKENDS: LazyRegistry[Factory] = LazyRegistry(
         "gemini-cli": "skillopt_core.backends.gemini_cli",
         "opencode": "skillopt_core.backends.opencode",
         "cursor-agent": "skillopt_core.backends.cursor_agent",
+        "pi": "skillopt_core.backends.pi",
         "qwen": "skillopt_core.backends.presets",
         "minimax": "skillopt_core.backends.presets",
         "auto": "skillopt_core.backends.auto",

@@ -30,7 +30,7 @@ __all__ = ["Home", "Host", "Mcp", "Skills", "Source", "Watch", "all_hosts", "get
            "home_env_vars", "watch_roots", "skills_of", "ready_check", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "skillopt.hosts"
-BUILTIN_MODULES = ("claude_code", "codex", "copilot", "gemini", "opencode", "cursor")
+BUILTIN_MODULES = ("claude_code", "codex", "copilot", "gemini", "opencode", "cursor", "pi", "dsh", "goose", "amp", "hermes")
 
 _builtin: list[Host] | None = None
 _registered: dict[str, Host] = {}

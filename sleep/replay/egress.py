@@ -67,6 +67,9 @@ API_HOSTS: dict[str, tuple[str, ...]] = {
     # OpenCode talks to whichever provider the person configured; the common ones and OpenCode Zen.
     "opencode": ("api.anthropic.com", "api.openai.com", "opencode.ai", "*.opencode.ai"),
     "cursor-agent": ("api2.cursor.sh", "*.cursor.sh", "api.cursor.com"),
+    # Pi talks to whichever provider the person chose (a custom one: its models.json baseUrl).
+    "pi": ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai",
+           "api.groq.com", "api.x.ai", "api.mistral.ai", "api.cerebras.ai"),
 }
 BRIDGE_PORT = 3128
 _MAX_HEADER = 8192

@@ -61,6 +61,8 @@ AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "gemini-cli": ("", ".gemini", ("oauth_creds.json", "google_accounts.json", "settings.json"), ()),
     "opencode": ("", ".local/share/opencode", ("auth.json",), ()),
     "cursor-agent": ("", ".config/cursor", ("auth.json",), (".cursor/cli-config.json",)),
+    # /login's tokens in auth.json; a custom provider (baseUrl, apiKey) in models.json.
+    "pi": ("PI_CODING_AGENT_DIR", ".pi/agent", ("auth.json", "models.json", "settings.json"), ()),
 }
 # The only environment variables besides the basics that reach the CLI: its own keys and endpoints.
 KEY_VARS: dict[str, tuple[str, ...]] = {
@@ -76,6 +78,8 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
     "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT",
                  "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG_DIR"),
     "cursor-agent": ("CURSOR_API_KEY",),
+    "pi": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY",
+           "XAI_API_KEY", "MISTRAL_API_KEY", "CEREBRAS_API_KEY", "PI_OFFLINE"),
 }
 # Variables that pass only when the switch naming them is set (the cloud's own credentials and endpoints).
 SWITCHED_VARS: dict[str, tuple[str, ...]] = {
