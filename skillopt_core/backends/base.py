@@ -166,8 +166,14 @@ class BackendConfigError(BackendError):
 
 @runtime_checkable
 class Backend(Protocol):
-    name: str
-    model: str
+    """What the trainer calls. ``name`` and ``model`` are read-only: a plain
+    attribute and a property (as :class:`MeteredBackend` has) both satisfy it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
     async def complete(self, request: CompletionRequest) -> Completion: ...
 
