@@ -21,10 +21,10 @@ import os
 import secrets
 import sqlite3
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
@@ -312,7 +312,7 @@ class Index:
         self._identity: str | None = None
 
     @classmethod
-    def open(cls, path: Path | None = None) -> "Index":
+    def open(cls, path: Path | None = None) -> Index:
         """Open (creating if needed) and bring up to date; raises :class:`StorageError`
         with a one-line explanation when the file or its folder cannot be used."""
         path = Path(path) if path else paths.index_path()
@@ -342,7 +342,7 @@ class Index:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any
 
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
@@ -209,7 +210,7 @@ class Session:
                 out.append(p.project)
         return out
 
-    def for_project(self, project: str, under: Callable[[str | None, str], bool]) -> "Session | None":
+    def for_project(self, project: str, under: Callable[[str | None, str], bool]) -> Session | None:
         """This session as seen from ``project``: itself if it belongs there (``under(
         project_dir, project)``), else a copy holding only the turns typed in ``project``
         or below (with that turn's directory as ``project_dir``), or None if it has none."""
@@ -261,7 +262,7 @@ class Session:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Session":
+    def from_dict(cls, data: dict[str, Any]) -> Session:
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["prompts"] = [Prompt(**p) for p in data.get("prompts") or []]

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import CompletionRequest, RequestRejected

@@ -110,7 +110,7 @@ class CompletionRequest:
     checks: tuple[str, ...] = ()
 
     @classmethod
-    def single(cls, prompt: str, **kwargs: Any) -> "CompletionRequest":
+    def single(cls, prompt: str, **kwargs: Any) -> CompletionRequest:
         return cls(messages=(Message("user", prompt),), **kwargs)
 
     @property

@@ -38,9 +38,10 @@ import re
 import shutil
 import tempfile
 import weakref
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 import yaml
 
@@ -201,7 +202,7 @@ class _Slot:
 
 
 # Per event loop, the install paths in use (see "Shared working directories").
-_slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]]" = weakref.WeakKeyDictionary()
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]] = weakref.WeakKeyDictionary()
 
 
 @contextlib.asynccontextmanager

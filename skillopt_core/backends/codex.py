@@ -55,7 +55,16 @@ from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_erro
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, RawStep, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    CommandRun,
+    FileChange,
+    RawStep,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -97,7 +106,7 @@ def unwrap_shell(command: str) -> str:
     return command
 
 
-def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: "CodexEvents") -> None:
+def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: CodexEvents) -> None:
     kind = item.get("type")
     if kind == "agent_message" and isinstance(item.get("text"), str):
         trace.add(TextStep(bounded(item["text"])))

@@ -62,11 +62,25 @@ from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.claude_code import relative_path
 from skillopt_core.backends.cli_common import (
-    CliBackend, also_allowed, allowed_tools, cli_failure, exit_error, json_lines, tail,
+    CliBackend,
+    allowed_tools,
+    also_allowed,
+    cli_failure,
+    exit_error,
+    json_lines,
+    tail,
 )
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    CommandRun,
+    FileChange,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)

@@ -149,7 +149,7 @@ class Trajectory:
     def checks(self) -> list[CheckRun]:
         return [s for s in self.steps if isinstance(s, CheckRun)]
 
-    def with_steps(self, *steps: Step) -> "Trajectory":
+    def with_steps(self, *steps: Step) -> Trajectory:
         room = max(0, MAX_STEPS - len(self.steps))
         return replace(self, steps=self.steps + tuple(steps[:room]), dropped=self.dropped + max(0, len(steps) - room))
 
@@ -183,7 +183,7 @@ class Trajectory:
                 "dropped": self.dropped}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Trajectory":
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
         steps = []
         for raw in data.get("steps") or []:
             kind = _KINDS.get(str(raw.get("kind")))

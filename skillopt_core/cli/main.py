@@ -6,16 +6,15 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from skillopt_core.backends import BackendError
-from skillopt_core.run.budget import BudgetExceeded
-from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.cli.console import ConsoleRenderer, plain_console
 from skillopt_core.run.api import evaluate, prepare_training, resume_settings
+from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.compare import compare_skills, evaluate_targets
+from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.skill.document import SkillParseError
-
 
 # completed, stopped by the budget, cancelled (Ctrl-C), failed (a systemic backend failure)
 EXIT_CODES = {"completed": 0, "budget_exhausted": 3, "cancelled": 130, "failed": 1}

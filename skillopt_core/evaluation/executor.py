@@ -40,8 +40,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from skillopt_core.backends import Backend, BackendSpec, create_backend
 from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, RequestFailed

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Mapping, Sequence
 
 from skillopt_core.backends import Backend, BackendError, RequestFailed
+from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.concurrency import cancel_all
 from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key, skill_digest
 from skillopt_core.evaluation.gate import gate_scores_from_samples
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.skill.document import Skill
-from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.tasks.judges.outcome import scoring_trajectory
 from skillopt_core.tasks.task import Score, Task
 

@@ -12,8 +12,8 @@ rejected this epoch) carried into the next epoch's reflection prompts.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.structured import complete_json

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.keys import redact
+from skillopt_core.backends.structured import complete_json
 from skillopt_core.concurrency import gather_or_cancel
-from skillopt_core.skill.edits import Edit
 from skillopt_core.evaluation.rollout import RolloutResult
 from skillopt_core.run.state import PROMPT_MEMORY_CHARS
 from skillopt_core.skill.document import Skill
-from skillopt_core.backends.structured import complete_json
+from skillopt_core.skill.edits import Edit
 from skillopt_core.tasks.task import Task
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from skillopt_core.optim.aggregate import Patch
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.structured import complete_json
+from skillopt_core.optim.aggregate import Patch
+
 
 def rank_schema(n: int) -> dict:
     return {

@@ -11,8 +11,8 @@ and its width is the noise floor of the comparison.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import yaml
 

@@ -37,7 +37,8 @@ the baseline and one full step, the run would stop before its first gate.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from skillopt_core.backends.pricing import price_for
 from skillopt_core.run.config import Settings
@@ -64,7 +65,7 @@ def _unwrap(backend: Any, attr: str) -> Any:
 
 def _judge_calls_model(spec: Any) -> bool:
     """Whether a judge spec (or a list of them) includes a judge that calls a model."""
-    from skillopt_core.tasks.judges.spec import _resolve_type  # noqa: PLC0415 (the registry, read-only)
+    from skillopt_core.tasks.judges.spec import _resolve_type
 
     if isinstance(spec, list):
         return any(_judge_calls_model(s) for s in spec)

@@ -12,9 +12,10 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 
 def plot_history(history: Sequence[dict], path: Path, initial_val: float | None = None) -> None:

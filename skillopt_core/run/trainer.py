@@ -40,17 +40,22 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from skillopt_core.backends import BackendError
-from skillopt_core.evaluation.gate import GateDecision, GateSettings, TIE_EPSILON, decide, decide_early
+from skillopt_core.evaluation.gate import TIE_EPSILON, GateDecision, GateSettings, decide, decide_early
 from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
 from skillopt_core.optim.aggregate import Patch, aggregate
-from skillopt_core.optim.judge_guard import JudgeGuard, own_words, rubric_texts
 from skillopt_core.optim.epoch import (
-    SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance,
+    SLOW_UPDATE_BLOCK,
+    compare_items,
+    summarize_comparison,
+    write_meta_notes,
+    write_slow_update_guidance,
 )
+from skillopt_core.optim.judge_guard import JudgeGuard, own_words, rubric_texts
 from skillopt_core.optim.reflect import reflect
 from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
 from skillopt_core.optim.select import select

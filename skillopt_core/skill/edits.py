@@ -89,7 +89,7 @@ class Edit:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Edit":
+    def from_dict(cls, d: Mapping[str, Any]) -> Edit:
         """Build an edit from JSON-like data (e.g. optimizer output).
 
         ``op`` is matched case-insensitively. Required: ``content`` for add,

@@ -3,7 +3,7 @@ line (why it could not be read, or that it repeats an id), never a silent drop."
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from skillopt_core.tasks.task import Task
 

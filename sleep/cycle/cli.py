@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from sleep.commands import Commands
-from sleep.lock import LockBusy
 from sleep.cycle.verdict import all_corrections, describe_corrections
+from sleep.lock import LockBusy
 
 commands = Commands()
 register = commands.register
@@ -44,8 +44,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError, ConsoleRenderer
     from skillopt_core.cli.console import plain_console
     from sleep.cycle.advice import night_subscriber
-    from sleep.cycle.progress import PlainProgress
     from sleep.cycle.night import NightError, NightOptions, run_night
+    from sleep.cycle.progress import PlainProgress
     from sleep.terminal_text import safe_console
 
     # The night's lines quote skills, tasks and replies verbatim: their control sequences go.
@@ -209,7 +209,7 @@ def _proposal_fates(ids: list[str]) -> dict[str, str]:
         for pid in ids:
             try:
                 fates[pid] = effective(proposal_store.get(index, pid).proposal).state
-            except Exception:  # noqa: BLE001 - an unknown id shows as gone, the table still prints
+            except Exception:
                 continue
     return fates
 

@@ -28,25 +28,22 @@ import secrets
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from skillopt_core import Task, events, prepare_training
 from sleep import paths
-from sleep.redact import known as known_secrets
-from sleep.cycle import store
+from sleep.cycle import multiskill, store
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
 from sleep.cycle.checkout import replay_checkout
-from sleep.cycle.preflight import check_night_settings
-from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits, with_own_words
-from sleep.proposals.errors import DuplicateProposal
-from sleep.rule_text import Style
-from sleep.cycle import multiskill
+from sleep.cycle.preflight import check_night_settings
+from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
@@ -54,12 +51,15 @@ from sleep.cycle.store import NightRecord
 from sleep.cycle.verdict import correction_outcomes, nothing_staged
 from sleep.index import Index, _now
 from sleep.lock import FileLock
-from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
+from sleep.proposals.errors import DuplicateProposal
 from sleep.redact import Redactor
-from sleep.replay.modes import as_text_judge, choose_mode
-from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.redact import known as known_secrets
 from sleep.replay.egress import EgressProxy
+from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.replay.modes import as_text_judge, choose_mode
 from sleep.replay.sandbox import cleanup_homes
+from sleep.rule_text import Style
+from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 
 Say = Callable[[str], None]
 
@@ -140,8 +140,8 @@ def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
     """The project the night is for (:func:`sleep.cycle.project.resolve_project`). Outside a git
     repository the sessions decide, so the folder's transcripts are harvested first."""
     if repository_root(folder) is None:
-        from sleep.harvest.offsets import STATUS_PEEK
         from sleep.harvest import HarvestOptions, harvest
+        from sleep.harvest.offsets import STATUS_PEEK
 
         harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))
         with Index.open() as index:

@@ -56,7 +56,6 @@ def _duration(text: str):
 @commands.command("harvest", "read new transcript lines into the index (redacted, incremental)", _harvest_args)
 def cmd_harvest(args: argparse.Namespace) -> int:
     from sleep.harvest import HarvestOptions, harvest
-
     from sleep.hosts import home_flags
 
     for _flag, flag, home in home_flags():

@@ -14,26 +14,34 @@ import re
 import stat as stat_mod
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from sleep import paths
-from sleep.redact import known as known_secrets
-from sleep.harvest.offsets import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
-                          ReadPlan, head_digest, plan_read)
+from sleep.harvest.offsets import (
+    STATUS_OK,
+    STATUS_PEEK,
+    STATUS_REPLAY,
+    STATUS_SKIPPED,
+    FileCursor,
+    ReadPlan,
+    plan_read,
+)
 from sleep.harvest.pool import POOL_MIN_BYTES, Job, Outcome, Pool, file_stat, parse_job, stat_error, workers
-from sleep.index import Index, session_key
-from sleep.lock import FileLock
 from sleep.harvest.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
 from sleep.harvest.side_files import SideFileError
-from sleep.redact import Redactor
-from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
-from sleep.hosts import source_groups
 from sleep.harvest.sources import ParseResult, Source, SourceFile, all_sources, is_under
-from sleep.harvest.sources.sqlite_ro import ROW_SEP
 from sleep.harvest.sources.copilot_vscode import CopilotVSCodeSource
+from sleep.harvest.sources.sqlite_ro import ROW_SEP
+from sleep.hosts import source_groups
+from sleep.index import Index, session_key
+from sleep.lock import FileLock
+from sleep.redact import Redactor
+from sleep.redact import known as known_secrets
+from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 
 COMMIT_EVERY = 500
 _DURATION_RX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import inspect
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -59,7 +60,7 @@ class ServerConfig:
 
     @classmethod
     def create(cls, cwd: str | os.PathLike | None = None, projects: list[str] | None = None,
-               outputs: list[str] | None = None, origins: list[str] | None = None) -> "ServerConfig":
+               outputs: list[str] | None = None, origins: list[str] | None = None) -> ServerConfig:
         base = Path(os.path.abspath(cwd or os.getcwd()))
         data = Path(os.path.abspath(paths.data_dir()))
         proj = tuple(Path(os.path.realpath(_abs(p, base))) for p in projects or ())

@@ -78,7 +78,6 @@ def _assistant(args: argparse.Namespace) -> Any:
     if not args.optimizer and not args.config:
         return None
     from skillopt_core import BackendError, BackendSpec, ConfigError, create_backend, load_settings
-
     from sleep.mine.assist import Assistant
 
     try:

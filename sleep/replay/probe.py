@@ -30,9 +30,10 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from skillopt_core import BackendSpec, CompletionRequest, create_backend
 from skillopt_core.backends.base import BackendError

@@ -140,7 +140,6 @@ def _status_args(p: argparse.ArgumentParser) -> None:
 @commands.command("status", "next night, last night and its result, proposals waiting, daemon and watcher", _status_args)
 def cmd_status(args: argparse.Namespace) -> int:
     from sleep.scheduler.status import render, status
-
     from sleep.terminal_text import echo
 
     data = status(args.project)

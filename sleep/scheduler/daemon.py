@@ -24,9 +24,10 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sleep import paths
 from sleep.index import Index, _now

@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable
 
 from sleep.index import Index, _now
 from sleep.scheduler.roots import Root, existing, transcript_roots

@@ -17,11 +17,19 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from watchdog.events import (DirCreatedEvent, DirMovedEvent, FileCreatedEvent, FileDeletedEvent,
-                             FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler)
+from watchdog.events import (
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from sleep.index import Index, _now
@@ -34,7 +42,7 @@ MAX_WALK = 20_000  # files noted from one folder that appeared at once
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "Watcher") -> None:
+    def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -44,7 +52,7 @@ class _Handler(FileSystemEventHandler):
 class _OverflowSpy(logging.Filter):
     """watchdog reports a kernel queue overflow (events lost) only in its log."""
 
-    def __init__(self, watcher: "Watcher") -> None:
+    def __init__(self, watcher: Watcher) -> None:
         super().__init__()
         self.watcher = watcher
 
@@ -79,7 +87,7 @@ class Watcher:
 
     # ----- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> "Watcher":
+    def start(self) -> Watcher:
         logging.getLogger("watchdog.observers.inotify_c").addFilter(self._spy)
         self._observer.start()
         self._thread = threading.Thread(target=self._loop, name="skillopt-watcher", daemon=True)

@@ -102,7 +102,7 @@ def test_history_says_what_became_of_each_skills_proposal(tmp_path: Path, capsys
                                               {**part, "name": "lint", "outcome": "too_few_tasks", "proposal": None}]))
     assert main(["history", "--project", str(repo)]) == 0
     out = capsys.readouterr().out
-    assert f"tests (claude-code): staged" in out and f"proposal {kept.id} adopted" in out
+    assert "tests (claude-code): staged" in out and f"proposal {kept.id} adopted" in out
 
 
 def test_config_names_local_yaml_among_the_files_read(capsys) -> None:

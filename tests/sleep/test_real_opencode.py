@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 

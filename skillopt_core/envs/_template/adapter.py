@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import CompletionRequest
-from skillopt_core.tasks.task import Score, Task
-from skillopt_core.tasks.text_metrics import extract_final_answer
 from skillopt_core.envs import register_env
-from skillopt_core.envs.base import PromptEnv
 from skillopt_core.envs._template.loader import load_items
 from skillopt_core.envs._template.rollout import build_request, leading_number
+from skillopt_core.envs.base import PromptEnv
+from skillopt_core.tasks.task import Score, Task
+from skillopt_core.tasks.text_metrics import extract_final_answer
 
 SEED_SKILL = (Path(__file__).resolve().parent / "seed_skill.md").read_text(encoding="utf-8")
 

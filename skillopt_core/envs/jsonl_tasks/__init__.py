@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import CompletionRequest
+from skillopt_core.envs import register_env
+from skillopt_core.envs.base import GENERIC_SEED_SKILL, PromptEnv
 from skillopt_core.replay import replay_root
 from skillopt_core.tasks.data import load_tasks_jsonl
 from skillopt_core.tasks.task import Task
-from skillopt_core.envs import register_env
-from skillopt_core.envs.base import GENERIC_SEED_SKILL, PromptEnv
 
 
 @register_env("jsonl_tasks")

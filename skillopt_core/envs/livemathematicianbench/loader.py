@@ -66,7 +66,7 @@ def _choices(raw: Any) -> list[tuple[str, str]]:
 def shuffle_choices(choices: list[tuple[str, str]], correct: str, seed: int, task_id: str) -> tuple[list[str], str]:
     """The choice texts in a seeded order, and the new label (A, B, ...) of the
     correct one. The order depends only on ``seed`` and ``task_id``."""
-    digest = hashlib.sha256(f"{seed}:{task_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}:{task_id}".encode()).digest()
     order = list(range(len(choices)))
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(order)
     texts = [choices[i][1] for i in order]

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skillopt_core.tasks.task import Score, Task
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv, score_final_answer
 from skillopt_core.envs.searchqa.loader import read_tasks
+from skillopt_core.tasks.task import Score, Task
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SAMPLE_PATH = PACKAGE_DIR / "data" / "sample.jsonl"

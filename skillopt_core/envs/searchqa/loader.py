@@ -126,7 +126,7 @@ def _record_id(record: dict[str, Any], question: str, answers: list[str], fallba
             return str(value).strip()
     if fallback:
         return fallback
-    digest = hashlib.sha1(f"{question}\x1f{'|'.join(answers)}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{question}\x1f{'|'.join(answers)}".encode()).hexdigest()
     return f"sq-{digest[:12]}"
 
 

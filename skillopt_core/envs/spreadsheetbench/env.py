@@ -23,7 +23,13 @@ from typing import Any
 
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv
-from skillopt_core.envs.spreadsheetbench.execute import CaseResult, Launcher, check_solution, default_launcher, sandbox_note
+from skillopt_core.envs.spreadsheetbench.execute import (
+    CaseResult,
+    Launcher,
+    check_solution,
+    default_launcher,
+    sandbox_note,
+)
 from skillopt_core.envs.spreadsheetbench.loader import read_tasks
 from skillopt_core.evaluation.executor import Job
 from skillopt_core.tasks.task import Score, Task

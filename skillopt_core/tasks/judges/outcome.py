@@ -51,8 +51,9 @@ import contextvars
 import fnmatch
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from skillopt_core.backends.trajectory import CommandRun, Trajectory
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge

@@ -16,9 +16,10 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import orjson
 
@@ -204,7 +205,7 @@ def skills_in(text: str) -> list[str]:
     return SKILL_PATH_RX.findall(text) if "SKILL.md" in text else []
 
 
-def all_sources() -> dict[str, "Source"]:
+def all_sources() -> dict[str, Source]:
     """Every source by name, in harvest order (one reader per source of every host in
     :mod:`sleep.hosts`)."""
     from sleep import hosts
