@@ -434,6 +434,11 @@ def timeout_from(options: dict[str, Any]) -> float:
     return float(value) if value else DEFAULT_TIMEOUT
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when a CLI printed a JSON object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def json_lines(stdout: str) -> tuple[list[dict[str, Any]], int]:
     """(the JSON objects printed one a line, in order; how many other
     non-blank lines there were)."""

@@ -238,9 +238,9 @@ async def shared_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str
     finally:
         slot.users -= 1
         if slot.users == 0:
-            undo, slot.undo, slot.text = slot.undo, None, None
+            last, slot.undo, slot.text = slot.undo, None, None
             slot.free.set()
             if not slot.waiting:
                 slots.pop(key, None)
-            if undo is not None:
-                undo.close()
+            if last is not None:
+                last.close()

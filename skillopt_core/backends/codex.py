@@ -56,6 +56,7 @@ from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.trajectory import (
     MAX_INPUT_CHARS,
+    Change,
     CommandRun,
     FileChange,
     RawStep,
@@ -88,7 +89,7 @@ class CodexEvents:
     trajectory: Trajectory = field(default_factory=Trajectory)
 
 
-_CHANGE_KINDS = {"add": "added", "delete": "deleted", "update": "modified"}
+_CHANGE_KINDS: dict[str, Change] = {"add": "added", "delete": "deleted", "update": "modified"}
 _KNOWN_EVENTS = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                            "item.updated", "item.completed", "error"})
 _QUIET_ITEMS = frozenset({"reasoning", "todo_list", "web_search"})
@@ -206,7 +207,7 @@ def provider_env_keys() -> tuple[str, ...]:
 
 class CodexBackend(CliBackend):
     name = "codex"
-    env_keep = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
+    env_keep: tuple[str, ...] = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT

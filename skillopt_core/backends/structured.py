@@ -37,7 +37,7 @@ class JsonReply:
     ``error`` (why invalid) and ``failure`` (the per-item backend error that
     ended it, if one did)."""
 
-    data: Any | None
+    data: Any  # the parsed JSON object; None when invalid (``ok`` is False)
     attempts: int
     error: str = ""
     failure: RequestFailed | None = None

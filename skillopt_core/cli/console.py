@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import IO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from skillopt_core.run import events as ev
@@ -61,7 +61,7 @@ class ConsoleRenderer:
         self.console = console or plain_console()
         self._progress_enabled = progress and self.console.is_terminal
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def _prefix(self, step: int, total: int, phase: str = "") -> str:
         if phase == "test":
@@ -98,7 +98,7 @@ class ConsoleRenderer:
                 self._progress.start()
                 self._task = self._progress.add_task(event.phase, total=event.n_items)
         elif isinstance(event, ev.RolloutProgress):
-            if self._progress is not None:
+            if self._progress is not None and self._task is not None:
                 self._progress.update(self._task, completed=event.done)
         elif isinstance(event, ev.RolloutDone):
             self._stop_progress()

@@ -83,7 +83,7 @@ async def run_rollouts(
     seed: int = 0,
     max_tokens: int = 256,
     temperature: float = 0.0,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[int, int], object] | None = None,
     stop_when: Callable[[Mapping[str, float]], bool] | None = None,
     metric: str = "hard",
 ) -> list[RolloutResult]:
@@ -126,7 +126,7 @@ async def run_rollouts(
     return [r for r in results if r is not None]
 
 
-async def _until_done_or_stopped(tasks: list[asyncio.Future], stop: asyncio.Event) -> None:
+async def _until_done_or_stopped(tasks: Sequence[asyncio.Future], stop: asyncio.Event) -> None:
     """Wait for all ``tasks``; return early once ``stop`` is set; raise the
     first error (the caller cancels what is left)."""
     waiter = asyncio.ensure_future(stop.wait())

@@ -131,7 +131,7 @@ def check_merge(patches: list[Patch], replies: list) -> tuple[list[Patch], list[
     dropped: list[str] = []
     for n, raw in enumerate(replies, 1):
         raw = raw if isinstance(raw, dict) else {}
-        sources = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+        sources = raw["sources"] if isinstance(raw.get("sources"), list) else []
         valid = sorted({s for s in sources if isinstance(s, int) and not isinstance(s, bool)
                         and 1 <= s <= len(patches) and s not in used})
         if not valid:

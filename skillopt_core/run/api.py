@@ -93,7 +93,7 @@ def resume_settings(run_path: str | Path, overrides: Sequence[str] = ()) -> Sett
 def _with_overrides(settings: Settings, overrides: Sequence[str]) -> Settings:
     if not overrides:
         return settings
-    data, origin = settings.to_dict(), {}
+    data, origin = settings.to_dict(), dict[tuple, str]()
     apply_overrides(data, overrides, origin)
     return validate_settings(data, origin)
 
@@ -209,8 +209,8 @@ class TrainingRun:
         if self._cancel_requested:
             self._task.cancel()
         try:
-            self.summary = await asyncio.shield(self._task)
-            return self.summary
+            self.summary = summary = await asyncio.shield(self._task)
+            return summary
         except asyncio.CancelledError:
             if self._task.done():
                 finished = self._trainer.returned
@@ -309,7 +309,7 @@ def prepare_training(
         elif splitter is not None and resume is None:
             dataset = splitter(all_tasks)
         else:
-            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=settings.env.split_ratio)
         atomic_write_json(run_dir.path / "dataset.json", _dataset_record(dataset))
         if not (run_dir.path / "tasks.jsonl").exists():  # caller tasks are written there already
             _write_items(run_dir.path / "items.jsonl", dataset)
@@ -381,7 +381,7 @@ async def evaluate(
     run_dir = RunDir.create(settings.output.root, settings.env.name, f"eval-{settings.output.run_id or new_run_id()}")
     atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
     bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
-    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
     limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
     tasks = list(data.split(split))[:limit] if limit else list(data.split(split))
     if not tasks:

@@ -46,7 +46,7 @@ def resolve_skill(where: str | Path) -> Path:
 def _for_target(settings: Settings, target: str | None) -> Settings:
     if target is None:
         return settings
-    data, origin = settings.to_dict(), {}
+    data, origin = settings.to_dict(), dict[tuple, str]()
     apply_overrides(data, [f"model.target={target}"], origin)
     return validate_settings(data, origin)
 
@@ -58,7 +58,7 @@ class _Scorer:
                  backends: Mapping[str, Backend] | None) -> None:
         self.s = settings
         self.rt = build_runtime(settings, raw_backends=dict(backends) if backends else None)
-        data = split_tasks(self.rt.env.load_tasks(), seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+        data = split_tasks(self.rt.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
         limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
         tasks = list(data.split(split))
         self.tasks = tasks[:limit] if limit else tasks

@@ -12,6 +12,7 @@ the key and the nearest valid key; nothing falls back silently to a default.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -300,7 +301,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return parts, value
 
 
-def load_config_data(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+def load_config_data(path: str | Path | None = None, overrides: Sequence[str] = ()
                      ) -> tuple[dict[str, Any], dict[tuple, str], str]:
     """The merged mapping of a config's ``_base_`` chain with ``--set``
     overrides applied, before validation: ``(data, origin, source)`` where
@@ -317,7 +318,7 @@ def load_config_data(path: str | Path | None = None, overrides: list[str] | tupl
     return data, origin, str(path or DEFAULT_BASE)
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...], origin: dict[tuple, str]) -> None:
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], origin: dict[tuple, str]) -> None:
     """Set each ``section.key=value`` of ``overrides`` in ``data`` (in place), noting its origin."""
     for item in overrides:
         parts, value = parse_override(item)
@@ -332,7 +333,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]
         origin[tuple(parts)] = f"--set {item}"
 
 
-def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Settings:
+def load_settings(path: str | Path | None = None, overrides: Sequence[str] = ()) -> Settings:
     """Load a config (with its ``_base_`` chain) and apply ``--set`` overrides.
 
     ``path`` is a YAML file or, when no such file exists, the name of a

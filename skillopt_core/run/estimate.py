@@ -52,6 +52,10 @@ FREE_BACKENDS = ("local",)
 SELF_PRICED_BACKENDS = ("claude-code",)
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
 def _unwrap(backend: Any, attr: str) -> Any:
     """``attr`` of ``backend`` or of the first backend it wraps (``.inner``) that has it."""
     seen = 0
@@ -176,7 +180,7 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
                         "price for their model): those calls add $0 and only max_calls / max_tokens stop them.")
     out = {
         "calls": calls(total), "usd": usd(total), "tokens": tokens(total),
-        "by_role": {r: {"calls": math.ceil(total[r]), "usd_per_call": None if price[r] is None else round(price[r], 6)}
+        "by_role": {r: {"calls": math.ceil(total[r]), "usd_per_call": _rounded(price[r])}
                     for r in ROLES if total[r] > 0},
         "steps": steps, "one_step": {"calls": calls(one_step), "usd": usd(one_step)},
         "baseline": {"calls": calls(baseline), "usd": usd(baseline)},

@@ -200,8 +200,8 @@ class EventBus:
                 log.warning("event subscriber %r raised %s; detached", fn, exc, exc_info=True)
                 self.unsubscribe(fn)
                 broken.append((fn, exc))
-        for fn, exc in broken:
-            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(exc).__name__}: {exc}; "
+        for fn, error in broken:
+            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(error).__name__}: {error}; "
                                         "it was detached and the run goes on"))
         return event
 

@@ -11,6 +11,7 @@ def plot_history(history: Sequence[dict], path: Path, initial_val: float | None 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(7, 4))
     steps = [h["step"] for h in history]
@@ -27,7 +28,7 @@ def plot_history(history: Sequence[dict], path: Path, initial_val: float | None 
         if pts:
             ax.scatter(*zip(*pts), marker=marker, color=color, label=label, zorder=3)
     ax.set_xlabel("step")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("val score")
     ax.set_ylim(-0.05, 1.05)
     ax.set_title("SkillOpt training")

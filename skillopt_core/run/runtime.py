@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from skillopt_core.backends import Backend, BackendSpec, create_backend
 from skillopt_core.envs import create_env
+from skillopt_core.envs.base import EnvAdapter
 from skillopt_core.evaluation.executor import RolloutExecutor, create_executor, remote_target
 from skillopt_core.run.budget import Budget, MeteredBackend, UsageLedger
 from skillopt_core.run.config import Settings
@@ -18,7 +19,7 @@ ROLES = ("target", "optimizer", "judge")
 
 @dataclass
 class Runtime:
-    env: object
+    env: EnvAdapter
     backends: dict[str, MeteredBackend]
     ledger: UsageLedger
     budget: Budget

@@ -55,7 +55,7 @@ from skillopt_core.optim.epoch import (
     write_meta_notes,
     write_slow_update_guidance,
 )
-from skillopt_core.optim.judge_guard import JudgeGuard, own_words, rubric_texts
+from skillopt_core.optim.judge_guard import JudgeGuard, Refusal, own_words, rubric_texts
 from skillopt_core.optim.reflect import reflect
 from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
 from skillopt_core.optim.select import select
@@ -398,6 +398,7 @@ class Trainer:
             self._save_state(state)
         while True:
             state = self.state
+            assert state is not None
             if state.epochs_done < state.global_step // self.steps_per_epoch:
                 self.state = await self._epoch_boundary(state)
             elif state.global_step < self.total_steps:
@@ -439,7 +440,7 @@ class Trainer:
         timings["reflect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         caller = self.caller_edits if gs == 0 else []
-        proposed, refused = refl.edits + caller, []
+        proposed, refused = refl.edits + caller, list[Refusal]()
         if self.guard is not None:
             proposed, refused = self.guard.split(proposed)
             for r in refused:
@@ -463,7 +464,7 @@ class Trainer:
         selected = [p.edit for p in sel.selected]
         applied = apply_edits(current, selected)
         outcomes = Counter(oc.status for oc in applied.outcomes)
-        self._emit(ev.EditsApplied(step, total, dict(outcomes)))
+        self._emit(ev.EditsApplied(step, total, {str(status): n for status, n in outcomes.items()}))
         atomic_write_json(sdir / "selected.json", {
             "budget": budget, "budget_text": budget_text, "ranked_by": sel.ranked_by, "note": sel.note,
             "edits": [{**oc.edit.to_dict(), "status": oc.status, "detail": oc.detail,

@@ -21,7 +21,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from skillopt_core.skill.document import ProtectedRegion, Skill, SkillParseError, protected_regions
 
@@ -119,7 +119,7 @@ class Edit:
         anchor = d.get("anchor")
         if anchor is not None and not isinstance(anchor, str):
             raise ValueError(f"{op} edit field 'anchor' must be a string or null, got {type(anchor).__name__}")
-        return cls(op=op, anchor=anchor, **values)
+        return cls(op=cast(EditOp, op), anchor=anchor, **values)
 
 
 def _keys(d: Mapping[str, Any]) -> str:

@@ -78,7 +78,7 @@ def item_to_task(item: Any, month: str, position: int, seed: int | None, use_the
     """One published item as a Task; ``ValueError`` says why it cannot be."""
     if not isinstance(item, dict):
         raise ValueError(f"expected a JSON object, got {type(item).__name__}")
-    mcq = item.get("mcq") if isinstance(item.get("mcq"), dict) else item
+    mcq: dict[str, Any] = item["mcq"] if isinstance(item.get("mcq"), dict) else item
     question = _text(mcq.get("question"))
     if not question:
         raise ValueError("no mcq.question")

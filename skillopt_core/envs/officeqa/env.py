@@ -105,6 +105,7 @@ class OfficeQAEnv(PromptEnv):
         if self.mode not in ("tools", "pages"):
             raise ValueError(f"env.options.mode must be tools or pages, got {self.mode!r}.")
         self.instruction = TOOLS_INSTRUCTION if self.mode == "tools" else PAGES_INSTRUCTION
+        self.max_tool_calls = self.max_context_chars = 0
         for key, default in (("max_tool_calls", 6), ("max_context_chars", 12000)):
             value = self.options.get(key, default)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
