@@ -232,7 +232,7 @@ class CodexBackend(CliBackend):
         args += ["-C", workdir]
         if self._cli_model:
             args += ["-m", self._cli_model]
-        return args + ["-"]
+        return [*args, "-"]
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()

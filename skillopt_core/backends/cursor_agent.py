@@ -226,7 +226,7 @@ class CursorAgentBackend(CliBackend):
         args += ["--force"] if acting else ["--mode", "ask"]
         if self._cli_model:
             args += ["--model", self._cli_model]
-        return args + [prompt]
+        return [*args, prompt]
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()

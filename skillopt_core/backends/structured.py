@@ -70,7 +70,7 @@ def repair_request(
         f"That reply was invalid:\n{listing}\n"
         "Send the corrected JSON document only. " + schema_instruction(schema)
     )
-    messages = request.messages + (Message("assistant", bad_reply[:_REPLY_ECHO_CHARS]), Message("user", fix))
+    messages = (*request.messages, Message("assistant", bad_reply[:_REPLY_ECHO_CHARS]), Message("user", fix))
     return replace(request, messages=messages)
 
 

@@ -191,7 +191,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _merge(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str, prefix=()) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
-        path = prefix + (key,)
+        path = (*prefix, key)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value, origin, src, path)
         else:
@@ -206,9 +206,9 @@ def _merge(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str],
 def _paths(data: dict[str, Any], prefix: tuple) -> list[tuple]:
     found = []
     for key, value in data.items():
-        found.append(prefix + (key,))
+        found.append((*prefix, key))
         if isinstance(value, dict):
-            found.extend(_paths(value, prefix + (key,)))
+            found.extend(_paths(value, (*prefix, key)))
     return found
 
 
@@ -272,7 +272,7 @@ def resolve_config(ref: str | Path, relative_to: Path | None = None, where: str 
 def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     path = path.resolve()
     if path in seen:
-        chain = " -> ".join(str(p) for p in seen + (path,))
+        chain = " -> ".join(str(p) for p in (*seen, path))
         raise ConfigError(f"_base_ inheritance loops: {chain}")
     data = _read_yaml(path)
     bases = data.pop("_base_", None)
@@ -282,7 +282,7 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
             if not isinstance(base, str):
                 raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got {base!r}.")
             base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
-            merged = _merge(merged, _load_chain(base_path, origin, seen + (path,)), origin, str(base_path))
+            merged = _merge(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
     return _merge(merged, data, origin, str(path))
 
 
@@ -376,7 +376,7 @@ def _explain(exc: ValidationError, origin: dict[tuple, str], default_source: str
             parent = _section_model(loc[:-1])
             valid = list(parent.model_fields) if parent else []
             near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
-            hint = f" Did you mean '{'.'.join(str(p) for p in loc[:-1] + (near[0],))}'?" if near else ""
+            hint = f" Did you mean '{'.'.join(str(p) for p in (*loc[:-1], near[0]))}'?" if near else ""
             where = ".".join(str(p) for p in loc[:-1]) or "top level"
             lines.append(
                 f"{source}: unknown key '{dotted}'.{hint} Valid keys in {where}: {', '.join(valid)}."
