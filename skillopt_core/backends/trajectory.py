@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal
 
 MAX_OUTPUT_CHARS = 2000
 MAX_INPUT_CHARS = 2000
@@ -120,7 +120,7 @@ class RawStep:
     kind: ClassVar[str] = "raw"
 
 
-Step = Union[TextStep, ToolCall, ToolResult, CommandRun, FileChange, CheckRun, RawStep]
+Step = TextStep | ToolCall | ToolResult | CommandRun | FileChange | CheckRun | RawStep
 _KINDS: dict[str, type] = {"text": TextStep, "tool_call": ToolCall, "tool_result": ToolResult, "command": CommandRun,
                            "file_change": FileChange, "check": CheckRun, "raw": RawStep}
 

@@ -26,7 +26,7 @@ def plot_history(history: Sequence[dict], path: Path, initial_val: float | None 
     ):
         pts = [(h["step"], h["val_candidate"]) for h in history if h["action"] == action and h["val_candidate"] is not None]
         if pts:
-            ax.scatter(*zip(*pts), marker=marker, color=color, label=label, zorder=3)
+            ax.scatter(*zip(*pts, strict=True), marker=marker, color=color, label=label, zorder=3)
     ax.set_xlabel("step")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("val score")

@@ -6,8 +6,9 @@ the built-in module map of ``_ENVS`` in ``skillopt_core/envs/__init__.py``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import CompletionRequest
 from skillopt_core.envs import register_env
@@ -25,7 +26,7 @@ class TemplateEnv(PromptEnv):
     name = "_template"
     seed_skill = SEED_SKILL
     # Every env-specific option, with one line each; create_env rejects others.
-    OPTIONS = {"number_only_hint": "append 'Give the number only' to each question (default false)"}
+    OPTIONS: ClassVar[Mapping[str, str]] = {"number_only_hint": "append 'Give the number only' to each question (default false)"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

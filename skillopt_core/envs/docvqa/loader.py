@@ -114,5 +114,5 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
             found.problems.append(f"{file.name}: not readable ({exc})")
             continue
         for where, row in rows:
-            found.add(where, lambda: _row_to_task(row, file.parent))
+            found.add(where, _row_to_task, row, file.parent)
     return found.result()

@@ -15,9 +15,10 @@ write files).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import CompletionRequest
 from skillopt_core.envs import register_env
@@ -30,7 +31,7 @@ from skillopt_core.tasks.task import Task
 @register_env("jsonl_tasks")
 class JsonlTasksEnv(PromptEnv):
     name = "jsonl_tasks"
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "seed_skill": "path of the Markdown skill to start from (default: a minimal generic skill)",
         "workdir": "directory agent-CLI targets run in (a scratch checkout the caller prepared)",
     }

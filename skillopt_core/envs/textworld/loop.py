@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import Completion, CompletionRequest, Message
 from skillopt_core.envs.base import PromptEnv
@@ -66,7 +67,7 @@ class TextGameEnv(PromptEnv):
     """Base of the text-game envs; see the module docstring."""
 
     instruction = INSTRUCTION
-    GAME_OPTIONS = {
+    GAME_OPTIONS: ClassVar[Mapping[str, str]] = {
         "max_steps": "actions per episode (default 50)",
         "history": "past turns kept in the conversation (default 8)",
     }
