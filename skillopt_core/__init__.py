@@ -29,7 +29,8 @@ _PUBLIC: dict[str, str] = {
     "create_env": ".envs", "register_env": ".envs", "available_envs": ".envs",
     "EnvAdapter": ".envs", "PromptEnv": ".envs",
     "Backend": ".backends", "BackendSpec": ".backends", "BackendError": ".backends",
-    "RequestRejected": ".backends", "RequestFailed": ".backends", "Completion": ".backends", "CompletionRequest": ".backends",
+    "RequestRejected": ".backends", "RequestFailed": ".backends", "Completion": ".backends",
+    "CompletionRequest": ".backends",
     "Message": ".backends", "Usage": ".backends", "create_backend": ".backends",
     "register_backend": ".backends", "available_backends": ".backends",
     # evaluation

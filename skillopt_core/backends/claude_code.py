@@ -270,7 +270,8 @@ class ClaudeCodeBackend(CliBackend):
         self._tools = allowed_tools(options, READ_ONLY_TOOLS)
         # Cloud credentials only with the switch that makes Claude Code use them.
         self.env_keep = type(self).env_keep + (("AWS_",) if os.environ.get("CLAUDE_CODE_USE_BEDROCK") else ()) + (
-            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_") if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
+            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_")
+            if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
         super().__init__(model=model, role=role, options=options)
 

@@ -40,8 +40,8 @@ reaches OpenCode, since its scratch HOME holds the login, not the config file):
   there is modified, else added; a call its permission rules denied is a
   ``state.status`` ``error`` whose error says "The user has specified a rule
   which prevents you from using this specific tool call", recorded as denied;
-  a call may come once per state, only the finished one counts); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
-  ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
+  a call may come once per state, only the finished one counts); ``step_finish``
+  (``part.tokens`` input/output/reasoning/cache, ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
   answer is the text of the last step; tokens are summed over ``step_finish``
   (input plus cache reads and writes; output plus reasoning), cost likewise.
   A run may end without its last ``step_finish`` (anomalyco/opencode#26855):

@@ -88,7 +88,8 @@ class ConsoleRenderer:
                 p(f"Resuming after step {event.resumed_at_step}")
         elif isinstance(event, ev.RolloutStarted):
             label = f" ({event.label})" if event.label else ""
-            p(f"{self._prefix(event.step, event.total_steps, event.phase)} Rollout{label}: {event.n_items} items, {event.workers} workers...")
+            p(f"{self._prefix(event.step, event.total_steps, event.phase)} Rollout{label}: {event.n_items} items, "
+              f"{event.workers} workers...")
             if self._progress_enabled:
                 self._progress = Progress(
                     TextColumn("  {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -140,13 +141,15 @@ class ConsoleRenderer:
             p(f"[Best] {event.source}: {event.reason}")
         elif isinstance(event, ev.RunStopped):
             self._stop_progress()
-            title = {"budget_exhausted": "Budget stop", "cancelled": "Cancelled", "failed": "Failed"}.get(event.status, event.status)
+            titles = {"budget_exhausted": "Budget stop", "cancelled": "Cancelled", "failed": "Failed"}
+            title = titles.get(event.status, event.status)
             where = f"[Step {event.step}]" if event.step else "[Run]"
             p(f"{where} {title}: {event.message}", style="red" if event.status == "failed" else "yellow")
         elif isinstance(event, ev.RunEnd):
             self._stop_progress()
             best = "n/a" if event.best_val is None else f"{event.best_val:.3f}"
-            p(f"Done ({event.status}) after {event.steps_done} step{'' if event.steps_done == 1 else 's'}. Best val {best}.")
+            p(f"Done ({event.status}) after {event.steps_done} step{'' if event.steps_done == 1 else 's'}. Best val "
+              f"{best}.")
             if event.initial_test is not None and event.best_test is not None:
                 p(f"Test: initial {event.initial_test:.3f} → best {event.best_test:.3f}")
             source = f" ({event.best_source})" if event.best_source else ""

@@ -103,7 +103,8 @@ async def run_rollouts(
         nonlocal done
         if stop.is_set():
             return
-        results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature, cache, sem, stop)
+        results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature, cache, sem,
+                                    stop)
         if results[i] is None:
             return
         done += 1

@@ -100,7 +100,8 @@ def similar(a: Edit, b: Edit) -> bool:
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= SIMILAR_WORDS
 
 
-async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: bool, max_tokens: int = 1024) -> AggregateOutcome:
+async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: bool,
+                    max_tokens: int = 1024) -> AggregateOutcome:
     patches = merge_identical(edits)
     if not use_model or optimizer is None or len(patches) < 2:
         return AggregateOutcome(patches, used_model=False)

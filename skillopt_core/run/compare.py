@@ -36,7 +36,8 @@ def resolve_skill(where: str | Path) -> Path:
     if path.is_dir():
         best = path / "best_skill.md"
         if not best.exists():
-            raise FileNotFoundError(f"{path} is a folder without best_skill.md; pass a skill file or a training run directory")
+            raise FileNotFoundError(f"{path} is a folder without best_skill.md; pass a skill file or a training run "
+                                    f"directory")
         return best
     if not path.exists():
         raise FileNotFoundError(f"no skill file or run directory at {path}")
@@ -63,7 +64,8 @@ class _Scorer:
         tasks = list(data.split(split))
         self.tasks = tasks[:limit] if limit else tasks
         if not self.tasks:
-            raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
+            raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change "
+                             f"env.split_ratio.")
         self.split, self.bus = split, bus
         self.cache = RolloutCache(run_dir.cache_path)
 
@@ -78,8 +80,10 @@ class _Scorer:
                 temperature=self.s.model.temperature,
             )
             pairs += [(r.task_id, getattr(r.score, metric)) for r in results]
-            self.bus.emit(ev.RolloutDone(0, 0, self.split, sum(v for _, v in pairs[-len(results):]) / max(1, len(results)),
-                                         len(results), sum(r.cached for r in results), label, sum(r.failed for r in results)))
+            self.bus.emit(ev.RolloutDone(0, 0, self.split,
+                                         sum(v for _, v in pairs[-len(results):]) / max(1, len(results)),
+                                         len(results), sum(r.cached for r in results), label,
+                                         sum(r.failed for r in results)))
         return average_within_item(pairs)
 
 
@@ -137,7 +141,8 @@ async def compare_skills(
                      "summary": result.summary("A", "A'" if aa else "B"), **result.to_dict()})
     summary = {
         "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split, "metric": metric, "seeds": seeds,
-        "mode": "aa" if aa else "ab", "a": str(path_a or "seed skill"), "b": str(path_b or ("A" if aa else "seed skill")),
+        "mode": "aa" if aa else "ab", "a": str(path_a or "seed skill"),
+        "b": str(path_b or ("A" if aa else "seed skill")),
         "targets": rows,
     }
     atomic_write_json(run_dir.summary_path, summary)

@@ -280,7 +280,8 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
     if bases:
         for base in [bases] if isinstance(bases, str) else list(bases):
             if not isinstance(base, str):
-                raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got {base!r}.")
+                raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got "
+                                  f"{base!r}.")
             base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
             merged = _merge(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
     return _merge(merged, data, origin, str(path))
@@ -344,7 +345,8 @@ def load_settings(path: str | Path | None = None, overrides: Sequence[str] = ())
     return validate_settings(data, origin, default_source=source)
 
 
-def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = None, default_source: str = "<config>") -> Settings:
+def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = None,
+                      default_source: str = "<config>") -> Settings:
     origin = origin or {}
     try:
         return Settings.model_validate(data)

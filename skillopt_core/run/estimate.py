@@ -171,7 +171,8 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
             shown = f"${amount:.4f}" if key == "max_usd" else f"{amount}"
             left = f"${limit - spent:.4f}" if key == "max_usd" else f"{limit - spent}"
             warnings.append(
-                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full step need (≈ {shown}): "
+                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full "
+                f"step need (≈ {shown}): "
                 f"the run will stop before its first gate and learn nothing. Raise budget.{key}, or lower "
                 "train.batch_size / evaluation.val_limit.")
     unseen = [r for r in unpriced if _unwrap(backends.get(r), "name") not in SELF_PRICED_BACKENDS]
@@ -186,7 +187,8 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
         "baseline": {"calls": calls(baseline), "usd": usd(baseline)},
         "unpriced_roles": unpriced, "warnings": warnings,
         "basis": (f"{steps} steps × (batch {B} × {S} sample(s) + {optimizer_calls} optimizer calls + screen {screen} "
-                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully gated a new "
+                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully "
+                  f"gated a new "
                   "candidate (cached rollouts, unchanged candidates, early stops and screen rejects spend less; "
                   "re-measures after accepts more)"),
     }

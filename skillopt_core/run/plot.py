@@ -24,7 +24,8 @@ def plot_history(history: Sequence[dict], path: Path, initial_val: float | None 
         ("accept_ungated", "o", "tab:olive", "accepted (gate off)"),
         ("reject", "x", "tab:red", "rejected candidate (on the val items evaluated)"),
     ):
-        pts = [(h["step"], h["val_candidate"]) for h in history if h["action"] == action and h["val_candidate"] is not None]
+        pts = [(h["step"], h["val_candidate"]) for h in history
+               if h["action"] == action and h["val_candidate"] is not None]
         if pts:
             ax.scatter(*zip(*pts, strict=True), marker=marker, color=color, label=label, zorder=3)
     ax.set_xlabel("step")

@@ -217,7 +217,8 @@ def _add(body: str, edit: Edit, regions: list[ProtectedRegion], offset: int) -> 
     if not edit.anchor:
         prefix = body if not body or body.endswith("\n") else body + nl
         where = _line(prefix, len(prefix), offset)
-        return "applied", f"appended {_plural(text.count(nl) + 1, 'line')} at the end (line {where})", prefix + text + nl
+        message = f"appended {_plural(text.count(nl) + 1, 'line')} at the end (line {where})"
+        return "applied", message, prefix + text + nl
     spans, fuzzy = _find(body, edit.anchor)
     problem = _match_problem(body, spans, "anchor", edit.anchor, regions, offset)
     if problem:

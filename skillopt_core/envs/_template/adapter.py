@@ -26,7 +26,8 @@ class TemplateEnv(PromptEnv):
     name = "_template"
     seed_skill = SEED_SKILL
     # Every env-specific option, with one line each; create_env rejects others.
-    OPTIONS: ClassVar[Mapping[str, str]] = {"number_only_hint": "append 'Give the number only' to each question (default false)"}
+    OPTIONS: ClassVar[Mapping[str, str]] = {
+        "number_only_hint": "append 'Give the number only' to each question (default false)"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

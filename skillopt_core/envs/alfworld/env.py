@@ -104,6 +104,7 @@ class AlfWorldEnv(TextGameEnv):
         try:
             from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
         except ImportError:
-            raise RuntimeError("The alfworld env needs the alfworld package: pip install 'skillopt[alfworld]'.") from None
+            raise RuntimeError(
+                "The alfworld env needs the alfworld package: pip install 'skillopt[alfworld]'.") from None
         return open_textworld_game(task.metadata["gamefile"], self.max_steps, [AlfredDemangler(), AlfredInfos],
                                    full_infos=False)

@@ -116,5 +116,6 @@ class DocVQAEnv(PromptEnv):
         if hard:
             return Score(1.0, value, "The answer matches the document." + note)
         if value > 0:
-            return Score(0.0, value, f"The answer is close to the expected text (ANLS {value:.2f}) but not exact{note}.")
+            return Score(0.0, value,
+                         f"The answer is close to the expected text (ANLS {value:.2f}) but not exact{note}.")
         return Score(0.0, 0.0, f"The answer does not match the document text (ANLS 0){note}.")

@@ -151,7 +151,8 @@ def read_tasks(path: Path, seed: int | None = 0, use_theorem: bool = False, use_
             found.problems.append(f"{file.name}: expected a JSON array of items")
             continue
         for position, item in enumerate(items, start=1):
-            found.add(f"{file.name}: item {position}", item_to_task, item, month, position, seed, use_theorem, use_sketch)
+            found.add(f"{file.name}: item {position}", item_to_task, item, month, position, seed, use_theorem,
+                      use_sketch)
     return found.result()
 
 

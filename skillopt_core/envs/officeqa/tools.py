@@ -74,7 +74,8 @@ class Corpus:
             for rel in self.files():
                 if not fnmatch.fnmatch(rel, where):
                     continue
-                for n, line in enumerate((self.root / rel).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+                for n, line in enumerate(text.splitlines(), 1):
                     if regex.search(line):
                         hits.append(f"{rel}:{n}: {line}")
             return "\n".join(hits[:MAX_MATCHES])[:MAX_OUTPUT_CHARS] or "no match"

@@ -47,13 +47,15 @@ class TextWorldEnv(TextGameEnv):
     name = "textworld"
     seed_skill = (PACKAGE_DIR / "seed_skill.md").read_text(encoding="utf-8")
     OPTIONS: ClassVar[Mapping[str, str]] = {**TextGameEnv.GAME_OPTIONS,
-               "generate": "tw-make settings when env.data_path is null: count, seed, world_size, nb_objects, quest_length"}
+               "generate": "tw-make settings when env.data_path is null: count, seed, world_size, nb_objects, "
+                           "quest_length"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         spec = self.options.get("generate") or {}
         if not isinstance(spec, dict):
-            raise ValueError("env.options.generate must be a mapping (count, seed, world_size, nb_objects, quest_length).")
+            raise ValueError("env.options.generate must be a mapping (count, seed, world_size, nb_objects, "
+                             "quest_length).")
         try:
             self.spec = GameSpec(**spec)
         except TypeError as exc:

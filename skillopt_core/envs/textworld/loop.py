@@ -123,7 +123,8 @@ class TextGameEnv(PromptEnv):
             points = ""
             if info.get("max_score"):
                 points = f"; points {int(info.get('score') or 0)}/{int(info['max_score'])}"
-            transcript.append(f"Result: {'won in' if won else 'not won after'} {steps} step{'s' if steps != 1 else ''}{points}")
+            transcript.append(f"Result: {'won in' if won else 'not won after'} {steps} "
+                              f"step{'s' if steps != 1 else ''}{points}")
             return Completion(text="\n".join(transcript), model=target.model)
         finally:
             await asyncio.to_thread(game.close)
