@@ -131,20 +131,19 @@ def _history_args(p: argparse.ArgumentParser) -> None:
 @commands.command("history", "past nights of the current project: when, tasks, decision and why, what became of "
                   "the proposal, cost", _history_args)
 def cmd_history(args: argparse.Namespace) -> int:
-    from sleep import paths
-    from sleep.cycle import store
-    from sleep.cycle.project import listing_project
+    from sleep import nightstore, paths
     from sleep.index import Index
+    from sleep.project import listing_project
     from sleep.terminal_text import echo
 
     nights, project, others = [], None, 0
     if paths.index_path().exists():
         with Index.open() as index:
-            store.settle_dead(index)  # a night whose process is gone shows as interrupted at once
+            nightstore.settle_dead(index)  # a night whose process is gone shows as interrupted at once
             if not args.all_projects:
                 project = listing_project(args.project or Path.cwd(), index)
-            nights = store.nights(index, limit=max(1, args.limit), within=str(project) if project else None)
-            others = store.count(index) if not nights and project else 0
+            nights = nightstore.nights(index, limit=max(1, args.limit), within=str(project) if project else None)
+            others = nightstore.count(index) if not nights and project else 0
     if args.json:
         print(json.dumps([n.to_dict() for n in nights], indent=2, default=str))
         return 0

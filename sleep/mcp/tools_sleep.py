@@ -201,15 +201,14 @@ def _next_night(config: ServerConfig, scope: Path | None) -> tuple[str | None, s
 
 def _last_night(config: ServerConfig, scope: Path | None) -> tuple[dict[str, Any] | None, str]:
     """The newest night record of the project (or of the configured projects, else of any)."""
-    from sleep import paths
-    from sleep.cycle import store
+    from sleep import nightstore, paths
     from sleep.index import Index
 
     if not paths.index_path().exists():
         return None, "no night has run yet."
     projects: list[str | None] = [str(scope)] if scope else ([str(p) for p in config.projects] or [None])
     with Index.open() as index:
-        found = [n for project in projects for n in store.nights(index, project, limit=1)]
+        found = [n for project in projects for n in nightstore.nights(index, project, limit=1)]
     if not found:
         return None, "no night has run yet."
     return max(found, key=lambda n: n.started_at).to_dict(), ""

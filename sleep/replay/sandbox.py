@@ -46,7 +46,7 @@ from pathlib import Path
 from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
 from skillopt_core.replay import night_id, replay_root
 from sleep import paths
-from sleep.cycle.checkout import trusted_alternates
+from sleep.replay.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
 from sleep.replay.endpoints import codex_env_keys
 

@@ -20,7 +20,7 @@ from sleep_testutil import Homes
 from sleep.cli import main
 from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.night import night_lock
-from sleep.cycle.store import NightRecord, save
+from sleep.nightstore import NightRecord, save
 from sleep.index import Index, _now
 
 
