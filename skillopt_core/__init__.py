@@ -37,7 +37,9 @@ _PUBLIC: dict[str, str] = {
     "GateSettings": ".evaluation.gate", "GateDecision": ".evaluation.gate", "decide": ".evaluation.gate",
     # the run
     "Settings": ".run.config", "ConfigError": ".run.config", "load_settings": ".run.config",
-    "ConsoleRenderer": ".cli.console",
+    "ConsoleRenderer": ".cli.console", "plain_console": ".cli.console",
+    # for sandboxes that must let this interpreter run
+    "interpreter_paths_under_tmp": ".interpreter_paths",
     "RunSummary": ".run.state", "TrainingRun": ".run.api", "prepare_training": ".run.api",
     "train": ".run.api", "evaluate": ".run.api",
 }

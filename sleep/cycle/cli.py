@@ -41,8 +41,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 @commands.command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
-    from skillopt_core import ConfigError, ConsoleRenderer
-    from skillopt_core.cli.console import plain_console
+    from skillopt_core import ConfigError, ConsoleRenderer, plain_console
     from sleep.cycle.advice import night_subscriber
     from sleep.cycle.night import NightError, NightOptions, run_night
     from sleep.cycle.progress import PlainProgress
