@@ -20,8 +20,9 @@ from typing import Any
 
 import orjson
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
-from sleep.index import Index, _now, within_sql
+from sleep.index import Index, within_sql
 from sleep.lock import FileLock
 
 OUTCOMES = ("running", "staged", "would_stage", "already_proposed", "no_improvement", "too_few_tasks", "idle", "failed",
@@ -106,7 +107,7 @@ def settle_dead(index: Index) -> int:
 
 def _interrupt(index: Index, night_id: str, report: bytes) -> None:
     data = orjson.loads(report)
-    data.update(outcome="interrupted", finished_at=data.get("finished_at") or _now(),
+    data.update(outcome="interrupted", finished_at=data.get("finished_at") or utc_now(),
                 reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
                        "nothing was staged" + _spent(data.get("usage") or {}))
     index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"

@@ -13,11 +13,12 @@ Times are ISO 8601 UTC strings with a ``Z`` suffix and millisecond precision
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
+
+from skillopt_core.timestamps import utc_iso, utc_stamp_ms
 
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
@@ -34,9 +35,7 @@ def iso_utc(value: Any) -> str | None:
         if isinstance(value, bool) or value is None:
             return None
         if isinstance(value, (int, float)):
-            millis = int(value) if value > 1e11 else int(value * 1000)
-            secs, frac = divmod(millis, 1000)
-            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{frac:03d}Z"
+            return utc_stamp_ms(int(value) if value > 1e11 else int(value * 1000))
         elif isinstance(value, str):
             if len(value) == 24 and _ISO_NORMAL.match(value):
                 return value  # already the normal form (most hosts write it)
@@ -51,7 +50,7 @@ def iso_utc(value: Any) -> str | None:
             return None
     except (ValueError, OverflowError, OSError):
         return None
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return utc_iso(dt)
 
 
 def parse_iso(value: str | None) -> datetime | None:

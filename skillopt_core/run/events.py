@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.timestamps import utc_now
+
 log = logging.getLogger(__name__)
 
 
@@ -168,12 +170,6 @@ class RunEnd(Event):
 
 
 Subscriber = Callable[[Event], None]
-
-
-def utc_now() -> str:
-    ns = time.time_ns()
-    secs, rest = divmod(ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest // 1_000_000:03d}Z"
 
 
 class EventBus:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core import Task, events, prepare_training
+from skillopt_core.timestamps import utc_now
 from sleep import nightstore, paths
 from sleep.cycle import multiskill
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
@@ -46,7 +47,7 @@ from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, sk
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
 from sleep.cycle.verdict import correction_outcomes, nothing_staged
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.lock import FileLock
 from sleep.nightstore import NightRecord
 from sleep.project import SeveralProjects, repository_root, resolve_project
@@ -113,7 +114,7 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
         with Index.open() as index:
             if nightstore.mark_interrupted(index, str(project)):
                 say("[Night] an earlier night of this project was interrupted; it is recorded as such")
-            night = NightRecord(new_night_id(), str(project), _now(), dry_run=opts.dry_run)
+            night = NightRecord(new_night_id(), str(project), utc_now(), dry_run=opts.dry_run)
             nightstore.save(index, night)
         started = time.perf_counter()
         try:
@@ -140,8 +141,8 @@ def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
     """The project the night is for (:func:`sleep.project.resolve_project`). Outside a git
     repository the sessions decide, so the folder's transcripts are harvested first."""
     if repository_root(folder) is None:
-        from sleep.harvest import HarvestOptions, harvest
-        from sleep.harvest.offsets import STATUS_PEEK
+        from sleep.harvest.harvester import HarvestOptions, harvest
+        from sleep.offsets import STATUS_PEEK
 
         harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))
         with Index.open() as index:
@@ -179,7 +180,7 @@ def _finish_if_possible(night: NightRecord, started: float) -> None:
 
 
 def _finish(night: NightRecord, started: float) -> None:
-    night.finished_at = _now()
+    night.finished_at = utc_now()
     night.wall_s = round(time.perf_counter() - started, 3)
     with Index.open() as index:
         nightstore.save(index, night)
@@ -193,7 +194,7 @@ def _stage(night: NightRecord, name: str) -> None:
 
 def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightOptions, say: Say,
             subscribers: list[events.Subscriber]) -> None:
-    from sleep.harvest import HarvestOptions, harvest
+    from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.mine import MineOptions, mine
 
     _stage(night, "harvest")

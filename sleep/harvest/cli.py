@@ -45,7 +45,7 @@ def _harvest_args(p: argparse.ArgumentParser) -> None:
 
 
 def _duration(text: str):
-    from sleep.harvest import parse_duration
+    from sleep.harvest.harvester import parse_duration
 
     try:
         return parse_duration(text)
@@ -55,7 +55,7 @@ def _duration(text: str):
 
 @commands.command("harvest", "read new transcript lines into the index (redacted, incremental)", _harvest_args)
 def cmd_harvest(args: argparse.Namespace) -> int:
-    from sleep.harvest import HarvestOptions, harvest
+    from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.hosts import home_flags
 
     for _flag, flag, home in home_flags():

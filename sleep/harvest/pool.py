@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from sleep.harvest.offsets import head_digest
 from sleep.harvest.reader import ParseContext, ParseStats, open_binary
 from sleep.harvest.sources import ParseResult, Source, SourceFile
+from sleep.offsets import head_digest
 from sleep.redact import Redactor
 from sleep.sessions import Session
 

@@ -134,8 +134,8 @@ def _review_args(p: argparse.ArgumentParser) -> None:
 @commands.command("review", "list the current project's pending proposals, one line each (stale ones say why)", _review_args)
 @_user_errors
 def cmd_review(args: argparse.Namespace) -> int:
-    from sleep.project import listing_project
     from sleep.index import Index
+    from sleep.project import listing_project
     from sleep.proposals import review, store
 
     with Index.open() as index:

@@ -27,8 +27,9 @@ from typing import Any
 
 import orjson
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.lock import FileLock, LockBusy
 
 LOCK_WAIT_S = 60.0
@@ -71,7 +72,7 @@ def begin(index: Index, kind: str, proposal_id: str, repo_dir: str, lock_path: P
         cur = index.conn.execute(
             "INSERT INTO operations (kind, proposal_id, repo_dir, lock_path, started_at, pid, data, saved)"
             " VALUES (?,?,?,?,?,?,?,?)",
-            (kind, proposal_id, repo_dir, str(lock_path), _now(), os.getpid(), orjson.dumps(data), saved))
+            (kind, proposal_id, repo_dir, str(lock_path), utc_now(), os.getpid(), orjson.dumps(data), saved))
     return Operation(int(cur.lastrowid), kind, proposal_id, repo_dir, str(lock_path), "begun", dict(data), saved)
 
 

@@ -106,12 +106,12 @@ def remember(index: Index, values: Iterable[str]) -> int:
     key = load_key(index.path, create=True)
     assert key is not None
     kid = key_id(key)
-    from sleep.index import _now
+    from skillopt_core.timestamps import utc_now
 
     before = index.conn.total_changes
     index.conn.executemany(
         "INSERT OR IGNORE INTO secret_hashes (digest, anchor, length, key_id, first_seen) VALUES (?,?,?,?,?)",
-        [(value_digest(key, p), anchor_digest(key, p[:ANCHOR_CHARS]), len(p), kid, _now()) for p in sorted(wanted)])
+        [(value_digest(key, p), anchor_digest(key, p[:ANCHOR_CHARS]), len(p), kid, utc_now()) for p in sorted(wanted)])
     return index.conn.total_changes - before
 
 

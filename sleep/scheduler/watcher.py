@@ -32,7 +32,8 @@ from watchdog.events import (
 )
 from watchdog.observers import Observer
 
-from sleep.index import Index, _now
+from skillopt_core.timestamps import utc_now
+from sleep.index import Index
 from sleep.scheduler.noted import note
 from sleep.scheduler.roots import Root, transcript_roots
 
@@ -188,14 +189,14 @@ class Watcher:
                     next_beat = time.monotonic() + self.heartbeat_s
             self._flush(index)
             with index.transaction():
-                index.conn.execute("UPDATE watch_epochs SET stopped_at = ? WHERE id = ?", (_now(), self.epoch_id))
+                index.conn.execute("UPDATE watch_epochs SET stopped_at = ? WHERE id = ?", (utc_now(), self.epoch_id))
         except Exception:
             log.exception("the watcher stopped on an error; nights fall back to the full scan")
         finally:
             index.close()
 
     def _open_epoch(self, index: Index) -> None:
-        now = _now()
+        now = utc_now()
         with index.transaction():
             cur = index.conn.execute(
                 "INSERT INTO watch_epochs (pid, hostname, started_at, heartbeat_at, heartbeat_s, roots, anchors)"
@@ -228,7 +229,7 @@ class Watcher:
         self._sync_roots(index)
         try:
             with index.transaction():
-                index.conn.execute("UPDATE watch_epochs SET heartbeat_at = ? WHERE id = ?", (_now(), self.epoch_id))
+                index.conn.execute("UPDATE watch_epochs SET heartbeat_at = ? WHERE id = ?", (utc_now(), self.epoch_id))
         except Exception as exc:
             log.info("heartbeat not written (%s); next time", exc)
 
@@ -256,13 +257,13 @@ class Watcher:
                 continue
             # Changes from now on are certain to be noted (the watch is in place): a full scan
             # that starts later anchors the host.
-            self._watches[path] = (root, watch, ident, _now())
+            self._watches[path] = (root, watch, ident, utc_now())
             changed = True
         if changed:
             self._write_roots(index)
 
     def _bump_all(self, index: Index) -> None:
-        now = _now()
+        now = utc_now()
         for path, (root, watch, ident, _since) in list(self._watches.items()):
             self._watches[path] = (root, watch, ident, now)
         self._write_roots(index)

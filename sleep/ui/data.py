@@ -205,8 +205,8 @@ def _process_gone(project: Any) -> bool:
     settled by the next command that writes."""
     if not isinstance(project, str) or not project:
         return False
-    from sleep.nightstore import night_lock_path
     from sleep.lock import FileLock
+    from sleep.nightstore import night_lock_path
 
     try:
         return not FileLock(night_lock_path(project)).held()

@@ -102,15 +102,6 @@ def slugify(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
-def is_under(path: str | None, root: str) -> bool:
-    """True if ``path`` is ``root`` or inside it (lexically, after normalising)."""
-    if not path:
-        return False
-    p = os.path.normcase(os.path.normpath(path))
-    r = os.path.normcase(os.path.normpath(root))
-    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
-
-
 def scan_dir(path: Path | str, stats: ParseStats) -> list[os.DirEntry[str]]:
     """Entries of a directory, or [] (counted) if it cannot be listed."""
     try:
