@@ -123,7 +123,13 @@ def nights(index: Index, project: str | None = None, limit: int = 50, *,
            within: str | None = None) -> list[NightRecord]:
     """Nights, newest first (of ``project`` when given; of the projects at or below the
     folder ``within`` when given, the CLI's default scope)."""
-    cond, args = within_sql("project", within) if within else ("project = ?", [project]) if project else ("1=1", [])
+    args: list[object]
+    if within:
+        cond, args = within_sql("project", within)
+    elif project:
+        cond, args = "project = ?", [project]
+    else:
+        cond, args = "1=1", []
     sql = f"SELECT report FROM cycles WHERE {cond} ORDER BY started_at DESC LIMIT ?"
     args.append(limit)
     known = set(NightRecord.__dataclass_fields__)

@@ -197,6 +197,10 @@ def out_of_scope(config: ServerConfig, what: str, project: str | None) -> ToolEr
                      f"server's projects ({_roots_text(config.projects)}); start a server with --project for it.")
 
 
+@typing.overload
+def project(config: ServerConfig, text: str | None, *, required: typing.Literal[True] = True) -> Path: ...
+@typing.overload
+def project(config: ServerConfig, text: str | None, *, required: bool) -> Path | None: ...
 def project(config: ServerConfig, text: str | None, *, required: bool = True) -> Path | None:
     """The project a call is about: the one named (an existing folder within the server's
     projects), else the only configured one."""

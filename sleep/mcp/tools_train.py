@@ -60,7 +60,9 @@ def visible(config: ServerConfig, job: jobs.JobRecord) -> bool:
     """Whether this server shows ``job``: a night of one of its projects, or a run in its output folders."""
     if job.spec.kind == "sleep_run":
         return guards.in_scope(config, job.spec.project)
-    return bool(job.spec.run_dir) and guards.inside(Path(job.spec.run_dir), config.outputs)
+    if not job.spec.run_dir:
+        return False
+    return guards.inside(Path(job.spec.run_dir), config.outputs)
 
 
 def visible_jobs(config: ServerConfig) -> list[jobs.JobRecord]:
