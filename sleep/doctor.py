@@ -202,7 +202,8 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the checks as a JSON list")
 
 
-@commands.command("doctor", "check this machine: data folder, index, backends, local model, hosts, sandbox, scheduler", _args)
+@commands.command("doctor", "check this machine: data folder, index, backends, local model, hosts, sandbox, scheduler",
+                  _args)
 def cmd_doctor(args: argparse.Namespace) -> int:
     from sleep.commands import version
 

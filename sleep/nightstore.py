@@ -145,6 +145,7 @@ def count(index: Index) -> int:
 def last_completed(index: Index, project: str) -> NightRecord | None:
     """The newest night of ``project`` that trained or found nothing to do (not failed or interrupted)."""
     for night in nights(index, project, limit=20):
-        if night.outcome in ("staged", "would_stage", "already_proposed", "no_improvement", "idle") and not night.dry_run:
+        settled = ("staged", "would_stage", "already_proposed", "no_improvement", "idle")
+        if night.outcome in settled and not night.dry_run:
             return night
     return None

@@ -162,7 +162,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             first = first[:57] + "..."
         kind = " (subagent)" if s.is_subagent else ""
         echo(f"{(s.started_at or '?')[:16]:<16}  {s.host:<14} {s.session_id[:36]:<36} "
-              f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  {first}")
+              f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  "
+              f"{first}")
     if len(sessions) > args.limit:
         print(f"... {len(sessions) - args.limit} more (use --limit or --json)")
     return 0
