@@ -9,10 +9,10 @@ group instead (docs/writing-a-plugin.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from skillopt_core.registry import LazyRegistry
 from skillopt_core.backends.base import (
     Backend,
     BackendConfigError,
@@ -26,6 +26,7 @@ from skillopt_core.backends.base import (
     Role,
     Usage,
 )
+from skillopt_core.registry import LazyRegistry
 
 __all__ = [
     "Backend",

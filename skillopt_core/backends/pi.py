@@ -130,7 +130,7 @@ def parse_events(stdout: str, workdir: Path | None = None) -> PiOutput:
             if isinstance(msg.get("model"), str):
                 found.model = msg["model"]
             usage = _dict(msg.get("usage"))
-            found.input_tokens += _num(usage.get("input")) + _num(usage.get("cacheRead")) + _num(usage.get("cacheWrite"))
+            found.input_tokens += sum(_num(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite"))
             found.output_tokens += _num(usage.get("output"))
             money = _dict(usage.get("cost"))
             if isinstance(money.get("total"), (int, float)):

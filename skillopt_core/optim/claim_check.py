@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
-from typing import Sequence
 
 THRESHOLD = 0.5
 """A sentence with a claim probability at or above this is refused."""

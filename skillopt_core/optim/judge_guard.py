@@ -51,11 +51,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("claims compliance",
      re.compile(r"\b(?:fully|completely|100%)\s+(?:compliant|correct|satisf(?:ies|ying|actory))\b", re.I)),
     ("claims compliance",
-     re.compile(r"\b(?:state|claim|say|declare|assert|write|add|end with|note|mention)\b[^.]{0,30}?\b(?:that\s+)?(?:the|your|this)\s+(?:answer|response|output)\s+(?:is\s+(?:correct|complete|compliant|right)|meets|satisfies|passes|fulfils|fulfills)", re.I)),
+     re.compile(r"\b(?:state|claim|say|declare|assert|write|add|end with|note|mention)\b[^.]{0,30}?"
+                r"\b(?:that\s+)?(?:the|your|this)\s+(?:answer|response|output)\s+"
+                r"(?:is\s+(?:correct|complete|compliant|right)|meets|satisfies|passes|fulfils|fulfills)", re.I)),
     ("instructs about grading",
      re.compile(rf"\b{_GRADER}\b", re.I)),
     ("instructs about grading",
-     re.compile(r"\b(?:full marks|full credit|maximum score|highest score|perfect score|score (?:well|highly|higher)|be graded|gets? graded|graded as|marked (?:as )?correct)\b", re.I)),
+     re.compile(r"\b(?:full marks|full credit|maximum score|highest score|perfect score|score "
+                r"(?:well|highly|higher)|be graded|gets? graded|graded as|marked (?:as )?correct)\b", re.I)),
 )
 
 _WORD = re.compile(r"[a-z0-9']+")

@@ -10,14 +10,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from skillopt_core.optim.aggregate import Patch
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.structured import complete_json
+from skillopt_core.optim.aggregate import Patch
+
 
 def rank_schema(n: int) -> dict:
     return {
         "type": "object",
-        "properties": {"order": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": n}, "maxItems": n}},
+        "properties": {"order": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": n},
+                                 "maxItems": n}},
         "required": ["order"],
     }
 
@@ -52,11 +54,13 @@ def order_from_ranking(patches: list[Patch], order: list[int]) -> list[Patch]:
     return ranked + rank_by_support(rest)
 
 
-async def select(optimizer: Backend | None, patches: list[Patch], budget: int, *, use_model: bool, skill_text: str = "", max_tokens: int = 256) -> Selection:
+async def select(optimizer: Backend | None, patches: list[Patch], budget: int, *, use_model: bool,
+                 skill_text: str = "", max_tokens: int = 256) -> Selection:
     if len(patches) <= budget:
         return Selection(list(patches), "all", ranked=tuple(patches))
     if use_model and optimizer is not None:
-        listing = "\n".join(f"{i + 1}. {json.dumps(p.edit.to_dict(), ensure_ascii=False)}" for i, p in enumerate(patches))
+        listing = "\n".join(f"{i + 1}. {json.dumps(p.edit.to_dict(), ensure_ascii=False)}"
+                            for i, p in enumerate(patches))
         request = CompletionRequest.single(
             f"Skill:\n```markdown\n{skill_text.strip()[:6000]}\n```\n\nEdits:\n{listing}\n\nRank them.",
             system=RANK_SYSTEM, max_tokens=max_tokens, role="optimizer", stage="rank",

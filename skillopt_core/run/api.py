@@ -27,8 +27,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -53,7 +54,8 @@ Splitter = Callable[[Sequence[Task]], Dataset]
 # Settings whose change makes a resumed run a different experiment.
 EXPERIMENT_KEYS = (
     "env", "skill.init", "train.seed", "train.batch_size", "train.steps_per_epoch", "train.samples_per_item",
-    "evaluation.gate_metric", "evaluation.gate_policy", "evaluation.val_limit", "evaluation.screen_items", "evaluation.remeasure", "evaluation.holdout_judge",
+    "evaluation.gate_metric", "evaluation.gate_policy", "evaluation.val_limit", "evaluation.screen_items",
+    "evaluation.remeasure", "evaluation.holdout_judge",
     "model.backend", "model.target_backend", "model.optimizer_backend", "model.judge_backend",
     "model.target", "model.optimizer", "model.judge", "model.temperature", "model.target_max_tokens",
 )
@@ -85,21 +87,23 @@ def resume_settings(run_path: str | Path, overrides: Sequence[str] = ()) -> Sett
     """The settings a run was started with (its config.yaml), plus overrides."""
     config = Path(run_path) / "config.yaml"
     if not config.exists():
-        raise FileNotFoundError(f"{run_path} is not a run directory (no config.yaml). Pass the folder printed as 'Run directory'.")
+        raise FileNotFoundError(f"{run_path} is not a run directory (no config.yaml). Pass the folder printed as 'Run "
+                                f"directory'.")
     return load_settings(config, overrides)
 
 
 def _with_overrides(settings: Settings, overrides: Sequence[str]) -> Settings:
     if not overrides:
         return settings
-    data, origin = settings.to_dict(), {}
+    data, origin = settings.to_dict(), dict[tuple, str]()
     apply_overrides(data, overrides, origin)
     return validate_settings(data, origin)
 
 
 def tasks_fingerprint(tasks: Iterable[Task]) -> str:
     """Changes when any task's id, prompt, context, reference or judge changes."""
-    rows = sorted(json.dumps([t.id, t.prompt, t.context, t.reference, t.judge], sort_keys=True, default=str) for t in tasks)
+    rows = sorted(json.dumps([t.id, t.prompt, t.context, t.reference, t.judge], sort_keys=True,
+                             default=str) for t in tasks)
     return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
 
 
@@ -144,7 +148,8 @@ def _saved_dataset(run_dir: RunDir, tasks: Sequence[Task], force: bool) -> Datas
     dataset = Dataset(parts["train"], parts["val"], parts["test"])
     changed = missing or tasks_fingerprint([t for p in parts.values() for t in p]) != saved.get("fingerprint")
     if changed and not force:
-        detail = f"{len(missing)} of the run's tasks are gone" if missing else "some tasks' prompts, references or judges changed"
+        detail = (f"{len(missing)} of the run's tasks are gone" if missing
+                  else "some tasks' prompts, references or judges changed")
         raise ConfigError(
             f"The tasks changed since run {run_dir.path} started ({detail}); resuming would mix two experiments. "
             "Start a new run, or pass --force to resume anyway with today's tasks."
@@ -208,8 +213,8 @@ class TrainingRun:
         if self._cancel_requested:
             self._task.cancel()
         try:
-            self.summary = await asyncio.shield(self._task)
-            return self.summary
+            self.summary = summary = await asyncio.shield(self._task)
+            return summary
         except asyncio.CancelledError:
             if self._task.done():
                 finished = self._trainer.returned
@@ -277,7 +282,8 @@ def prepare_training(
     ledger = UsageLedger()
     if resume is not None:
         if tasks is not None or seed_skill is not None or candidate_edits:
-            raise ValueError("A resumed run keeps its own tasks, seed skill and caller edits (they are in its directory); "
+            raise ValueError("A resumed run keeps its own tasks, seed skill and caller edits (they are in its "
+                             "directory); "
                              "pass only resume=, settings and backends.")
         run_dir = RunDir(Path(resume))
         saved = resume_settings(run_dir.path)
@@ -308,7 +314,7 @@ def prepare_training(
         elif splitter is not None and resume is None:
             dataset = splitter(all_tasks)
         else:
-            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=settings.env.split_ratio)
         atomic_write_json(run_dir.path / "dataset.json", _dataset_record(dataset))
         if not (run_dir.path / "tasks.jsonl").exists():  # caller tasks are written there already
             _write_items(run_dir.path / "items.jsonl", dataset)
@@ -330,7 +336,8 @@ def _check_seed(seed_skill: str | Path | Skill | None) -> None:
         try:
             text = seed_skill.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise SkillParseError(f"{seed_skill}: not UTF-8 text (byte {exc.start}); save the skill as UTF-8.") from None
+            raise SkillParseError(
+                f"{seed_skill}: not UTF-8 text (byte {exc.start}); save the skill as UTF-8.") from None
         Skill.parse(text, source=str(seed_skill))
     else:
         Skill.parse(str(seed_skill), source="seed_skill")
@@ -380,7 +387,7 @@ async def evaluate(
     run_dir = RunDir.create(settings.output.root, settings.env.name, f"eval-{settings.output.run_id or new_run_id()}")
     atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
     bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
-    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
     limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
     tasks = list(data.split(split))[:limit] if limit else list(data.split(split))
     if not tasks:
@@ -404,7 +411,8 @@ async def evaluate(
     failed = sum(r.failed for r in results)
     bus.emit(ev.RolloutDone(0, 0, split, hard, len(results), sum(r.cached for r in results), label, failed))
     summary = {
-        "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split, "skill": str(skill_path or "seed skill"),
+        "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split,
+        "skill": str(skill_path or "seed skill"),
         "skill_hash": skill.hash, "n_items": len(tasks), "hard": hard, "soft": soft, "failed_items": failed,
         "per_item": per_item(results, "hard"), "usage": runtime.ledger.totals(),
     }

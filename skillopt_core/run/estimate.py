@@ -37,7 +37,8 @@ the baseline and one full step, the run would stop before its first gate.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from skillopt_core.backends.pricing import price_for
 from skillopt_core.run.config import Settings
@@ -49,6 +50,10 @@ FREE_BACKENDS = ("local",)
 # Backends that report each call's cost themselves (the claude CLI's total_cost_usd): a dollar
 # cap sees their calls even when the estimate cannot price them in advance.
 SELF_PRICED_BACKENDS = ("claude-code",)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def _unwrap(backend: Any, attr: str) -> Any:
@@ -64,7 +69,7 @@ def _unwrap(backend: Any, attr: str) -> Any:
 
 def _judge_calls_model(spec: Any) -> bool:
     """Whether a judge spec (or a list of them) includes a judge that calls a model."""
-    from skillopt_core.tasks.judges.spec import _resolve_type  # noqa: PLC0415 (the registry, read-only)
+    from skillopt_core.tasks.judges.spec import _resolve_type
 
     if isinstance(spec, list):
         return any(_judge_calls_model(s) for s in spec)
@@ -168,7 +173,8 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
             shown = f"${amount:.4f}" if key == "max_usd" else f"{amount}"
             left = f"${limit - spent:.4f}" if key == "max_usd" else f"{limit - spent}"
             warnings.append(
-                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full step need (≈ {shown}): "
+                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full "
+                f"step need (≈ {shown}): "
                 f"the run will stop before its first gate and learn nothing. Raise budget.{key}, or lower "
                 "train.batch_size / evaluation.val_limit.")
     unseen = [r for r in unpriced if _unwrap(backends.get(r), "name") not in SELF_PRICED_BACKENDS]
@@ -177,13 +183,14 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
                         "price for their model): those calls add $0 and only max_calls / max_tokens stop them.")
     out = {
         "calls": calls(total), "usd": usd(total), "tokens": tokens(total),
-        "by_role": {r: {"calls": math.ceil(total[r]), "usd_per_call": None if price[r] is None else round(price[r], 6)}
+        "by_role": {r: {"calls": math.ceil(total[r]), "usd_per_call": _rounded(price[r])}
                     for r in ROLES if total[r] > 0},
         "steps": steps, "one_step": {"calls": calls(one_step), "usd": usd(one_step)},
         "baseline": {"calls": calls(baseline), "usd": usd(baseline)},
         "unpriced_roles": unpriced, "warnings": warnings,
         "basis": (f"{steps} steps × (batch {B} × {S} sample(s) + {optimizer_calls} optimizer calls + screen {screen} "
-                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully gated a new "
+                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully "
+                  f"gated a new "
                   "candidate (cached rollouts, unchanged candidates, early stops and screen rejects spend less; "
                   "re-measures after accepts more)"),
     }

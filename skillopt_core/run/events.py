@@ -12,9 +12,12 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
+
+from skillopt_core.timestamps import utc_now
 
 log = logging.getLogger(__name__)
 
@@ -169,12 +172,6 @@ class RunEnd(Event):
 Subscriber = Callable[[Event], None]
 
 
-def utc_now() -> str:
-    ns = time.time_ns()
-    secs, rest = divmod(ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest // 1_000_000:03d}Z"
-
-
 class EventBus:
     """Delivers each event, stamped with the run id and time, to every subscriber in order."""
 
@@ -199,8 +196,8 @@ class EventBus:
                 log.warning("event subscriber %r raised %s; detached", fn, exc, exc_info=True)
                 self.unsubscribe(fn)
                 broken.append((fn, exc))
-        for fn, exc in broken:
-            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(exc).__name__}: {exc}; "
+        for fn, error in broken:
+            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(error).__name__}: {error}; "
                                         "it was detached and the run goes on"))
         return event
 

@@ -26,7 +26,8 @@ Guarantees (each has its test):
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
   update), or, after a re-measured accept, by the skill that just passed the
-  gate against the best skill itself on the same items and seeds. ``state.best_source`` / ``best_reason`` and each history record say
+  gate against the best skill itself on the same items and seeds.
+  ``state.best_source`` / ``best_reason`` and each history record say
   which skill is best and why.
 - **One bad item is not a failed run.** Items whose call failed score 0 and
   are counted; systemic failures stop the run with ``status="failed"``, a
@@ -44,17 +45,22 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from skillopt_core.backends import BackendError
-from skillopt_core.evaluation.gate import GateDecision, GateSettings, TIE_EPSILON, decide, decide_early
+from skillopt_core.evaluation.gate import TIE_EPSILON, GateDecision, GateSettings, decide, decide_early
 from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
 from skillopt_core.optim.aggregate import Patch, aggregate
-from skillopt_core.optim.judge_guard import JudgeGuard, own_words, rubric_texts
 from skillopt_core.optim.epoch import (
-    SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance,
+    SLOW_UPDATE_BLOCK,
+    compare_items,
+    summarize_comparison,
+    write_meta_notes,
+    write_slow_update_guidance,
 )
+from skillopt_core.optim.judge_guard import JudgeGuard, Refusal, own_words, rubric_texts
 from skillopt_core.optim.reflect import reflect
 from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
 from skillopt_core.optim.select import select
@@ -79,7 +85,8 @@ def load_notices(env, cache: RolloutCache) -> list[ev.Notice]:
     if problems:
         notes.append(ev.Notice("warning", f"{len(problems)} task records skipped while loading; first: {problems[0]}"))
     if cache.skipped_lines:
-        notes.append(ev.Notice("warning", f"{cache.skipped_lines} unreadable rollout-cache lines ignored (they are re-run)"))
+        notes.append(ev.Notice("warning",
+                               f"{cache.skipped_lines} unreadable rollout-cache lines ignored (they are re-run)"))
     return notes
 
 
@@ -116,7 +123,8 @@ class Trainer:
             except (JudgeError, ValueError, TypeError) as exc:
                 raise ValueError(f"evaluation.holdout_judge is not a valid judge spec: {exc}") from exc
             self.val = [replace(t, judge=ev_.holdout_judge) for t in self.val]
-        self.steps_per_epoch = settings.train.steps_per_epoch or max(1, math.ceil(len(dataset.train) / settings.train.batch_size))
+        self.steps_per_epoch = (settings.train.steps_per_epoch
+                                or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
@@ -144,7 +152,8 @@ class Trainer:
                        stop_when: Callable[[Mapping[str, float]], bool] | None = None,
                        seed: int | None = None) -> list[RolloutResult]:
         t = self.s.train
-        self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers, label))
+        self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers,
+                                     label))
 
         def progress(done: int, total: int) -> None:
             self._emit(ev.RolloutProgress(self._step, phase, done, total, label))
@@ -181,7 +190,8 @@ class Trainer:
         stop_when = None
         if self.s.evaluation.early_stop:
             def stop_when(partial: Mapping[str, float]) -> bool:
-                return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores, dict(partial)) is not None
+                return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores,
+                                                                     dict(partial)) is not None
         results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
@@ -226,7 +236,8 @@ class Trainer:
         state.gate_round += 1
         return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
 
-    async def _screen(self, candidate: Skill, batch: Sequence[Task], results: Sequence[RolloutResult]) -> dict[str, Any]:
+    async def _screen(self, candidate: Skill, batch: Sequence[Task],
+                      results: Sequence[RolloutResult]) -> dict[str, Any]:
         """The candidate on the first ``evaluation.screen_items`` items of the
         step's train batch, against the current skill's rollouts of this step
         on the same items and seeds. Ties pass: the screen only stops a
@@ -245,7 +256,8 @@ class Trainer:
             return got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON
 
         stop_when = certain if self.s.evaluation.early_stop else None
-        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when), metric)
+        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when),
+                        metric)
         got = math.fsum(cand.values())
         passed = got >= bar - TIE_EPSILON
         n = len(tasks)
@@ -268,7 +280,8 @@ class Trainer:
         if beat_best:
             reason = f"passed the gate against the best skill (paired); re-measured full val {val:.3f}"
         else:
-            reason = f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None else f"full val {val:.3f}"
+            reason = (f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None
+                      else f"full val {val:.3f}")
         state.best_skill, state.best_val, state.best_source, state.best_reason = skill_text, val, source, reason
         self._emit(ev.BestChanged(self._step, source, val, previous, reason))
 
@@ -333,8 +346,10 @@ class Trainer:
             await self._train()
             if self.s.evaluation.eval_test and self.test:
                 self._step = 0
-                initial_test = mean_score(await self._rollout(Skill.parse(self.state.initial_skill), self.test, "test", "test initial"), self.s.evaluation.gate_metric)
-                best_test = mean_score(await self._rollout(Skill.parse(self.state.best_skill), self.test, "test", "test best"), self.s.evaluation.gate_metric)
+                initial_test = mean_score(await self._rollout(Skill.parse(self.state.initial_skill), self.test, "test",
+                                                              "test initial"), self.s.evaluation.gate_metric)
+                best_test = mean_score(await self._rollout(Skill.parse(self.state.best_skill), self.test, "test",
+                                                           "test best"), self.s.evaluation.gate_metric)
         except BudgetExceeded as exc:
             status, error = "budget_exhausted", str(exc)
         except BackendError as exc:
@@ -360,7 +375,8 @@ class Trainer:
         if status != "completed":
             where = f"after step {state.global_step}" if state.global_step else "before its first step finished"
             advice = {
-                "budget_exhausted": "resume with a larger budget (--set budget.max_calls=N, budget.max_tokens=N or budget.max_usd=D)",
+                "budget_exhausted": "resume with a larger budget (--set budget.max_calls=N, budget.max_tokens=N or "
+                                    "budget.max_usd=D)",
                 "cancelled": "resume it",
                 "failed": "fix the cause, then resume",
             }[status]
@@ -372,7 +388,8 @@ class Trainer:
         summary = RunSummary(
             self.run_dir.run_id, str(self.run_dir.path), status, state.global_step, self.total_steps,
             state.initial_val, state.best_val, initial_test, best_test, self.rt.ledger.totals(),
-            sum(1 for h in history if h["action"].startswith("accept")), sum(1 for h in history if h["action"] == "reject"),
+            sum(1 for h in history if h["action"].startswith("accept")),
+            sum(1 for h in history if h["action"] == "reject"),
             state.best_source, state.best_reason, error, self._failed_items, self._estimate,
         )
         atomic_write_json(self.run_dir.summary_path, summary.to_dict())
@@ -398,6 +415,7 @@ class Trainer:
             self._save_state(state)
         while True:
             state = self.state
+            assert state is not None
             streak = self._non_accepting_streak(state)
             if self.s.train.patience and streak >= self.s.train.patience and state.global_step < self.total_steps:
                 self._emit(ev.Notice("info", (
@@ -462,8 +480,10 @@ class Trainer:
             tasks = list(batch[:n])
             margins = {}
             for k in alive:
-                scores = per_item(await self._rollout(options[k][1].skill, tasks, "screen", f"halving: candidate {k + 1}, {n} items"), metric)
-                margins[k] = math.fsum(scores.values()) - math.fsum(base.get(t.id, 0.0) for t in tasks if t.id in scores)
+                label = f"halving: candidate {k + 1}, {n} items"
+                scores = per_item(await self._rollout(options[k][1].skill, tasks, "screen", label), metric)
+                margins[k] = math.fsum(scores.values()) - math.fsum(
+                    base.get(t.id, 0.0) for t in tasks if t.id in scores)
             keep = max(1, math.ceil(len(alive) / 2)) if r < rungs - 1 else 1
             alive = sorted(alive, key=lambda k: (-margins[k], k))[:keep]
             record["rungs"].append({"items": n, "margins": {str(k + 1): m for k, m in margins.items()},
@@ -505,7 +525,7 @@ class Trainer:
         timings["reflect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         caller = self.caller_edits if gs == 0 else []
-        proposed, refused = refl.edits + caller, []
+        proposed, refused = refl.edits + caller, list[Refusal]()
         if self.guard is not None:
             proposed, refused = self.guard.split(proposed)
             for r in refused:
@@ -518,13 +538,15 @@ class Trainer:
             "invalid_replies": refl.invalid_replies, "problems": refl.problems,
             "merge_used_model": agg.used_model, "merge_fallback": agg.fallback_reason, "merge_dropped": agg.dropped,
         })
-        self._emit(ev.PatchesGenerated(step, total, len(agg.patches), refl.invalid_replies, refl.skipped_edits, len(caller)))
+        self._emit(ev.PatchesGenerated(step, total, len(agg.patches), refl.invalid_replies, refl.skipped_edits,
+                                       len(caller)))
         timings["aggregate"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
         budget = edit_budget(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate)
         budget_text = describe_budget(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate)
-        sel = await select(self.rt.optimizer, agg.patches, budget, use_model=o.rank_with_model, skill_text=current.render())
+        sel = await select(self.rt.optimizer, agg.patches, budget, use_model=o.rank_with_model,
+                           skill_text=current.render())
         self._emit(ev.EditsSelected(step, total, len(sel.selected), len(agg.patches), budget, budget_text))
         selected = [p.edit for p in sel.selected]
         applied = apply_edits(current, selected)
@@ -533,7 +555,7 @@ class Trainer:
             selected, applied, halving = await self._halving(current, selected, applied, sel.ranked, batch, results)
             atomic_write_json(sdir / "halving.json", halving)
         outcomes = Counter(oc.status for oc in applied.outcomes)
-        self._emit(ev.EditsApplied(step, total, dict(outcomes)))
+        self._emit(ev.EditsApplied(step, total, {str(status): n for status, n in outcomes.items()}))
         atomic_write_json(sdir / "selected.json", {
             "budget": budget, "budget_text": budget_text, "ranked_by": sel.ranked_by, "note": sel.note,
             "edits": [{**oc.edit.to_dict(), "status": oc.status, "detail": oc.detail,
@@ -561,7 +583,8 @@ class Trainer:
             if screen is not None and not screen["passed"]:
                 action, reason = "reject", screen["reason"]
             else:
-                decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate", round_seed)
+                decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate",
+                                                         round_seed)
                 action, reason = ("accept" if decision.accept else "reject"), decision.reason
         gate_record = decision.to_dict() if decision else {"action": action, "reason": reason}
         atomic_write_json(sdir / "gate.json", {**gate_record, "screen": screen} if screen else gate_record)
@@ -621,7 +644,8 @@ class Trainer:
         notes_written = False
         if o.use_meta_skill and not last:
             records = [h for h in state.history if h["epoch"] == epoch + 1]
-            reply = await write_meta_notes(self.rt.optimizer, records, state.meta_notes, self.s.model.optimizer_max_tokens)
+            reply = await write_meta_notes(self.rt.optimizer, records, state.meta_notes,
+                                           self.s.model.optimizer_max_tokens)
             mdir = self.run_dir.meta_skill_dir(epoch + 1)
             if reply.text:
                 state.meta_notes = reply.text
@@ -645,7 +669,8 @@ class Trainer:
             self.s.model.optimizer_max_tokens,
         )
         sdir = self.run_dir.slow_update_dir(epoch + 1)
-        record: dict[str, Any] = {"groups": groups, "summary": summarize_comparison(groups), "guidance": reply.text, "error": reply.error}
+        record: dict[str, Any] = {"groups": groups, "summary": summarize_comparison(groups), "guidance": reply.text,
+                                  "error": reply.error}
         action, candidate = "none", None
         refusal = self.guard.reason(reply.text) if self.guard is not None and reply.text else None
         if refusal:
@@ -660,14 +685,16 @@ class Trainer:
             if candidate.hash == current.hash:
                 action = "no_change"
             elif self.s.optimizer.slow_update_gate:
-                decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}), "gate slow update",
+                decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}),
+                                                    "gate slow update",
                                                     self._round_seed(state.gate_round))
                 record["gate"] = decision.to_dict()
                 action = "accept" if decision.accept else "reject"
             else:
                 action = "accept_ungated"
             if action.startswith("accept"):
-                beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
+                beat_best = (action == "accept" and self.s.evaluation.remeasure
+                             and state.best_skill == state.current_skill)
                 scores = await self._accepted_scores(state, candidate, scores, "val slow update", action == "accept")
                 state.current_skill, state.current_scores = candidate.render(), scores
                 self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}", beat_best)

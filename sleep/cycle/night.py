@@ -12,7 +12,7 @@ never in the project. One night per project at a time (a lock). The record is
 saved at each stage, with its run directory before the replay starts and its
 spend after each model call, so a night that dies keeps what it did and
 spent; its ``running`` record shows as ``interrupted`` as soon as its lock is
-free (:func:`sleep.cycle.store.settle_dead`), and it leaves no partial branch
+free (:func:`sleep.nightstore.settle_dead`), and it leaves no partial branch
 (staging is journalled). A full disk or an unwritable data directory stops the
 night with :class:`sleep.storage.StorageError` (recorded when the index can
 still be written).
@@ -28,38 +28,39 @@ import secrets
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from skillopt_core import Task, events, prepare_training
-from sleep import paths
-from sleep.redact import known as known_secrets
-from sleep.cycle import store
+from skillopt_core.timestamps import utc_now
+from sleep import nightstore, paths
+from sleep.cycle import multiskill
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
-from sleep.cycle.checkout import replay_checkout
-from sleep.cycle.preflight import check_night_settings
-from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits, with_own_words
-from sleep.proposals.errors import DuplicateProposal
-from sleep.rule_text import Style
-from sleep.cycle import multiskill
+from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
-from sleep.cycle.store import NightRecord
 from sleep.cycle.verdict import correction_outcomes, nothing_staged
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.lock import FileLock
-from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
+from sleep.nightstore import NightRecord
+from sleep.project import SeveralProjects, repository_root, resolve_project
+from sleep.proposals.errors import DuplicateProposal
 from sleep.redact import Redactor
-from sleep.replay.modes import as_text_judge, choose_mode
-from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.redact import known as known_secrets
+from sleep.replay.checkout import replay_checkout
 from sleep.replay.egress import EgressProxy
+from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.replay.modes import as_text_judge, choose_mode
 from sleep.replay.sandbox import cleanup_homes
+from sleep.rule_text import Style
+from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 
 Say = Callable[[str], None]
 
@@ -86,7 +87,7 @@ LOCK_GRACE_S = 0.25
 
 
 def night_lock(project: Path) -> FileLock:
-    return FileLock(store.night_lock_path(str(project)), what=f"night for {project}")
+    return FileLock(nightstore.night_lock_path(str(project)), what=f"night for {project}")
 
 
 def new_night_id() -> str:
@@ -111,10 +112,10 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
     lock = night_lock(project).acquire(max(opts.wait, LOCK_GRACE_S))
     try:
         with Index.open() as index:
-            if store.mark_interrupted(index, str(project)):
+            if nightstore.mark_interrupted(index, str(project)):
                 say("[Night] an earlier night of this project was interrupted; it is recorded as such")
-            night = NightRecord(new_night_id(), str(project), _now(), dry_run=opts.dry_run)
-            store.save(index, night)
+            night = NightRecord(new_night_id(), str(project), utc_now(), dry_run=opts.dry_run)
+            nightstore.save(index, night)
         started = time.perf_counter()
         try:
             _stages(night, project, config, opts, say, list(subscribers))
@@ -137,11 +138,11 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
 
 
 def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
-    """The project the night is for (:func:`sleep.cycle.project.resolve_project`). Outside a git
+    """The project the night is for (:func:`sleep.project.resolve_project`). Outside a git
     repository the sessions decide, so the folder's transcripts are harvested first."""
     if repository_root(folder) is None:
-        from sleep.harvest.offsets import STATUS_PEEK
-        from sleep.harvest import HarvestOptions, harvest
+        from sleep.harvest.harvester import HarvestOptions, harvest
+        from sleep.offsets import STATUS_PEEK
 
         harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))
         with Index.open() as index:
@@ -179,21 +180,21 @@ def _finish_if_possible(night: NightRecord, started: float) -> None:
 
 
 def _finish(night: NightRecord, started: float) -> None:
-    night.finished_at = _now()
+    night.finished_at = utc_now()
     night.wall_s = round(time.perf_counter() - started, 3)
     with Index.open() as index:
-        store.save(index, night)
+        nightstore.save(index, night)
 
 
 def _stage(night: NightRecord, name: str) -> None:
     night.stage = name
     with Index.open() as index:
-        store.save(index, night)
+        nightstore.save(index, night)
 
 
 def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightOptions, say: Say,
             subscribers: list[events.Subscriber]) -> None:
-    from sleep.harvest import HarvestOptions, harvest
+    from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.mine import MineOptions, mine
 
     _stage(night, "harvest")
@@ -219,7 +220,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
     records, members, sessions = _load(project)
     queue = multiskill.skill_groups(project, records, members, sessions, opts.skill)
     with Index.open() as index:
-        before = multiskill.previous_fingerprints(n for n in store.nights(index, str(project), limit=20)
+        before = multiskill.previous_fingerprints(n for n in nightstore.nights(index, str(project), limit=20)
                                                   if not n.dry_run)
     hosts = multiskill.hosts_of(sessions)
     taken = {g.choice.path for g in queue}
@@ -248,7 +249,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
                 _stage(night, stage)
             else:
                 with Index.open() as index:
-                    store.save(index, night)
+                    nightstore.save(index, night)
 
         spent = multiskill.budget_spent(config.core.budget, used)
         if spent:

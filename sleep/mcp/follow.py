@@ -15,8 +15,9 @@ and reports its elapsed time and the last line it wrote to stderr.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 

@@ -83,7 +83,6 @@ def _embedder(args: argparse.Namespace) -> Any:
     choice = args.embedder
     if choice is None:
         from skillopt_core import ConfigError
-
         from sleep.cycle.config import load_night_config
         try:
             choice = load_night_config().sleep.mine_embedder
@@ -99,7 +98,6 @@ def _assistant(args: argparse.Namespace) -> Any:
     if not args.optimizer and not args.config:
         return None
     from skillopt_core import BackendError, BackendSpec, ConfigError, create_backend, load_settings
-
     from sleep.mine.assist import Assistant
 
     try:

@@ -200,7 +200,7 @@ def tokens(ws: tuple[str, ...] | list[str], typos: dict[str, str], bigrams: bool
 def program(signature: str) -> tuple[str, str | None] | None:
     """``(program, subcommand)`` of a shell signature, wrappers unwrapped; None if empty."""
     parts = [p for p in signature.strip().split() if p]
-    while parts and ("=" in parts[0] and not parts[0].startswith("-") or parts[0] in ("sudo", "time", "nohup", "env", "exec")):
+    while parts and (("=" in parts[0] and not parts[0].startswith("-")) or parts[0] in ("sudo", "time", "nohup", "env", "exec")):
         parts = parts[1:]
     for _ in range(3):
         if len(parts) >= 3 and os.path.basename(parts[0]).startswith("python") and parts[1] == "-m":
@@ -319,7 +319,7 @@ class Features:
             self._alts_over_terms = sp.vstack([self.alts, self.terms]).tocsr()
         return self._alts_over_terms
 
-    def rows(self, idx: np.ndarray) -> "Features":
+    def rows(self, idx: np.ndarray) -> Features:
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
                         self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],

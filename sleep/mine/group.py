@@ -18,8 +18,8 @@ import numpy as np
 
 from sleep.mine import cluster as cl
 from sleep.mine.contrast import Contrast
-from sleep.mine.linkage import link
 from sleep.mine.features import FeatureParams, Features, featurize
+from sleep.mine.linkage import link
 from sleep.mine.select import PoolItem
 
 if TYPE_CHECKING:

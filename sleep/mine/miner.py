@@ -16,10 +16,10 @@ import hashlib
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
 from sleep.index import Index
 from sleep.lock import FileLock
@@ -75,10 +75,6 @@ class MineReport:
         return asdict(self)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
 def task_id_for(project: str, key: tuple[str, str, int]) -> str:
     """A new task's id: stable for the prompt it was first represented by."""
     raw = "\x1f".join([project, key[0], key[1], str(key[2])])
@@ -116,7 +112,7 @@ def mine(opts: MineOptions | None = None) -> MineReport:
     opts = opts or MineOptions()
     if opts.min_support < 1:
         raise ValueError(f"min_support must be at least 1, got {opts.min_support}")
-    started, t0 = _now(), time.perf_counter()
+    started, t0 = utc_now(), time.perf_counter()
     index_path = Path(opts.index_path) if opts.index_path else paths.index_path()
     report = MineReport(scope=f"project {opts.project}" if opts.project else "all projects",
                         method=opts.embedder.describe() if opts.embedder else "lexical")
@@ -146,7 +142,7 @@ def mine(opts: MineOptions | None = None) -> MineReport:
                 for plan in plans:
                     _assist(plan, opts, conn)
                 report.model = opts.assistant.report()
-            now = _now()
+            now = utc_now()
             with index.transaction():
                 for plan in plans:
                     for ref, items in plan.sessions:
@@ -162,7 +158,7 @@ def mine(opts: MineOptions | None = None) -> MineReport:
                 report.projects = len(plans)
                 report.tasks_total = _count_tasks(conn, opts.project)
                 report.elapsed_s = round(time.perf_counter() - t0, 4)
-                store.record_run(conn, started, _now(), report.to_dict())
+                store.record_run(conn, started, utc_now(), report.to_dict())
             return report
     finally:
         lock.release()

@@ -85,7 +85,7 @@ def run_refusal(run_dir: str | Path, live_text: str | None, report: ProposalRepo
         start = initial.read_bytes()
         if _sha(start) != _sha(live_text.encode("utf-8")):
             name = _front_name(start.decode("utf-8", "replace"))
-            return (f"the run was trained from another text than the live skill"
+            return ("the run was trained from another text than the live skill"
                     + (f" (its starting skill is {name!r})" if name else "")
                     + "; its candidate would replace the whole file and its scores say nothing about this skill. "
                     "Train from the live file (skillopt train --skill <it>) and propose that run")

@@ -31,11 +31,15 @@ import orjson
 from sleep import crashpoints, paths
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
-from sleep.proposals import journal
+from sleep.proposals import journal, store
 from sleep.proposals import message as msg
-from sleep.proposals import store
-from sleep.proposals.errors import (CandidateSecretError, DuplicateProposal, GitFailed, NotARepositoryError,
-                                    NothingToPropose)
+from sleep.proposals.errors import (
+    CandidateSecretError,
+    DuplicateProposal,
+    GitFailed,
+    NotARepositoryError,
+    NothingToPropose,
+)
 from sleep.proposals.lesson import duplicate_of, lesson_key
 from sleep.proposals.locate import SKILLS_MAIN, Location, locate, open_repo
 from sleep.proposals.model import Proposal, ProposalReport
@@ -106,7 +110,7 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     except BaseException:
         try:
             undo_staging(index, op)
-        except Exception:  # noqa: BLE001 - the journal record stays, and the next command undoes it
+        except Exception:
             pass
         raise
     crashpoints.reached("index row")

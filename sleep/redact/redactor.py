@@ -38,26 +38,68 @@ import functools
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Union
 
-from sleep.redact.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, KEYWORD_GATE_WORDS, QUICK_RX,
-                                               TELEGRAM_SECRET_LEN, detect_secrets_gate, detect_secrets_scanner,
-                                               ds_token_shape, keyword_gate, telegram_secret, token_gate)
+from sleep.redact.detect_secrets_layer import (
+    ARTIFACTORY_RX,
+    DISCORD_RX,
+    KEYWORD_GATE_WORDS,
+    QUICK_RX,
+    TELEGRAM_SECRET_LEN,
+    detect_secrets_gate,
+    detect_secrets_scanner,
+    ds_token_shape,
+    keyword_gate,
+    telegram_secret,
+    token_gate,
+)
 from sleep.redact.encoded import PERCENT_RUN_RX, EncodedForms
 from sleep.redact.literal_scan import LiteralScan
-from sleep.redact.public_ids import (judged_alone, looks_high_entropy, onchain_context, public_block_spans,
-                                     public_identifier, secret_by_context, shannon_entropy)
-from sleep.redact.rules import (CANDIDATE_RX, KEYWORD_HINTS, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
-                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
+from sleep.redact.public_ids import (
+    judged_alone,
+    looks_high_entropy,
+    onchain_context,
+    public_block_spans,
+    public_identifier,
+    secret_by_context,
+    shannon_entropy,
+)
+from sleep.redact.rules import (
+    CANDIDATE_RX,
+    KEYWORD_HINTS,
+    KEYWORD_RX,
+    MARKER,
+    TOKEN_PREFIX_RX,
+    TOKEN_RULE_BY_GROUP,
+    TOKEN_RULES_RX,
+    TRIGGERED,
+    Rule,
+    keyword_hint,
+    keyword_replacement,
+    marker,
+)
 from sleep.redact.typed_passwords import TYPED_PASSWORD_RULES
 
 if TYPE_CHECKING:
     from sleep.index import Index
 
-__all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
-           "looks_high_entropy", "map_strings", "OutboundScrubber", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
+__all__ = [
+    "MARKER",
+    "OutboundScrubber",
+    "Redactor",
+    "detect_secrets_gate",
+    "detect_secrets_scanner",
+    "keyword_gate",
+    "looks_high_entropy",
+    "map_strings",
+    "scrub_outbound",
+    "scrub_value",
+    "shannon_entropy",
+    "token_gate",
+]
 
 # A run of token characters, perhaps with base64 padding. An "=" between a name and a value
 # (``LINEAR=lin_api_...``, ``key=...=rest``) is not padding: the value after it is a run
@@ -189,12 +231,12 @@ class Redactor(EncodedForms):
         self._found(rule.kind, rule.value(m))
         return rule.replace(m)
 
-    def _probe(self, text: str) -> "Redactor":
+    def _probe(self, text: str) -> Redactor:
         probe = Redactor(use_detect_secrets=False, collect=True, decode=False)
         probe.redact(text)
         return probe
 
-    def _take(self, probe: "Redactor", *values: str) -> str:
+    def _take(self, probe: Redactor, *values: str) -> str:
         """Adopt what ``probe`` found in a decoded or joined text; the marker for it."""
         kind = probe.counts.most_common(1)[0][0]
         return self._found(kind, *values, *probe.values)

@@ -16,7 +16,7 @@ it wraps the agent CLI's command line so that, inside,
   empty, read-only tmpfs mounts; what the CLI needs from under them is bound back read-only:
   the CLI's own install folder, ``PATH`` entries, the interpreter when it lives
   under ``/tmp`` (a CI virtualenv, see
-  :func:`skillopt_core.envs.spreadsheetbench.execute.interpreter_paths_under_tmp`)
+  :func:`skillopt_core.interpreter_paths_under_tmp`)
   and the clone's object store (``git clone --shared`` reads the project's
   objects through alternates);
 - the scratch HOME holds only copies of the files the CLI authenticates with
@@ -43,10 +43,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
+from skillopt_core import interpreter_paths_under_tmp
 from skillopt_core.replay import night_id, replay_root
 from sleep import paths
-from sleep.cycle.checkout import trusted_alternates
+from sleep.replay.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
 from sleep.replay.endpoints import codex_env_keys
 

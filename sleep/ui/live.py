@@ -17,8 +17,8 @@ that is not a JSON object is not sent.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import anyio
 import orjson

@@ -13,9 +13,10 @@ read by :mod:`sleep.ui.stepdata`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
@@ -143,7 +144,7 @@ class StepRow:
         return self.action.startswith("accept")
 
     @staticmethod
-    def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> "StepRow":
+    def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> StepRow:
         p = problems if problems is not None else Problems()
         step = c.integer(h.get("step"), p, f"history.json, record {index + 1}", "step", 0) or 0
         where = f"history.json, step {step}"

@@ -12,7 +12,7 @@ import sleep_builders as b
 from sleep_testutil import Homes
 
 from sleep.cli import main
-from sleep.harvest import parse_duration
+from sleep.harvest.harvester import parse_duration
 from sleep.index import MIGRATIONS, Index, Migration
 
 CWD = "/work/app"

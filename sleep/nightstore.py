@@ -20,8 +20,9 @@ from typing import Any
 
 import orjson
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
-from sleep.index import Index, _now, within_sql
+from sleep.index import Index, within_sql
 from sleep.lock import FileLock
 
 OUTCOMES = ("running", "staged", "would_stage", "already_proposed", "no_improvement", "too_few_tasks", "idle", "failed",
@@ -106,7 +107,7 @@ def settle_dead(index: Index) -> int:
 
 def _interrupt(index: Index, night_id: str, report: bytes) -> None:
     data = orjson.loads(report)
-    data.update(outcome="interrupted", finished_at=data.get("finished_at") or _now(),
+    data.update(outcome="interrupted", finished_at=data.get("finished_at") or utc_now(),
                 reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
                        "nothing was staged" + _spent(data.get("usage") or {}))
     index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"
@@ -122,7 +123,13 @@ def nights(index: Index, project: str | None = None, limit: int = 50, *,
            within: str | None = None) -> list[NightRecord]:
     """Nights, newest first (of ``project`` when given; of the projects at or below the
     folder ``within`` when given, the CLI's default scope)."""
-    cond, args = within_sql("project", within) if within else ("project = ?", [project]) if project else ("1=1", [])
+    args: list[object]
+    if within:
+        cond, args = within_sql("project", within)
+    elif project:
+        cond, args = "project = ?", [project]
+    else:
+        cond, args = "1=1", []
     sql = f"SELECT report FROM cycles WHERE {cond} ORDER BY started_at DESC LIMIT ?"
     args.append(limit)
     known = set(NightRecord.__dataclass_fields__)
@@ -138,6 +145,7 @@ def count(index: Index) -> int:
 def last_completed(index: Index, project: str) -> NightRecord | None:
     """The newest night of ``project`` that trained or found nothing to do (not failed or interrupted)."""
     for night in nights(index, project, limit=20):
-        if night.outcome in ("staged", "would_stage", "already_proposed", "no_improvement", "idle") and not night.dry_run:
+        settled = ("staged", "would_stage", "already_proposed", "no_improvement", "idle")
+        if night.outcome in settled and not night.dry_run:
             return night
     return None
