@@ -50,7 +50,9 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "skillopt.hosts"
-BUILTIN_MODULES = ("claude_code", "codex", "copilot", "gemini", "opencode", "cursor", "pi", "dsh", "goose", "amp", "hermes")
+BUILTIN_MODULES = (
+    "claude_code", "codex", "copilot", "gemini", "opencode", "cursor", "pi", "dsh", "goose", "amp", "hermes",
+)
 
 _builtin: list[Host] | None = None
 _registered: dict[str, Host] = {}

@@ -85,7 +85,7 @@ class Embedder:
                 raise RuntimeError(f"embedder {self.name} returned {vecs.shape[0]} vectors for {len(todo)} texts")
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
-            for t, v in zip(todo, vecs / norms):
+            for t, v in zip(todo, vecs / norms, strict=True):
                 self._cache[t] = v
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)

@@ -136,7 +136,7 @@ class GooseSource:
         except sqlite3.Error:
             ctx.stats.skip_file("unreadable_sqlite", file.path)
             return ParseResult(None, file_skip_reason="unreadable_sqlite")
-        info = dict(zip(want, head))
+        info = dict(zip(want, head, strict=True))
         s = Session(host=HOST, session_id=sid, source_path=file.path)
         cwd = info.get("working_dir")
         s.project_dir = cwd if isinstance(cwd, str) and cwd else None

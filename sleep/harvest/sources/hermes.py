@@ -100,7 +100,7 @@ class HermesSource:
         except sqlite3.Error:
             ctx.stats.skip_file("unreadable_sqlite", file.path)
             return ParseResult(None, file_skip_reason="unreadable_sqlite")
-        info = dict(zip(want, head))
+        info = dict(zip(want, head, strict=True))
         s = Session(host=HOST, session_id=sid, source_path=file.path)
         s.entrypoint = info.get("source") if isinstance(info.get("source"), str) else None
         parent = info.get("parent_session_id")
