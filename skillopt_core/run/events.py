@@ -12,9 +12,9 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Mapping
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,31 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {"event": self.kind, **asdict(self)}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> "Event":
+        """The typed event of one ``events.jsonl`` line (``to_dict()`` of it). Tolerant: unknown
+        keys are ignored; a field an older engine did not write yet takes its default (or, when it
+        has none, a neutral value: 0, "", None, {}); an unknown kind, or a line too broken to
+        build its kind from, is an :class:`OtherEvent` holding the line."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"an event is a JSON object, not {type(data).__name__}")
+        name = str(data.get("event", ""))
+        cls = _KINDS.get(name)
+        if cls is None:
+            return OtherEvent(name=name, data=dict(data), run_id=str(data.get("run_id") or ""),
+                              at=str(data.get("at") or ""))
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in data:
+                values[f.name] = data[f.name]
+            elif f.default is MISSING and f.default_factory is MISSING:
+                values[f.name] = _NEUTRAL.get(str(f.type), None)
+        try:
+            return cls(**values)
+        except TypeError:
+            return OtherEvent(name=name, data=dict(data), run_id=str(data.get("run_id") or ""),
+                              at=str(data.get("at") or ""))
 
 
 @dataclass(frozen=True)
@@ -164,6 +189,84 @@ class RunEnd(Event):
     steps_done: int
     best_source: str = ""
     error: str = ""
+
+
+@dataclass(frozen=True)
+class OtherEvent(Event):
+    """An event line of a kind this build does not know (a newer engine's), kept as read."""
+
+    name: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+_KINDS: dict[str, type[Event]] = {}
+_NEUTRAL: dict[str, Any] = {"int": 0, "str": "", "float": 0.0, "dict[str, int]": {}, "dict[str, str]": {},
+                            "dict[str, Any]": {}}
+
+
+def _register_kinds() -> None:
+    for cls in (RunStarted, StepStarted, RolloutStarted, RolloutProgress, RolloutDone, PatchesGenerated,
+                EditsSelected, EditsApplied, GateDecided, BestChanged, EpochEnd, Notice, RunStopped, RunEnd):
+        _KINDS[cls(**{f.name: _NEUTRAL.get(str(f.type)) for f in fields(cls)
+                      if f.default is MISSING and f.default_factory is MISSING}).kind] = cls
+
+
+_register_kinds()
+
+
+def _score(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+
+
+def event_line(e: Event) -> str:
+    """One short line for an event, the same wherever a run is followed (MCP progress and job
+    views): ``[Step 2/8] gate: accept (candidate 0.75 vs current 0.62): ...``."""
+    kind = e.kind
+    step, total = getattr(e, "step", None), getattr(e, "total_steps", None)
+    if step and total:
+        where = f"[Step {step}/{total}]"
+    elif step == 0 and total:
+        where = "[Test]" if getattr(e, "phase", "") == "test" else "[Setup]"
+    else:
+        where = ""
+    if isinstance(e, RunStarted):
+        resumed = f", resumed after step {e.resumed_at_step}" if e.resumed_at_step else ""
+        return f"Run {e.run_id} ({e.env}): {e.total_steps} steps{resumed}"
+    if isinstance(e, StepStarted):
+        return f"{where} started (epoch {e.epoch})"
+    if isinstance(e, RolloutDone):
+        failed = f", {e.failed} failed" if e.failed else ""
+        return f"{where or '[Eval]'} {e.label or e.phase} score {_score(e.score)} over {e.n_items} items{failed}"
+    if isinstance(e, RolloutStarted):
+        return f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.n_items} items"
+    if isinstance(e, PatchesGenerated):
+        return f"{where} {e.n_patches} edit patches generated"
+    if isinstance(e, EditsSelected):
+        return f"{where} selected {e.n_selected} of {e.n_candidates} edits ({e.budget_text})"
+    if isinstance(e, EditsApplied):
+        return f"{where} update: {e.outcomes or 'no edits'}"
+    if isinstance(e, GateDecided):
+        return (f"{where} gate: {e.action} (candidate {_score(e.candidate)} vs current "
+                f"{_score(e.current)}): {e.reason}")
+    if isinstance(e, BestChanged):
+        return f"[Best] {e.source}: {e.reason}"
+    if isinstance(e, EpochEnd):
+        return f"[Epoch {e.epoch}/{e.num_epochs}] ended"
+    if isinstance(e, Notice):
+        return f"[{e.level or 'info'}] {e.text}"
+    if isinstance(e, RunStopped):
+        return f"[Stopped] {e.status}: {e.message}"
+    if isinstance(e, RunEnd):
+        steps = e.steps_done
+        return f"Done ({e.status}) after {steps} step{'' if steps == 1 else 's'}; best val {_score(e.best_val)}"
+    return kind or "?"
 
 
 Subscriber = Callable[[Event], None]
