@@ -85,20 +85,32 @@ def _edit(value: Any, where: str) -> Edit:
         raise RecordError(f"{where}: {exc}") from None
 
 
+_COUNTS = ("step", "epoch", "gate_items", "gate_evaluated", "n_refused", "gate_round", "n_proposed", "n_caller_edits",
+           "n_patches", "n_selected", "n_applied", "invalid_replies", "skipped_edits", "failed_items", "budget")
+_NUMBERS = ("train_score", "val_current", "val_candidate", "val_after", "best_val", "lr")
+_TEXTS = ("best_source", "best_reason", "action", "gate_reason", "budget_text", "skill_hash")
+_OBJECTS = ("outcomes", "usage", "timings")
+
+
 def migrate_step(data: Mapping[str, Any]) -> dict[str, Any]:
-    """An older trainer's step record in today's shape: the keys it did not write yet, with the
-    value it meant (no screen, nothing refused, round 0, no caller edits, the best as then)."""
+    """A step record of any earlier shape in today's: the keys an older trainer (or a hand-made
+    record) did not write get the value that means "none" (no screen, nothing refused, round 0,
+    no caller edits, no score: None, no text: "")."""
     out = dict(data)
     version = out.pop("version", RECORD_VERSION)
     if not isinstance(version, int) or version > RECORD_VERSION:
         raise RecordError(f"history.json step {out.get('step', '?')}: record version {version!r} is newer than "
                           f"this build reads ({RECORD_VERSION}); update SkillOpt to read this run")
-    out.setdefault("best_source", "")
-    out.setdefault("best_reason", "")
-    out.setdefault("screen", None)
-    out.setdefault("n_refused", 0)
-    out.setdefault("gate_round", 0)
-    out.setdefault("n_caller_edits", 0)
+    for key in _COUNTS:
+        out.setdefault(key, 0)
+    for key in _NUMBERS + ("screen",):
+        out.setdefault(key, None)
+    for key in _TEXTS:
+        out.setdefault(key, "")
+    for key in _OBJECTS:
+        out.setdefault(key, {})
+    out.setdefault("gate_early_stopped", False)
+    out.setdefault("selected_edits", [])
     return out
 
 
@@ -112,7 +124,7 @@ class StepRecord:
 
     step: int
     epoch: int
-    train_score: float
+    train_score: float | None
     current_val: float | None
     candidate_val: float | None
     after_val: float | None
@@ -138,7 +150,7 @@ class StepRecord:
     failed_item_count: int
     edit_budget: int
     budget_text: str
-    learning_rate: float
+    learning_rate: float | None
     selected_edits: tuple[Edit, ...]
     skill_hash: str
     usage: dict[str, Any] = field(default_factory=dict)
@@ -176,27 +188,22 @@ class StepRecord:
             raise RecordError(f"a history.json record is {type(data).__name__}, not an object")
         d = migrate_step(data)
         where = f"history.json step {d.get('step', '?')}"
-        missing = [key for key, _ in _STEP_KEYS if key not in d and key not in ("usage", "timings")]
-        if missing:
-            raise RecordError(f"{where}: missing {', '.join(missing)}; is this a skillopt run's history.json?")
         values: dict[str, Any] = {}
         for key, name in _STEP_KEYS:
-            value = d.get(key)
-            if name in ("step", "epoch", "gate_item_count", "gate_evaluated_count", "refused_count", "gate_round",
-                        "proposed_count", "caller_edit_count", "patch_count", "selected_count", "applied_count",
-                        "invalid_reply_count", "skipped_edit_count", "failed_item_count", "edit_budget"):
+            value = d[key]
+            if key in _COUNTS:
                 value = _whole(value, key, where)
-            elif name in ("train_score", "current_val", "candidate_val", "after_val", "best_val", "learning_rate"):
+            elif key in _NUMBERS:
                 value = _number(value, key, where)
-            elif name in ("best_source", "best_reason", "action", "gate_reason", "budget_text", "skill_hash"):
+            elif key in _TEXTS:
                 value = _text(value, key, where)
-            elif name == "gate_stopped_early":
+            elif key == "gate_early_stopped":
                 value = bool(value)
-            elif name == "screen":
+            elif key == "screen":
                 value = None if value is None else _mapping(value, key, where)
-            elif name in ("outcomes", "usage", "timings"):
-                value = _mapping(value if value is not None else {}, key, where)
-            elif name == "selected_edits":
+            elif key in _OBJECTS:
+                value = _mapping(value, key, where)
+            else:  # selected_edits
                 if not isinstance(value, list):
                     raise RecordError(f"{where}: selected_edits is {value!r}, not a list")
                 value = tuple(_edit(e, f"{where}, selected edit {i + 1}") for i, e in enumerate(value))
@@ -206,6 +213,8 @@ class StepRecord:
 
 
 _DECISION_KEYS = tuple(f.name for f in fields(GateDecision))
+_DECISION_NONE: dict[str, Any] = {"accept": False, "policy": "", "current_mean": 0.0, "candidate_mean": 0.0,
+                                  "n_items": 0, "n_evaluated": 0, "early_stopped": False, "deltas": {}, "reason": ""}
 
 
 @dataclass(frozen=True)
@@ -244,11 +253,9 @@ class GateRecord:
         d.pop("version", None)
         screen = d.pop("screen", None)
         screen = None if screen is None else _mapping(screen, "screen", "gate.json")
-        if "accept" in d:  # a decision
-            try:
-                decision = GateDecision(**{k: d[k] for k in _DECISION_KEYS if k in d})
-            except TypeError as exc:
-                raise RecordError(f"gate.json: {exc}") from None
+        if "accept" in d:  # a decision; what an older or hand-made file left out means "none"
+            given = {k: d[k] for k in _DECISION_KEYS if k in d}
+            decision = GateDecision(**{**_DECISION_NONE, **given})
             extra = {k: v for k, v in d.items() if k not in _DECISION_KEYS}
             return cls("accept" if decision.accept else "reject", decision.reason, decision, screen, extra)
         extra = {k: v for k, v in d.items() if k not in ("action", "reason")}
