@@ -19,6 +19,10 @@ from typing import Any, AsyncIterator, Callable, Mapping
 log = logging.getLogger(__name__)
 
 
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Event:
     run_id: str = ""
@@ -26,8 +30,7 @@ class Event:
 
     @property
     def kind(self) -> str:
-        name = type(self).__name__
-        return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+        return _snake(type(self).__name__)
 
     def to_dict(self) -> dict[str, Any]:
         return {"event": self.kind, **asdict(self)}
@@ -211,14 +214,9 @@ _NEUTRAL: dict[str, Any] = {"int": 0, "str": "", "float": 0.0, "dict[str, int]":
                             "dict[str, Any]": {}}
 
 
-def _register_kinds() -> None:
-    for cls in (RunStarted, StepStarted, RolloutStarted, RolloutProgress, RolloutDone, PatchesGenerated,
-                EditsSelected, EditsApplied, GateDecided, BestChanged, EpochEnd, Notice, RunStopped, RunEnd):
-        _KINDS[cls(**{f.name: _NEUTRAL.get(str(f.type)) for f in fields(cls)
-                      if f.default is MISSING and f.default_factory is MISSING}).kind] = cls
-
-
-_register_kinds()
+_KINDS.update((_snake(cls.__name__), cls) for cls in (
+    RunStarted, StepStarted, RolloutStarted, RolloutProgress, RolloutDone, PatchesGenerated, EditsSelected,
+    EditsApplied, GateDecided, BestChanged, EpochEnd, Notice, RunStopped, RunEnd))
 
 
 def _score(value: Any) -> str:

@@ -33,16 +33,17 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
-import yaml
 
-from skillopt_core.evaluation.cache import skill_digest
 from skillopt_core.run.events import Event
-from skillopt_core.run.record import GateRecord, RecordError, SelectedEdit, StepRecord
-from skillopt_core.skill.edits import Edit
+
+if TYPE_CHECKING:  # loaded by the methods that type records: the MCP server starts without the skill parser
+    from skillopt_core.run.record import GateRecord, SelectedEdit, StepRecord
+    from skillopt_core.skill.edits import Edit
 
 __all__ = ["RunFileError", "RunReader", "json_object", "list_in_run", "open_in_run", "parse_json", "read_bytes",
            "val_rollouts"]
@@ -161,6 +162,8 @@ def val_rollouts(rows: Iterable[Mapping[str, Any]], skill_texts: Iterable[str],
                  task_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Per task id, the first completion row and the first score row of the rollout cache ``rows``
     that ran under one of ``skill_texts`` (matched by the digest each row names)."""
+    from skillopt_core.evaluation.cache import skill_digest  # the cache module loads the backends
+
     digests = {skill_digest(t) for t in skill_texts}
     wanted = set(task_ids)
     out: dict[str, dict[str, Any]] = {t: {"completion": None, "score": None} for t in task_ids}
@@ -255,6 +258,8 @@ class RunReader:
 
     def history(self) -> list[StepRecord]:
         """``history.json`` typed; :class:`RecordError` names a record that is not a step."""
+        from skillopt_core.run.record import StepRecord
+
         return [StepRecord.from_dict(h) for h in self.history_records()]
 
     def best_skill(self) -> str | None:
@@ -277,6 +282,8 @@ class RunReader:
 
     def config(self) -> dict[str, Any]:
         """``config.yaml`` as a dict ({} when absent or not YAML)."""
+        import yaml  # not on the MCP server's start-up path
+
         try:
             text = self.read_text(self.CONFIG)
             data = yaml.safe_load(text) if text else None
@@ -293,6 +300,8 @@ class RunReader:
     # ----- steps ------------------------------------------------------------------------------
 
     def step_gate(self, step: int) -> GateRecord | None:
+        from skillopt_core.run.record import GateRecord, RecordError
+
         data = self._json_or_none(f"{self.step_dir(step)}/gate.json")
         try:
             return GateRecord.from_dict(data) if isinstance(data, dict) else None
@@ -301,6 +310,8 @@ class RunReader:
 
     def step_selected(self, step: int) -> list[SelectedEdit]:
         """The edits of the step's ``selected.json`` (malformed entries left out)."""
+        from skillopt_core.run.record import RecordError, SelectedEdit
+
         data = self._json_or_none(f"{self.step_dir(step)}/selected.json")
         out = []
         for e in (data.get("edits") or []) if isinstance(data, dict) else []:
@@ -312,6 +323,8 @@ class RunReader:
 
     def step_refused(self, step: int) -> list[tuple[Edit, str]]:
         """The edits refused before merging (``patches.json`` ``refused``) and why."""
+        from skillopt_core.skill.edits import Edit
+
         data = self._json_or_none(f"{self.step_dir(step)}/patches.json")
         out = []
         for r in (data.get("refused") or []) if isinstance(data, dict) else []:
@@ -336,14 +349,14 @@ class RunReader:
         fh.close()
         return st.st_size
 
-    def event_records(self, offset: int = 0, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
-        """The whole lines of ``events.jsonl`` from byte ``offset`` (at most ``limit`` bytes) as
-        dicts, and the offset after the last whole one: a line still being written is left for the
-        next read, a line that is not a JSON event is skipped. A file shorter than ``offset`` (a new
-        run in the same folder) is read from the start."""
+    def event_lines(self, offset: int = 0, limit: int | None = None) -> tuple[list[tuple[int, bytes]], int]:
+        """The whole lines of ``events.jsonl`` after byte ``offset`` (at most ``limit`` bytes read), each
+        with the offset after it, and the offset after the last one: a line still being written is
+        left for the next read. A file shorter than ``offset`` (a new run in the same folder) is read
+        from the start. :class:`RunFileError` when the file is refused."""
         try:
             fh, st = open_in_run(self.path, self.EVENTS)
-        except (FileNotFoundError, RunFileError):
+        except FileNotFoundError:
             return [], offset
         with fh:
             try:
@@ -353,10 +366,23 @@ class RunReader:
                 data = fh.read() if limit is None else fh.read(limit)
             except OSError:
                 return [], offset
-        end = data.rfind(b"\n")
-        if end < 0:
+        out = []
+        pos = 0
+        while (nl := data.find(b"\n", pos)) >= 0:
+            line = data[pos:nl].strip()
+            pos = nl + 1
+            if line:
+                out.append((offset + pos, line))
+        return out, offset + pos
+
+    def event_records(self, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
+        """:meth:`event_lines` as event dicts (a line that is not a JSON event is skipped; a refused
+        file reads as no events)."""
+        try:
+            lines, end = self.event_lines(offset)
+        except RunFileError:
             return [], offset
-        return _event_dicts(data[: end + 1].splitlines()), offset + end + 1
+        return _event_dicts(line for _, line in lines), end
 
     def events(self, offset: int = 0) -> tuple[list[Event], int]:
         """:meth:`event_records` typed (:meth:`Event.from_dict`)."""

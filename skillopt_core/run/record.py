@@ -18,15 +18,16 @@ type raises :class:`RecordError` naming the key.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from skillopt_core.evaluation.gate import GateDecision
 from skillopt_core.skill.edits import Edit
 
 RECORD_VERSION = 1
 
-__all__ = ["GateRecord", "RECORD_VERSION", "RecordError", "SelectedEdit", "StepDetail", "StepRecord", "migrate_step"]
+__all__ = ["RECORD_VERSION", "GateRecord", "RecordError", "SelectedEdit", "StepDetail", "StepRecord", "migrate_step"]
 
 
 class RecordError(ValueError):
@@ -103,7 +104,7 @@ def migrate_step(data: Mapping[str, Any]) -> dict[str, Any]:
                           f"this build reads ({RECORD_VERSION}); update SkillOpt to read this run")
     for key in _COUNTS:
         out.setdefault(key, 0)
-    for key in _NUMBERS + ("screen",):
+    for key in (*_NUMBERS, "screen"):
         out.setdefault(key, None)
     for key in _TEXTS:
         out.setdefault(key, "")
@@ -183,7 +184,7 @@ class StepRecord:
         return {**out, **self.extra}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "StepRecord":
+    def from_dict(cls, data: Mapping[str, Any]) -> StepRecord:
         if not isinstance(data, Mapping):
             raise RecordError(f"a history.json record is {type(data).__name__}, not an object")
         d = migrate_step(data)
@@ -231,22 +232,23 @@ class GateRecord:
 
     @property
     def deltas(self) -> dict[str, float]:
-        """candidate − current per val item the gate scored ({} when no gate ran)."""
+        """candidate - current per val item the gate scored ({} when no gate ran)."""
         return dict(self.decision.deltas) if self.decision is not None else {}
 
     @classmethod
     def of(cls, action: str, reason: str, decision: GateDecision | None,
-           screen: dict[str, Any] | None) -> "GateRecord":
+           screen: dict[str, Any] | None) -> GateRecord:
         return cls(action, decision.reason if decision is not None else reason, decision, screen)
 
     def to_dict(self) -> dict[str, Any]:
-        out = self.decision.to_dict() if self.decision is not None else {"action": self.action, "reason": self.reason}
+        out: dict[str, Any] = (self.decision.to_dict() if self.decision is not None
+                               else {"action": self.action, "reason": self.reason})
         if self.screen:
             out["screen"] = self.screen
         return {**out, **self.extra}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "GateRecord":
+    def from_dict(cls, data: Mapping[str, Any]) -> GateRecord:
         if not isinstance(data, Mapping):
             raise RecordError(f"gate.json is {type(data).__name__}, not an object")
         d = dict(data)
@@ -282,7 +284,7 @@ class SelectedEdit:
         return {**self.edit.to_dict(), "status": self.status, "detail": self.detail, "support": self.support}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "selected.json") -> "SelectedEdit":
+    def from_dict(cls, data: Mapping[str, Any], where: str = "selected.json") -> SelectedEdit:
         if not isinstance(data, Mapping):
             raise RecordError(f"{where}: an edit is {type(data).__name__}, not an object")
         return cls(_edit(data, where), _text(data.get("status", "applied"), "status", where),

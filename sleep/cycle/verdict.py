@@ -13,10 +13,11 @@ applies is given:
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from skillopt_core import Edit
-from skillopt_core.run.record import StepRecord
+if TYPE_CHECKING:  # the MCP server's start-up path imports this module; the engine loads later
+    from skillopt_core import Edit
+    from skillopt_core.run.record import StepRecord
 
 
 def nothing_staged(summary: Any, history: Sequence[StepRecord], n_val: int, policy: str) -> str:

@@ -20,7 +20,9 @@ import calendar
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
+
+from skillopt_core.run.reader import RunReader
 
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
@@ -105,67 +107,21 @@ class EventFold:
 def event_file_size(run: Path, problems: Problems) -> int:
     """The size of the run's ``events.jsonl`` (0 when absent or refused, which ``problems`` notes)."""
     try:
-        fh, st = open_in_run(run, EVENTS)
-    except FileNotFoundError:
-        return 0
+        return RunReader(run).events_size()
     except RunFileError as exc:
         problems.add(str(exc))
         return 0
-    fh.close()
-    return st.st_size
 
 
 def read_events(run: Path, offset: int = 0) -> tuple[list[dict[Any, Any]], int]:
-    """The whole JSON lines of ``events.jsonl`` from ``offset``, and the offset after the last one.
-
-    A line still being written (no newline yet) is left for the next read; a
-    line that is not a JSON object is skipped.
-    """
-    try:
-        fh, _ = open_in_run(run, EVENTS)
-    except (FileNotFoundError, RunFileError):
-        return [], offset
-    with fh:
-        try:
-            fh.seek(offset)
-            data = fh.read()
-        except OSError:
-            return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    out = [e for e in map(json_object, data[: end + 1].splitlines()) if e is not None]
-    return out, offset + end + 1
+    """The whole events of ``events.jsonl`` from ``offset``, and the offset after the last one
+    (:meth:`skillopt_core.run.reader.RunReader.event_records`)."""
+    return RunReader(run).event_records(offset)
 
 
 def head_and_tail(run: Path) -> tuple[int, dict[Any, Any] | None, dict[Any, Any] | None]:
-    """The size of ``events.jsonl``, its first event and its last complete one (one open; reads the
-    first line and the last 4 KiB, or up to 1 MiB for a long last line)."""
-    try:
-        fh, st = open_in_run(run, EVENTS)
-    except (FileNotFoundError, RunFileError):
-        return 0, None, None
-    with fh:
-        try:
-            size = st.st_size
-            head = json_object(fh.readline(1 << 20)) if size else None
-            return size, head, _last(fh, size)
-        except OSError:
-            return 0, None, None
-
-
-def _last(fh: BinaryIO, size: int) -> dict[Any, Any] | None:
-    for span in (4096, 1 << 20):
-        fh.seek(max(0, size - span))
-        lines = fh.read(span).rstrip(b"\n").split(b"\n")
-        if len(lines) < 2 and size > span:
-            continue  # the last line is longer than the span: read more
-        for line in reversed(lines):
-            item = json_object(line)
-            if item is not None:
-                return item
-        return None
-    return None
+    """The size of ``events.jsonl``, its first event and its last complete one."""
+    return RunReader(run).head_and_tail()
 
 
 def first_event(run: Path) -> dict[Any, Any] | None:
