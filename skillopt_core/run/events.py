@@ -223,10 +223,30 @@ def _score(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
+_LINES: dict[type[Event], Callable[[Any, str], str]] = {
+    RunStarted: lambda e, _: (f"Run {e.run_id} ({e.env}): {e.total_steps} steps"
+                              + (f", resumed after step {e.resumed_at_step}" if e.resumed_at_step else "")),
+    StepStarted: lambda e, where: f"{where} started (epoch {e.epoch})",
+    RolloutDone: lambda e, where: (f"{where or '[Eval]'} {e.label or e.phase} score {_score(e.score)} over "
+                                   f"{e.n_items} items" + (f", {e.failed} failed" if e.failed else "")),
+    RolloutStarted: lambda e, where: f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.n_items} items",
+    PatchesGenerated: lambda e, where: f"{where} {e.n_patches} edit patches generated",
+    EditsSelected: lambda e, where: f"{where} selected {e.n_selected} of {e.n_candidates} edits ({e.budget_text})",
+    EditsApplied: lambda e, where: f"{where} update: {e.outcomes or 'no edits'}",
+    GateDecided: lambda e, where: (f"{where} gate: {e.action} (candidate {_score(e.candidate)} vs current "
+                                   f"{_score(e.current)}): {e.reason}"),
+    BestChanged: lambda e, _: f"[Best] {e.source}: {e.reason}",
+    EpochEnd: lambda e, _: f"[Epoch {e.epoch}/{e.num_epochs}] ended",
+    Notice: lambda e, _: f"[{e.level or 'info'}] {e.text}",
+    RunStopped: lambda e, _: f"[Stopped] {e.status}: {e.message}",
+    RunEnd: lambda e, _: (f"Done ({e.status}) after {e.steps_done} step{'' if e.steps_done == 1 else 's'}; "
+                          f"best val {_score(e.best_val)}"),
+}
+
+
 def event_line(e: Event) -> str:
     """One short line for an event, the same wherever a run is followed (MCP progress and job
     views): ``[Step 2/8] gate: accept (candidate 0.75 vs current 0.62): ...``."""
-    kind = e.kind
     step, total = getattr(e, "step", None), getattr(e, "total_steps", None)
     if step and total:
         where = f"[Step {step}/{total}]"
@@ -234,37 +254,8 @@ def event_line(e: Event) -> str:
         where = "[Test]" if getattr(e, "phase", "") == "test" else "[Setup]"
     else:
         where = ""
-    if isinstance(e, RunStarted):
-        resumed = f", resumed after step {e.resumed_at_step}" if e.resumed_at_step else ""
-        return f"Run {e.run_id} ({e.env}): {e.total_steps} steps{resumed}"
-    if isinstance(e, StepStarted):
-        return f"{where} started (epoch {e.epoch})"
-    if isinstance(e, RolloutDone):
-        failed = f", {e.failed} failed" if e.failed else ""
-        return f"{where or '[Eval]'} {e.label or e.phase} score {_score(e.score)} over {e.n_items} items{failed}"
-    if isinstance(e, RolloutStarted):
-        return f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.n_items} items"
-    if isinstance(e, PatchesGenerated):
-        return f"{where} {e.n_patches} edit patches generated"
-    if isinstance(e, EditsSelected):
-        return f"{where} selected {e.n_selected} of {e.n_candidates} edits ({e.budget_text})"
-    if isinstance(e, EditsApplied):
-        return f"{where} update: {e.outcomes or 'no edits'}"
-    if isinstance(e, GateDecided):
-        return (f"{where} gate: {e.action} (candidate {_score(e.candidate)} vs current "
-                f"{_score(e.current)}): {e.reason}")
-    if isinstance(e, BestChanged):
-        return f"[Best] {e.source}: {e.reason}"
-    if isinstance(e, EpochEnd):
-        return f"[Epoch {e.epoch}/{e.num_epochs}] ended"
-    if isinstance(e, Notice):
-        return f"[{e.level or 'info'}] {e.text}"
-    if isinstance(e, RunStopped):
-        return f"[Stopped] {e.status}: {e.message}"
-    if isinstance(e, RunEnd):
-        steps = e.steps_done
-        return f"Done ({e.status}) after {steps} step{'' if steps == 1 else 's'}; best val {_score(e.best_val)}"
-    return kind or "?"
+    render = _LINES.get(type(e))
+    return render(e, where) if render is not None else (e.kind or "?")
 
 
 Subscriber = Callable[[Event], None]

@@ -407,8 +407,10 @@ class RunReader:
             except OSError:
                 return 0, None, None
 
-    def last_events(self, limit: int = 200, span: int = TAIL_BYTES) -> list[dict[str, Any]]:
-        """The last ``limit`` events (read from the file's last ``span`` bytes)."""
+    def last_events(self, limit: int | None = 200, span: int = TAIL_BYTES,
+                    containing: bytes | None = None) -> list[dict[str, Any]]:
+        """The last ``limit`` events (all: None) of the file's last ``span`` bytes; ``containing``:
+        only lines holding these bytes are parsed (``b'"notice"'``: a long run's warnings, fast)."""
         try:
             fh, st = open_in_run(self.path, self.EVENTS)
         except (FileNotFoundError, RunFileError):
@@ -422,7 +424,10 @@ class RunReader:
         lines = data.split(b"\n")
         if st.st_size > span:
             lines = lines[1:]  # the first line was cut
-        return _event_dicts(lines)[-limit:]
+        if containing is not None:
+            lines = [line for line in lines if containing in line]
+        events = _event_dicts(lines)
+        return events if limit is None else events[-limit:]
 
     # ----- rollouts ---------------------------------------------------------------------------
 

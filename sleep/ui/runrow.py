@@ -28,7 +28,7 @@ from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
 from sleep.ui.labels import LABELS, Labels, read_labels
 from sleep.ui.runconfig import RunConfig, read_config
-from sleep.ui.runfiles import RunFileError, file_sig, json_object, open_in_run, read_bytes
+from sleep.ui.runfiles import RunFileError, file_sig, json_object, read_bytes
 
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
@@ -131,23 +131,7 @@ def first_event(run: Path) -> dict[Any, Any] | None:
 def scan_tail(run: Path, keep: Callable[[dict[Any, Any]], bool], extract: Callable[[dict[Any, Any]], T]) -> list[T]:
     """``extract(e)`` for the events ``e`` of the last :data:`TAIL_SCAN` bytes that ``keep`` accepts.
     Lines are pre-filtered by their bytes (``"notice"``), so a long run's page stays fast."""
-    try:
-        fh, st = open_in_run(run, EVENTS)
-    except (FileNotFoundError, RunFileError):
-        return []
-    with fh:
-        try:
-            fh.seek(max(0, st.st_size - TAIL_SCAN))
-            data = fh.read(TAIL_SCAN)
-        except OSError:
-            return []
-    out = []
-    for line in data.splitlines():
-        if b'"notice"' in line:
-            e = json_object(line)
-            if e is not None and keep(e):
-                out.append(extract(e))
-    return out
+    return [extract(e) for e in RunReader(run).last_events(None, TAIL_SCAN, b'"notice"') if keep(e)]
 
 
 # ----- the row -------------------------------------------------------------------------------
