@@ -336,7 +336,13 @@ class RunReader:
 
     def step_numbers(self) -> list[int]:
         """The steps with a ``steps/step_NNNN`` folder, ascending."""
-        return _numbered(list_in_run(self.path, "steps"), "step_", "")
+        return self.numbered("steps", "step_")
+
+    def numbered(self, folder: str, prefix: str, suffix: str = "") -> list[int]:
+        """The numbers N of the entries ``<folder>/<prefix>N<suffix>`` of the run, ascending."""
+        middles = (n[len(prefix): len(n) - len(suffix)] for n in list_in_run(self.path, folder)
+                   if n.startswith(prefix) and n.endswith(suffix))
+        return sorted(int(m) for m in middles if m.isdigit())
 
     # ----- events -----------------------------------------------------------------------------
 
@@ -464,14 +470,3 @@ def _last(fh: BinaryIO, size: int) -> dict[str, Any] | None:
                 return item
         return None
     return None
-
-
-def _numbered(names: Iterable[str], prefix: str, suffix: str) -> list[int]:
-    out = []
-    for name in names:
-        if name.startswith(prefix) and name.endswith(suffix):
-            digits = name[len(prefix): len(name) - len(suffix)]
-            if digits.isdigit():
-                out.append(int(digits))
-    return sorted(out)
-

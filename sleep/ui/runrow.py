@@ -1,4 +1,4 @@
-"""One line of the runs list, read cheaply from a run directory, and the readers of ``events.jsonl``.
+"""One line of the runs list, read cheaply from a run directory (through the engine's run reader).
 
 The list reads ``summary.json``, ``config.yaml`` (:mod:`sleep.ui.runconfig`,
 for the config columns) and the first and last lines of ``events.jsonl`` only
@@ -113,21 +113,6 @@ def event_file_size(run: Path, problems: Problems) -> int:
         return 0
 
 
-def read_events(run: Path, offset: int = 0) -> tuple[list[dict[Any, Any]], int]:
-    """The whole events of ``events.jsonl`` from ``offset``, and the offset after the last one
-    (:meth:`skillopt_core.run.reader.RunReader.event_records`)."""
-    return RunReader(run).event_records(offset)
-
-
-def head_and_tail(run: Path) -> tuple[int, dict[Any, Any] | None, dict[Any, Any] | None]:
-    """The size of ``events.jsonl``, its first event and its last complete one."""
-    return RunReader(run).head_and_tail()
-
-
-def first_event(run: Path) -> dict[Any, Any] | None:
-    return head_and_tail(run)[1]
-
-
 def scan_tail(run: Path, keep: Callable[[dict[Any, Any]], bool], extract: Callable[[dict[Any, Any]], T]) -> list[T]:
     """``extract(e)`` for the events ``e`` of the last :data:`TAIL_SCAN` bytes that ``keep`` accepts.
     Lines are pre-filtered by their bytes (``"notice"``), so a long run's page stays fast."""
@@ -166,7 +151,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
     path = ref.path
     p, where = Ignore(), "summary.json"
     summary = _summary(path)
-    size, head, tail = head_and_tail(path)
+    size, head, tail = RunReader(path).head_and_tail()
     head, tail = head or {}, tail or {}
     row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
                  started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
@@ -196,7 +181,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
         return row, None
     # No run_end after the last start: the run is going (or its process died).
     fold = fold if fold is not None and fold.offset <= size else EventFold()
-    new, fold.offset = read_events(path, fold.offset)
+    new, fold.offset = RunReader(path).event_records(fold.offset)
     for e in new:
         fold.add(e)
     silent = (now or time.time()) - (_epoch_of(fold.last_at) or 0)
