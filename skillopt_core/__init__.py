@@ -37,7 +37,8 @@ _PUBLIC: dict[str, str] = {
     # the run
     "Settings": ".run.config", "ConfigError": ".run.config", "load_settings": ".run.config",
     "ConsoleRenderer": ".cli.console",
-    "RunSummary": ".run.state", "TrainingRun": ".run.api", "prepare_training": ".run.api",
+    "RunSummary": ".run.state", "TrainingRun": ".run.api", "TrainingResult": ".run.api", "prepare_training": ".run.api",
+    "RunReader": ".run.reader", "StepRecord": ".run.record", "GateRecord": ".run.record", "SelectedEdit": ".run.record",
     "train": ".run.api", "evaluate": ".run.api",
 }
 
