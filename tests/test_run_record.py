@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -47,6 +48,27 @@ def test_a_history_written_before_the_types_round_trips_byte_for_byte() -> None:
     records = [StepRecord.from_dict(h) for h in json.loads(raw)]
     assert [r.action for r in records] == ["accept", "reject", "reject"]
     assert dump([r.to_dict() for r in records]) == raw
+
+
+def test_todays_trainer_writes_the_history_main_wrote_for_the_same_run(tmp_path: Path) -> None:
+    """The fixture's own recipe run again with today's trainer: the same bytes but for the timings."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "again"
+    subprocess.run([sys.executable, str(FIXTURE / "make.py"), str(root)], check=True, capture_output=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}, timeout=300)
+
+    def timeless(path: Path) -> list[str]:
+        return [line for line in path.read_text(encoding="utf-8").splitlines()
+                if '"latency_s"' not in line and not re.match(r'\s+"(rollout|reflect|aggregate|select_update|gate|total)": '
+                                                             r"[0-9.e-]+,?$", line)]
+
+    assert timeless(root / OLD / "history.json") == timeless(FIXTURE / OLD / "history.json")
+    for name in ("gate.json", "selected.json", "patches.json"):
+        for step in (1, 2, 3):
+            rel = f"{OLD}/steps/step_{step:04d}/{name}"
+            assert (root / rel).read_bytes() == (FIXTURE / rel).read_bytes(), rel
 
 
 def test_gate_and_selected_files_written_before_the_types_round_trip_byte_for_byte() -> None:
