@@ -59,10 +59,11 @@ def test_todays_trainer_writes_the_history_main_wrote_for_the_same_run(tmp_path:
     subprocess.run([sys.executable, str(FIXTURE / "make.py"), str(root)], check=True, capture_output=True,
                    env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}, timeout=300)
 
+    timing = re.compile(r'\s+"(rollout|reflect|aggregate|select_update|gate|total)": [0-9.e-]+,?$')
+
     def timeless(path: Path) -> list[str]:
         return [line for line in path.read_text(encoding="utf-8").splitlines()
-                if '"latency_s"' not in line and not re.match(r'\s+"(rollout|reflect|aggregate|select_update|gate|total)": '
-                                                             r"[0-9.e-]+,?$", line)]
+                if '"latency_s"' not in line and not timing.match(line)]
 
     assert timeless(root / OLD / "history.json") == timeless(FIXTURE / OLD / "history.json")
     for name in ("gate.json", "selected.json", "patches.json"):
