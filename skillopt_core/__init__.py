@@ -40,7 +40,8 @@ _PUBLIC: dict[str, str] = {
     "ConsoleRenderer": ".cli.console", "plain_console": ".cli.console",
     # for sandboxes that must let this interpreter run
     "interpreter_paths_under_tmp": ".interpreter_paths",
-    "RunSummary": ".run.state", "TrainingRun": ".run.api", "prepare_training": ".run.api",
+    "RunSummary": ".run.state", "TrainingRun": ".run.api", "TrainingResult": ".run.api", "prepare_training": ".run.api",
+    "RunReader": ".run.reader", "StepRecord": ".run.record", "GateRecord": ".run.record", "SelectedEdit": ".run.record",
     "train": ".run.api", "evaluate": ".run.api",
 }
 

@@ -6,7 +6,7 @@ dashboard all use it; none rebuilds the loop::
     run = prepare_training(settings, tasks=my_tasks, seed_skill="SKILL.md text or path",
                            backends={"target": b, "optimizer": b, "judge": b})
     run.subscribe(print)                      # typed events, stamped with run id and time
-    summary = await run.run()                 # RunSummary; status completed | budget_exhausted | cancelled | failed
+    result = await run.run()                  # TrainingResult; result.summary.status: completed | budget_exhausted | cancelled | failed
     run.cancel()                              # from any thread: stops cleanly, resumable
 
     summary = await train(settings, resume="outputs/jsonl_tasks/<run_id>")   # prepare + run in one call
@@ -28,6 +28,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,8 @@ from skillopt_core.backends import Backend
 from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import UsageLedger
+from skillopt_core.run.reader import RunReader, val_rollouts
+from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
 from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
 from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
@@ -47,7 +50,7 @@ from skillopt_core.skill.edits import Edit
 from skillopt_core.tasks.data import SPLITS, Dataset, split_tasks
 from skillopt_core.tasks.task import Task
 
-__all__ = ["TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings", "train"]
+__all__ = ["TrainingResult", "TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings", "train"]
 
 Splitter = Callable[[Sequence[Task]], Dataset]
 
@@ -157,6 +160,56 @@ def _saved_dataset(run_dir: RunDir, tasks: Sequence[Task], force: bool) -> Datas
     return None if changed else dataset
 
 
+@dataclass(frozen=True)
+class TrainingResult:
+    """What a finished (or stopped) run gives its in-process caller, so it reads no file: the
+    summary, the best and initial skill, the history, the split, the settings and backends it ran
+    with, the steps' gate decisions and selected and refused edits, and the val rollouts of any
+    skill. ``reader`` reads the run directory for what this process did not hold (the steps of
+    an earlier process, for a resumed run). The summary's fields read on the result too
+    (``result.status``, ``result.best_val``)."""
+
+    summary: RunSummary
+    best_skill: str
+    initial_skill: str
+    history: tuple[StepRecord, ...]
+    splits: dict[str, list[str]]
+    settings: Settings
+    backends: dict[str, str]
+    reader: RunReader
+    steps: Mapping[int, StepDetail] = field(default_factory=dict)
+    rollout_rows: Sequence[Mapping[str, Any]] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.summary, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's dict (as ``summary.json`` holds it)."""
+        return self.summary.to_dict()
+
+    @property
+    def accepted_steps(self) -> list[StepRecord]:
+        return [h for h in self.history if h.accepted]
+
+    def step_gate(self, step: int) -> GateRecord | None:
+        held = self.steps.get(step)
+        return held.gate if held is not None else self.reader.step_gate(step)
+
+    def step_selected(self, step: int) -> list[SelectedEdit]:
+        held = self.steps.get(step)
+        return list(held.selected) if held is not None else self.reader.step_selected(step)
+
+    def step_refused(self, step: int) -> list[tuple[Edit, str]]:
+        held = self.steps.get(step)
+        return list(held.refused) if held is not None else self.reader.step_refused(step)
+
+    def val_rollouts(self, skill_texts: Iterable[str], task_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Per item, its completion and score under one of ``skill_texts`` (from the cache in memory)."""
+        return val_rollouts(self.rollout_rows, skill_texts, task_ids)
+
+
 class TrainingRun:
     """One prepared training run: subscribe to its events, run it, cancel it."""
 
@@ -172,6 +225,7 @@ class TrainingRun:
         self._external_cancel = False
         self._streams: list[ev.EventStream] = []
         self.summary: RunSummary | None = None
+        self.result: TrainingResult | None = None
 
     def subscribe(self, fn: ev.Subscriber) -> None:
         """Call ``fn(event)`` for every event from now on (a raising subscriber is detached, never fatal)."""
@@ -206,15 +260,15 @@ class TrainingRun:
         else:
             loop.call_soon_threadsafe(task.cancel)
 
-    async def run(self) -> RunSummary:
-        """Run to the end (or to a stop) and return the summary."""
+    async def run(self) -> TrainingResult:
+        """Run to the end (or to a stop) and return its result (:class:`TrainingResult`)."""
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.ensure_future(self._trainer.run())
         if self._cancel_requested:
             self._task.cancel()
         try:
             self.summary = summary = await asyncio.shield(self._task)
-            return summary
+            return self._result(summary)
         except asyncio.CancelledError:
             if self._task.done():
                 finished = self._trainer.returned
@@ -222,7 +276,7 @@ class TrainingRun:
                     # The trainer returned (its summary is written) while a cancel
                     # was pending with no await left to deliver it: the run ended.
                     self.summary = finished
-                    return finished
+                    return self._result(finished)
                 raise
             # The caller was cancelled: stop the run cleanly, then pass the cancellation on.
             self._external_cancel = True
@@ -232,6 +286,16 @@ class TrainingRun:
         finally:
             for stream in self._streams:
                 stream.close()
+
+    def _result(self, summary: RunSummary) -> TrainingResult:
+        t = self._trainer
+        state = t.state
+        assert state is not None
+        self.result = TrainingResult(
+            summary, state.best_skill, state.initial_skill, tuple(StepRecord.from_dict(h) for h in state.history),
+            {name: [task.id for task in t.data.split(name)] for name in SPLITS}, self.settings,
+            t.rt.describe_backends(), RunReader(t.run_dir.path), dict(t.steps), t.cache.rows())
+        return self.result
 
     def _cancelled_from_outside(self) -> bool:
         return self._external_cancel or not self._cancel_requested
@@ -367,7 +431,7 @@ def _materialise_inputs(settings: Settings, run_dir: RunDir, tasks, seed_skill, 
     return settings
 
 
-async def train(settings: Settings | str | Path | None = None, **kwargs: Any) -> RunSummary:
+async def train(settings: Settings | str | Path | None = None, **kwargs: Any) -> TrainingResult:
     """``prepare_training(settings, **kwargs).run()`` in one call."""
     return await prepare_training(settings, **kwargs).run()
 

@@ -68,6 +68,7 @@ from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
 from skillopt_core.run.estimate import estimate_run
+from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
 from skillopt_core.run.runtime import Runtime, initial_skill
 from skillopt_core.run.state import RunSummary, TrainState
@@ -137,6 +138,7 @@ class Trainer:
         self._failed_items = 0
         self.state: TrainState | None = None
         self.returned: RunSummary | None = None  # the summary run() returned (None until it has)
+        self.steps: dict[int, StepDetail] = {}  # the steps this process ran, as their files hold them
         self._estimate: dict[str, Any] | None = None
 
     # --- helpers -----------------------------------------------------------
@@ -556,10 +558,11 @@ class Trainer:
             atomic_write_json(sdir / "halving.json", halving)
         outcomes = Counter(oc.status for oc in applied.outcomes)
         self._emit(ev.EditsApplied(step, total, {str(status): n for status, n in outcomes.items()}))
+        chosen = tuple(SelectedEdit(oc.edit, oc.status, oc.detail, _support(sel.selected, oc.edit))
+                       for oc in applied.outcomes)
         atomic_write_json(sdir / "selected.json", {
             "budget": budget, "budget_text": budget_text, "ranked_by": sel.ranked_by, "note": sel.note,
-            "edits": [{**oc.edit.to_dict(), "status": oc.status, "detail": oc.detail,
-                       "support": _support(sel.selected, oc.edit)} for oc in applied.outcomes],
+            "edits": [e.to_dict() for e in chosen],
         })
         state.remember("unapplied", [{"edit": oc.edit.to_dict(), "status": oc.status, "detail": oc.detail}
                                      for oc in applied.outcomes if oc.status != "applied"])
@@ -586,8 +589,8 @@ class Trainer:
                 decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate",
                                                          round_seed)
                 action, reason = ("accept" if decision.accept else "reject"), decision.reason
-        gate_record = decision.to_dict() if decision else {"action": action, "reason": reason}
-        atomic_write_json(sdir / "gate.json", {**gate_record, "screen": screen} if screen else gate_record)
+        gate_record = GateRecord.of(action, reason, decision, screen)
+        atomic_write_json(sdir / "gate.json", gate_record.to_dict())
         self._emit(ev.GateDecided(
             step, total, action, reason,
             decision.current_mean if decision else _mean(current_scores),
@@ -607,27 +610,26 @@ class Trainer:
         timings["total"] = time.perf_counter() - t0
         atomic_write_text(self.run_dir.skill_path(step), current.render())
 
-        state.history.append({
-            "step": step, "epoch": epoch + 1, "train_score": train_score,
+        record = StepRecord(
+            step=step, epoch=epoch + 1, train_score=train_score,
             # Full-val means; a candidate rejected early is scored on the items the
-            # gate evaluated (gate_evaluated of gate_items).
-            "val_current": val_before,
-            "val_candidate": _mean(cand_scores) if cand_scores else None,
-            "val_after": _mean(current_scores), "best_val": state.best_val,
-            "best_source": state.best_source, "best_reason": state.best_reason,
-            "action": action, "gate_reason": reason,
-            "gate_items": len(self.val), "gate_evaluated": decision.n_evaluated if decision else len(cand_scores),
-            "gate_early_stopped": bool(decision and decision.early_stopped),
-            "screen": screen, "halving": halving, "n_refused": len(refused), "gate_round": state.gate_round,
-            "n_proposed": len(refl.edits), "n_caller_edits": len(caller), "n_patches": len(agg.patches),
-            "n_selected": len(selected), "n_applied": applied.applied_count, "outcomes": dict(outcomes),
-            "invalid_replies": refl.invalid_replies, "skipped_edits": refl.skipped_edits,
-            "failed_items": self._failed_items - failed_before,
-            "budget": budget, "budget_text": budget_text,
-            "lr": lr_value(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate),
-            "selected_edits": [e.to_dict() for e in selected], "skill_hash": current.hash,
-            "usage": self.rt.ledger.diff(ledger_before), "timings": timings,
-        })
+            # gate evaluated (gate_evaluated_count of gate_item_count).
+            current_val=val_before, candidate_val=_mean(cand_scores) if cand_scores else None,
+            after_val=_mean(current_scores), best_val=state.best_val,
+            best_source=state.best_source, best_reason=state.best_reason, action=action, gate_reason=reason,
+            gate_item_count=len(self.val), gate_evaluated_count=decision.n_evaluated if decision else len(cand_scores),
+            gate_stopped_early=bool(decision and decision.early_stopped), screen=screen,
+            refused_count=len(refused), gate_round=state.gate_round, proposed_count=len(refl.edits),
+            caller_edit_count=len(caller), patch_count=len(agg.patches), selected_count=len(selected),
+            applied_count=applied.applied_count, outcomes=dict(outcomes), invalid_reply_count=refl.invalid_replies,
+            skipped_edit_count=refl.skipped_edits, failed_item_count=self._failed_items - failed_before,
+            edit_budget=budget, budget_text=budget_text,
+            learning_rate=lr_value(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate),
+            selected_edits=tuple(selected), skill_hash=current.hash,
+            usage=self.rt.ledger.diff(ledger_before), timings=timings,
+            extra={"halving": halving} if halving is not None else {})
+        state.history.append(record.to_dict())
+        self.steps[step] = StepDetail(record, gate_record, chosen, tuple((r.edit, r.reason) for r in refused))
         state.global_step += 1
         return state
 

@@ -6,7 +6,9 @@ first, with a fair share of the budget (:mod:`sleep.cycle.multiskill`; the
 record's ``skills`` lists them, its single-skill fields are the first staged
 one's). There is no second optimisation loop here: each part hands its tasks,
 its skill and the person's corrections to the core's in-process API
-(:func:`skillopt_core.prepare_training`) and reads its run directory. The run
+(:func:`skillopt_core.prepare_training`) and takes its result in memory
+(:class:`skillopt_core.run.api.TrainingResult`: no run file is read on the way
+from the trainer to the proposal branch). The run
 directory and the evidence of every model call live in the data directory,
 never in the project. One night per project at a time (a lock). The record is
 saved at each stage, with its run directory before the replay starts and its
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core import Task, events, prepare_training
+from skillopt_core.run.api import TrainingResult
 from skillopt_core.timestamps import utc_now
 from sleep import nightstore, paths
 from sleep.cycle import multiskill
@@ -378,13 +381,13 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
 
     persist("replay")
     target_hosts = Counter({choice.host: 1}) if group.lesson_from else None
-    summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
-                              persist=persist, target_hosts=target_hosts, skill=choice.path)
-    night.run_dir = str(run_dir)
+    result = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
+                    persist=persist, target_hosts=target_hosts, skill=choice.path)
+    summary, history, splits = result.summary, result.history, result.splits
+    night.run_dir = summary.run_dir
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
-    history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
-    night.corrections = correction_outcomes(edits, history, run_dir)
-    splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
+    night.corrections = correction_outcomes(
+        edits, history, [r for h in history for r in result.step_refused(h.step)])
     night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
                    "recurring": len({t.metadata.get("task_id", t.id) for t in tasks})}
     say(f"[Tasks] {len(splits['train'])} train and {len(splits['val'])} val items")
@@ -394,7 +397,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         say(f"[Tasks] {night.tasks['note']}")
     night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
                     "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
-    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])  # the records
+    evidence_notes = _val_evidence(night, result, seed_text, tasks)  # the records
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
         refused = (night.replay or {}).get("refused_hosts")
@@ -424,7 +427,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
 
     persist("stage")
     try:
-        night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
+        night.proposal = _propose(night, choice, seed_text, result, tasks, project, evidence_notes)
     except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
         night.outcome = "already_proposed"
         night.reason = str(exc)
@@ -507,7 +510,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         if edits:
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
         try:
-            summary = asyncio.run(run.run())
+            result = asyncio.run(run.run())
         finally:
             paths.make_private_tree(Path(run.run_dir))  # the core writes some run files with the umask's mode
             if redactor.values:
@@ -516,7 +519,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             if redactor.total:
                 say(f"[Replay] {redactor.total} secrets redacted at the model boundary (replies, recorded prompts) "
                     "before anything recorded them")
-    return summary, Path(run.run_dir)
+    return result
 
 
 def refused_message(hosts: list[str]) -> str:
@@ -549,24 +552,23 @@ def _usage(totals: dict[str, Any]) -> dict[str, Any]:
             "cost_usd": round(totals.get("cost_usd", 0.0), 6)}
 
 
-def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[dict]:
+def _val_evidence(night: NightRecord, result: TrainingResult, seed_text: str, tasks: list[Task]) -> list[dict]:
     """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`): the records."""
     from sleep.replay import evidence
 
-    best = run_dir / "best_skill.md"
-    records = evidence.val_evidence(run_dir, seed_text, best.read_text(encoding="utf-8") if best.is_file() else seed_text,
-                                    list(val), {t.id: t.prompt for t in tasks})
-    night.replay["evidence"] = str(evidence.write(run_dir, records))
+    records = evidence.val_evidence(result.val_rollouts, seed_text, result.best_skill or seed_text,
+                                    list(result.splits["val"]), {t.id: t.prompt for t in tasks})
+    night.replay["evidence"] = str(evidence.write(result.reader.path, records))
     return records
 
 
-def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: Path, tasks: list[Task],
+def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, result: TrainingResult, tasks: list[Task],
              project: Path, evidence_records: list[dict] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
-    from sleep.proposals.fromrun import report_from_run
+    from sleep.proposals.fromrun import report_from_result
     from sleep.proposals.lesson import evidence_key
 
-    text, report = report_from_run(run_dir, seed_text)
+    text, report = report_from_result(result, seed_text)
     rejected = night.corrections.get("rejected") or []
     notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
     lesson_evidence = evidence_key([*(night.corrections.get("offered") or []),
