@@ -25,7 +25,8 @@ SKILL = "skill"
 
 _REPO = re.compile(
     r"\b(?:(?:this|the|our|whole|entire)\s+(?:repo|repository|project|codebase|monorepo|workspace|code\s?base)"
-    r"|we\s+(?:use|always|never)|everywhere|anywhere\s+in|across\s+the\s+(?:repo|codebase|project))\b", re.I)
+    r"|we\s+(?:use|always|never)|everywhere|anywhere\s+in|across\s+the\s+(?:repo|codebase|project)"
+    r"|(?:always|never)\b[^.;]*\bhere)\b", re.I)
 _NEVER_TOUCH = re.compile(
     r"\b(?:never|don'?t|do\s+not)\s+(?:touch|edit|modify|change|hand-?edit)\b[^.;]*"
     r"\b(?:generated|vendor(?:ed)?|lock\s?file|migrations?|dist|build\s+output)\b", re.I)
