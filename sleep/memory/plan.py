@@ -83,6 +83,8 @@ class MemoryPlan:
             if route.to == MEMORY and memory is None:
                 entry.update(to="skill", reason=route.reason + f"; kept in the skill: the project has no memory file "
                              f"{group.choice.host} loads ({' or '.join(files.PROJECT_FILES.get(group.choice.host, ()))})")
+            elif route.to == MEMORY and memory.path == group.choice.path:
+                entry["reason"] = route.reason + f"; {memory.rel} is the document this part trains already"
             elif route.to == MEMORY and memory.path in self.done:
                 entry.update(to="skill", reason=route.reason + f"; kept in the skill: {memory.rel} was trained "
                                                                "earlier this night")

@@ -89,3 +89,24 @@ def test_a_chat_backend_reads_the_candidate_as_the_host_frames_it(tmp_path: Path
     write(tmp_path / "AGENTS.md", "a\n")
     agents = files.find(tmp_path, "codex")
     assert framed(agents, "- Use pnpm.", tmp_path).startswith(f"# AGENTS.md instructions for {tmp_path}\n\n<INSTRUCTIONS>")
+
+
+def test_copilot_instructions_trained_as_the_skill_keep_their_lesson(tmp_path: Path) -> None:
+    """When the night's skill for Copilot is .github/copilot-instructions.md itself, a repository-wide
+    lesson stays there (one part per file), and the record says why."""
+    from types import SimpleNamespace
+
+    from skillopt_core import Edit
+    from sleep.cycle.multiskill import SkillGroup
+    from sleep.cycle.skills import SkillChoice
+    from sleep.memory.plan import MemoryPlan
+
+    path = write(tmp_path / ".github/copilot-instructions.md", "- Keep diffs small.\n")
+    group = SkillGroup(SkillChoice(path, "copilot-instructions", "copilot", False, 3, "the instructions file"), [])
+    plan = MemoryPlan(tmp_path, [], {}, SimpleNamespace(memory_files=True, memory_user_files=False,
+                                                        use_corrections=True))
+    evidence = [{"corrections": [{"text": "no, use pnpm not npm in this repo"}]}]
+    edit = Edit(op="add", content="- Use pnpm, not npm in this repo.", origin="correction", rationale="said")
+    kept, new = plan.split(group, [edit], evidence)
+    assert kept == [edit] and new == []
+    assert group.routing[0]["to"] == "memory" and "the document this part trains already" in group.routing[0]["reason"]
