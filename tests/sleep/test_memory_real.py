@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from model_endpoint import ModelEndpoint, install_plan
+from test_real_gemini import gemini  # noqa: F401  (the fixture)
 from sleep_testutil import Homes
 from test_replay_night import git, state
 from test_replay_night_real import point
@@ -105,3 +106,30 @@ def night(project: Path, tmp_path: Path, capsys) -> dict:
     out = capsys.readouterr().out
     assert code == 0, out
     return json.loads(out)
+
+
+def test_the_real_gemini_reads_the_gemini_md_candidate_from_the_checkout(gemini, tmp_path: Path) -> None:
+    """The candidate written at GEMINI.md in the checkout (request.document_path) is what the real Gemini CLI
+    sends as its context; the committed GEMINI.md is aside for the call and back afterwards."""
+    import asyncio
+
+    from skillopt_core.backends.base import CompletionRequest
+    from skillopt_core.backends.gemini_cli import GeminiCliBackend
+    from sleep.cycle.checkout import replay_checkout
+    from test_real_gemini import MODEL, project as gemini_project
+
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "GEMINI.md").write_text("COMMITTED-GEMINI-MEMORY\n")
+    repo = gemini_project(root, tmp_path / "ran")
+    candidate = "- CANDIDATE-GEMINI-MEMORY: use pnpm, not npm in this repo.\n"
+    with ModelEndpoint(install_plan(note=None)) as ep:
+        gemini(ep)
+        backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
+        with replay_checkout(repo) as work:
+            asyncio.run(backend.complete(CompletionRequest.single(
+                "Install the dependencies.", role="target", skill=candidate, cwd=str(work), document_path="GEMINI.md")))
+            after = (work / "GEMINI.md").read_text()
+        bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
+    assert "CANDIDATE-GEMINI-MEMORY" in bodies and "COMMITTED-GEMINI-MEMORY" not in bodies
+    assert after == "COMMITTED-GEMINI-MEMORY\n"
