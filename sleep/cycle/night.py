@@ -260,7 +260,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
             try:
                 if memory.enabled and opts.skill is None and group.edits is None and group.document is None:
                     group.edits, more = memory.split(group, _edits(group, members, config, Style.of(
-                        group.choice.seed_text())), _evidence(group, members, config))
+                        group.choice.seed_text())), _evidence(group, members, config), say)
                     queue.extend(more)
                 memory.started(group)
                 _one_skill(part, group, project, config, config.model_copy(update={"core": core}), run_id, before,

@@ -1,7 +1,8 @@
 """Where each host keeps the memory file it loads for every request in a project.
 
 Only files that exist are trained (a lesson creates no memory file). The user's
-own ``~/.claude/CLAUDE.md`` is a target only with ``sleep.memory_user_files: true``
+own ``~/.claude/CLAUDE.md`` (``$CLAUDE_CONFIG_DIR/CLAUDE.md``) is a target only with
+``sleep.memory_user_files: true``, when the project has no ``CLAUDE.md``
 (it is read by every project of theirs); without that consent it is never read for
 training nor staged.
 """
@@ -63,7 +64,9 @@ def find(project: Path, host: str, user_files: bool = False, home: Path | None =
         elif path.is_file() and not path.is_symlink():
             return MemoryFile(host, path, rel)
     if host == "claude-code" and user_files:
-        mine = (home or Path.home()) / ".claude" / "CLAUDE.md"
+        from sleep.paths import claude_home
+
+        mine = (home / ".claude" if home else claude_home()) / "CLAUDE.md"
         if mine.is_file():
             return MemoryFile(host, mine, "CLAUDE.md", user=True)
     return None

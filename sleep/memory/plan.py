@@ -56,7 +56,8 @@ class MemoryPlan:
         self.groups: dict[Path, Any] = {}  # memory file -> its part of the night (a SkillGroup)
         self.done: set[Path] = set()
 
-    def split(self, group: Any, edits: list[Edit], evidence: list[dict]) -> tuple[list[Edit], list[Any]]:
+    def split(self, group: Any, edits: list[Edit], evidence: list[dict],
+              say: Any = None) -> tuple[list[Edit], list[Any]]:
         """(the skill's own edits, new memory groups to queue): the edits about the whole repository
         go to the memory file of ``group``'s host; ``group.routing`` records each decision and why."""
         from sleep.cycle.multiskill import SkillGroup
@@ -113,6 +114,9 @@ class MemoryPlan:
             routing.append(entry)
             kept.append(edit)
         group.routing = routing
+        for r in routing if say else ():
+            say(f"[Route] \"{r['rule']}\" → {r.get('memory_file') if r['to'] == MEMORY else group.choice.name}"
+                f"{'' if r['to'] == MEMORY else ' (skill)'}: {r['reason']}")
         return kept, new
 
     def started(self, group: Any) -> None:

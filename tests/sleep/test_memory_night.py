@@ -106,3 +106,24 @@ def test_routing_reads_the_persons_words_and_where_they_said_them() -> None:
     assert procedure.to == "skill" and "one kind of task" in procedure.reason
     twice = classify("use vitest not jest", tasks=2)
     assert twice.to == "memory" and "2 different recurring tasks" in twice.reason
+
+
+def test_the_users_own_claude_md_is_trained_only_with_consent_and_undone_exactly(homes: Homes, tmp_path: Path) -> None:
+    project = make_repo(tmp_path / "tiny", {SKILL: skill_text("run-tests", "Running the test suite and the linter.")})
+    sessions_of(homes, str(project), TESTS, 1)
+    mine = homes.claude / "CLAUDE.md"
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_bytes(b"# Me\n\n- Answer in English.\n")
+    night = run_night(options(project, tmp_path), say=lambda _: None)
+    assert [p["name"] for p in night.skills] == ["run-tests"]  # no consent: never read for training
+    said: list[str] = []
+    night = run_night(options(project, tmp_path, "sleep.memory_user_files=true", "sleep.skip_idle=false"),
+                      say=said.append)
+    part = parts_by_name(night)["CLAUDE.md"]
+    assert part["document"]["user"] and part["path"] == str(mine) and part["outcome"] == "staged", part["reason"]
+    assert "SkillOpt's skills repository" in part["proposal"]["where"]
+    assert any(line.startswith("[Route]") and "→ CLAUDE.md" in line for line in said)
+    assert main(["adopt", part["proposal"]["id"]]) == 0
+    assert b"Use pnpm, not npm in this repo." in mine.read_bytes()
+    assert main(["undo", part["proposal"]["id"]]) == 0
+    assert mine.read_bytes() == b"# Me\n\n- Answer in English.\n"
