@@ -133,3 +133,36 @@ def test_the_real_gemini_reads_the_gemini_md_candidate_from_the_checkout(gemini,
         bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
     assert "CANDIDATE-GEMINI-MEMORY" in bodies and "COMMITTED-GEMINI-MEMORY" not in bodies
     assert after == "COMMITTED-GEMINI-MEMORY\n"
+
+
+def test_the_real_claude_reads_claude_md_only_through_add_dir_and_never_the_project_settings(tmp_path: Path) -> None:
+    """Why the claude-code backend adds ``--add-dir <work>`` with CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1:
+    with ``--setting-sources user`` alone, Claude Code 2.1 sends no CLAUDE.md at all; with both it sends the
+    folder's CLAUDE.md and its @import as project memory, and the folder's SessionStart hook still never runs."""
+    import os
+
+    from npm_clients import npm_tool
+
+    from model_endpoint import say
+    from skillopt_core.backends.claude_code import MEMORY_ENV, NO_PROJECT_SETTINGS
+
+    folder = tmp_path / "proj"
+    (folder / "docs").mkdir(parents=True)
+    (folder / ".claude").mkdir()
+    (folder / "CLAUDE.md").write_text(CLAUDE_MD)
+    (folder / "docs/conventions.md").write_text(CONVENTIONS)
+    (folder / ".claude/settings.json").write_text(json.dumps(HOOK))
+    (tmp_path / "scratch-home").mkdir()
+    seen = {}
+    for label, extra, env in (("user only", [], {}), ("add-dir", ["--add-dir", str(folder)], MEMORY_ENV)):
+        with ModelEndpoint(lambda turn: say("ok")) as ep:
+            run_env = {**os.environ, **ep.anthropic_env(), "HOME": str(tmp_path / "scratch-home"), **env}
+            run_env.pop("CLAUDE_CONFIG_DIR", None)
+            subprocess.run([npm_tool("claude"), "-p", "--output-format", "json", "--no-session-persistence",
+                            *NO_PROJECT_SETTINGS, *extra, "--max-turns", "1"], input="hello", text=True,
+                           capture_output=True, cwd=folder, env=run_env, timeout=180, check=True)
+            seen[label] = json.dumps([c.body for c in ep.model_calls("anthropic")])
+    assert "Keep answers short." not in seen["user only"]
+    assert f"Contents of {folder / 'CLAUDE.md'} (project instructions, checked into the codebase)" in seen["add-dir"]
+    assert "IMPORTED-CONVENTIONS-7" in seen["add-dir"]
+    assert "PROJECT-HOOK-RAN-5" not in seen["add-dir"] + seen["user only"]
