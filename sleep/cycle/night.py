@@ -587,7 +587,8 @@ def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: P
 
     text, report = report_from_run(run_dir, seed_text)
     rejected = night.corrections.get("rejected") or []
-    notes = list(extra_notes) + list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
+    notes = list(extra_notes) + list(report.notes) + (
+        ["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
     lesson_evidence = evidence_key([*(night.corrections.get("offered") or []),
                                     *{f"task:{t.metadata.get('task_id', t.id)}" for t in tasks}])
     report = report.with_(cycle_id=night.id, source="cycle", notes=notes, evidence=list(evidence_records),

@@ -60,9 +60,6 @@ class MemoryPlan:
               say: Any = None) -> tuple[list[Edit], list[Any]]:
         """(the skill's own edits, new memory groups to queue): the edits about the whole repository
         go to the memory file of ``group``'s host; ``group.routing`` records each decision and why."""
-        from sleep.cycle.multiskill import SkillGroup
-        from sleep.cycle.skills import SkillChoice
-
         said_of: dict[str, str] = {}
         style = Style.of(group.choice.seed_text())
         for text in corrections_of(evidence):
@@ -70,8 +67,9 @@ class MemoryPlan:
             if rule:
                 said_of.setdefault(rule_key(rule), text)
         memory = files.find(self.project, group.choice.host, self.user_files) if self.enabled else None
-        kept, new = [], []
-        routing = []
+        kept: list[Edit] = []
+        new: list[Any] = []
+        routing: list[dict[str, Any]] = []
         for edit in edits:
             said = said_of.get(rule_key(edit.content[len(style.bullet):] if edit.content.startswith(style.bullet)
                                         else edit.content))
@@ -81,36 +79,17 @@ class MemoryPlan:
             plain = write_rule(said) or said
             route = classify(said, len(self.tasks_of.get(rule_key(plain), ())) or 1)
             entry = {"rule": plain, "said": said, **route.to_dict()}
-            if route.to == MEMORY and memory is None:
-                entry.update(to="skill", reason=route.reason + f"; kept in the skill: the project has no memory file "
-                             f"{group.choice.host} loads ({' or '.join(files.PROJECT_FILES.get(group.choice.host, ()))})")
-            elif route.to == MEMORY and memory.path == group.choice.path:
-                entry["reason"] = route.reason + f"; {memory.rel} is the document this part trains already"
-            elif route.to == MEMORY and memory.path in self.done:
-                entry.update(to="skill", reason=route.reason + f"; kept in the skill: {memory.rel} was trained "
-                                                               "earlier this night")
-            elif route.to == MEMORY:
-                entry["memory_file"] = memory.rel
-                target = self.groups.get(memory.path)
-                if target is None:
-                    choice = SkillChoice(memory.path, memory.rel, memory.host, False, group.uses,
-                                         f"{memory.label}: lessons about the whole repository from "
-                                         f"{group.choice.name}")
-                    target = SkillGroup(choice, list(group.records), 0, None, [])
-                    target.document, target.routing, target.said_of = memory, [], {}
-                    self.groups[memory.path] = target
-                    new.append(target)
+            if route.to == MEMORY:
+                why_not = self._why_not(memory, group)
+                if memory is not None and why_not is None:
+                    fresh = self._to_memory(memory, group, edit, said, plain, route.reason, entry)
+                    new += [fresh] if fresh is not None else []
+                    routing.append(entry)
+                    continue
+                if memory is not None and memory.path == group.choice.path:
+                    entry.update(memory_file=memory.rel, reason=f"{route.reason}; {why_not}")
                 else:
-                    target.records.extend(r for r in group.records if r not in target.records)
-                mstyle = Style.of(choice_text(memory))
-                line = write_rule(said, mstyle) or plain
-                if all(rule_key(e.content) != rule_key(f"{mstyle.bullet}{line}") for e in target.edits):
-                    target.edits.append(Edit(op="add", content=f"{mstyle.bullet}{line}", origin="correction",
-                                             rationale=f"{edit.rationale} Routed to {memory.rel}: {route.reason}."))
-                    target.said_of[f"{mstyle.bullet}{line}"] = said
-                target.routing.append({**entry, "from": str(group.choice.path)})
-                routing.append(entry)
-                continue
+                    entry.update(to="skill", reason=f"{route.reason}; {why_not}")
             routing.append(entry)
             kept.append(edit)
         group.routing = routing
@@ -118,6 +97,45 @@ class MemoryPlan:
             say(f"[Route] \"{r['rule']}\" → {r.get('memory_file') if r['to'] == MEMORY else group.choice.name}"
                 f"{'' if r['to'] == MEMORY else ' (skill)'}: {r['reason']}")
         return kept, new
+
+    def _why_not(self, memory: files.MemoryFile | None, group: Any) -> str | None:
+        """Why a lesson about the whole repository stays in ``group``'s file (None: it goes to ``memory``)."""
+        if memory is None:
+            loads = " or ".join(files.PROJECT_FILES.get(group.choice.host, ()))
+            return f"kept in the skill: the project has no memory file {group.choice.host} loads ({loads})"
+        if memory.path == group.choice.path:
+            return f"{memory.rel} is the document this part trains already"
+        if memory.path in self.done:
+            return f"kept in the skill: {memory.rel} was trained earlier this night"
+        return None
+
+    def _to_memory(self, memory: files.MemoryFile, group: Any, edit: Edit, said: str, plain: str, reason: str,
+                   entry: dict[str, Any]) -> Any:
+        """Add the lesson to ``memory``'s part of the night; returns that part when it is new."""
+        from sleep.cycle.multiskill import SkillGroup
+        from sleep.cycle.skills import SkillChoice
+
+        entry["memory_file"] = memory.rel
+        target = self.groups.get(memory.path)
+        fresh = target is None
+        if target is None:
+            choice = SkillChoice(memory.path, memory.rel, memory.host, False, group.uses,
+                                 f"{memory.label}: lessons about the whole repository from {group.choice.name}")
+            target = SkillGroup(choice, list(group.records), 0, None, [])
+            target.document = memory
+            self.groups[memory.path] = target
+        else:
+            target.records.extend(r for r in group.records if r not in target.records)
+        edits = target.edits if target.edits is not None else []
+        target.edits = edits
+        mstyle = Style.of(choice_text(memory))
+        content = f"{mstyle.bullet}{write_rule(said, mstyle) or plain}"
+        if all(rule_key(e.content) != rule_key(content) for e in edits):
+            edits.append(Edit(op="add", content=content, origin="correction",
+                              rationale=f"{edit.rationale} Routed to {memory.rel}: {reason}."))
+            target.said_of[content] = said
+        target.routing.append({**entry, "from": str(group.choice.path)})
+        return target if fresh else None
 
     def started(self, group: Any) -> None:
         """``group`` (a memory part) trains now: later lessons for its file stay in their skills."""
@@ -148,8 +166,8 @@ class MemoryPlan:
                                  f"{memory.label}: a lesson accepted for {group.document.rel} of "
                                  f"{group.document.host}, offered to {memory.host}'s memory file")
             offer = SkillGroup(choice, list(group.records), 0, str(group.document.path), edits)
-            offer.document, offer.said_of = memory, {e.content: group.said_of.get(l.content)
-                                                     for e, l in zip(edits, lessons)}
+            offer.document = memory
+            offer.said_of = {e.content: group.said_of.get(lesson.content) for e, lesson in zip(edits, lessons)}
             offer.routing = [{**r, "memory_file": memory.rel, "offered_from": group.document.rel}
                              for r in group.routing]
             out.append(offer)

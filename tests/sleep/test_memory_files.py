@@ -56,7 +56,8 @@ def test_imports_are_followed_inside_the_project_only_and_never_written(tmp_path
     found = imports.follow(memory, tmp_path)
     assert [(i.rel, i.text) for i in found] == [("docs/a.md", "A imports @b.md\n"), ("docs/b.md", "B\n")]
     assert {p: p.stat().st_mtime_ns for p in tmp_path.rglob("*.md")} == stamps
-    assert "docs/a.md, docs/b.md" in imports.note("CLAUDE.md", found) and "read-only" in imports.note("CLAUDE.md", found)
+    note = imports.note("CLAUDE.md", found)
+    assert "docs/a.md, docs/b.md" in note and "read-only" in note
     assert imports.dropped("x @docs/a.md\n", "x\n") == ["docs/a.md"]
 
 
@@ -77,18 +78,20 @@ def test_a_chat_backend_reads_the_candidate_as_the_host_frames_it(tmp_path: Path
     claude = files.find(tmp_path, "claude-code")
     inner = Echo()
     candidate = "- Use pnpm. @docs/a.md\n"
-    request = CompletionRequest(messages=(Message("user", "install"),), system=f"{candidate.strip()}\n\nAnswer briefly.",
-                                skill=candidate, role="target")
+    request = CompletionRequest(messages=(Message("user", "install"),),
+                                system=f"{candidate.strip()}\n\nAnswer briefly.", skill=candidate, role="target")
     asyncio.run(MemoryPlacement(inner, claude, tmp_path).complete(request))
     system = inner.seen[0].system
-    assert f"Contents of {tmp_path / 'CLAUDE.md'} (project instructions, checked into the codebase):\n\n- Use pnpm." in system
+    block = "(project instructions, checked into the codebase)"
+    assert f"Contents of {tmp_path / 'CLAUDE.md'} {block}:\n\n- Use pnpm." in system
     assert "IMPORTED" in system and system.endswith("Answer briefly.") and inner.seen[0].document_path is None
     optimizer = CompletionRequest(messages=(Message("user", "reflect"),), system="sys", role="optimizer")
     asyncio.run(MemoryPlacement(inner, claude, tmp_path).complete(optimizer))
     assert inner.seen[1] is optimizer
     write(tmp_path / "AGENTS.md", "a\n")
     agents = files.find(tmp_path, "codex")
-    assert framed(agents, "- Use pnpm.", tmp_path).startswith(f"# AGENTS.md instructions for {tmp_path}\n\n<INSTRUCTIONS>")
+    codex_block = framed(agents, "- Use pnpm.", tmp_path)
+    assert codex_block.startswith(f"# AGENTS.md instructions for {tmp_path}\n\n<INSTRUCTIONS>")
 
 
 def test_copilot_instructions_trained_as_the_skill_keep_their_lesson(tmp_path: Path) -> None:

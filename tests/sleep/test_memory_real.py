@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from model_endpoint import ModelEndpoint, install_plan
-from test_real_gemini import gemini  # noqa: F401  (the fixture)
+from test_real_gemini import gemini  # noqa: F401,F811  (the fixture)
 from sleep_testutil import Homes
 from test_replay_night import git, state
 from test_replay_night_real import point
@@ -70,7 +70,8 @@ def test_the_real_claude_replays_the_claude_md_candidate_from_the_checkout(proje
     assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", claude["proposal"]["branch"])
     # The real CLI read CLAUDE.md from the checkout: the candidate's text (and the imported file) is in
     # the project-memory block of what it sent; the seed's text without the rule in the baseline's calls.
-    memory = [json.dumps(c.body) for c in calls if "(project instructions, checked into the codebase)" in json.dumps(c.body)]
+    block = "(project instructions, checked into the codebase)"
+    memory = [json.dumps(c.body) for c in calls if block in json.dumps(c.body)]
     assert any("Use pnpm, not npm in this repo." in m and "IMPORTED-CONVENTIONS-7" in m for m in memory)
     assert any("Keep answers short." in m and "Use pnpm, not npm" not in m for m in memory)
     assert not any("PROJECT-HOOK-RAN-5" in json.dumps(c.body) for c in calls)  # memory, not project settings
@@ -108,7 +109,7 @@ def night(project: Path, tmp_path: Path, capsys) -> dict:
     return json.loads(out)
 
 
-def test_the_real_gemini_reads_the_gemini_md_candidate_from_the_checkout(gemini, tmp_path: Path) -> None:
+def test_the_real_gemini_reads_the_gemini_md_candidate_from_the_checkout(gemini, tmp_path: Path) -> None:  # noqa: F811
     """The candidate written at GEMINI.md in the checkout (request.document_path) is what the real Gemini CLI
     sends as its context; the committed GEMINI.md is aside for the call and back afterwards."""
     import asyncio
