@@ -94,6 +94,10 @@ class CompletionRequest:
     default, read-only tools). ``checks``: verification commands (``pytest -q``)
     an acting backend runs in ``cwd`` after the agent finished, recorded as
     :class:`~skillopt_core.backends.trajectory.CheckRun` steps.
+    ``document_path``: the text under training (``skill``) is not a skill but a
+    document the agent CLI loads by itself from that path, relative to the
+    working directory (a memory file: ``CLAUDE.md``, ``AGENTS.md``); agent-CLI
+    backends install it there verbatim and the prompt does not point at it.
     """
 
     messages: tuple[Message, ...]
@@ -108,6 +112,7 @@ class CompletionRequest:
     cwd: str | None = None
     allowed_commands: tuple[str, ...] | None = None
     checks: tuple[str, ...] = ()
+    document_path: str | None = None
 
     @classmethod
     def single(cls, prompt: str, **kwargs: Any) -> CompletionRequest:

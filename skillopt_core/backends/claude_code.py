@@ -6,7 +6,7 @@ Command (prompt on stdin)::
 
     claude -p --output-format stream-json --verbose --no-session-persistence
            --setting-sources user --strict-mcp-config --mcp-config '{"mcpServers":{}}'
-           [--plugin-dir <meta>/skill-plugin]
+           --add-dir <work> [--plugin-dir <meta>/skill-plugin]
            --tools Read,Grep,Glob,Skill --allowedTools Read,Grep,Glob,Skill
            --max-turns 10 [--model <model>]
 
@@ -16,7 +16,10 @@ Command (prompt on stdin)::
   grants) and no MCP server at all (``.mcp.json`` included), in every call, in
   the sandbox or not: a read-only replay runs ``claude`` on the host in a
   checkout of the project, and a committed ``SessionStart`` hook would run
-  there as the person. The project's CLAUDE.md is still read (text, not code).
+  there as the person. The project's CLAUDE.md is still read (text, not code):
+  the working directory is also given as ``--add-dir`` with
+  ``CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1`` (:data:`MEMORY_ENV`), the
+  one way Claude Code reads a folder's CLAUDE.md without its settings.
   With project settings off, Claude Code no longer finds skills under
   ``.claude/skills``, so the skill under training is also offered as a plugin
   in the call's side folder (``--plugin-dir``; the Skill tool finds it by its
@@ -94,6 +97,11 @@ READ_ONLY_TOOLS = ("Read", "Grep", "Glob", "Skill")
 EDIT_TOOLS = ("Edit", "Write")
 DEFAULT_MAX_TURNS = 10
 SKILL_DIR = ".claude/skills"
+# With project settings off (NO_PROJECT_SETTINGS) Claude Code 2.1 no longer reads the working directory's
+# CLAUDE.md; the working directory given again as ``--add-dir`` with this variable set makes it read that
+# folder's CLAUDE.md (and its @imports) as project memory, without its settings, hooks or MCP servers
+# (checked with the real binary: tests/sleep/test_memory_real.py).
+MEMORY_ENV = {"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"}
 NO_PROJECT_SETTINGS = ("--setting-sources", "user", "--strict-mcp-config", "--mcp-config", '{"mcpServers":{}}')
 PLUGIN_NAME = "skillopt"
 _INSTALL_HINT = "Install Claude Code (npm i -g @anthropic-ai/claude-code) and run `claude` once to log in."
@@ -289,9 +297,11 @@ class ClaudeCodeBackend(CliBackend):
         return exist, allowed
 
     def argv(self, tools: tuple[str, ...], allowed: tuple[str, ...] | None = None,
-             plugin_dir: Path | None = None) -> list[str]:
+             plugin_dir: Path | None = None, memory_dir: Path | None = None) -> list[str]:
         args = [self._exe, "-p", "--output-format", "stream-json", "--verbose", "--no-session-persistence"]
         args += NO_PROJECT_SETTINGS
+        if memory_dir is not None:  # its CLAUDE.md (and @imports) load as project memory; no settings (MEMORY_ENV)
+            args += ["--add-dir", str(memory_dir)]
         if plugin_dir is not None:
             args += ["--plugin-dir", str(plugin_dir)]
         args += ["--tools", ",".join(tools)]
@@ -309,9 +319,10 @@ class ClaudeCodeBackend(CliBackend):
         if self._acts_on(request):
             tools, allowed = self.action_tools(request)
         async with self._replay(request) as (where, prompt):
-            has_skill = bool(request.skill and request.skill.strip())
+            has_skill = bool(request.skill and request.skill.strip()) and not request.document_path
             plugin = skill_plugin(where.meta, request.skill or "", self.name) if has_skill else None
-            result = await self._run(self.argv(tools, allowed, plugin), where, stdin_text=prompt, request=request)
+            result = await self._run(self.argv(tools, allowed, plugin, memory_dir=where.work), where,
+                                     stdin_text=prompt, request=request, extra_env=MEMORY_ENV)
             parsed, trajectory = parse_stream(result.stdout, where.work)
             checks = await self._run_checks(request, where) if parsed is not None else []
         if parsed is None:

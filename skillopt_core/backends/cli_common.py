@@ -64,8 +64,8 @@ import signal
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from skillopt_core.backends.base import (
@@ -179,6 +179,15 @@ class ReplayDir:
     @property
     def meta(self) -> Path:
         return self.base / "meta"
+
+
+def document_rel(path: str, backend: str) -> str:
+    """``request.document_path`` checked: a relative path inside the working directory."""
+    rel = PurePosixPath(path.replace("\\", "/"))
+    if not path.strip() or rel.is_absolute() or ".." in rel.parts or rel.parts[:1] == ("~",):
+        raise RequestRejected(f"{backend}: the document path {path!r} is not a relative path inside the working "
+                              "directory; give the memory file's path relative to the project (CLAUDE.md).")
+    return rel.as_posix()
 
 
 def checkout_dir(cwd: str, backend: str) -> Path:
@@ -541,6 +550,10 @@ class CliBackend:
     async def _replay(self, request: CompletionRequest) -> AsyncIterator[tuple[ReplayDir, str]]:
         """(the call's replay directory, the marked prompt). ``request.skill``,
         when set, is installed in the working directory for the block."""
+        if request.document_path and request.skill is not None:
+            async with self._document(request) as found:
+                yield found
+            return
         skill = skill_doc(request.skill, self.name) if request.skill and request.skill.strip() else None
         checkout = checkout_dir(request.cwd, self.name) if request.cwd else None
         with replay_dir(self.name, checkout) as where:
@@ -549,6 +562,19 @@ class CliBackend:
                 return
             async with shared_skill(where.work, self.skill_dir, skill, self.name) as rel:
                 yield where, render_prompt(request, skill=skill, skill_path=rel, acting=self._acts_on(request))
+
+    @contextlib.asynccontextmanager
+    async def _document(self, request: CompletionRequest) -> AsyncIterator[tuple[ReplayDir, str]]:
+        """``request.skill`` installed verbatim at ``request.document_path`` (a memory file the
+        CLI loads by itself); the prompt carries the env's instruction without the document."""
+        rel = document_rel(request.document_path or "", self.name)
+        doc = SkillDoc(rel, request.skill or "")
+        checkout = checkout_dir(request.cwd, self.name) if request.cwd else None
+        with replay_dir(self.name, checkout) as where:
+            async with shared_skill(where.work, "", doc, self.name, rel=rel):
+                instruction = instruction_of(request)
+                yield where, render_prompt(replace(request, system=instruction or None, skill=None),
+                                           skill=None, skill_path=None)
 
     async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
                    request: CompletionRequest | None = None, extra_env: dict[str, str] | None = None) -> CliResult:

@@ -153,13 +153,14 @@ def _restore(target: Path, written: bool, backup: Path | None, created: list[Pat
 
 
 @contextlib.contextmanager
-def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str) -> Iterator[str]:
-    """Install ``skill`` at ``<work>/<skill_dir>/<name>/SKILL.md`` for the block;
+def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str, rel: str | None = None) -> Iterator[str]:
+    """Install ``skill`` at ``<work>/<skill_dir>/<name>/SKILL.md`` (or at ``rel``: a document such
+    as a memory file, relative to ``work``) for the block;
     yields that path relative to ``work``. What was at the path waits in a
     fresh folder under the replay root (outside ``work``) until it is put back.
     If it cannot be put back, a :class:`BackendError` says where it is kept
     (systemic: the working directory is no longer as the caller left it)."""
-    rel = f"{skill_dir}/{skill.name}/{SKILL_FILE}"
+    rel = rel or f"{skill_dir}/{skill.name}/{SKILL_FILE}"
     target = work / rel
     created = _make_folders(target.parent, work, backend)
     backup: Path | None = None
@@ -170,7 +171,7 @@ def installed_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str) -
                 raise RequestRejected(f"{backend}: cannot install the skill: {target} is a folder. Fix the checkout.")
             root = replay_root()
             root.mkdir(parents=True, exist_ok=True, mode=0o700)
-            backup = Path(tempfile.mkdtemp(prefix="aside-", dir=root)) / SKILL_FILE
+            backup = Path(tempfile.mkdtemp(prefix="aside-", dir=root)) / target.name
             shutil.move(str(target), str(backup))
         with open(target, "x", encoding="utf-8", newline="") as fh:
             written = True
@@ -206,11 +207,12 @@ _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]] =
 
 
 @contextlib.asynccontextmanager
-async def shared_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str) -> AsyncIterator[str]:
+async def shared_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str,
+                       rel: str | None = None) -> AsyncIterator[str]:
     """:func:`installed_skill`, shared by concurrent calls that install the same
-    text at the same path; a call with another text waits until the path is
-    free. Yields the path relative to ``work``."""
-    key = os.path.normcase(str((work / skill_dir / skill.name).resolve()))
+    text at the same path (``rel``: a document's own path); a call with another text
+    waits until the path is free. Yields the path relative to ``work``."""
+    key = os.path.normcase(str((work / rel if rel else work / skill_dir / skill.name).resolve()))
     slots = _slots.setdefault(asyncio.get_running_loop(), {})
     slot = slots.setdefault(key, _Slot())
     # No await between a check and the change it allows: coroutines on one loop
@@ -225,7 +227,7 @@ async def shared_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str
     if slot.users == 0:
         undo = contextlib.ExitStack()
         try:
-            slot.rel = undo.enter_context(installed_skill(work, skill_dir, skill, backend))
+            slot.rel = undo.enter_context(installed_skill(work, skill_dir, skill, backend, rel))
         except BaseException:
             if not slot.waiting:
                 slots.pop(key, None)

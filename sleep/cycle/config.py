@@ -33,6 +33,9 @@ class SleepSettings(BaseModel):
     target_backend: str = "host"
     use_corrections: bool = True
     max_corrections: int = Field(default=8, ge=0)
+    # A correction about the whole repository trains the host's memory file (CLAUDE.md, AGENTS.md, ...; sleep.memory).
+    memory_files: bool = True
+    memory_user_files: bool = False  # consent: ~/.claude/CLAUDE.md may be trained too (read by all your projects)
     replay_in_checkout: bool = True
     # actions: the target agent acts in a sandboxed checkout; read_only: it can only read;
     # auto: actions where a sandbox (bubblewrap) is available, else read-only (the night says so).

@@ -39,6 +39,9 @@ class SkillGroup:
     uses: int = 0  # sessions of the project that invoked the skill
     lesson_from: str | None = None  # a cross-host lesson: the skill path the correction was accepted for
     edits: list | None = None  # the lesson's candidate edits (None: the group's own corrections)
+    document: Any = None  # a memory file (sleep.memory.files.MemoryFile): this part trains it, not a skill
+    routing: list = field(default_factory=list)  # each correction's route, memory or skill, and why
+    said_of: dict = field(default_factory=dict)  # a memory part's edit -> the person's words
 
 
 def family_of(source: str) -> str:
@@ -169,12 +172,17 @@ def previous_fingerprints(records: Iterable[Any]) -> dict[str, tuple[str, str]]:
     return found
 
 
-def part_summary(choice: SkillChoice, part: Any, uses: int, lesson_from: str | None) -> dict[str, Any]:
-    """What the night record keeps of one skill's part."""
+def part_summary(choice: SkillChoice, part: Any, uses: int, lesson_from: str | None,
+                 group: SkillGroup | None = None) -> dict[str, Any]:
+    """What the night record keeps of one skill's part (a memory file's: :func:`sleep.memory.plan.summary`)."""
+    from sleep.memory.plan import summary
+
     out: dict[str, Any] = {"path": str(choice.path), "name": choice.name, "host": choice.host,
                            "managed": choice.managed, "why": choice.why, "uses": uses}
     if lesson_from:
         out["lesson_from"] = lesson_from
+    if group is not None:
+        out.update(summary(group))
     out.update({k: getattr(part, k) for k in PART_FIELDS})
     return out
 

@@ -52,6 +52,9 @@ from sleep.cycle.split import night_split
 from sleep.cycle.verdict import correction_outcomes, nothing_staged
 from sleep.index import Index
 from sleep.lock import FileLock
+from sleep.memory.placement import place
+from sleep.memory.plan import MemoryPlan
+from sleep.memory.plan import notes as memory_notes
 from sleep.nightstore import NightRecord
 from sleep.project import SeveralProjects, repository_root, resolve_project
 from sleep.proposals.errors import DuplicateProposal
@@ -222,6 +225,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
     (:mod:`sleep.cycle.multiskill`); then the night's record over them."""
     records, members, sessions = _load(project)
     queue = multiskill.skill_groups(project, records, members, sessions, opts.skill)
+    memory = MemoryPlan(project, records, members, config.sleep)  # lessons about the whole repository
     with Index.open() as index:
         before = multiskill.previous_fingerprints(n for n in nightstore.nights(index, str(project), limit=20)
                                                   if not n.dry_run)
@@ -245,7 +249,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
         run_id = night.id if i == 0 else f"{night.id}-{i}"
 
         def persist(stage: str | None = None, part: NightRecord = part, group=group) -> None:
-            night.skills = done + [multiskill.part_summary(group.choice, part, group.uses, group.lesson_from)]
+            night.skills = done + [multiskill.part_summary(group.choice, part, group.uses, group.lesson_from, group)]
             night.usage = multiskill.total_usage(night.skills)
             night.run_dir = night.run_dir or part.run_dir  # a killed night keeps its (first) run directory
             if stage:
@@ -261,17 +265,27 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
             say(f"[Night] {group.choice.name}: {spent}")
         else:
             try:
+                if memory.enabled and opts.skill is None and group.edits is None and group.document is None:
+                    group.edits, more = memory.split(group, _edits(group, members, config, Style.of(
+                        group.choice.seed_text())), _evidence(group, members, config), say)
+                    queue.extend(more)
+                memory.started(group)
                 _one_skill(part, group, project, config, config.model_copy(update={"core": core}), run_id, before,
                            say, subscribers, persist, members)
             except SkillPathError as exc:  # one unreadable skill file does not stop the others
                 part.outcome, part.reason = "failed", f"{exc}; nothing was trained or staged for it"
                 say(f"[Night] {group.choice.name}: {part.reason}")
-        done.append(multiskill.part_summary(group.choice, part, group.uses, group.lesson_from))
+        done.append(multiskill.part_summary(group.choice, part, group.uses, group.lesson_from, group))
         used["model_calls"] += part.usage.get("model_calls", 0)
         used["tokens"] += part.usage.get("tokens", 0)
         used["cost_usd"] += part.usage.get("cost_usd", 0.0)
         accepted = part.corrections.get("kept") or []
         if (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
+                and group.document is not None):
+            for offer in memory.offers(group, accepted, taken):
+                say(f"[Lesson] {offer.choice.why}: {offer.choice.path}")
+                queue.append(offer)
+        elif (part.outcome in ("staged", "would_stage") and accepted and group.lesson_from is None
                 and len(hosts) > 1 and opts.skill is None):
             style = Style.of(group.choice.seed_text())
             lesson = [e for e in _edits(group, members, config, style) if e.content in accepted]
@@ -343,8 +357,12 @@ def _pick(project: Path, config: NightConfig, opts: NightOptions) -> tuple[list[
 
 def _edits(group, members: dict[str, list], config: NightConfig, style: Style | None = None) -> list:
     """The correction edits of a skill's (chosen) tasks, written in the skill's ``style``."""
-    evidence = [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
+    evidence = _evidence(group, members, config)
     return correction_edits(evidence, config.sleep.max_corrections, style) if config.sleep.use_corrections else []
+
+
+def _evidence(group, members: dict[str, list], config: NightConfig) -> list[dict]:
+    return [item.evidence for r in _chosen(group.records, config) for item in members.get(r.id, [])]
 
 
 def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, config: NightConfig, run_id: str,
@@ -382,7 +400,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     persist("replay")
     target_hosts = Counter({choice.host: 1}) if group.lesson_from else None
     result = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
-                    persist=persist, target_hosts=target_hosts, skill=choice.path)
+                    persist=persist, target_hosts=target_hosts, skill=choice.path, document=group.document)
     summary, history, splits = result.summary, result.history, result.splits
     night.run_dir = summary.run_dir
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
@@ -427,7 +445,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
 
     persist("stage")
     try:
-        night.proposal = _propose(night, choice, seed_text, result, tasks, project, evidence_notes)
+        night.proposal = _propose(night, choice, seed_text, result, tasks, project, evidence_notes,
+                                  memory_notes(group, project, result.best_skill))
     except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
         night.outcome = "already_proposed"
         night.reason = str(exc)
@@ -451,7 +470,7 @@ def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: 
 
 def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[Task], seed_text: str, edits: list,
            say: Say, subscribers: list[events.Subscriber], run_id: str, persist: Callable[..., None],
-           target_hosts: Counter[str] | None = None, skill: Path | None = None):
+           target_hosts: Counter[str] | None = None, skill: Path | None = None, document=None):
     """Replay and gate ``tasks`` in the core; ``target_hosts``: a lesson for one host's skill
     replays through that host (its CLI when ready, else the configured backend). Otherwise a
     ``skill`` in a host's skill folder replays through that host's CLI when it is ready
@@ -500,8 +519,12 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             allowed = ", ".join(str(e) for e in egress.endpoints) or "none configured"
             say(f"[Replay] the sandbox lets the agent reach {', '.join(egress.hosts) or 'no vendor host'} and its "
                 f"configured endpoints ({allowed})" + (f" through your proxy {egress.upstream}" if egress.upstream else ""))
-        backends = SpendMeter(spent).wrap(build_night_backends(core, run_dir / "evidence.jsonl", redactor,
-                                                               act_family=act_family, egress=egress))
+        backends = build_night_backends(core, run_dir / "evidence.jsonl", redactor, act_family=act_family,
+                                        egress=egress)
+        if document is not None:  # a memory file: the candidate where the host loads it (sleep.memory.placement)
+            backends = place(backends, document, project)
+            say(f"[Replay] the candidate {document.rel} is placed where {document.host} loads it")
+        backends = SpendMeter(spent).wrap(backends)
         run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
                                seed_skill=seed_text, backends=backends, candidate_edits=edits,
                                workdir=workdir, subscribers=subscribers)
@@ -563,14 +586,15 @@ def _val_evidence(night: NightRecord, result: TrainingResult, seed_text: str, ta
 
 
 def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, result: TrainingResult, tasks: list[Task],
-             project: Path, evidence_records: list[dict] = ()) -> dict[str, Any]:
+             project: Path, evidence_records: list[dict] = (), extra_notes: list[str] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_result
     from sleep.proposals.lesson import evidence_key
 
     text, report = report_from_result(result, seed_text)
     rejected = night.corrections.get("rejected") or []
-    notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
+    notes = list(extra_notes) + list(report.notes) + (
+        ["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
     lesson_evidence = evidence_key([*(night.corrections.get("offered") or []),
                                     *{f"task:{t.metadata.get('task_id', t.id)}" for t in tasks}])
     report = report.with_(cycle_id=night.id, source="cycle", notes=notes, evidence=list(evidence_records),

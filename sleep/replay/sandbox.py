@@ -68,7 +68,9 @@ AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
 KEY_VARS: dict[str, tuple[str, ...]] = {
     "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
                     "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
-                    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
+                    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+                    # the checkout's CLAUDE.md loads as project memory (skillopt_core.backends.claude_code.MEMORY_ENV)
+                    "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
     # and the variables its config.toml's providers name with env_key (BwrapLauncher.environment)
     "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
     "copilot": ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"),

@@ -26,6 +26,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sleep import paths
+from sleep.memory.files import label_of as memory_label
 from sleep.ui import outbound
 from sleep.ui.guard import CSRF_FIELD, Guard, Policy
 from sleep.ui.runs import RunCatalog
@@ -170,6 +171,7 @@ def make_templates() -> jinja2.Environment:
                              autoescape=jinja2.select_autoescape(["html"], default=True),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(score=score, count=count, seconds=seconds, when=when, signed=signed, num=num)
+    env.filters["memory_label"] = memory_label  # a memory file's proposal is labelled as such (sleep.memory)
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)  # compile now, not on the first visitor's request
     return env

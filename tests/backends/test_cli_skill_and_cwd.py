@@ -357,3 +357,38 @@ def test_checkout_under_the_replay_root_is_recognised_by_the_harvester(checkout:
     assert is_replay_path(checkout)
     assert is_replay_path(checkout / "src")
 
+
+
+# -- a memory file under training (request.document_path) -------------------------- #
+
+MEMORY = "# Project\n\n- Use pnpm, not npm in this repo.\n"
+
+
+@pytest.mark.parametrize("name", CLIS)
+async def test_a_document_is_installed_verbatim_at_its_path_and_the_prompt_does_not_point_at_it(
+        name: str, fake_env: Path, checkout: Path) -> None:
+    (checkout / "CLAUDE.md").write_bytes(b"# Project\r\n\r\n- The person's own memory.\r\n")
+    before = tree(checkout)
+    await make(name).complete(target_request(skill=MEMORY, cwd=str(checkout), document_path="CLAUDE.md"))
+    record = only_record(fake_env)
+    assert record["files"]["CLAUDE.md"] == MEMORY  # verbatim: no front matter added, the person's own aside
+    assert not any(k.endswith("SKILL.md") and MEMORY in v for k, v in record["files"].items())
+    prompt = prompt_of(record)
+    assert INSTRUCTION in prompt and "Use pnpm" not in prompt and "Use the skill" not in prompt
+    assert tree(checkout) == before  # the person's CLAUDE.md back, byte for byte
+
+
+async def test_claude_reads_the_working_directorys_memory_without_project_settings(fake_env: Path,
+                                                                                  checkout: Path) -> None:
+    await make("claude-code").complete(target_request(skill=MEMORY, cwd=str(checkout), document_path="CLAUDE.md"))
+    argv = only_record(fake_env)["argv"]
+    assert argv[argv.index("--setting-sources") + 1] == "user"
+    assert Path(argv[argv.index("--add-dir") + 1]).resolve() == checkout.resolve()
+    assert "--plugin-dir" not in argv  # a memory file is no skill
+
+
+@pytest.mark.parametrize("path", ["../CLAUDE.md", "/etc/CLAUDE.md", "~/CLAUDE.md", "docs/../../CLAUDE.md"])
+async def test_a_document_path_outside_the_working_directory_is_refused(path: str, fake_env: Path,
+                                                                       checkout: Path) -> None:
+    with pytest.raises(RequestRejected, match="relative path inside the working directory"):
+        await make("codex").complete(target_request(skill=MEMORY, cwd=str(checkout), document_path=path))

@@ -164,3 +164,20 @@ def test_no_index_means_no_proposals_and_no_index_file_is_created(tmp_path: Path
     assert "No index yet" in html
     assert c.get("/proposals/abcd1234").status_code == 404
     assert not homes.index.exists()
+
+
+def test_a_memory_file_proposal_is_labelled_as_such(tmp_path: Path) -> None:
+    from proposal_testutil import NIGHT, make_repo, report
+
+    from sleep.proposals import stage
+
+    repo = make_repo(tmp_path / "app", {"CLAUDE.md": "# app\n\n- Keep diffs small.\n", SKILL: SKILL_TEXT})
+    memory = stage(repo / "CLAUDE.md", "# app\n\n- Keep diffs small.\n- Use pnpm.\n", report(), night=NIGHT)
+    _, skill = repo, stage(repo / SKILL, CANDIDATE, report(), night=NIGHT)
+    c = client([tmp_path / "outputs"])
+    listing = c.get("/proposals").text
+    row = listing.split(f'href="/proposals/{memory.id}"', 1)[1].split("</tr>", 1)[0]
+    assert '<span class="tag">Claude Code memory</span>' in row
+    other = listing.split(f'href="/proposals/{skill.id}"', 1)[1].split("</tr>", 1)[0]
+    assert "Claude Code memory" not in other
+    assert '<span class="tag">Claude Code memory</span></h1>' in c.get(f"/proposals/{memory.id}").text
