@@ -14,9 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, TypedDict
+from typing import Any, TypedDict
 
 import orjson
 
@@ -117,7 +118,7 @@ class NightRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "NightRecord":
+    def from_dict(cls, data: Mapping[str, Any]) -> NightRecord:
         """A record as the index keeps it (:meth:`to_dict`), of this or an earlier build: keys this
         build does not know are ignored (a later build's), missing ones take their defaults."""
         known = set(cls.__dataclass_fields__)

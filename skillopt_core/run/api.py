@@ -6,7 +6,8 @@ dashboard all use it; none rebuilds the loop::
     run = prepare_training(settings, tasks=my_tasks, seed_skill="SKILL.md text or path",
                            backends={"target": b, "optimizer": b, "judge": b})
     run.subscribe(print)                      # typed events, stamped with run id and time
-    result = await run.run()                  # TrainingResult; result.summary.status: completed | budget_exhausted | cancelled | failed
+    result = await run.run()                  # TrainingResult; result.summary.status:
+                                              #   completed | budget_exhausted | cancelled | failed
     run.cancel()                              # from any thread: stops cleanly, resumable
 
     summary = await train(settings, resume="outputs/jsonl_tasks/<run_id>")   # prepare + run in one call
@@ -38,9 +39,9 @@ from skillopt_core.backends import Backend
 from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import UsageLedger
+from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.reader import RunReader, val_rollouts
 from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
-from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
 from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
 from skillopt_core.run.state import RunSummary
@@ -50,7 +51,8 @@ from skillopt_core.skill.edits import Edit
 from skillopt_core.tasks.data import SPLITS, Dataset, split_tasks
 from skillopt_core.tasks.task import Task
 
-__all__ = ["TrainingResult", "TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings", "train"]
+__all__ = ["TrainingResult", "TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings",
+           "train"]
 
 Splitter = Callable[[Sequence[Task]], Dataset]
 

@@ -39,7 +39,7 @@ class Event:
         return {"event": self.kind, **asdict(self)}
 
     @staticmethod
-    def from_dict(data: Mapping[str, Any]) -> "Event":
+    def from_dict(data: Mapping[str, Any]) -> Event:
         """The typed event of one ``events.jsonl`` line (``to_dict()`` of it). Tolerant: unknown
         keys are ignored; a field an older engine did not write yet takes its default (or, when it
         has none, a neutral value: 0, "", None, {}); an unknown kind, or a line too broken to

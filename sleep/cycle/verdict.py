@@ -13,7 +13,8 @@ applies is given:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the MCP server's start-up path imports this module; the engine loads later
     from skillopt_core import Edit

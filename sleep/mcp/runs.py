@@ -2,8 +2,8 @@
 
 Only the run directory's files are read (``summary.json``, ``history.json``,
 ``best_skill.md``, ``events.jsonl``, ``state.json``), through the engine's run
-reader (:class:`skillopt_core.run.reader.RunReader`). A run is named by its id (``20261130-173752``), by ``env/run_id``, or
-by its path; every form must land inside one of the known output roots, and
+reader (:class:`skillopt_core.run.reader.RunReader`). A run is named by its id
+(``20261130-173752``), by ``env/run_id``, or by its path; every form must land inside one of the known output roots, and
 files are read only when their real path stays inside the run directory, so no
 name or symlink reaches anything else.
 """

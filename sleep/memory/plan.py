@@ -16,9 +16,10 @@ its own host (its CLI when ready, else the configured backend).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from skillopt_core import Edit
 from sleep.cycle.corrections import corrections_of
@@ -167,7 +168,7 @@ class MemoryPlan:
                                  f"{group.document.host}, offered to {memory.host}'s memory file")
             offer = SkillGroup(choice, list(group.records), 0, str(group.document.path), edits)
             offer.document = memory
-            offer.said_of = {e.content: group.said_of.get(lesson.content) for e, lesson in zip(edits, lessons)}
+            offer.said_of = {e.content: group.said_of.get(lesson.content) for e, lesson in zip(edits, lessons, strict=True)}
             offer.routing = [{**r, "memory_file": memory.rel, "offered_from": group.document.rel}
                              for r in group.routing]
             out.append(offer)

@@ -13,8 +13,9 @@ evaluated).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -73,7 +74,8 @@ def _report(root: Path, summary: dict[str, Any], history: Sequence[StepRecord], 
     evaluation = config.get("evaluation") or {}
     notes = [f"from the skillopt train run {root}: {summary.get('status', '?')} after "
              f"{summary.get('steps_done', '?')} of {summary.get('total_steps', '?')} steps"]
-    if live_text is not None and initial is not None and _sha(initial.encode("utf-8")) != _sha(live_text.encode("utf-8")):
+    if (live_text is not None and initial is not None
+            and _sha(initial.encode("utf-8")) != _sha(live_text.encode("utf-8"))):
         notes.append("the run started from a different text than the live file, so its scores compare the "
                      "run's initial skill with its best, not the live file with the candidate.")
     run = RunScores(

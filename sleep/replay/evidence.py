@@ -16,8 +16,9 @@ per instance for places that have room for no table.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.skill.document import Skill

@@ -23,8 +23,8 @@ from pathlib import Path
 import anyio
 import orjson
 
-from sleep.ui.outbound import scrub
 from skillopt_core.run.reader import RunReader
+from sleep.ui.outbound import scrub
 from sleep.ui.runfiles import RunFileError, json_object
 
 EVENTS = "events.jsonl"

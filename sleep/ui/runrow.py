@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from skillopt_core.run.reader import RunReader
-
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
 from sleep.ui.labels import LABELS, Labels, read_labels
