@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sleep.cycle.skills import HOST_OF_PREFIX, SkillChoice, candidate_paths, choose_skill, managed_path
+from sleep.nightstore import NightUsage
 
 # What the night record keeps of each skill's part (the rest lives in its run directory).
 PART_FIELDS = ("outcome", "reason", "tasks", "scores", "corrections", "proposal", "usage", "run_dir",
@@ -133,11 +134,11 @@ def lesson_targets(project: Path, group: SkillGroup, hosts: Counter[str], taken:
     return out
 
 
-def budget_share(limit: int | None, used: int, left: int) -> int | None:
+def budget_share(limit: int | None, used: float, left: int) -> int | None:
     """A skill's share of a budget ``limit`` when ``used`` is spent and ``left`` skills remain."""
     if limit is None:
         return None
-    return max(1, (limit - used) // max(1, left))
+    return max(1, int((limit - used) // max(1, left)))
 
 
 def usd_share(limit: float | None, used: float, left: int) -> float | None:
@@ -200,8 +201,10 @@ def night_outcome(parts: list[dict[str, Any]]) -> tuple[str, str]:
     return outcome, "; ".join(f"{p['name']} ({p['host']}): {p['outcome']}, {p['reason']}" for p in parts)
 
 
-def total_usage(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    keys = ("model_calls", "input_tokens", "output_tokens", "tokens", "cost_usd")
-    out = {k: sum((p.get("usage") or {}).get(k, 0) for p in parts) for k in keys}
-    out["cost_usd"] = round(out["cost_usd"], 6)
-    return out if any(out.values()) else {}
+def total_usage(parts: list[dict[str, Any]]) -> NightUsage:
+    def total(key: str) -> Any:
+        return sum((p.get("usage") or {}).get(key, 0) for p in parts)
+
+    out = NightUsage(model_calls=total("model_calls"), input_tokens=total("input_tokens"),
+                     output_tokens=total("output_tokens"), tokens=total("tokens"), cost_usd=round(total("cost_usd"), 6))
+    return out if any(out.values()) else NightUsage()

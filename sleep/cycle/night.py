@@ -30,12 +30,12 @@ import secrets
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from skillopt_core import Task, events, prepare_training
 from skillopt_core.run.api import TrainingResult
@@ -55,7 +55,7 @@ from sleep.lock import FileLock
 from sleep.memory.placement import place
 from sleep.memory.plan import MemoryPlan
 from sleep.memory.plan import notes as memory_notes
-from sleep.nightstore import NightRecord
+from sleep.nightstore import NightCorrections, NightProposal, NightRecord, NightSkill, NightUsage
 from sleep.project import SeveralProjects, repository_root, resolve_project
 from sleep.proposals.errors import DuplicateProposal
 from sleep.redact import Redactor
@@ -303,7 +303,8 @@ def _settle(night: NightRecord, parts: list[dict[str, Any]]) -> None:
     night.skills = parts
     lead = next((p for p in parts if p["outcome"] == "staged"), parts[0] if parts else None)
     if lead is not None:
-        night.skill = {k: lead[k] for k in ("path", "name", "host", "managed", "why")}
+        night.skill = NightSkill(path=lead["path"], name=lead["name"], host=lead["host"], managed=lead["managed"],
+                                 why=lead["why"])
         for key in ("tasks", "scores", "corrections", "proposal", "run_dir", "fingerprint", "replay"):
             setattr(night, key, lead[key])
     night.outcome, night.reason = multiskill.night_outcome(parts)
@@ -404,8 +405,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     summary, history, splits = result.summary, result.history, result.splits
     night.run_dir = summary.run_dir
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
-    night.corrections = correction_outcomes(
-        edits, history, [r for h in history for r in result.step_refused(h.step)])
+    night.corrections = cast(NightCorrections, correction_outcomes(
+        edits, history, [r for h in history for r in result.step_refused(h.step)]))
     night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
                    "recurring": len({t.metadata.get("task_id", t.id) for t in tasks})}
     say(f"[Tasks] {len(splits['train'])} train and {len(splits['val'])} val items")
@@ -445,17 +446,17 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
 
     persist("stage")
     try:
-        night.proposal = _propose(night, choice, seed_text, result, tasks, project, evidence_notes,
-                                  memory_notes(group, project, result.best_skill))
+        night.proposal = proposal = _propose(night, choice, seed_text, result, tasks, project, evidence_notes,
+                                             memory_notes(group, project, result.best_skill))
     except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
         night.outcome = "already_proposed"
         night.reason = str(exc)
         say(f"[Proposal] {night.reason}")
         return
     night.outcome = "staged"
-    night.reason = f"staged as branch {night.proposal['branch']}"
-    say(f"[Proposal] {night.proposal['id']} on branch {night.proposal['branch']} ({night.proposal['where']}); "
-        f"review with `skillopt-sleep show {night.proposal['id']}`")
+    night.reason = f"staged as branch {proposal['branch']}"
+    say(f"[Proposal] {proposal['id']} on branch {proposal['branch']} ({proposal['where']}); "
+        f"review with `skillopt-sleep show {proposal['id']}`")
 
 
 def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: list) -> str:
@@ -491,7 +492,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         persist()  # the run directory is known before the first call
 
         def spent(usage: dict[str, Any]) -> None:
-            night.usage = usage
+            night.usage = cast(NightUsage, usage)  # sleep.cycle.spend: the NightUsage keys
             try:
                 persist()
             except sqlite3.Error:  # a busy or full index must not stop the replay; the end records the totals
@@ -568,7 +569,7 @@ def _record_refused(night: NightRecord, egress: EgressProxy, say: Any) -> None:
         say(f"[Replay] {len(unreachable)} allowed host(s) could not be reached: {', '.join(unreachable[:5])}")
 
 
-def _usage(totals: dict[str, Any]) -> dict[str, Any]:
+def _usage(totals: dict[str, Any]) -> NightUsage:
     return {"model_calls": totals.get("calls", 0), "input_tokens": totals.get("input_tokens", 0),
             "output_tokens": totals.get("output_tokens", 0),
             "tokens": totals.get("input_tokens", 0) + totals.get("output_tokens", 0),
@@ -586,7 +587,7 @@ def _val_evidence(night: NightRecord, result: TrainingResult, seed_text: str, ta
 
 
 def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, result: TrainingResult, tasks: list[Task],
-             project: Path, evidence_records: list[dict] = (), extra_notes: list[str] = ()) -> dict[str, Any]:
+             project: Path, evidence_records: Sequence[dict] = (), extra_notes: Sequence[str] = ()) -> NightProposal:
     from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_result
     from sleep.proposals.lesson import evidence_key

@@ -168,7 +168,8 @@ class MemoryPlan:
                                  f"{group.document.host}, offered to {memory.host}'s memory file")
             offer = SkillGroup(choice, list(group.records), 0, str(group.document.path), edits)
             offer.document = memory
-            offer.said_of = {e.content: group.said_of.get(lesson.content) for e, lesson in zip(edits, lessons, strict=True)}
+            offer.said_of = {e.content: group.said_of.get(lesson.content)
+                             for e, lesson in zip(edits, lessons, strict=True)}
             offer.routing = [{**r, "memory_file": memory.rel, "offered_from": group.document.rel}
                              for r in group.routing]
             out.append(offer)
