@@ -18,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skillopt_core import ConfigError, Settings
 from skillopt_core.run.config import apply_overrides, load_config_data, validate_settings
 from sleep import paths
+from sleep.cycle.paired import PairedSettings
+from sleep.cycle.triggers import TriggerSettings
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
 LOCAL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "local.yaml"
@@ -53,6 +55,8 @@ class SleepSettings(BaseModel):
     # Each recurring task contributes up to this many of its member prompts as separate items.
     instances_per_task: int = Field(default=4, ge=1)
     skip_idle: bool = True
+    paired: PairedSettings = Field(default_factory=PairedSettings)  # retire / create (sleep.cycle.paired)
+    triggers: TriggerSettings = Field(default_factory=TriggerSettings)  # descriptions (sleep.cycle.triggers)
 
 
 class NightConfig(BaseModel):

@@ -52,6 +52,8 @@ class NightRecord:
     replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why
     skills: list[dict[str, Any]] = field(default_factory=list)  # per skill: its outcome, scores, usage (multiskill)
     preflight: dict[str, Any] = field(default_factory=dict)  # calls and dollars estimated before the replay
+    paired: dict[str, Any] = field(default_factory=dict)  # with vs without the skill (sleep.cycle.lifecycle)
+    triggers: dict[str, Any] = field(default_factory=dict)  # trigger figures before/after (sleep.cycle.triggers)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -79,9 +79,10 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
         raise BranchMissing(f"the branch {p.branch} of proposal {p.id} no longer exists in {p.repo}, so there "
                             f"is nothing to adopt. Close it with `skillopt-sleep reject {p.id}`, or re-run the night.")
     entry = g.blob_at(repo, g.tree_of(repo, tip), tuple(p.tree_path.split("/")))
-    if entry is None:
+    retire = p.report.kind == "retire"  # the branch deletes the file: adopting deletes the live file
+    if entry is None and not retire:
         raise BranchMissing(f"the branch {p.branch} no longer holds {p.tree_path}; nothing to adopt.")
-    candidate = g.read_blob(repo, entry.sha)
+    candidate = g.read_blob(repo, entry.sha) if entry is not None else None
     messages = [] if tip == p.commit else [
         f"the branch {p.branch} moved since staging; adopted the file at its tip {tip[:12]}."]
     live_path = Path(p.skill_path)
@@ -107,7 +108,10 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
     made: str | None = None
     try:
         if not in_place:
-            _atomic_write(live_path, candidate)
+            if candidate is None:
+                live_path.unlink()
+            else:
+                _atomic_write(live_path, candidate)
             crashpoints.reached("write file")
         if project:
             if commit and _committed_text(repo, p) == candidate:

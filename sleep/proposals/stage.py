@@ -48,7 +48,7 @@ def sha256(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalReport | None = None, *,
+def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: ProposalReport | None = None, *,
           trained_from_text: str | None = None, night: date | None = None,
           project: str | os.PathLike | None = None, index: Index | None = None) -> Proposal:
     """Stage ``candidate_text`` as a proposal for the live skill file ``skill_path``.
@@ -56,20 +56,23 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
     ``trained_from_text`` is the exact text the night trained from (read with
     ``newline=""``); None means "the live file as it is now" (absent for a new
     skill). ``night`` names the branch (default: today, local time). With
-    ``project``, the skill file must be inside it. Raises a
+    ``project``, the skill file must be inside it. ``candidate_text`` None proposes deleting
+    the file (retiring the skill; adopting deletes it, undo restores its bytes). Raises a
     :class:`~sleep.proposals.errors.ProposalError` for bad input, leaving
     nothing behind.
     """
     loc = locate(skill_path, project)
     live = loc.live_path.read_bytes() if loc.live_path.is_file() else None
     trained = trained_from_text.encode("utf-8") if trained_from_text is not None else live
-    candidate = candidate_text.encode("utf-8")
+    candidate = candidate_text.encode("utf-8") if candidate_text is not None else None  # None: delete the file
+    if candidate is None and live is None:
+        raise NothingToPropose(f"there is no file {loc.live_path} to retire; there is nothing to propose.")
     if trained is not None and candidate == trained:
         raise NothingToPropose(f"the candidate is identical to the text it was trained from "
                                f"({loc.live_path}); there is nothing to propose.")
     trained_text = trained.decode("utf-8", "replace") if trained is not None else None
     index_path = index.path if index is not None else paths.index_path()  # whose remembered secrets apply
-    leaks = msg.new_secrets(candidate_text, trained_text, index_path)
+    leaks = msg.new_secrets(candidate_text or "", trained_text, index_path)
     if leaks:
         where = "; ".join(f"line {n}: {kind}" for n, kind in leaks[:5])
         raise CandidateSecretError(f"the candidate contains what looks like a secret the live skill does not "
@@ -89,10 +92,10 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
 
 
 def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
-                  candidate: bytes, candidate_text: str, report: ProposalReport, night: date,
+                  candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date,
                   index: Index, lock_path: Path) -> Proposal:
     repo = loc.repo
-    same = duplicate_of(index, str(loc.live_path), candidate_text, report.lesson_evidence)
+    same = duplicate_of(index, str(loc.live_path), candidate_text or "", report.lesson_evidence)
     if same is not None:
         raise DuplicateProposal(
             f"the candidate is the same lesson as proposal {same.id} ({same.state}, branch {same.branch}, "
@@ -113,8 +116,8 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     return proposal
 
 
-def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None, candidate: bytes,
-           candidate_text: str, report: ProposalReport, night: date, index: Index,
+def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
+           candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date, index: Index,
            op: journal.Operation) -> Proposal:
     repo, parts, pid = loc.repo, tuple(loc.tree_path.split("/")), op.proposal_id
     when = f"{int(time.time())} +0000"
@@ -123,7 +126,7 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
     base_tree = g.tree_of(repo, parent)
     committed = g.blob_at(repo, base_tree, parts)
     committed_bytes = g.read_blob(repo, committed.sha) if committed is not None else None
-    tree = g.replace_path(repo, base_tree, parts, g.write_blob(repo, candidate))
+    tree = g.replace_path(repo, base_tree, parts, g.write_blob(repo, candidate) if candidate is not None else None)
     if tree == base_tree:
         raise NothingToPropose(f"the candidate is identical to the committed {loc.tree_path}; "
                                "there is nothing to propose.")
@@ -136,9 +139,9 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
         notes.append("the live file changed while the night ran; this proposal is stale from the start.")
     skill = skill_name_of(loc.live_path)
     n_edits = msg.applied_edits(report) if report.edits else msg.changed_hunks(
-        (committed_bytes or b"").decode("utf-8", "replace"), candidate_text)
+        (committed_bytes or b"").decode("utf-8", "replace"), candidate_text or "")
     report = report.with_(trained_from_sha256=sha256(trained), candidate_sha256=sha256(candidate),
-                          lesson_sha256=lesson_key(candidate_text), uncommitted_changes=uncommitted, notes=notes)
+                          lesson_sha256=lesson_key(candidate_text or ""), uncommitted_changes=uncommitted, notes=notes)
     message = msg.scrub_message(msg.commit_message(skill, report, pid, n_edits, index_id=index.identity), index)
     commit = g.commit_tree(repo, tree, [parent], message, when)
     journal.update(index, op, "commit", commit=commit)
@@ -259,13 +262,14 @@ def _skills_repo_base(loc: Location, live: bytes | None, when: str) -> str:
     return snap
 
 
-def record_in_skills_repo(loc_repo: git.Repo, tree_path: str, live_path: str, text: bytes, subject: str) -> str:
+def record_in_skills_repo(loc_repo: git.Repo, tree_path: str, live_path: str, text: bytes | None, subject: str) -> str:
     """Commit ``text`` at ``tree_path`` on the skills repository's ``main`` (after an adopt;
     the caller holds the repository's lock)."""
     when = f"{int(time.time())} +0000"
     main = g.ref_target(loc_repo, SKILLS_MAIN)
     base = g.tree_of(loc_repo, main) if main else None
-    tree = g.replace_path(loc_repo, base, tuple(tree_path.split("/")), g.write_blob(loc_repo, text))
+    blob = g.write_blob(loc_repo, text) if text is not None else None  # None: the skill was retired
+    tree = g.replace_path(loc_repo, base, tuple(tree_path.split("/")), blob)
     commit = g.commit_tree(loc_repo, tree, [main] if main else [], f"{subject}\n\nLive file: {live_path}\n", when)
     g.update_ref(loc_repo, SKILLS_MAIN, commit, main, "skillopt-sleep: adopt")
     return commit

@@ -45,7 +45,7 @@ def undo(ref: str, *, by: str | None = None, index: Index | None = None) -> Deci
             messages: list[str] = []
             if now == p.trained_from_sha256:
                 messages.append(f"{p.skill_path} already had the text from before the adoption; recorded the undo.")
-            elif now != p.candidate_sha256:
+            elif now != (p.candidate_sha256 or None):  # "": a retirement deleted the file
                 what = "was deleted" if now is None else "changed"
                 raise LiveFileChanged(f"{p.skill_path} {what} since proposal {p.id} was adopted, so undoing would "
                                       "overwrite that work; nothing was written. Edit the file by hand "
