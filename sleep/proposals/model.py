@@ -99,6 +99,8 @@ class ProposalReport:
     kind: str = "edit"
     paired: dict[str, Any] = field(default_factory=dict)
     triggers: dict[str, Any] = field(default_factory=dict)
+    # kind "package": the other files of the skill folder the proposal changes (sleep.proposals.package)
+    package: dict[str, Any] = field(default_factory=dict)
     # Filled in by stage():
     lesson_sha256: str | None = None  # the candidate after whitespace normalisation (one proposal per lesson)
     trained_from_sha256: str | None = None

@@ -35,7 +35,8 @@ from sleep.proposals import journal
 from sleep.proposals import message as msg
 from sleep.proposals import store
 from sleep.proposals.errors import (CandidateSecretError, DuplicateProposal, GitFailed, NotARepositoryError,
-                                    NothingToPropose)
+                                    NothingToPropose, ProposalError)
+from sleep.proposals.package import write_files
 from sleep.proposals.lesson import duplicate_of, lesson_key
 from sleep.proposals.locate import SKILLS_MAIN, Location, locate, open_repo
 from sleep.proposals.model import Proposal, ProposalReport
@@ -50,13 +51,16 @@ def sha256(data: bytes | None) -> str | None:
 
 def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: ProposalReport | None = None, *,
           trained_from_text: str | None = None, night: date | None = None,
-          project: str | os.PathLike | None = None, index: Index | None = None) -> Proposal:
+          project: str | os.PathLike | None = None, index: Index | None = None,
+          files: dict[str, bytes] | None = None, modes: dict[str, str] | None = None) -> Proposal:
     """Stage ``candidate_text`` as a proposal for the live skill file ``skill_path``.
 
     ``trained_from_text`` is the exact text the night trained from (read with
     ``newline=""``); None means "the live file as it is now" (absent for a new
     skill). ``night`` names the branch (default: today, local time). With
-    ``project``, the skill file must be inside it. ``candidate_text`` None proposes deleting
+    ``project``, the skill file must be inside it. ``files``: other files of the skill's folder
+    (relative paths) the proposal adds or replaces, with git ``modes`` (a package proposal,
+    :mod:`sleep.proposals.package`). ``candidate_text`` None proposes deleting
     the file (retiring the skill; adopting deletes it, undo restores its bytes). Raises a
     :class:`~sleep.proposals.errors.ProposalError` for bad input, leaving
     nothing behind.
@@ -67,12 +71,14 @@ def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: Pro
     candidate = candidate_text.encode("utf-8") if candidate_text is not None else None  # None: delete the file
     if candidate is None and live is None:
         raise NothingToPropose(f"there is no file {loc.live_path} to retire; there is nothing to propose.")
-    if trained is not None and candidate == trained:
+    if trained is not None and candidate == trained and not files:
         raise NothingToPropose(f"the candidate is identical to the text it was trained from "
                                f"({loc.live_path}); there is nothing to propose.")
     trained_text = trained.decode("utf-8", "replace") if trained is not None else None
     index_path = index.path if index is not None else paths.index_path()  # whose remembered secrets apply
     leaks = msg.new_secrets(candidate_text or "", trained_text, index_path)
+    for rel, data in sorted((files or {}).items()):  # a package's other files: every line is new
+        leaks += [(f"{rel}:{n}", kind) for n, kind in msg.new_secrets(data.decode("utf-8", "replace"), None, index_path)]
     if leaks:
         where = "; ".join(f"line {n}: {kind}" for n, kind in leaks[:5])
         raise CandidateSecretError(f"the candidate contains what looks like a secret the live skill does not "
@@ -85,7 +91,7 @@ def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: Pro
         with journal.repo_lock(loc.repo.common_dir) as lock_path:
             journal.recover(index, held=lock_path)
             return _stage_locked(loc, live, trained, trained_text, candidate, candidate_text, report, night, index,
-                                 lock_path)
+                                 lock_path, files or {}, modes or {})
     finally:
         if own_index:
             index.close()
@@ -93,7 +99,7 @@ def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: Pro
 
 def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
                   candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date,
-                  index: Index, lock_path: Path) -> Proposal:
+                  index: Index, lock_path: Path, files: dict[str, bytes], modes: dict[str, str]) -> Proposal:
     repo = loc.repo
     same = duplicate_of(index, str(loc.live_path), candidate_text or "", report.lesson_evidence)
     if same is not None:
@@ -105,7 +111,8 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     op = journal.begin(index, "stage", pid, loc.repo_dir, lock_path,
                        {"notes_before": g.ref_target(repo, g.NOTES_REF)})
     try:
-        proposal = _write(loc, live, trained, trained_text, candidate, candidate_text, report, night, index, op)
+        proposal = _write(loc, live, trained, trained_text, candidate, candidate_text, report, night, index, op,
+                          files, modes)
     except BaseException:
         try:
             undo_staging(index, op)
@@ -118,7 +125,7 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
 
 def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
            candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date, index: Index,
-           op: journal.Operation) -> Proposal:
+           op: journal.Operation, files: dict[str, bytes] | None = None, modes: dict[str, str] | None = None) -> Proposal:
     repo, parts, pid = loc.repo, tuple(loc.tree_path.split("/")), op.proposal_id
     when = f"{int(time.time())} +0000"
     parent = _skills_repo_base(loc, live, when) if loc.store == "skills-repo" else g.resolve(repo, "HEAD")
@@ -127,6 +134,12 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
     committed = g.blob_at(repo, base_tree, parts)
     committed_bytes = g.read_blob(repo, committed.sha) if committed is not None else None
     tree = g.replace_path(repo, base_tree, parts, g.write_blob(repo, candidate) if candidate is not None else None)
+    if files:
+        if loc.store != "project":
+            raise ProposalError("a package proposal (files besides SKILL.md) needs the skill inside a project's git "
+                                f"repository; {loc.live_path} is not")
+        tree, package = write_files(repo, tree, loc.tree_path, loc.live_path.parent, files, modes or {})
+        report = report.with_(package=package, kind="package")
     if tree == base_tree:
         raise NothingToPropose(f"the candidate is identical to the committed {loc.tree_path}; "
                                "there is nothing to propose.")
