@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skillopt_core import ConfigError, Settings
 from skillopt_core.run.config import apply_overrides, load_config_data, validate_settings
 from sleep import paths
+from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
 from sleep.cycle.triggers import TriggerSettings
 
@@ -57,6 +58,7 @@ class SleepSettings(BaseModel):
     skip_idle: bool = True
     paired: PairedSettings = Field(default_factory=PairedSettings)  # retire / create (sleep.cycle.paired)
     triggers: TriggerSettings = Field(default_factory=TriggerSettings)  # descriptions (sleep.cycle.triggers)
+    package: PackageSettings = Field(default_factory=PackageSettings)  # scripts/references (sleep.cycle.package)
 
 
 class NightConfig(BaseModel):

@@ -28,7 +28,7 @@ from sleep.cycle.skills import HOST_OF_PREFIX, SkillChoice, candidate_paths, cho
 
 # What the night record keeps of each skill's part (the rest lives in its run directory).
 PART_FIELDS = ("outcome", "reason", "tasks", "scores", "corrections", "proposal", "usage", "run_dir",
-               "fingerprint", "replay", "preflight", "paired", "triggers")
+               "fingerprint", "replay", "preflight", "paired", "triggers", "package")
 
 
 @dataclass

@@ -46,7 +46,7 @@ from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits, with_own_words
 from sleep.proposals.errors import DuplicateProposal
 from sleep.rule_text import Style
-from sleep.cycle import lifecycle, multiskill, triggers
+from sleep.cycle import lifecycle, multiskill, package, triggers
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
@@ -285,7 +285,7 @@ def _settle(night: NightRecord, parts: list[dict[str, Any]]) -> None:
     if lead is not None:
         night.skill = {k: lead[k] for k in ("path", "name", "host", "managed", "why")}
         for key in ("tasks", "scores", "corrections", "proposal", "run_dir", "fingerprint", "replay", "paired",
-                    "triggers"):
+                    "triggers", "package"):
             setattr(night, key, lead[key])
     night.outcome, night.reason = multiskill.night_outcome(parts)
     night.usage = multiskill.total_usage(parts)
@@ -384,6 +384,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
                 "model_calls", 0) if settings.budget.max_calls else None
             triggers.run_part(night, choice, seed_text, project, {r.id for r in group.records}, backends,
                               config.sleep.triggers, left, say, config.core.train.workers)
+            package.run_part(night, choice, seed_text, project, settings, run_dir, backends, config.sleep.package,
+                             [t.prompt for t in tasks], say)
 
     summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
                               persist=persist, target_hosts=target_hosts, skill=choice.path, after=after)
@@ -391,6 +393,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
     lifecycle.add_spend(night)
     triggers.add_spend(night)
+    package.add_spend(night)
     history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
     night.corrections = correction_outcomes(edits, history, run_dir)
     splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]

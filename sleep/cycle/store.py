@@ -54,6 +54,7 @@ class NightRecord:
     preflight: dict[str, Any] = field(default_factory=dict)  # calls and dollars estimated before the replay
     paired: dict[str, Any] = field(default_factory=dict)  # with vs without the skill (sleep.cycle.lifecycle)
     triggers: dict[str, Any] = field(default_factory=dict)  # trigger figures before/after (sleep.cycle.triggers)
+    package: dict[str, Any] = field(default_factory=dict)  # a package edit and its gate (sleep.cycle.package)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
