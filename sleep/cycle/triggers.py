@@ -363,6 +363,15 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     staged as a ``description`` proposal (not in a dry run). Failures are recorded, never raised."""
     if not settings.enabled or choice.managed:
         return
+    from sleep.cycle.backends import CLI_BACKENDS
+
+    target_name = str((night.replay or {}).get("target") or "").replace("_", "-")
+    if target_name in CLI_BACKENDS.values():
+        night.triggers = {"skipped": f"the target is the agent CLI {target_name}: asking it through a whole agent run "
+                                     "per prompt is not done, and reading whether it loaded the skill from its "
+                                     "trajectory is not built yet; set sleep.target_backend to a model backend to "
+                                     "measure triggers"}
+        return
     description = str(front_matter(seed_text).get("description") or "")
     name = str(front_matter(seed_text).get("name") or choice.name)
     queries = project_queries(project, own_tasks, settings)
