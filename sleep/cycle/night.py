@@ -377,6 +377,8 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     persist("replay")
     target_hosts = Counter({choice.host: 1}) if group.lesson_from else None
     def after(settings, run_dir: Path, backends: dict, summary) -> None:  # with vs without the skill
+        if group.lesson_from:  # another skill's lesson offered to this one: its tasks are not this skill's own
+            return
         lifecycle.measure_part(night, choice, seed_text, settings, run_dir, backends, config.sleep.paired, say,
                                n_items=len(tasks), used_calls=summary.usage.get("calls", 0))
         if not night.paired.get("verdict") or night.paired.get("kind") != "retire":  # no use tuning a retiree
@@ -384,8 +386,9 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
                 "model_calls", 0) if settings.budget.max_calls else None
             triggers.run_part(night, choice, seed_text, project, {r.id for r in group.records}, backends,
                               config.sleep.triggers, left, say, config.core.train.workers)
+            left = None if left is None else left - (night.triggers.get("spent") or {}).get("model_calls", 0)
             package.run_part(night, choice, seed_text, project, settings, run_dir, backends, config.sleep.package,
-                             [t.prompt for t in tasks], say)
+                             [t.prompt for t in tasks], say, left)
 
     summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
                               persist=persist, target_hosts=target_hosts, skill=choice.path, after=after)

@@ -14,8 +14,8 @@ images) are listed to the optimizer as names and never edited.
 
 The gate (:func:`gate`) replays the night's val items twice through the same
 target: the current package as the checkout has it, then the whole candidate
-package (its files written into the checkout's copy of the skill folder, then
-removed again); the same items, seeds and judges; the statistics of
+package (its files committed in a disposable clone of the night's checkout,
+from which every rollout clones its own); the same items, seeds and judges; the statistics of
 ``skillopt compare`` (paired per item). The candidate is kept when its mean is
 higher. Scripts run only there: the night itself never executes them, the
 agent CLI does, inside the replay sandbox (bubblewrap, no network, a read-only
@@ -27,11 +27,12 @@ proposal (:mod:`sleep.proposals.package`): its branch carries every file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -145,54 +146,67 @@ def _script_commands(folder: str, files: dict[str, str]) -> list[str]:
 
 
 def gate(settings: Any, backends: dict, skill_text: str, candidate_text: str, files: dict[str, str],
-         checkout_folder: Path, folder_rel: str, val_ids: list[str], level: float = 0.95) -> dict[str, Any]:
+         folder_rel: str, val_ids: list[str], level: float = 0.95) -> dict[str, Any]:
     """The current package (A) against the candidate package (B) on the run's val items (see the module
-    docstring); the comparison's dict with ``usage``."""
-    runtime = build_runtime(settings, raw_backends=dict(backends))
-    extra = _script_commands(folder_rel, files)
-    tasks = []
-    for t in runtime.env.load_tasks():
-        if t.id not in val_ids:
-            continue
-        allowed = list(t.metadata.get("allowed_commands") or []) + extra
-        tasks.append(replace(t, metadata={**t.metadata, "allowed_commands": allowed}))
-    if not tasks:
-        raise ValueError("no val items to gate the package on")
-    metric, tr = settings.evaluation.gate_metric, settings.train
-    cache = RolloutCache()  # the files are not part of a rollout's cache key: no sharing with training
+    docstring); the comparison's dict with ``usage``. Each rollout clones its checkout from a template
+    (:mod:`sleep.replay.backend`): A's is the night's checkout, B's a clone of it with the candidate's
+    files committed (:func:`package_template`)."""
+    from skillopt_core.run.budget import UsageLedger
 
-    async def scores(text: str) -> dict[str, float]:
+    metric, tr = settings.evaluation.gate_metric, settings.train
+    extra = _script_commands(folder_rel, files)
+    ledger = UsageLedger()
+
+    async def scores(run_settings: Any, text: str) -> dict[str, float]:
+        runtime = build_runtime(run_settings, ledger=ledger, raw_backends=dict(backends))
+        tasks = [replace(t, metadata={**t.metadata,
+                                      "allowed_commands": list(t.metadata.get("allowed_commands") or []) + extra})
+                 for t in runtime.env.load_tasks() if t.id in val_ids]
+        if not tasks:
+            raise ValueError("no val items to gate the package on")
         results = await run_rollouts(runtime.env, runtime.target, Skill.parse(text, source="package"), tasks,
-                                     samples=tr.samples_per_item, workers=tr.workers, cache=cache, seed=tr.seed,
-                                     max_tokens=settings.model.target_max_tokens,
+                                     samples=tr.samples_per_item, workers=tr.workers, cache=RolloutCache(),
+                                     seed=tr.seed, max_tokens=settings.model.target_max_tokens,
                                      temperature=settings.model.temperature, metric=metric)
         return average_within_item((r.task_id, getattr(r.score, metric)) for r in results)
 
-    current = asyncio.run(scores(skill_text))
-    saved: dict[Path, bytes | None] = {}
-    try:
+    current = asyncio.run(scores(settings, skill_text))
+    with package_template(Path(settings.env.options["workdir"]), folder_rel, files) as template:
+        with_files = settings.model_copy(deep=True)
+        with_files.env = with_files.env.model_copy(update={"options": {**settings.env.options,
+                                                                       "workdir": str(template)}})
+        candidate = asyncio.run(scores(with_files, candidate_text))
+    result = paired_comparison(current, candidate, level=level, seed=tr.seed)
+    return {**result.to_dict(), "metric": metric, "summary": result.summary("current package", "candidate package"),
+            "usage": ledger.totals()}
+
+
+@contextlib.contextmanager
+def package_template(checkout: Path, folder_rel: str, files: dict[str, str]) -> Iterator[Path]:
+    """A disposable clone of the night's ``checkout`` with ``files`` written into the skill folder
+    ``folder_rel`` (scripts executable) and committed, so every rollout's own clone has them."""
+    from sleep.cycle.checkout import CheckoutError, _git, replay_checkout
+
+    with replay_checkout(checkout) as template:
         for rel, text in files.items():
-            path = checkout_folder / rel
-            saved[path] = path.read_bytes() if path.is_file() else None
+            path = template / folder_rel / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8", newline="")
             if rel.startswith("scripts/"):
                 path.chmod(0o755)
-        candidate = asyncio.run(scores(candidate_text))
-    finally:
-        for path, data in saved.items():
-            if data is None:
-                path.unlink(missing_ok=True)
-            else:
-                path.write_bytes(data)
-    result = paired_comparison(current, candidate, level=level, seed=tr.seed)
-    return {**result.to_dict(), "metric": metric, "summary": result.summary("current package", "candidate package"),
-            "usage": runtime.ledger.totals()}
+        for args in (("add", "-A", "--", folder_rel),
+                     ("-c", "user.name=SkillOpt-Sleep", "-c", "user.email=skillopt-sleep@localhost", "commit", "-q",
+                      "--no-verify", "-m", "skillopt-sleep: the candidate package under test")):
+            done = _git(*args, cwd=template)
+            if done.returncode != 0:
+                raise CheckoutError(f"could not prepare the candidate package's checkout: {done.stderr.strip()}")
+        yield template
 
 
 def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: Any, run_dir: Path, backends: dict,
-             cfg: PackageSettings, prompts: list[str], say: Say) -> None:
-    """The package step of one skill's part: ``night.package`` (and a proposal when the gate keeps it)."""
+             cfg: PackageSettings, prompts: list[str], say: Say, budget_left: int | None = None) -> None:
+    """The package step of one skill's part: ``night.package`` (and a proposal when the gate keeps it).
+    Skipped when ``budget_left`` calls cannot pay for the proposal and both arms of the gate."""
     if not cfg.enabled or choice.managed:
         return
     workdir = (settings.env.options or {}).get("workdir")
@@ -202,6 +216,13 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
         return
     if not choice.path.is_relative_to(project):
         night.package = {"skipped": "package proposals need the skill inside the project's repository"}
+        return
+    splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
+    need = 1 + 2 * len(splits["val"]) * settings.train.samples_per_item
+    if budget_left is not None and budget_left < need:
+        night.package = {"skipped": f"the budget has {max(budget_left, 0)} call(s) left; a package edit and its gate "
+                                    f"may need {need}"}
+        say(f"[Package] {choice.name}: {night.package['skipped']}")
         return
     folder_rel = choice.path.parent.relative_to(project).as_posix()
     texts, binary = read_package(choice.path.parent)
@@ -221,9 +242,10 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
             say(f"[Package] {choice.name}: {night.package['why']}")
             return
         candidate_text = with_line(seed_text, line)
-        splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
-        comparison = gate(settings, backends, seed_text, candidate_text, files, Path(workdir) / folder_rel,
-                          folder_rel, list(splits["val"]))
+        if budget_left is not None:  # the gate's own ledger stops at what the part has left
+            settings = settings.model_copy(deep=True)
+            settings.budget = settings.budget.model_copy(update={"max_calls": max(budget_left - 1, 1)})
+        comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(splits["val"]))
     except Exception as exc:  # noqa: BLE001 - a backend or budget stop: recorded, the night goes on
         night.package = {"error": f"{type(exc).__name__}: {exc}", "spent": spent}
         say(f"[Package] {choice.name}: not evaluated ({exc})")
