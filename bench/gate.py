@@ -1,8 +1,11 @@
 """The gate study: how much each loop configuration truly learns, what its
 gate's mistakes cost, and how many calls it spends, measured on the simulated
-world where the truth is known exactly -- with an exact judge ("plain") and
-with a fallible one ("fallible": judge errors, a verbosity bias, a rule that
-games the judge, rule dilution and interaction, drift; bench/sim/world.py).
+world where the truth is known exactly -- with an exact judge ("plain"), with
+a fallible one ("fallible": judge errors, a verbosity bias, a rule that
+games the judge, rule dilution and interaction, drift; bench/sim/world.py),
+and the fallible world with the gaming rule reworded ("reworded": per seed two
+wordings drawn from the held-out half of bench/gaming_paraphrases.json;
+"reworded-tune" draws from the tune half).
 
 For every world, seed and configuration, the real trainer runs a full
 training with the sim env and backends (bench/sim). Seeds are *paired*: seed
@@ -31,11 +34,14 @@ with the held-out check, val scored by a second judge the optimizer never
 sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
 errors that neither the verbose nor the gaming rule sways). ``--all-policies`` adds the default
 loop with each gate policy, with and without early stopping. ``--variant
-NAME:key=value,...`` adds one more (e.g. a proposed default); the pseudo-key
-``bench.patience=K`` stops a run after K step gates in a row that did not
-accept (emulated by cancelling the run).
+NAME:key=value,...`` adds one more (e.g. a proposed default), e.g.
+``--variant no-remeasure:evaluation.remeasure=false`` or
+``--variant p6:train.patience=6``.
 
-Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``.
+Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``;
+``--paraphrases`` prints the judge guard's refusal rates on both halves of the
+paraphrase set; ``--from-json gate.json [--readme]`` rebuilds the tables from a
+saved study.
 """
 
 from __future__ import annotations
@@ -78,14 +84,37 @@ FALLIBLE_MIX = OptimizerMix(gaming=0.1)
 HOLDOUT = "evaluation.holdout_judge={type: regex, pattern: '\\[alt pass\\]'}"
 
 
+PARAPHRASES = REPO / "bench" / "gaming_paraphrases.json"
+
+
+def paraphrases(half: str) -> dict[str, list[str]]:
+    """``{"gaming": [...], "harmless": [...]}`` of one half (``tune`` or ``heldout``) of the
+    paraphrase set, split before any defence was tuned."""
+    data = json.loads(PARAPHRASES.read_text())
+    if half not in ("tune", "heldout"):
+        raise ValueError(f"unknown paraphrase half {half!r}; use tune or heldout")
+    return data[half]
+
+
+def reworded_texts(half: str, seed: int) -> tuple[str, str]:
+    """The gaming rule's two wordings in the reworded world of ``seed``: drawn from one half."""
+    import random
+
+    return tuple(random.Random(f"reworded:{seed}").sample(paraphrases(half)["gaming"], 2))  # type: ignore[return-value]
+
+
 def world_spec(world: str, seed: int) -> WorldSpec:
+    if world in ("reworded", "reworded-tune"):
+        half = "heldout" if world == "reworded" else "tune"
+        return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(), optimizer=FALLIBLE_MIX,
+                         gaming_texts=reworded_texts(half, seed))
     if world == "plain":
         return WorldSpec(seed=seed, n_items=N_ITEMS)
     if world == "fallible":
         return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(), optimizer=FALLIBLE_MIX)
     if world == "graded":
         return WorldSpec(seed=seed, n_items=N_ITEMS, judge=JudgeSpec(graded=True), optimizer=FALLIBLE_MIX)
-    raise ValueError(f"unknown world {world!r}; use plain, fallible or graded")
+    raise ValueError(f"unknown world {world!r}; use plain, fallible, reworded, reworded-tune or graded")
 
 
 @dataclass(frozen=True)
@@ -158,7 +187,7 @@ def summarise(config: Config, world: str, val_size: int, runs: list[SimRun]) -> 
         "verbose_in_best": statistics.fmean("verbose" in r.best_rules for r in runs),
         "wall_s": statistics.fmean(r.wall_s for r in runs),
         "failed_runs": sum(r.status not in ("completed", "cancelled") for r in runs),
-        "patience_stops": sum(r.status == "cancelled" for r in runs),
+        "patience_stops": sum(r.stopped_early for r in runs),
     }
 
 
@@ -244,25 +273,36 @@ def print_table(rows: list[dict], pairs: list[dict], out=sys.stdout) -> None:
                   f"calls {_ci_text(p['calls_ratio'], 2)}×", file=out)
 
 
+# The default's false-reject rates before issue 34 (plain / fallible / independent world), from the issue.
+FR_BEFORE = {"plain": 0.48, "fallible": 0.68}
+
+
 def targets(rows: list[dict], pairs: list[dict], default_val: int, config: str = "default") -> list[str]:
-    """The issue's targets, each with its figure and met / not met."""
+    """Issue 34's targets, each with its figure and met / not met: gaming rule in <= 10 % of
+    best skills, the lift's lower 95 % bound >= paper-style's mean lift, calls <= 0.8x
+    paper-style's, false-reject rate lower than before."""
     lines = []
     for world in sorted({r["world"] for r in rows}):
         mine = next((r for r in rows if r["config"] == config and r["world"] == world and r["val_size"] == default_val), None)
+        paper = next((r for r in rows if r["config"] == "paper" and r["world"] == world and r["val_size"] == default_val), None)
         pair = next((p for p in pairs if p["config"] == config and p["world"] == world and p["val_size"] == default_val), None)
-        if not mine or not pair:
+        if not mine or not paper or not pair:
             continue
-        d, ratio = pair["d_lift"], pair["calls_ratio"]
-        lines.append(f"{world}: {config} - paper lift {_ci_text(d, signed=True)} "
-                     f"(target: lower bound ≥ -0.01: {'met' if d['low'] >= -0.01 else 'NOT met'})")
-        lines.append(f"{world}: quality lost to false accepts {mine['fa_loss']:.4f} per run "
-                     f"(target ≤ 0.005: {'met' if mine['fa_loss'] <= 0.005 else 'NOT met'})")
-        lines.append(f"{world}: calls {ratio['mean']:.2f}× paper's [{ratio['low']:.2f}, {ratio['high']:.2f}] "
+        low = mine["lift_ci"]["low"]
+        lines.append(f"{world}: {config} lift {_ci_text(mine['lift_ci'])}, paper-style mean {paper['lift']:.3f} "
+                     f"(target: lower bound ≥ paper's mean: {'met' if low >= paper['lift'] else 'NOT met'})")
+        ratio = pair["calls_ratio"]
+        lines.append(f"{world}: calls {ratio['mean']:.2f}× paper-style's [{ratio['low']:.2f}, {ratio['high']:.2f}] "
                      f"(target ≤ 0.8×: {'met' if ratio['mean'] <= 0.8 else 'NOT met'})")
+        fr, before = mine["false_reject_rate"], FR_BEFORE.get(world)
+        if fr is not None:
+            verdict = (f"before {before:.2f}: {'met' if fr < before else 'NOT met'}" if before is not None
+                       else "no earlier figure for this world")
+            lines.append(f"{world}: false-reject rate {fr:.2f} ({mine['truly_better']} truly better candidates; "
+                         f"false-accept rate {_fmt(mine['false_accept_rate'], 2)}) ({verdict})")
         if world != "plain":
-            paper = next((r for r in rows if r["config"] == "paper" and r["world"] == world and r["val_size"] == default_val), None)
-            extra = f" (paper-style: {paper['gaming_in_best']:.0%})" if paper else ""
-            lines.append(f"{world}: judge-gaming rule in {mine['gaming_in_best']:.0%} of best skills{extra} "
+            lines.append(f"{world}: judge-gaming rule in {mine['gaming_in_best']:.0%} of best skills "
+                         f"(paper-style: {paper['gaming_in_best']:.0%}) "
                          f"(target ≤ 10%: {'met' if mine['gaming_in_best'] <= 0.10 else 'NOT met'})")
     return lines
 
@@ -277,16 +317,20 @@ def readme_table(rows: list[dict], pairs: list[dict], lines: list[str], seeds: i
            f"val {rows[0]['val_size']}, mean over seeds with a 95 % interval; FA loss = true quality lost to false "
            "accepts per run, FR cost = true quality of rejected better candidates per run, gaming = share of best "
            "skills stating the judge-gaming rule.", "",
-           "| world | config | lift | FA loss / run | FR cost / run | FA rate (n) | calls / run | gaming | calls by role |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| world | config | lift | FA loss / run | FR cost / run | FA rate (n) | FR rate (n) | calls / run | gaming | verbose | calls by role |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        if r["world"] == "plain" and r["config"] == "default+holdout":
+            continue  # with an exact judge the held-out judge's verdict is the same: the row would copy `default`
         out.append(f"| {r['world']} | {r['config']} | {_ci_text(r['lift_ci'])} | {_ci_text(r['fa_loss_ci'], 4)} | "
                    f"{_ci_text(r['fr_cost_ci'])} | {_fmt(r['false_accept_rate'], 3)} ({r['truly_worse']}) | "
-                   f"{r['calls']:.0f} | {r['gaming_in_best']:.0%} | {_roles(r)} |")
+                   f"{_fmt(r['false_reject_rate'], 3)} ({r['truly_better']}) | "
+                   f"{r['calls']:.0f} | {r['gaming_in_best']:.0%} | {r['verbose_in_best']:.0%} | {_roles(r)} |")
     out += ["", "Paired differences (per seed):", ""]
     out += [f"- {p['world']}, {p['config']} − {p['minus']}: Δlift {_ci_text(p['d_lift'], signed=True)}, "
-            f"calls {_ci_text(p['calls_ratio'], 2)}×" for p in pairs]
-    out += ["", "Targets (issue 21):", ""] + [f"- {line}" for line in lines] + ["", README_END]
+            f"calls {_ci_text(p['calls_ratio'], 2)}×" for p in pairs
+            if not (p["world"] == "plain" and p["config"] == "default+holdout")]
+    out += ["", "Targets (issue 34):", ""] + [f"- {line}" for line in lines] + ["", README_END]
     return "\n".join(out)
 
 
@@ -339,6 +383,22 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def paraphrase_report() -> list[str]:
+    """Refusal rates of the word patterns and of the learned check on both halves of the paraphrase set."""
+    from skillopt_core.optim.judge_guard import JudgeGuard
+
+    guards = {"words": JudgeGuard(), "learned": JudgeGuard(learned=True)}
+    lines = []
+    for half in ("tune", "heldout"):
+        data = paraphrases(half)
+        for name, guard in guards.items():
+            g = sum(guard.reason(t) is not None for t in data["gaming"])
+            h = sum(guard.reason(t) is not None for t in data["harmless"])
+            lines.append(f"{half:<8} {name:<8} rewordings refused {g}/{len(data['gaming'])} ({g / len(data['gaming']):.0%}), "
+                         f"look-alikes refused {h}/{len(data['harmless'])} ({h / len(data['harmless']):.0%})")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="5 seeds and 2 epochs (about a minute on 2 cores)")
@@ -356,7 +416,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="runs in parallel (processes)")
     ap.add_argument("--out", type=Path, default=REPO / "outputs" / "bench", help="where gate.csv, gate.json and gate.png go")
     ap.add_argument("--readme", action="store_true", help="rewrite the gate table of docs/bench.md from this study")
+    ap.add_argument("--paraphrases", action="store_true",
+                    help="only print the judge guard's refusal rates on the paraphrase set's tune and held-out halves")
+    ap.add_argument("--from-json", type=Path, metavar="GATE_JSON",
+                    help="no study: rebuild the tables (and with --readme the docs table) from a saved gate.json")
     args = ap.parse_args(argv)
+    if args.paraphrases:
+        for line in paraphrase_report():
+            print(line)
+        return 0
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        rows, pairs = saved["rows"], saved["paired"]
+        default_val = DEFAULT_VAL_SIZE if any(r["val_size"] == DEFAULT_VAL_SIZE for r in rows) else rows[-1]["val_size"]
+        lines = targets(rows, pairs, default_val)
+        print_table(rows, pairs)
+        for line in lines:
+            print(line)
+        if args.readme:
+            write_readme(readme_table([r for r in rows if r["val_size"] == default_val],
+                                      [p for p in pairs if p["val_size"] == default_val], lines, saved["seeds"],
+                                      saved["commit"]))
+            print("docs/bench.md gate table rewritten")
+        return 0
     seeds = args.seeds or (5 if args.quick else 20)
     extra = tuple(args.set) + (("train.num_epochs=2",) if args.quick else ())
     configs = configurations(args.variant, args.all_policies)

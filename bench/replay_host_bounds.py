@@ -36,7 +36,7 @@ print(json.dumps({{"kept": len(r.stdout), "dropped": r.cut, "s": time.monotonic(
 HOST = """
 import json, os, resource, subprocess, time
 from pathlib import Path
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.replay.backend import observed_changes, with_diff_stat
 repo = Path({repo!r})
 with replay_checkout(repo) as template, replay_checkout(template) as work:

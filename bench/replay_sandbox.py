@@ -38,7 +38,7 @@ def main() -> int:
         os.environ["SKILLOPT_HOME"] = str(root / "skillopt")
         os.environ["PATH"] = f"{replay_fakes.install(root / 'bin')}{os.pathsep}{os.environ['PATH']}"
         from skillopt_core import BackendSpec, CompletionRequest, create_backend
-        from sleep.cycle.checkout import replay_checkout
+        from sleep.replay.checkout import replay_checkout
         from sleep.replay.backend import ActionReplayBackend
         from sleep.replay.egress import API_HOSTS, EgressProxy
         from sleep.replay.sandbox import BwrapLauncher, sandbox_available

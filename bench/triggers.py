@@ -33,9 +33,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "sleep"))
 
+from trigger_labelled import QUERIES, SKILLS, WEAK  # noqa: E402
+
 from skillopt_core.backends import BackendSpec, Completion, CompletionRequest, create_backend  # noqa: E402
 from sleep.cycle.triggers import Query, decide, figures  # noqa: E402
-from trigger_labelled import QUERIES, SKILLS, WEAK  # noqa: E402
 
 STOP = {"with", "then", "that", "this", "each", "what", "would", "from", "your", "into", "them", "list", "check",
         "write", "create", "build", "report", "project", "after", "show", "give", "tell", "does", "have", "file"}

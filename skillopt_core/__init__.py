@@ -29,15 +29,19 @@ _PUBLIC: dict[str, str] = {
     "create_env": ".envs", "register_env": ".envs", "available_envs": ".envs",
     "EnvAdapter": ".envs", "PromptEnv": ".envs",
     "Backend": ".backends", "BackendSpec": ".backends", "BackendError": ".backends",
-    "RequestRejected": ".backends", "RequestFailed": ".backends", "Completion": ".backends", "CompletionRequest": ".backends",
+    "RequestRejected": ".backends", "RequestFailed": ".backends", "Completion": ".backends",
+    "CompletionRequest": ".backends",
     "Message": ".backends", "Usage": ".backends", "create_backend": ".backends",
     "register_backend": ".backends", "available_backends": ".backends",
     # evaluation
     "GateSettings": ".evaluation.gate", "GateDecision": ".evaluation.gate", "decide": ".evaluation.gate",
     # the run
     "Settings": ".run.config", "ConfigError": ".run.config", "load_settings": ".run.config",
-    "ConsoleRenderer": ".cli.console",
-    "RunSummary": ".run.state", "TrainingRun": ".run.api", "prepare_training": ".run.api",
+    "ConsoleRenderer": ".cli.console", "plain_console": ".cli.console",
+    # for sandboxes that must let this interpreter run
+    "interpreter_paths_under_tmp": ".interpreter_paths",
+    "RunSummary": ".run.state", "TrainingRun": ".run.api", "TrainingResult": ".run.api", "prepare_training": ".run.api",
+    "RunReader": ".run.reader", "StepRecord": ".run.record", "GateRecord": ".run.record", "SelectedEdit": ".run.record",
     "train": ".run.api", "evaluate": ".run.api",
 }
 

@@ -6,7 +6,8 @@ model call outlives the step that started it."""
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable, Iterable, TypeVar
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -22,9 +22,10 @@ import difflib
 import importlib
 import importlib.metadata as metadata
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -208,7 +209,8 @@ class LazyRegistry(Generic[T]):
             module = self.builtin_modules[key]
             importlib.import_module(module)
             if key not in self._entries:
-                raise self.error(f"Built-in module {module} did not register the {self.kind} '{key}' (a bug in skillopt).")
+                raise self.error(f"Built-in module {module} did not register the {self.kind} '{key}' (a bug in "
+                                 f"skillopt).")
             return self._entries[key]
         return self._load_plugin(key)
 
@@ -226,5 +228,6 @@ class LazyRegistry(Generic[T]):
         hint = f" Did you mean '{near[0]}'?" if near else ""
         message = f"Unknown {self.kind} '{name}'.{hint} Known {self.kind}s: {', '.join(known)}."
         if self._plugin_problems:
-            message += " (Some installed packages could not be checked for plugins: " + "; ".join(self._plugin_problems) + ".)"
+            problems = "; ".join(self._plugin_problems)
+            message += f" (Some installed packages could not be checked for plugins: {problems}.)"
         return message

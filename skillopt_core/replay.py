@@ -112,7 +112,7 @@ def replay_parent() -> Path:
 def sweep_dead_nights(parent: Path | None = None) -> list[Path]:
     """Remove the replay roots of nights whose process is gone (killed); returns what was removed."""
     parent = replay_parent() if parent is None else parent
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(os.scandir(parent))
     except OSError:
@@ -187,4 +187,4 @@ def is_replay_path(path: str | os.PathLike[str] | None) -> bool:
 
 def is_replay_prompt(text: str | None) -> bool:
     """True if a user prompt carries the replay marker."""
-    return bool(text) and REPLAY_MARKER in text[:2000]
+    return text is not None and REPLAY_MARKER in text[:2000]

@@ -141,7 +141,8 @@ def unknown_command(word: str, names: list[str]) -> str:
     close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
     if close:
         return f"unknown command {word!r}; did you mean {' or '.join(repr(c) for c in close)}?"
-    return f"unknown command {word!r}; the commands are: {', '.join(names)} (`skillopt-sleep --help` says what each does)"
+    return (f"unknown command {word!r}; the commands are: {', '.join(names)} "
+            "(`skillopt-sleep --help` says what each does)")
 
 
 def _reader_gone() -> None:

@@ -64,7 +64,7 @@ def _index() -> Check:
     try:
         with Index.open() as index:
             sessions = index.session_count()
-    except Exception as exc:  # noqa: BLE001 - any reason the index cannot be used is the finding
+    except Exception as exc:
         return Check("index", "fail", f"{paths.index_path()}: {exc}", "see `skillopt-sleep harvest` for details")
     return Check("index", "ok", f"{paths.index_path()}: {sessions:,} session{'s' if sessions != 1 else ''}")
 
@@ -202,7 +202,8 @@ def _args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the checks as a JSON list")
 
 
-@commands.command("doctor", "check this machine: data folder, index, backends, local model, hosts, sandbox, scheduler", _args)
+@commands.command("doctor", "check this machine: data folder, index, backends, local model, hosts, sandbox, scheduler",
+                  _args)
 def cmd_doctor(args: argparse.Namespace) -> int:
     from sleep.commands import version
 

@@ -27,7 +27,7 @@ a replay therefore never reads the checkout's configuration at all (see
 from __future__ import annotations
 
 import os
-from typing import Mapping
+from collections.abc import Mapping
 
 RELOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
               "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES")

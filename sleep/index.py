@@ -20,16 +20,17 @@ from __future__ import annotations
 import os
 import secrets
 import sqlite3
-import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import orjson
 
+from skillopt_core.timestamps import utc_now
 from sleep import index_schema, paths
-from sleep.harvest.offsets import FileCursor
+from sleep.offsets import FileCursor
+from sleep.paths import is_under
 from sleep.sessions import HistoryPrompt, Session
 from sleep.storage import StorageError, explain_os, explain_sqlite
 
@@ -278,19 +279,6 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
-_now_cache: tuple[int, str] = (0, "")
-
-
-def _now() -> str:
-    """Current UTC time, ISO with milliseconds (cached per millisecond: called per row)."""
-    global _now_cache
-    ns = time.time_ns()
-    ms = ns // 1_000_000
-    if _now_cache[0] != ms:
-        _now_cache = (ms, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z")
-    return _now_cache[1]
-
-
 def within_sql(column: str, folder: str) -> tuple[str, list[object]]:
     """A condition on the path ``column``: ``folder`` itself or a path below it (no LIKE: a
     path may hold % or _), and its arguments."""
@@ -312,7 +300,7 @@ class Index:
         self._identity: str | None = None
 
     @classmethod
-    def open(cls, path: Path | None = None) -> "Index":
+    def open(cls, path: Path | None = None) -> Index:
         """Open (creating if needed) and bring up to date; raises :class:`StorageError`
         with a one-line explanation when the file or its folder cannot be used."""
         path = Path(path) if path else paths.index_path()
@@ -342,7 +330,7 @@ class Index:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -458,7 +446,7 @@ class Index:
             " status=excluded.status, session_key=excluded.session_key,"
             " project_dir=excluded.project_dir, updated_at=excluded.updated_at",
             (c.path, c.host, c.kind, c.device, c.inode, c.size, c.mtime_ns, c.offset, c.head,
-             c.status, c.session_key, c.project_dir, _now()))
+             c.status, c.session_key, c.project_dir, utc_now()))
 
     def delete_cursor(self, path: str) -> None:
         self.conn.execute("DELETE FROM file_cursors WHERE path = ?", (path,))
@@ -483,7 +471,7 @@ class Index:
             " n_prompts, is_subagent, parent_session_id, source_path, data, harvested_at,"
             " entrypoint, scripted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (s.host, s.session_id, s.project_dir, s.started_at, s.ended_at, len(s.prompts),
-             int(s.is_subagent), s.parent_session_id, s.source_path, orjson.dumps(s.to_dict()), _now(),
+             int(s.is_subagent), s.parent_session_id, s.source_path, orjson.dumps(s.to_dict()), utc_now(),
              s.entrypoint, int(s.scripted)))
         return not exists
 
@@ -495,8 +483,6 @@ class Index:
         """Stored sessions, newest first; ``project`` keeps that directory and below: a
         session started elsewhere whose working directory moved into it is kept with
         only the turns typed there (:meth:`Session.for_project`)."""
-        from sleep.harvest.sources import is_under
-
         sql = "SELECT data, project_dir FROM sessions WHERE 1=1"
         args: list[object] = []
         if host:
@@ -540,7 +526,7 @@ class Index:
 
     def record_run(self, started_at: str, report: dict) -> None:
         self.conn.execute("INSERT INTO harvest_runs (started_at, finished_at, report) VALUES (?,?,?)",
-                          (started_at, _now(), orjson.dumps(report)))
+                          (started_at, utc_now(), orjson.dumps(report)))
 
 
 def _private_files(path: Path) -> None:

@@ -24,7 +24,7 @@ class FileLock:
         self.what = what
         self._fd: int | None = None
 
-    def acquire(self, wait: float = 0.0) -> "FileLock":
+    def acquire(self, wait: float = 0.0) -> FileLock:
         """Take the lock, waiting up to ``wait`` seconds; raise :class:`LockBusy` otherwise."""
         paths.private_dir(self.path.parent)  # locks live in the data dir: only its owner enters
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -65,7 +65,7 @@ class FileLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "FileLock":
+    def __enter__(self) -> FileLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:

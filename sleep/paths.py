@@ -196,3 +196,12 @@ def vscode_user_dirs() -> list[Path]:
             seen.add(c)
             found.append(c)
     return found
+
+
+def is_under(path: str | None, root: str) -> bool:
+    """True if ``path`` is ``root`` or inside it (lexically, after normalising)."""
+    if not path:
+        return False
+    p = os.path.normcase(os.path.normpath(path))
+    r = os.path.normcase(os.path.normpath(root))
+    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)

@@ -51,7 +51,7 @@ class Style:
     backticks: bool = False
 
     @classmethod
-    def of(cls, skill_text: str | None) -> "Style":
+    def of(cls, skill_text: str | None) -> Style:
         text = skill_text or ""
         bullets = re.findall(r"(?m)^\s*([-*+])\s+\S", text)
         marker = max(set(bullets), key=bullets.count) if bullets else "-"

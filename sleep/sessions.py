@@ -13,10 +13,12 @@ Times are ISO 8601 UTC strings with a ``Z`` suffix and millisecond precision
 from __future__ import annotations
 
 import re
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any
+
+from skillopt_core.timestamps import utc_iso, utc_stamp_ms
 
 MAX_TURN_ACTIONS = 50  # shell signatures / files kept per turn
 
@@ -33,9 +35,7 @@ def iso_utc(value: Any) -> str | None:
         if isinstance(value, bool) or value is None:
             return None
         if isinstance(value, (int, float)):
-            millis = int(value) if value > 1e11 else int(value * 1000)
-            secs, frac = divmod(millis, 1000)
-            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{frac:03d}Z"
+            return utc_stamp_ms(int(value) if value > 1e11 else int(value * 1000))
         elif isinstance(value, str):
             if len(value) == 24 and _ISO_NORMAL.match(value):
                 return value  # already the normal form (most hosts write it)
@@ -50,7 +50,7 @@ def iso_utc(value: Any) -> str | None:
             return None
     except (ValueError, OverflowError, OSError):
         return None
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return utc_iso(dt)
 
 
 def parse_iso(value: str | None) -> datetime | None:
@@ -209,7 +209,7 @@ class Session:
                 out.append(p.project)
         return out
 
-    def for_project(self, project: str, under: Callable[[str | None, str], bool]) -> "Session | None":
+    def for_project(self, project: str, under: Callable[[str | None, str], bool]) -> Session | None:
         """This session as seen from ``project``: itself if it belongs there (``under(
         project_dir, project)``), else a copy holding only the turns typed in ``project``
         or below (with that turn's directory as ``project_dir``), or None if it has none."""
@@ -261,7 +261,7 @@ class Session:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Session":
+    def from_dict(cls, data: dict[str, Any]) -> Session:
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known}
         kwargs["prompts"] = [Prompt(**p) for p in data.get("prompts") or []]

@@ -365,7 +365,7 @@ def _with_subcommand(prog: str, args: list[str]) -> str:
         i = 0
         while i < len(args) and (args[i].startswith(("-", "+")) or _ASSIGNMENT_RX.match(args[i])):
             a = args[i]
-            i += 2 if (a in takes or a.split("=", 1)[0] in takes and "=" not in a) else 1
+            i += 2 if (a in takes or (a.split("=", 1)[0] in takes and "=" not in a)) else 1
         if i < len(args) and _SUBCOMMAND_RX.match(args[i]):
             sub = args[i]
             group = _GROUPS.get(prog, frozenset())

@@ -2,6 +2,12 @@
 with a private HOME and SkillOpt home, and without provider keys in the
 environment. (tests/sleep adds its own, richer fixture on top.)
 
+No test reaches a real remote model: every connection this process opens to
+an address outside loopback is refused and fails the test (even if the code
+under test swallows the error), unless the test is marked ``remote_model``.
+Tests answer from the scripted backend (skillopt_core.backends.scripted) or a
+server on loopback (the scripted model endpoint, llama.cpp's server).
+
 Tests marked ``local_model`` (the real embedded model in this process) or
 ``llama_server`` (a real ``llama_cpp.server``) skip when the extra they need is
 missing, or fail when ``SKILLOPT_REQUIRE_LOCAL_MODEL=1`` (CI sets it: there
@@ -13,7 +19,9 @@ imports llama_cpp: importing it loads its native libraries.
 
 import importlib.metadata
 import importlib.util
+import ipaddress
 import os
+import socket
 
 import pytest
 
@@ -114,3 +122,56 @@ def real_model_guard(request, private_home):
         request.getfixturevalue("llama_server_model")
     elif request.node.get_closest_marker("local_model") is not None:
         request.getfixturevalue("llama_model")
+
+
+class RemoteModelRequest(ConnectionRefusedError):
+    """A test tried to open a connection outside loopback (a real model, most likely)."""
+
+
+def _is_local(address: object) -> bool:
+    if not isinstance(address, tuple):  # AF_UNIX paths, abstract sockets
+        return True
+    host = str(address[0]).split("%", 1)[0]
+    if host in ("localhost", ""):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:  # a host name: resolved before connect() by every client we use, so refuse it
+        return False
+    return ip.is_loopback or ip.is_unspecified or (ip.version == 6 and ip.ipv4_mapped is not None
+                                                   and ip.ipv4_mapped.is_loopback)
+
+
+@pytest.fixture(autouse=True)
+def remote_model_guard(request, monkeypatch):
+    """Refuse, record and fail every connection outside loopback, unless the test is marked ``remote_model``.
+
+    Yields the list of refused addresses. The refusal is an OSError, so clients fail the way they would
+    offline; the test fails at teardown even if the code under test caught it."""
+    refused: list[object] = []
+    if request.node.get_closest_marker("remote_model") is not None:
+        yield refused
+        return
+    real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
+
+    def check(sock: socket.socket, address: object) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address):
+            refused.append(address)
+            raise RemoteModelRequest(f"test tried to reach {address!r} outside loopback (a real model?); "
+                                     "use the scripted backend or a loopback server, or mark the test remote_model")
+
+    def connect(sock, address):
+        check(sock, address)
+        return real_connect(sock, address)
+
+    def connect_ex(sock, address):
+        check(sock, address)
+        return real_connect_ex(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    yield refused
+    if refused:
+        pytest.fail(f"this test tried to reach {len(refused)} address(es) outside loopback: "
+                    f"{', '.join(map(repr, refused[:3]))}. Tests never call a real model: answer from the scripted "
+                    "backend or a loopback server, or mark the test remote_model to opt in.", pytrace=False)

@@ -87,10 +87,11 @@ def test_a_variant_is_a_configuration_of_its_own():
 
 
 def test_patience_stops_the_run_after_that_many_steps_without_an_accept(tmp_path):
-    run = asyncio.run(run_sim(WorldSpec(seed=2, n_items=200), (*TINY, "bench.patience=1"), tmp_path, "p"))
+    run = asyncio.run(run_sim(WorldSpec(seed=2, n_items=200), (*TINY, "train.patience=1"), tmp_path, "p"))
     history = json.loads((tmp_path / "sim" / "p" / "history.json").read_text())
     first_miss = next((n for n, h in enumerate(history) if h["action"] != "accept"), None)
-    assert first_miss is not None and len(history) == first_miss + 1 and run.status == "cancelled"
+    assert first_miss is not None and len(history) == first_miss + 1
+    assert run.status == "completed" and run.stopped_early
 
 
 def test_the_held_out_judge_scores_val_and_is_never_fooled_by_the_verbose_rule(tmp_path):
@@ -107,3 +108,24 @@ def test_the_held_out_judge_scores_val_and_is_never_fooled_by_the_verbose_rule(t
     assert run.status == "completed" and rollouts  # train feedback still comes from the tasks' own judge
     config = (tmp_path / "sim" / "h" / "config.yaml").read_text()
     assert "holdout_judge" in config and "alt pass" in config
+
+
+def test_the_reworded_world_draws_its_gaming_rule_from_the_held_out_half():
+    from bench.sim.world import GAMING_TEXTS, World
+
+    held, tune = gate.paraphrases("heldout")["gaming"], gate.paraphrases("tune")["gaming"]
+    drawn = {gate.world_spec("reworded", s).gaming_texts for s in range(6)}
+    assert len(drawn) > 1 and all(set(t) <= set(held) for t in drawn)
+    assert set(gate.world_spec("reworded-tune", 0).gaming_texts) <= set(tune)
+    world = World(gate.world_spec("reworded", 3))
+    assert world.by_id["gaming"].texts == gate.world_spec("reworded", 3).gaming_texts
+    assert World(gate.world_spec("fallible", 3)).by_id["gaming"].texts == GAMING_TEXTS
+    assert "gaming_texts" not in gate.world_spec("fallible", 3).to_dict()  # the earlier worlds' keys do not move
+
+
+def test_the_paraphrase_report_measures_both_guards_on_both_halves():
+    lines = gate.paraphrase_report()
+    assert [line.split()[:2] for line in lines] == [["tune", "words"], ["tune", "learned"],
+                                                    ["heldout", "words"], ["heldout", "learned"]]
+    refused = {tuple(line.split()[:2]): int(line.split("refused ")[1].split("/")[0]) for line in lines}
+    assert refused[("heldout", "learned")] > 3 * refused[("heldout", "words")]

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from skillopt_core.backends import Completion, CompletionRequest
+from skillopt_core.backends.scripted import ScriptedBackend
 from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
 from skillopt_core.tasks.task import Score, Task
 
@@ -240,60 +240,47 @@ def test_validate_accepts_rubric_without_backend():
 # --------------------------------------------------------------------------- rubric
 
 
-class FakeJudgeBackend:
-    """Replies from a queue and records every request."""
-
-    name = "fake"
-    model = "fake-judge"
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.requests: list[CompletionRequest] = []
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        self.requests.append(request)
-        return Completion(text=self.replies.pop(0), model=self.model)
-
-    def describe(self) -> str:
-        return "fake judge"
+def judge_backend(replies: list[str]) -> ScriptedBackend:
+    """The scripted backend answering from ``replies`` in order; ``history`` holds every request."""
+    return ScriptedBackend(queue=replies, model="fake-judge")
 
 
 RUBRIC = {"type": "rubric", "rubric": "The answer names the capital and nothing else."}
 
 
 async def test_rubric_valid_json_gives_score_and_feedback():
-    backend = FakeJudgeBackend([json.dumps({"score": 8, "pass": True, "feedback": "Concise and correct."})])
+    backend = judge_backend([json.dumps({"score": 8, "pass": True, "feedback": "Concise and correct."})])
     result = await score(RUBRIC, "Paris", backend=backend)
     assert (result.hard, result.soft, result.feedback) == (1.0, 0.8, "Concise and correct.")
-    request = backend.requests[0]
+    request = backend.history[0]
     assert (request.role, request.stage) == ("judge", "judge")
     assert request.json_schema["required"] == ["score", "pass", "feedback"]
     assert "- Paris" in request.messages[0].content  # the judge model may see the reference
 
 
 async def test_rubric_scale_one_reads_score_as_fraction():
-    backend = FakeJudgeBackend([json.dumps({"score": 0.25, "pass": False, "feedback": "Too long."})])
+    backend = judge_backend([json.dumps({"score": 0.25, "pass": False, "feedback": "Too long."})])
     result = await score({**RUBRIC, "scale": 1}, "Paris, obviously, as everyone knows", backend=backend)
     assert (result.hard, result.soft) == (0.0, 0.25)
 
 
 async def test_rubric_retries_once_after_invalid_json():
-    backend = FakeJudgeBackend(["I think it is fine", json.dumps({"score": 10, "pass": True, "feedback": "Good."})])
+    backend = judge_backend(["I think it is fine", json.dumps({"score": 10, "pass": True, "feedback": "Good."})])
     result = await score(RUBRIC, "Paris", backend=backend)
     assert result.passed
-    assert len(backend.requests) == 2
+    assert len(backend.history) == 2
 
 
 async def test_rubric_invalid_twice_scores_zero_and_says_judge_output_invalid():
-    backend = FakeJudgeBackend(["not json", json.dumps({"score": 99, "pass": "yes"})])
+    backend = judge_backend(["not json", json.dumps({"score": 99, "pass": "yes"})])
     result = await score(RUBRIC, "Paris", backend=backend)
     assert (result.hard, result.soft) == (0.0, 0.0)
     assert "judge's output was invalid" in result.feedback
-    assert len(backend.requests) == 2
+    assert len(backend.history) == 2
 
 
 async def test_rubric_feedback_has_reference_answer_withheld():
-    backend = FakeJudgeBackend([json.dumps({"score": 2, "pass": False, "feedback": "The answer should be Paris."})])
+    backend = judge_backend([json.dumps({"score": 2, "pass": False, "feedback": "The answer should be Paris."})])
     result = await score(RUBRIC, "Lyon", backend=backend)
     assert "paris" not in result.feedback.lower()
 
@@ -301,11 +288,11 @@ async def test_rubric_feedback_has_reference_answer_withheld():
 async def test_rubric_judge_call_that_fails_says_so():
     from skillopt_core.backends import RequestFailed
 
-    class Failing(FakeJudgeBackend):
+    class Failing(ScriptedBackend):
         async def complete(self, request):
             raise RequestFailed("timeout after 120 s")
 
-    result = await score(RUBRIC, "Paris", backend=Failing([]))
+    result = await score(RUBRIC, "Paris", backend=Failing())
     assert result.hard == 0.0 and "judge call failed (timeout after 120 s)" in result.feedback
 
 
@@ -313,8 +300,8 @@ async def test_rubric_asks_for_bounded_feedback_but_accepts_a_longer_one():
     """A grammar-constrained small model loops in an unbounded feedback string until max_tokens
     (issue 23 §2: a 2,000-character judge reply on SmolLM2); a larger model's long feedback still counts."""
     long = "Correct, and here is why: " + "x" * 600
-    backend = FakeJudgeBackend([json.dumps({"score": 9, "pass": True, "feedback": long})])
+    backend = judge_backend([json.dumps({"score": 9, "pass": True, "feedback": long})])
     result = await score(RUBRIC, "Paris", backend=backend)
     assert result.hard == 1.0 and result.feedback.startswith("Correct")
-    assert backend.requests[0].json_schema["properties"]["feedback"]["maxLength"] == 300
-    assert len(backend.requests) == 1  # no repair round for a long but valid answer
+    assert backend.history[0].json_schema["properties"]["feedback"]["maxLength"] == 300
+    assert len(backend.history) == 1  # no repair round for a long but valid answer

@@ -56,6 +56,7 @@ class SimRun:
     phase_calls: dict[str, int] = field(default_factory=dict)   # target calls by rollout phase (train, screen, val, ...)
     optimizer_calls: int = 0
     best_rules: frozenset[str] = frozenset()                     # rule ids the best skill states
+    stopped_early: bool = False                                  # train.patience ended the run before its last step
 
     @property
     def lift(self) -> float:
@@ -97,36 +98,13 @@ class _ValCalls:
             self.by_phase[event.phase] = self.by_phase.get(event.phase, 0) + event.n_items - event.cached
 
 
-class _Patience:
-    """Stops a run after ``patience`` step gates in a row rejected (a stopping
-    rule the engine does not have; emulated here with ``TrainingRun.cancel``)."""
-
-    def __init__(self, patience: int) -> None:
-        self.patience, self.streak, self.run = patience, 0, None
-
-    def __call__(self, event: ev.Event) -> None:
-        if isinstance(event, ev.GateDecided) and event.action in ("accept", "reject", "no_change"):
-            self.streak = self.streak + 1 if event.action != "accept" else 0
-            if self.streak >= self.patience and self.run is not None:
-                self.run.cancel()
-
-
 async def run_sim(spec: WorldSpec, settings: Sequence[str], root: Path, run_id: str) -> SimRun:
     """Train on the world of ``spec`` with ``settings`` (``section.key=value``
-    overrides of the defaults) and score the run against the truth.
-
-    The pseudo-setting ``bench.patience=K`` stops the run (cancels it; the best
-    skill stands) after K step gates in a row that did not accept."""
+    overrides of the defaults) and score the run against the truth."""
     world = register_world(spec)
     counter = _ValCalls()
-    patience = [int(x.split("=", 1)[1]) for x in settings if x.startswith("bench.patience=")]
-    settings = [x for x in settings if not x.startswith("bench.")]
-    stopper = _Patience(patience[-1]) if patience else None
     started = time.perf_counter()
-    run = prepare_training(None, overrides=[*sim_overrides(spec, root, run_id), *settings],
-                           subscribers=[counter] + ([stopper] if stopper else []))
-    if stopper:
-        stopper.run = run
+    run = prepare_training(None, overrides=[*sim_overrides(spec, root, run_id), *settings], subscribers=[counter])
     summary = await run.run()
     wall = time.perf_counter() - started
     path = Path(summary.run_dir)
@@ -143,6 +121,7 @@ async def run_sim(spec: WorldSpec, settings: Sequence[str], root: Path, run_id: 
     ledger = json.loads((path / "state.json").read_text()).get("ledger", {}).get("usage", {})
     result.optimizer_calls = sum(int(b.get("calls", 0)) for b in ledger.get("optimizer", {}).values())
     result.best_rules = world.stated(best)
+    result.stopped_early = summary.status == "completed" and summary.steps_done < summary.total_steps
     return result
 
 

@@ -139,11 +139,14 @@ class WorldSpec:
     rho: float = 0.85                # latent correlation of two skills' answers on one item and sample
     optimizer: OptimizerMix = field(default_factory=OptimizerMix)
     judge: JudgeSpec | None = None   # None: the judge is exact (pass iff the rollout passed)
+    gaming_texts: tuple[str, ...] | None = None  # the gaming rule's wordings (None: GAMING_TEXTS)
 
     def to_dict(self) -> dict:
         data = asdict(self)
         if self.judge is None:
             data.pop("judge")  # the plain world's key (and so its cache) does not change
+        if self.gaming_texts is None:
+            data.pop("gaming_texts")  # nor the fallible world's
         return data
 
     @classmethod
@@ -153,8 +156,8 @@ class WorldSpec:
         judge = data.pop("judge", None)
         if judge is not None:
             data["judge"] = JudgeSpec(**dict(judge))
-        for key in ("helpful_effect", "harmful_effect", "general_effect"):
-            if key in data:
+        for key in ("helpful_effect", "harmful_effect", "general_effect", "gaming_texts"):
+            if data.get(key) is not None:
                 data[key] = tuple(data[key])
         return cls(**data, optimizer=mix)
 
@@ -245,7 +248,7 @@ class World:
         )
         self.interacting: tuple[str, ...] = ()
         if spec.judge is not None:  # added after the items: the plain world's draws stay the same
-            rules.append(Rule("gaming", "gaming", None, 0.0, GAMING_TEXTS))
+            rules.append(Rule("gaming", "gaming", None, 0.0, spec.gaming_texts or GAMING_TEXTS))
             rules.append(Rule("verbose", "verbose", GENERAL, VERBOSE_EFFECT, VERBOSE_TEXTS))
             pair = [r.id for r in rules if r.kind == "helpful" and r.category == self.categories[0]][:2]
             self.interacting = tuple(pair) if len(pair) == 2 else ()

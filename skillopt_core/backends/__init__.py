@@ -9,10 +9,10 @@ group instead (docs/writing-a-plugin.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from skillopt_core.registry import LazyRegistry
 from skillopt_core.backends.base import (
     Backend,
     BackendConfigError,
@@ -26,6 +26,7 @@ from skillopt_core.backends.base import (
     Role,
     Usage,
 )
+from skillopt_core.registry import LazyRegistry
 
 __all__ = [
     "Backend",
@@ -81,6 +82,7 @@ _BACKENDS: LazyRegistry[Factory] = LazyRegistry(
         "gemini-cli": "skillopt_core.backends.gemini_cli",
         "opencode": "skillopt_core.backends.opencode",
         "cursor-agent": "skillopt_core.backends.cursor_agent",
+        "pi": "skillopt_core.backends.pi",
         "qwen": "skillopt_core.backends.presets",
         "minimax": "skillopt_core.backends.presets",
         "auto": "skillopt_core.backends.auto",

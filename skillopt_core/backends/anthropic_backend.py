@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import CompletionRequest, RequestRejected
@@ -76,7 +77,8 @@ class AnthropicBackend(HttpBackend):
                 if not native or not any(w in str(exc).lower() for w in _NATIVE_WORDS):
                     raise
                 self._native_json = False
-                log.info("anthropic: %s refused structured output; stating the schema in the prompt instead", self.model)
+                log.info("anthropic: %s refused structured output; stating the schema in the prompt instead",
+                         self.model)
         return reply
 
     def _arguments(self, request: CompletionRequest, native: bool) -> dict[str, Any]:

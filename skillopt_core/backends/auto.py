@@ -28,8 +28,9 @@ import importlib.util
 import logging
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from skillopt_core.backends import BackendSpec, create_backend, register_backend
 from skillopt_core.backends.base import Backend, BackendConfigError

@@ -17,7 +17,8 @@ Contract:
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import BackendConfigError

@@ -110,7 +110,7 @@ class CompletionRequest:
     checks: tuple[str, ...] = ()
 
     @classmethod
-    def single(cls, prompt: str, **kwargs: Any) -> "CompletionRequest":
+    def single(cls, prompt: str, **kwargs: Any) -> CompletionRequest:
         return cls(messages=(Message("user", prompt),), **kwargs)
 
     @property
@@ -166,8 +166,14 @@ class BackendConfigError(BackendError):
 
 @runtime_checkable
 class Backend(Protocol):
-    name: str
-    model: str
+    """What the trainer calls. ``name`` and ``model`` are read-only: a plain
+    attribute and a property (as :class:`MeteredBackend` has) both satisfy it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
 
     async def complete(self, request: CompletionRequest) -> Completion: ...
 

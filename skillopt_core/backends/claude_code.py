@@ -63,11 +63,28 @@ from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
-from skillopt_core.backends.cli_common import CliBackend, allowed_tools, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_common import (
+    CliBackend,
+    allowed_tools,
+    cli_failure,
+    exit_error,
+    json_lines,
+    mapping,
+    tail,
+)
 from skillopt_core.backends.cli_skill import skill_doc
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    Change,
+    CommandRun,
+    FileChange,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -101,7 +118,7 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
 # ``--tools`` without a word; the init event's tool list shows it missing); older streams may still hold it.
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 # ``tool_use_result.type`` of a successful Write: a new file, or one overwritten.
-_WRITE_KINDS = {"create": "added", "update": "modified"}
+_WRITE_KINDS: dict[str, Change] = {"create": "added", "update": "modified"}
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.I)
 _KNOWN_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
 
@@ -122,7 +139,7 @@ def _result_text(content: Any) -> str:
     return content if isinstance(content, str) else bounded(content)
 
 
-def _change_kind(event: dict[str, Any], name: str, results: int) -> str:
+def _change_kind(event: dict[str, Any], name: str, results: int) -> Change:
     """added or modified, from the ``user`` event's ``tool_use_result`` (one result in the event)."""
     extra = event.get("tool_use_result") if results == 1 else None
     kind = extra.get("type") if isinstance(extra, dict) else None
@@ -156,7 +173,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
         if kind == "result":
             result = event
             continue
-        message = event.get("message") if isinstance(event.get("message"), dict) else {}
+        message = mapping(event.get("message"))
         content = message.get("content")
         if kind not in ("assistant", "user") or not isinstance(content, list):
             continue
@@ -244,7 +261,7 @@ def skill_plugin(meta: Path, skill_text: str, backend: str) -> Path:
 
 class ClaudeCodeBackend(CliBackend):
     name = "claude-code"
-    env_keep = ("ANTHROPIC_", "CLAUDE_")
+    env_keep: tuple[str, ...] = ("ANTHROPIC_", "CLAUDE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
@@ -253,7 +270,8 @@ class ClaudeCodeBackend(CliBackend):
         self._tools = allowed_tools(options, READ_ONLY_TOOLS)
         # Cloud credentials only with the switch that makes Claude Code use them.
         self.env_keep = type(self).env_keep + (("AWS_",) if os.environ.get("CLAUDE_CODE_USE_BEDROCK") else ()) + (
-            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_") if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
+            ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_")
+            if os.environ.get("CLAUDE_CODE_USE_VERTEX") else ())
         self._max_turns = int(options.get("max_turns") or DEFAULT_MAX_TURNS)
         super().__init__(model=model, role=role, options=options)
 

@@ -63,12 +63,11 @@ import shutil
 import signal
 import tempfile
 import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator, Protocol
+from typing import Any, Protocol
 
-from skillopt_core.replay import REPLAY_MARKER, replay_root
-from skillopt_core.backends.images import text_only
 from skillopt_core.backends.base import (
     BackendConfigError,
     BackendError,
@@ -78,9 +77,11 @@ from skillopt_core.backends.base import (
     Usage,
 )
 from skillopt_core.backends.cli_skill import SkillDoc, instruction_of, shared_skill, skill_doc
+from skillopt_core.backends.images import text_only
 from skillopt_core.backends.json_output import schema_instruction
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import CheckRun, bounded
+from skillopt_core.replay import REPLAY_MARKER, replay_root
 
 log = logging.getLogger(__name__)
 
@@ -431,6 +432,11 @@ def exit_error(backend: str, command: str, result: CliResult, hint: str) -> Back
 def timeout_from(options: dict[str, Any]) -> float:
     value = options.get("timeout")
     return float(value) if value else DEFAULT_TIMEOUT
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when a CLI printed a JSON object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
 
 
 def json_lines(stdout: str) -> tuple[list[dict[str, Any]], int]:

@@ -38,9 +38,10 @@ import re
 import shutil
 import tempfile
 import weakref
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator
+from typing import Any
 
 import yaml
 
@@ -201,7 +202,7 @@ class _Slot:
 
 
 # Per event loop, the install paths in use (see "Shared working directories").
-_slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]]" = weakref.WeakKeyDictionary()
+_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]] = weakref.WeakKeyDictionary()
 
 
 @contextlib.asynccontextmanager
@@ -237,9 +238,9 @@ async def shared_skill(work: Path, skill_dir: str, skill: SkillDoc, backend: str
     finally:
         slot.users -= 1
         if slot.users == 0:
-            undo, slot.undo, slot.text = slot.undo, None, None
+            last, slot.undo, slot.text = slot.undo, None, None
             slot.free.set()
             if not slot.waiting:
                 slots.pop(key, None)
-            if undo is not None:
-                undo.close()
+            if last is not None:
+                last.close()

@@ -55,7 +55,17 @@ from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_erro
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, RawStep, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    Change,
+    CommandRun,
+    FileChange,
+    RawStep,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -79,7 +89,7 @@ class CodexEvents:
     trajectory: Trajectory = field(default_factory=Trajectory)
 
 
-_CHANGE_KINDS = {"add": "added", "delete": "deleted", "update": "modified"}
+_CHANGE_KINDS: dict[str, Change] = {"add": "added", "delete": "deleted", "update": "modified"}
 _KNOWN_EVENTS = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                            "item.updated", "item.completed", "error"})
 _QUIET_ITEMS = frozenset({"reasoning", "todo_list", "web_search"})
@@ -97,7 +107,7 @@ def unwrap_shell(command: str) -> str:
     return command
 
 
-def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: "CodexEvents") -> None:
+def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: CodexEvents) -> None:
     kind = item.get("type")
     if kind == "agent_message" and isinstance(item.get("text"), str):
         trace.add(TextStep(bounded(item["text"])))
@@ -197,7 +207,7 @@ def provider_env_keys() -> tuple[str, ...]:
 
 class CodexBackend(CliBackend):
     name = "codex"
-    env_keep = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
+    env_keep: tuple[str, ...] = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
@@ -222,7 +232,7 @@ class CodexBackend(CliBackend):
         args += ["-C", workdir]
         if self._cli_model:
             args += ["-m", self._cli_model]
-        return args + ["-"]
+        return [*args, "-"]
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()

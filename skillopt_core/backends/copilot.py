@@ -42,10 +42,18 @@ from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, mapping, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    CommandRun,
+    FileChange,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -87,7 +95,7 @@ def refused(data: dict[str, Any], denied_calls: set[str]) -> bool:
         return False
     if str(data.get("toolCallId") or "") in denied_calls:
         return True
-    error = data.get("error") if isinstance(data.get("error"), dict) else {}
+    error = mapping(data.get("error"))
     return str(error.get("code") or "").lower() in _REFUSED_CODES \
         or str(error.get("message") or "").lower().startswith(_REFUSED_WORDS)
 
@@ -114,19 +122,19 @@ def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
         if change is not None:
             trace.add(change)
     elif kind == "permission.requested":  # its request names the tool call; the completion may not
-        request = data.get("permissionRequest") if isinstance(data.get("permissionRequest"), dict) else {}
+        request = mapping(data.get("permissionRequest"))
         if request.get("toolCallId"):
             permissions[str(data.get("requestId") or "")] = str(request["toolCallId"])
     elif kind == "permission.completed":
-        result = data.get("result") if isinstance(data.get("result"), dict) else {}
-        call_id = data.get("toolCallId") or permissions.get(str(data.get("requestId") or ""))
+        result = mapping(data.get("result"))
+        call_id = str(data.get("toolCallId") or permissions.get(str(data.get("requestId") or "")) or "")
         if str(result.get("kind") or "").startswith("denied") and call_id:
             denied_calls.add(str(call_id))
     elif kind == "tool.execution_complete":
         call_id = str(data.get("toolCallId") or "")
         name, args = calls.get(call_id, ("", {}))
-        result, error = data.get("result"), data.get("error")
-        output = result.get("content") if isinstance(result, dict) else result
+        outcome, error = data.get("result"), data.get("error")
+        output = outcome.get("content") if isinstance(outcome, dict) else outcome
         if not output and isinstance(error, dict):
             output = error.get("message")
         ok, denied = data.get("success") is not False, refused(data, denied_calls)
@@ -154,7 +162,7 @@ def parse_output(stdout: str) -> CopilotOutput:
     denied_calls: set[str] = set()  # toolCallIds a permission.completed refused
     for event in events:
         kind = str(event.get("type") or "")
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        data = mapping(event.get("data"))
         if kind != "session.error":
             _trajectory_step(kind, data, trace, calls, permissions, denied_calls)
         if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():

@@ -46,10 +46,19 @@ from typing import Any
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, Usage
 from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
+from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, mapping, tail
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    Change,
+    CommandRun,
+    FileChange,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -58,7 +67,7 @@ COMMAND = "cursor-agent"
 SKILL_DIR = ".cursor/skills"
 _INSTALL_HINT = "Install the Cursor CLI (curl https://cursor.com/install -fsS | bash) and run `cursor-agent login`."
 _LOGIN_HINT = "Check that `cursor-agent -p hello` works in a terminal (log in with `cursor-agent login`)."
-_EDIT_KINDS = {"writeToolCall": "added", "editToolCall": "modified", "deleteToolCall": "deleted"}
+_EDIT_KINDS: dict[str, Change] = {"writeToolCall": "added", "editToolCall": "modified", "deleteToolCall": "deleted"}
 _KNOWN = frozenset({"system", "user", "assistant", "tool_call", "result", "thinking"})
 
 
@@ -72,7 +81,7 @@ class CursorOutput:
 
 def _tool(event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(the ``<kind>ToolCall`` key, its object) of a ``tool_call`` event."""
-    holder = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else {}
+    holder = mapping(event.get("tool_call"))
     for key, value in holder.items():
         if key.endswith("ToolCall") and isinstance(value, dict):
             return key, value
@@ -84,7 +93,7 @@ def _tool(event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def _outcome(call: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
     """(succeeded, the result's payload) of a completed tool call."""
-    result = call.get("result") if isinstance(call.get("result"), dict) else {}
+    result = mapping(call.get("result"))
     if isinstance(result.get("success"), dict):
         return True, result["success"]
     for key in ("failure", "error", "rejected"):
@@ -156,7 +165,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
         elif kind == "system":
             found.model = str(event.get("model") or "") or found.model
         elif kind == "assistant":
-            message = event.get("message") if isinstance(event.get("message"), dict) else {}
+            message = mapping(event.get("message"))
             content = message.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             turn.add("".join(str(b.get("text") or "") for b in blocks
@@ -164,7 +173,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
         elif kind == "tool_call":
             name, call = _tool(event)
             call_id = str(event.get("call_id") or "")
-            args = call.get("args") if isinstance(call.get("args"), dict) else {}
+            args = mapping(call.get("args"))
             if event.get("subtype") == "started":
                 turn.new_turn()
                 trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
@@ -190,7 +199,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
 
 
 def usage_of(result: dict[str, Any]) -> Usage:
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    usage = mapping(result.get("usage"))
     used_in = sum(int(usage.get(k) or 0) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
     return Usage(used_in, int(usage.get("outputTokens") or 0), None)
 
@@ -217,7 +226,7 @@ class CursorAgentBackend(CliBackend):
         args += ["--force"] if acting else ["--mode", "ask"]
         if self._cli_model:
             args += ["--model", self._cli_model]
-        return args + [prompt]
+        return [*args, prompt]
 
     async def complete(self, request: CompletionRequest) -> Completion:
         started = time.monotonic()

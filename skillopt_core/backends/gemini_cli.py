@@ -62,11 +62,27 @@ from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.claude_code import relative_path
 from skillopt_core.backends.cli_common import (
-    CliBackend, also_allowed, allowed_tools, cli_failure, exit_error, json_lines, tail,
+    CliBackend,
+    allowed_tools,
+    also_allowed,
+    cli_failure,
+    exit_error,
+    json_lines,
+    mapping,
+    tail,
 )
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    Change,
+    CommandRun,
+    FileChange,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -77,7 +93,7 @@ SHELL_TOOL = "run_shell_command"
 TURN_LIMIT_EXIT = 53
 _INSTALL_HINT = "Install Gemini CLI (npm i -g @google/gemini-cli) and run `gemini` once to log in."
 _LOGIN_HINT = "Check that `gemini -p hello` works in a terminal (log in with `gemini`, or set GEMINI_API_KEY)."
-_WRITE_TOOLS = {"write_file": "added", "replace": "modified", "edit": "modified"}
+_WRITE_TOOLS: dict[str, Change] = {"write_file": "added", "replace": "modified", "edit": "modified"}
 _KNOWN = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
 
 
@@ -143,7 +159,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
         elif kind == "tool_use":
             flush()
             name = str(event.get("tool_name") or "?")
-            params = event.get("parameters") if isinstance(event.get("parameters"), dict) else {}
+            params = mapping(event.get("parameters"))
             call_id = str(event.get("tool_id") or "")
             calls[call_id] = (name, params)
             open_calls.append(call_id)
@@ -155,14 +171,14 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             if call_id in open_calls:
                 open_calls.remove(call_id)
             name, params = calls.get(call_id, ("", {}))
-            error = event.get("error") if isinstance(event.get("error"), dict) else None
+            error = mapping(event.get("error")) or None
             ok = event.get("status") != "error"
-            output = event.get("output") if isinstance(event.get("output"), str) else ""
+            output = str(event["output"]) if isinstance(event.get("output"), str) else ""
             if error and not output:
                 output = str(error.get("message") or "")
             trace.add(ToolResult(call_id, bounded(output), not ok, name))
             if name == SHELL_TOOL:
-                denied = bool(error) and error.get("type") == "policy_violation"
+                denied = error is not None and error.get("type") == "policy_violation"
                 trace.add(CommandRun(str(params.get("command") or ""), _exit_code(ok, output), bounded(output),
                                      denied=denied))
             elif ok:
@@ -177,7 +193,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             found.result_status = str(event.get("status") or "")
             if isinstance(event.get("response"), str) and event["response"].strip():
                 found.text = event["response"]  # a result that carries the whole answer itself wins
-            stats = event.get("stats") if isinstance(event.get("stats"), dict) else {}
+            stats = mapping(event.get("stats"))
             found.input_tokens = int(stats.get("input_tokens") or 0)
             found.output_tokens = int(stats.get("output_tokens") or 0)
             error = event.get("error") if isinstance(event.get("error"), dict) else None

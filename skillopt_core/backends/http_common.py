@@ -25,7 +25,8 @@ import asyncio
 import logging
 import time
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.keys import redact
@@ -55,7 +56,7 @@ class HttpBackend:
     ) -> None:
         self.model = model
         self._client_factory = client_factory
-        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = weakref.WeakKeyDictionary()
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
         self._policy = policy
         self._key_var = key_var
         self._where = where

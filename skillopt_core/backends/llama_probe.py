@@ -42,13 +42,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import platformdirs
 
 from skillopt_core.backends.base import BackendConfigError
+from skillopt_core.timestamps import utc_now
 
 __all__ = [
     "REINSTALL_COMMAND",
@@ -320,7 +321,7 @@ def ensure_llama_works(
     report = _child_report(done.stdout)
     _write_record(record_path, {
         "probe": _PROBE_VERSION,
-        "probed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "probed_at": utc_now(),
         "seconds": round(time.monotonic() - started, 3),
         "python": sys.executable,
         "model": str(model_path),

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends import BackendSpec, register_backend
-from skillopt_core.backends.base import BackendConfigError, Completion, RequestRejected, CompletionRequest, Usage
+from skillopt_core.backends.base import BackendConfigError, Completion, CompletionRequest, RequestRejected, Usage
 from skillopt_core.backends.images import text_only
 from skillopt_core.backends.llama_probe import REINSTALL_COMMAND, ensure_llama_works
 
@@ -195,7 +195,7 @@ class _SharedModel:
 
     llama: Any
     thread_lock: threading.Lock = field(default_factory=threading.Lock)
-    _loop_locks: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]" = field(
+    _loop_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = field(
         default_factory=weakref.WeakKeyDictionary
     )
     _guard: threading.Lock = field(default_factory=threading.Lock)

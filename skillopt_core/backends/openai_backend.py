@@ -31,8 +31,9 @@ Contract, beyond the Backend protocol (see base.py):
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import BackendConfigError, CompletionRequest, RequestRejected
@@ -40,7 +41,14 @@ from skillopt_core.backends.http_common import HttpBackend, Reply
 from skillopt_core.backends.images import openai_content
 from skillopt_core.backends.json_output import with_schema_instruction
 from skillopt_core.backends.keys import lookup, require_key, safe_url
-from skillopt_core.backends.retry import RetryPolicy, error_text, policy_from_options, status_of, timeout_option, with_retries
+from skillopt_core.backends.retry import (
+    RetryPolicy,
+    error_text,
+    policy_from_options,
+    status_of,
+    timeout_option,
+    with_retries,
+)
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ reaches OpenCode, since its scratch HOME holds the login, not the config file):
   there is modified, else added; a call its permission rules denied is a
   ``state.status`` ``error`` whose error says "The user has specified a rule
   which prevents you from using this specific tool call", recorded as denied;
-  a call may come once per state, only the finished one counts); ``step_finish`` (``part.tokens`` input/output/reasoning/cache,
-  ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
+  a call may come once per state, only the finished one counts); ``step_finish``
+  (``part.tokens`` input/output/reasoning/cache, ``part.cost``); ``error`` (``error.name``, ``error.data.message``). The
   answer is the text of the last step; tokens are summed over ``step_finish``
   (input plus cache reads and writes; output plus reasoning), cost likewise.
   A run may end without its last ``step_finish`` (anomalyco/opencode#26855):
@@ -65,12 +65,28 @@ from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import Completion, CompletionRequest, Usage
 from skillopt_core.backends.claude_code import relative_path
 from skillopt_core.backends.cli_common import (
-    CliBackend, also_allowed, allowed_tools, cli_failure, exit_error, json_lines, tail,
+    CliBackend,
+    allowed_tools,
+    also_allowed,
+    cli_failure,
+    exit_error,
+    json_lines,
+    mapping,
+    tail,
 )
 from skillopt_core.backends.cli_skill import skill_doc
 from skillopt_core.backends.keys import redact
 from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS, CommandRun, FileChange, TextStep, ToolCall, ToolResult, Trajectory, TrajectoryBuilder, bounded,
+    MAX_INPUT_CHARS,
+    Change,
+    CommandRun,
+    FileChange,
+    TextStep,
+    ToolCall,
+    ToolResult,
+    Trajectory,
+    TrajectoryBuilder,
+    bounded,
 )
 
 log = logging.getLogger(__name__)
@@ -81,7 +97,7 @@ CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
 READ_ONLY = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
 _INSTALL_HINT = "Install OpenCode (npm i -g opencode-ai) and run `opencode auth login`."
 _LOGIN_HINT = "Check that `opencode run hello` works in a terminal (log in with `opencode auth login`)."
-_EDIT_TOOLS = {"write": "added", "edit": "modified", "patch": "modified", "multiedit": "modified"}
+_EDIT_TOOLS: dict[str, Change] = {"write": "added", "edit": "modified", "patch": "modified", "multiedit": "modified"}
 # What opencode 1.18 answers a tool call its permission rules deny (the call's ``state.error``).
 _DENIED = ("The user has specified a rule which prevents you from using this specific tool call",
            "The user rejected permission to use this specific tool call")
@@ -107,11 +123,11 @@ def _num(value: Any) -> int:
 def _tool_step(part: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None) -> None:
     name = str(part.get("tool") or "?")
     call_id = str(part.get("callID") or part.get("id") or "")
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
-    tool_input = state.get("input") if isinstance(state.get("input"), dict) else {}
+    state = mapping(part.get("state"))
+    tool_input = mapping(state.get("input"))
     ok = state.get("status") != "error"
-    output = state.get("output") if isinstance(state.get("output"), str) else str(state.get("error") or "")
-    meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+    output = str(state["output"]) if isinstance(state.get("output"), str) else str(state.get("error") or "")
+    meta = mapping(state.get("metadata"))
     trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), call_id))
     trace.add(ToolResult(call_id, bounded(output), not ok, name))
     if name == "bash":
@@ -120,7 +136,7 @@ def _tool_step(part: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | N
         exit_code = int(code) if isinstance(code, int) else (0 if ok else None)
         trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output), denied=denied))
     elif name in _EDIT_TOOLS and ok and isinstance(tool_input.get("filePath"), str):
-        kind = _EDIT_TOOLS[name]
+        kind: Change = _EDIT_TOOLS[name]
         if name == "write" and meta.get("exists") is True:  # opencode says whether the file was there before
             kind = "modified"
         trace.add(FileChange(relative_path(tool_input["filePath"], workdir), kind))
@@ -136,7 +152,7 @@ def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
     costed = False
     for event in events:
         kind = event.get("type")
-        part = event.get("part") if isinstance(event.get("part"), dict) else {}
+        part = mapping(event.get("part"))
         if kind not in _KNOWN:
             trace.raw(event)
         elif kind == "step_start":
@@ -148,20 +164,20 @@ def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
             if "".join(step_text).strip():
                 found.text = "".join(step_text)
         elif kind == "tool_use":
-            state = part.get("state") if isinstance(part.get("state"), dict) else {}
+            state = mapping(part.get("state"))
             if state.get("status") in ("pending", "running"):
                 continue  # the same callID comes again once it finished
             _tool_step(part, trace, workdir)
         elif kind == "step_finish":
-            tokens = part.get("tokens") if isinstance(part.get("tokens"), dict) else {}
-            cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+            tokens = mapping(part.get("tokens"))
+            cache = mapping(tokens.get("cache"))
             found.input_tokens += _num(tokens.get("input")) + _num(cache.get("read")) + _num(cache.get("write"))
             found.output_tokens += _num(tokens.get("output")) + _num(tokens.get("reasoning"))
             if isinstance(part.get("cost"), (int, float)):
                 cost, costed = cost + float(part["cost"]), True
         elif kind == "error":
-            error = event.get("error") if isinstance(event.get("error"), dict) else {}
-            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            error = mapping(event.get("error"))
+            data = mapping(error.get("data"))
             name = str(error.get("name") or "")
             message = str(data.get("message") or error.get("message") or "error")
             found.errors.append(f"{name}: {message}" if name else message)

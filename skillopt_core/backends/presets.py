@@ -24,8 +24,9 @@ preset            base URL (variable, default)           key variable       mode
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from skillopt_core.backends import register_backend
 from skillopt_core.backends.base import BackendConfigError

@@ -39,8 +39,9 @@ import email.utils
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, TypeVar
 
 from skillopt_core.backends.base import BackendConfigError, BackendError, RequestFailed, RequestRejected
 from skillopt_core.backends.keys import redact

@@ -33,15 +33,16 @@ import difflib
 import re
 import threading
 from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import yaml
 
 from skillopt_core.backends import BackendSpec, register_backend
-from skillopt_core.backends.images import text_only
 from skillopt_core.backends.base import BackendConfigError, BackendError, Completion, CompletionRequest, Usage
+from skillopt_core.backends.images import text_only
 
 __all__ = ["Rule", "ScriptedBackend", "load_script"]
 

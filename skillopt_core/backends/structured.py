@@ -37,7 +37,7 @@ class JsonReply:
     ``error`` (why invalid) and ``failure`` (the per-item backend error that
     ended it, if one did)."""
 
-    data: Any | None
+    data: Any  # the parsed JSON object; None when invalid (``ok`` is False)
     attempts: int
     error: str = ""
     failure: RequestFailed | None = None
@@ -70,7 +70,7 @@ def repair_request(
         f"That reply was invalid:\n{listing}\n"
         "Send the corrected JSON document only. " + schema_instruction(schema)
     )
-    messages = request.messages + (Message("assistant", bad_reply[:_REPLY_ECHO_CHARS]), Message("user", fix))
+    messages = (*request.messages, Message("assistant", bad_reply[:_REPLY_ECHO_CHARS]), Message("user", fix))
     return replace(request, messages=messages)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal
 
 MAX_OUTPUT_CHARS = 2000
 MAX_INPUT_CHARS = 2000
@@ -120,7 +120,7 @@ class RawStep:
     kind: ClassVar[str] = "raw"
 
 
-Step = Union[TextStep, ToolCall, ToolResult, CommandRun, FileChange, CheckRun, RawStep]
+Step = TextStep | ToolCall | ToolResult | CommandRun | FileChange | CheckRun | RawStep
 _KINDS: dict[str, type] = {"text": TextStep, "tool_call": ToolCall, "tool_result": ToolResult, "command": CommandRun,
                            "file_change": FileChange, "check": CheckRun, "raw": RawStep}
 
@@ -149,7 +149,7 @@ class Trajectory:
     def checks(self) -> list[CheckRun]:
         return [s for s in self.steps if isinstance(s, CheckRun)]
 
-    def with_steps(self, *steps: Step) -> "Trajectory":
+    def with_steps(self, *steps: Step) -> Trajectory:
         room = max(0, MAX_STEPS - len(self.steps))
         return replace(self, steps=self.steps + tuple(steps[:room]), dropped=self.dropped + max(0, len(steps) - room))
 
@@ -183,7 +183,7 @@ class Trajectory:
                 "dropped": self.dropped}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Trajectory":
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
         steps = []
         for raw in data.get("steps") or []:
             kind = _KINDS.get(str(raw.get("kind")))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import IO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from skillopt_core.run import events as ev
@@ -61,7 +61,7 @@ class ConsoleRenderer:
         self.console = console or plain_console()
         self._progress_enabled = progress and self.console.is_terminal
         self._progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def _prefix(self, step: int, total: int, phase: str = "") -> str:
         if phase == "test":
@@ -88,7 +88,8 @@ class ConsoleRenderer:
                 p(f"Resuming after step {event.resumed_at_step}")
         elif isinstance(event, ev.RolloutStarted):
             label = f" ({event.label})" if event.label else ""
-            p(f"{self._prefix(event.step, event.total_steps, event.phase)} Rollout{label}: {event.n_items} items, {event.workers} workers...")
+            p(f"{self._prefix(event.step, event.total_steps, event.phase)} Rollout{label}: {event.n_items} items, "
+              f"{event.workers} workers...")
             if self._progress_enabled:
                 self._progress = Progress(
                     TextColumn("  {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
@@ -98,7 +99,7 @@ class ConsoleRenderer:
                 self._progress.start()
                 self._task = self._progress.add_task(event.phase, total=event.n_items)
         elif isinstance(event, ev.RolloutProgress):
-            if self._progress is not None:
+            if self._progress is not None and self._task is not None:
                 self._progress.update(self._task, completed=event.done)
         elif isinstance(event, ev.RolloutDone):
             self._stop_progress()
@@ -140,13 +141,15 @@ class ConsoleRenderer:
             p(f"[Best] {event.source}: {event.reason}")
         elif isinstance(event, ev.RunStopped):
             self._stop_progress()
-            title = {"budget_exhausted": "Budget stop", "cancelled": "Cancelled", "failed": "Failed"}.get(event.status, event.status)
+            titles = {"budget_exhausted": "Budget stop", "cancelled": "Cancelled", "failed": "Failed"}
+            title = titles.get(event.status, event.status)
             where = f"[Step {event.step}]" if event.step else "[Run]"
             p(f"{where} {title}: {event.message}", style="red" if event.status == "failed" else "yellow")
         elif isinstance(event, ev.RunEnd):
             self._stop_progress()
             best = "n/a" if event.best_val is None else f"{event.best_val:.3f}"
-            p(f"Done ({event.status}) after {event.steps_done} step{'' if event.steps_done == 1 else 's'}. Best val {best}.")
+            p(f"Done ({event.status}) after {event.steps_done} step{'' if event.steps_done == 1 else 's'}. Best val "
+              f"{best}.")
             if event.initial_test is not None and event.best_test is not None:
                 p(f"Test: initial {event.initial_test:.3f} → best {event.best_test:.3f}")
             source = f" ({event.best_source})" if event.best_source else ""

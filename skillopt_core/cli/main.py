@@ -6,16 +6,15 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from skillopt_core.backends import BackendError
-from skillopt_core.run.budget import BudgetExceeded
-from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.cli.console import ConsoleRenderer, plain_console
 from skillopt_core.run.api import evaluate, prepare_training, resume_settings
+from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.compare import compare_skills, evaluate_targets
+from skillopt_core.run.config import ConfigError, load_settings, packaged_configs
 from skillopt_core.skill.document import SkillParseError
-
 
 # completed, stopped by the budget, cancelled (Ctrl-C), failed (a systemic backend failure)
 EXIT_CODES = {"completed": 0, "budget_exhausted": 3, "cancelled": 130, "failed": 1}
@@ -29,7 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     def common(p: argparse.ArgumentParser) -> None:
         p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                        help="override one config key (repeatable), e.g. --set train.num_epochs=2")
-        p.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress goes to stderr)")
+        p.add_argument("--json", action="store_true",
+                       help="print a machine-readable summary on stdout (progress goes to stderr)")
 
     config_help = f"YAML config file, or the name of a packaged config: {', '.join(packaged_configs())}"
     train = sub.add_parser("train", help="train a skill",
@@ -53,11 +53,13 @@ def _parser() -> argparse.ArgumentParser:
 
     cmp = sub.add_parser("compare", help="compare two skills on the same items and seeds (paired statistics)")
     cmp.add_argument("--config", help=config_help)
-    cmp.add_argument("--a", metavar="SKILL_OR_RUN", help="skill A: a skill file or a run directory (its best skill); default: the seed skill")
+    cmp.add_argument("--a", metavar="SKILL_OR_RUN",
+                     help="skill A: a skill file or a run directory (its best skill); default: the seed skill")
     cmp.add_argument("--b", metavar="SKILL_OR_RUN", help="skill B, the same way (the difference reported is B - A)")
     cmp.add_argument("--aa", action="store_true", help="A/A calibration: compare A with itself on disjoint seeds")
     cmp.add_argument("--split", choices=["test", "val", "train"], default="test")
-    cmp.add_argument("--seeds", type=int, default=1, help="answer every item once per seed; repeats are averaged within item")
+    cmp.add_argument("--seeds", type=int, default=1,
+                     help="answer every item once per seed; repeats are averaged within item")
     cmp.add_argument("--metric", choices=["hard", "soft"], default="hard", help="pass/fail or graded scores")
     cmp.add_argument("--target", action="append", default=[], metavar="MODEL",
                      help="target model (repeat to compare on several, side by side)")
@@ -114,10 +116,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = load_settings(args.config, args.overrides)
             result = asyncio.run(evaluate(settings, skill_path=args.skill, split=args.split, subscribers=[renderer]))
             if not args.json:
-                out.print(f"{args.split}: hard {result['hard']:.3f}, soft {result['soft']:.3f} over {result['n_items']} items")
+                out.print(f"{args.split}: hard {result['hard']:.3f}, soft {result['soft']:.3f} over "
+                          f"{result['n_items']} items")
                 out.print(f"Results: {result['run_dir']}")
             exit_code = 0
-    except (ConfigError, BackendError, SkillParseError, FileNotFoundError, FileExistsError, ValueError, BudgetExceeded) as exc:
+    except (ConfigError, BackendError, SkillParseError, FileNotFoundError, FileExistsError, ValueError,
+            BudgetExceeded) as exc:
         print(f"skillopt: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -10,13 +10,13 @@ a complete, copyable example. A third-party package registers through the
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from skillopt_core.backends import Backend
-from skillopt_core.registry import LazyRegistry
 from skillopt_core.envs.base import EnvAdapter, EnvInputs, PromptEnv, score_final_answer
+from skillopt_core.registry import LazyRegistry
 
 __all__ = [
     "EnvAdapter",

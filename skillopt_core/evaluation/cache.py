@@ -123,5 +123,9 @@ class RolloutCache:
     def put_score(self, key: str, score: Score, about: dict[str, Any] | None = None) -> None:
         self._put({"key": key, "hard": score.hard, "soft": score.soft, "feedback": score.feedback, **(about or {})})
 
+    def rows(self) -> list[dict]:
+        """Every row held (completions and scores), in the order first written."""
+        return list(self._entries.values())
+
     def __len__(self) -> int:
         return len(self._entries)

@@ -40,8 +40,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from skillopt_core.backends import Backend, BackendSpec, create_backend
 from skillopt_core.backends.base import BackendError, Completion, CompletionRequest, RequestFailed
@@ -116,7 +117,8 @@ class RayExecutor:
                     except Exception as exc:  # ConnectionError, RuntimeError, ... all mean the same here
                         raise ExecutorError(
                             f"execution.executor=ray: could not start or join Ray ({where}): "
-                            f"{type(exc).__name__}: {exc}. Check execution.ray_address, or use execution.executor=local."
+                            f"{type(exc).__name__}: {exc}. Check execution.ray_address, or use "
+                            f"execution.executor=local."
                         ) from None
                 self._remote = ray.remote(run_job).options(
                     num_cpus=self.num_cpus, num_gpus=self.num_gpus, resources=dict(self.resources) or None,

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Mapping, Sequence
 
 from skillopt_core.backends import Backend, BackendError, RequestFailed
+from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.concurrency import cancel_all
 from skillopt_core.evaluation.cache import RolloutCache, completion_key, score_key, skill_digest
 from skillopt_core.evaluation.gate import gate_scores_from_samples
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.skill.document import Skill
-from skillopt_core.backends.trajectory import Trajectory
 from skillopt_core.tasks.judges.outcome import scoring_trajectory
 from skillopt_core.tasks.task import Score, Task
 
@@ -83,7 +83,7 @@ async def run_rollouts(
     seed: int = 0,
     max_tokens: int = 256,
     temperature: float = 0.0,
-    on_progress: Callable[[int, int], None] | None = None,
+    on_progress: Callable[[int, int], object] | None = None,
     stop_when: Callable[[Mapping[str, float]], bool] | None = None,
     metric: str = "hard",
 ) -> list[RolloutResult]:
@@ -103,7 +103,8 @@ async def run_rollouts(
         nonlocal done
         if stop.is_set():
             return
-        results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature, cache, sem, stop)
+        results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature, cache, sem,
+                                    stop)
         if results[i] is None:
             return
         done += 1
@@ -126,7 +127,7 @@ async def run_rollouts(
     return [r for r in results if r is not None]
 
 
-async def _until_done_or_stopped(tasks: list[asyncio.Future], stop: asyncio.Event) -> None:
+async def _until_done_or_stopped(tasks: Sequence[asyncio.Future], stop: asyncio.Event) -> None:
     """Wait for all ``tasks``; return early once ``stop`` is set; raise the
     first error (the caller cancels what is left)."""
     waiter = asyncio.ensure_future(stop.wait())

@@ -72,8 +72,8 @@ def bootstrap_ci(
     rng = random.Random(seed)
     values = list(map(float, deltas))
     means = sorted(math.fsum(rng.choices(values, k=n)) / n for _ in range(n_boot))
-    lo_i = int(math.floor((1 - level) / 2 * n_boot))
-    hi_i = min(n_boot - 1, int(math.ceil((1 + level) / 2 * n_boot)) - 1)
+    lo_i = math.floor((1 - level) / 2 * n_boot)
+    hi_i = min(n_boot - 1, math.ceil((1 + level) / 2 * n_boot) - 1)
     return means[lo_i], means[hi_i]
 
 

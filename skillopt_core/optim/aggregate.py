@@ -100,7 +100,8 @@ def similar(a: Edit, b: Edit) -> bool:
     return bool(wa and wb) and len(wa & wb) / len(wa | wb) >= SIMILAR_WORDS
 
 
-async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: bool, max_tokens: int = 1024) -> AggregateOutcome:
+async def aggregate(optimizer: Backend | None, edits: list[Edit], *, use_model: bool,
+                    max_tokens: int = 1024) -> AggregateOutcome:
     patches = merge_identical(edits)
     if not use_model or optimizer is None or len(patches) < 2:
         return AggregateOutcome(patches, used_model=False)
@@ -131,7 +132,7 @@ def check_merge(patches: list[Patch], replies: list) -> tuple[list[Patch], list[
     dropped: list[str] = []
     for n, raw in enumerate(replies, 1):
         raw = raw if isinstance(raw, dict) else {}
-        sources = raw.get("sources") if isinstance(raw.get("sources"), list) else []
+        sources = raw["sources"] if isinstance(raw.get("sources"), list) else []
         valid = sorted({s for s in sources if isinstance(s, int) and not isinstance(s, bool)
                         and 1 <= s <= len(patches) and s not in used})
         if not valid:

@@ -12,8 +12,8 @@ rejected this epoch) carried into the next epoch's reflection prompts.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.structured import complete_json
@@ -23,7 +23,8 @@ SLOW_UPDATE_BLOCK = "slow-update"
 CATEGORIES = ("improved", "regressed", "persistent_failure", "stable_success")
 
 
-def compare_items(previous: Mapping[str, float], current: Mapping[str, float], threshold: float = 1.0) -> dict[str, list[str]]:
+def compare_items(previous: Mapping[str, float], current: Mapping[str, float],
+                  threshold: float = 1.0) -> dict[str, list[str]]:
     """Classify every item present in both mappings; pass means score ≥ threshold."""
     out: dict[str, list[str]] = {c: [] for c in CATEGORIES}
     for item in previous:
@@ -53,7 +54,8 @@ SLOW_SYSTEM = (
 )
 META_SYSTEM = (
     "You keep notes for yourself, the optimizer of a skill document: which kinds of edits were accepted by "
-    'validation and which were rejected, so the next epoch proposes better edits. At most 6 bullet points. Reply {"notes": "..."}.'
+    'validation and which were rejected, so the next epoch proposes better edits. At most 6 bullet points. Reply '
+    '{"notes": "..."}.'
 )
 
 

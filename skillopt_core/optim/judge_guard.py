@@ -9,6 +9,12 @@ check: :func:`judge_addressing_reason` says why a text addresses the judge
 (or ``None``), and :func:`refuse_judge_edits` splits edits into the ones to
 keep and the ones refused, with the reason recorded for each.
 
+The patterns below are a word list and rewording defeats them (issue 34: 10
+of 10 paraphrases passed). With ``learned=True`` (the default of the trainer,
+``optimizer.judge_check: learned``) a learned classifier of claims
+(:mod:`skillopt_core.optim.claim_check`) also screens every sentence, measured
+on a held-out paraphrase set.
+
 The check is deliberately about *wording aimed at grading*, not about
 quality: an edit that says "check the units of each number" passes, whatever
 it does to the score. Rubric quotes are found by word overlap: a run of
@@ -45,11 +51,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("claims compliance",
      re.compile(r"\b(?:fully|completely|100%)\s+(?:compliant|correct|satisf(?:ies|ying|actory))\b", re.I)),
     ("claims compliance",
-     re.compile(r"\b(?:state|claim|say|declare|assert|write|add|end with|note|mention)\b[^.]{0,30}?\b(?:that\s+)?(?:the|your|this)\s+(?:answer|response|output)\s+(?:is\s+(?:correct|complete|compliant|right)|meets|satisfies|passes|fulfils|fulfills)", re.I)),
+     re.compile(r"\b(?:state|claim|say|declare|assert|write|add|end with|note|mention)\b[^.]{0,30}?"
+                r"\b(?:that\s+)?(?:the|your|this)\s+(?:answer|response|output)\s+"
+                r"(?:is\s+(?:correct|complete|compliant|right)|meets|satisfies|passes|fulfils|fulfills)", re.I)),
     ("instructs about grading",
      re.compile(rf"\b{_GRADER}\b", re.I)),
     ("instructs about grading",
-     re.compile(r"\b(?:full marks|full credit|maximum score|highest score|perfect score|score (?:well|highly|higher)|be graded|gets? graded|graded as|marked (?:as )?correct)\b", re.I)),
+     re.compile(r"\b(?:full marks|full credit|maximum score|highest score|perfect score|score "
+                r"(?:well|highly|higher)|be graded|gets? graded|graded as|marked (?:as )?correct)\b", re.I)),
 )
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -128,8 +137,13 @@ class JudgeGuard:
     own words (their corrections and the rules written from them); a run of words the
     rubric shares with them is theirs, not the judge's, and quoting it is no refusal."""
 
-    def __init__(self, rubrics: Sequence[str] = (), own: Sequence[str] = ()) -> None:
+    def __init__(self, rubrics: Sequence[str] = (), own: Sequence[str] = (), learned: bool = False) -> None:
         self._shingles = _shingles(rubrics) - _shingles(own)
+        self._claims = None
+        if learned:  # the learned check of claims (skillopt_core.optim.claim_check): not bound to these patterns' words
+            from skillopt_core.optim.claim_check import ClaimCheck
+
+            self._claims = ClaimCheck()
 
     def reason(self, text: str) -> str | None:
         """Why ``text`` addresses the judge rather than the task, or None."""
@@ -137,6 +151,10 @@ class JudgeGuard:
             match = pattern.search(text)
             if match:
                 return f"{label}: {match.group(0).strip()!r}"
+        if self._claims is not None:
+            why = self._claims.reason(text)
+            if why is not None:
+                return why
         if self._shingles:
             words = _words(text)
             for i in range(len(words) - QUOTE_WORDS + 1):
@@ -160,6 +178,7 @@ class JudgeGuard:
         return kept, refused
 
 
-def judge_addressing_reason(text: str, rubrics: Sequence[str] = (), own: Sequence[str] = ()) -> str | None:
+def judge_addressing_reason(text: str, rubrics: Sequence[str] = (), own: Sequence[str] = (),
+                            learned: bool = False) -> str | None:
     """Why ``text`` addresses the judge rather than the task, or None."""
-    return JudgeGuard(rubrics, own).reason(text)
+    return JudgeGuard(rubrics, own, learned).reason(text)

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from skillopt_core.backends import Backend, CompletionRequest
 from skillopt_core.backends.keys import redact
+from skillopt_core.backends.structured import complete_json
 from skillopt_core.concurrency import gather_or_cancel
-from skillopt_core.skill.edits import Edit
 from skillopt_core.evaluation.rollout import RolloutResult
 from skillopt_core.run.state import PROMPT_MEMORY_CHARS
 from skillopt_core.skill.document import Skill
-from skillopt_core.backends.structured import complete_json
+from skillopt_core.skill.edits import Edit
 from skillopt_core.tasks.task import Task
 
 
@@ -136,9 +136,11 @@ def build_reflect_request(
     parts += [_item_block(i + 1, t, r, show_reference) for i, (t, r) in enumerate(batch)]
     if rejected:
         parts += ["", "## Edits already tried and rejected by validation (do not propose them again)"]
-        parts += bounded_listing([f"- {_edit_line(e.to_dict())}" for e in rejected], PROMPT_MEMORY_CHARS, "rejected edits")
+        parts += bounded_listing([f"- {_edit_line(e.to_dict())}" for e in rejected], PROMPT_MEMORY_CHARS,
+                                 "rejected edits")
     if unapplied:
-        parts += ["", "## Edits that could not be applied (quote targets and anchors exactly as they appear in the skill)"]
+        parts += ["",
+                  "## Edits that could not be applied (quote targets and anchors exactly as they appear in the skill)"]
         lines = [f"- {_edit_line(u['edit'])}: {u.get('detail') or u.get('status')}" for u in unapplied]
         parts += bounded_listing(lines, PROMPT_MEMORY_CHARS // 2, "unapplied edits")
     if meta_notes:

@@ -51,12 +51,10 @@ def _validate(
             f"total_steps={total_steps} (global_step is 0-based: "
             "epoch * steps_per_epoch + step)"
         )
-    for name, value in (
-        ("learning_rate", learning_rate),
-        ("min_learning_rate", min_learning_rate),
-    ):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    rates: dict[str, object] = {"learning_rate": learning_rate, "min_learning_rate": min_learning_rate}
+    for name, rate in rates.items():
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate):
+            raise ValueError(f"{name} must be a finite number, got {rate!r}")
     if learning_rate <= 0:
         raise ValueError(
             f"learning_rate must be above 0 (it is the edit budget per step), "

@@ -6,7 +6,7 @@ dashboard all use it; none rebuilds the loop::
     run = prepare_training(settings, tasks=my_tasks, seed_skill="SKILL.md text or path",
                            backends={"target": b, "optimizer": b, "judge": b})
     run.subscribe(print)                      # typed events, stamped with run id and time
-    summary = await run.run()                 # RunSummary; status completed | budget_exhausted | cancelled | failed
+    result = await run.run()                  # TrainingResult; result.summary.status: completed | budget_exhausted | cancelled | failed
     run.cancel()                              # from any thread: stops cleanly, resumable
 
     summary = await train(settings, resume="outputs/jsonl_tasks/<run_id>")   # prepare + run in one call
@@ -27,8 +27,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -36,6 +38,8 @@ from skillopt_core.backends import Backend
 from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import UsageLedger
+from skillopt_core.run.reader import RunReader, val_rollouts
+from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
 from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
 from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
@@ -46,14 +50,15 @@ from skillopt_core.skill.edits import Edit
 from skillopt_core.tasks.data import SPLITS, Dataset, split_tasks
 from skillopt_core.tasks.task import Task
 
-__all__ = ["TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings", "train"]
+__all__ = ["TrainingResult", "TrainingRun", "evaluate", "experiment_changes", "prepare_training", "resume_settings", "train"]
 
 Splitter = Callable[[Sequence[Task]], Dataset]
 
 # Settings whose change makes a resumed run a different experiment.
 EXPERIMENT_KEYS = (
     "env", "skill.init", "train.seed", "train.batch_size", "train.steps_per_epoch", "train.samples_per_item",
-    "evaluation.gate_metric", "evaluation.gate_policy", "evaluation.val_limit", "evaluation.screen_items", "evaluation.remeasure", "evaluation.holdout_judge",
+    "evaluation.gate_metric", "evaluation.gate_policy", "evaluation.val_limit", "evaluation.screen_items",
+    "evaluation.remeasure", "evaluation.holdout_judge",
     "model.backend", "model.target_backend", "model.optimizer_backend", "model.judge_backend",
     "model.target", "model.optimizer", "model.judge", "model.temperature", "model.target_max_tokens",
 )
@@ -85,21 +90,23 @@ def resume_settings(run_path: str | Path, overrides: Sequence[str] = ()) -> Sett
     """The settings a run was started with (its config.yaml), plus overrides."""
     config = Path(run_path) / "config.yaml"
     if not config.exists():
-        raise FileNotFoundError(f"{run_path} is not a run directory (no config.yaml). Pass the folder printed as 'Run directory'.")
+        raise FileNotFoundError(f"{run_path} is not a run directory (no config.yaml). Pass the folder printed as 'Run "
+                                f"directory'.")
     return load_settings(config, overrides)
 
 
 def _with_overrides(settings: Settings, overrides: Sequence[str]) -> Settings:
     if not overrides:
         return settings
-    data, origin = settings.to_dict(), {}
+    data, origin = settings.to_dict(), dict[tuple, str]()
     apply_overrides(data, overrides, origin)
     return validate_settings(data, origin)
 
 
 def tasks_fingerprint(tasks: Iterable[Task]) -> str:
     """Changes when any task's id, prompt, context, reference or judge changes."""
-    rows = sorted(json.dumps([t.id, t.prompt, t.context, t.reference, t.judge], sort_keys=True, default=str) for t in tasks)
+    rows = sorted(json.dumps([t.id, t.prompt, t.context, t.reference, t.judge], sort_keys=True,
+                             default=str) for t in tasks)
     return hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
 
 
@@ -144,12 +151,63 @@ def _saved_dataset(run_dir: RunDir, tasks: Sequence[Task], force: bool) -> Datas
     dataset = Dataset(parts["train"], parts["val"], parts["test"])
     changed = missing or tasks_fingerprint([t for p in parts.values() for t in p]) != saved.get("fingerprint")
     if changed and not force:
-        detail = f"{len(missing)} of the run's tasks are gone" if missing else "some tasks' prompts, references or judges changed"
+        detail = (f"{len(missing)} of the run's tasks are gone" if missing
+                  else "some tasks' prompts, references or judges changed")
         raise ConfigError(
             f"The tasks changed since run {run_dir.path} started ({detail}); resuming would mix two experiments. "
             "Start a new run, or pass --force to resume anyway with today's tasks."
         )
     return None if changed else dataset
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """What a finished (or stopped) run gives its in-process caller, so it reads no file: the
+    summary, the best and initial skill, the history, the split, the settings and backends it ran
+    with, the steps' gate decisions and selected and refused edits, and the val rollouts of any
+    skill. ``reader`` reads the run directory for what this process did not hold (the steps of
+    an earlier process, for a resumed run). The summary's fields read on the result too
+    (``result.status``, ``result.best_val``)."""
+
+    summary: RunSummary
+    best_skill: str
+    initial_skill: str
+    history: tuple[StepRecord, ...]
+    splits: dict[str, list[str]]
+    settings: Settings
+    backends: dict[str, str]
+    reader: RunReader
+    steps: Mapping[int, StepDetail] = field(default_factory=dict)
+    rollout_rows: Sequence[Mapping[str, Any]] = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.summary, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary's dict (as ``summary.json`` holds it)."""
+        return self.summary.to_dict()
+
+    @property
+    def accepted_steps(self) -> list[StepRecord]:
+        return [h for h in self.history if h.accepted]
+
+    def step_gate(self, step: int) -> GateRecord | None:
+        held = self.steps.get(step)
+        return held.gate if held is not None else self.reader.step_gate(step)
+
+    def step_selected(self, step: int) -> list[SelectedEdit]:
+        held = self.steps.get(step)
+        return list(held.selected) if held is not None else self.reader.step_selected(step)
+
+    def step_refused(self, step: int) -> list[tuple[Edit, str]]:
+        held = self.steps.get(step)
+        return list(held.refused) if held is not None else self.reader.step_refused(step)
+
+    def val_rollouts(self, skill_texts: Iterable[str], task_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Per item, its completion and score under one of ``skill_texts`` (from the cache in memory)."""
+        return val_rollouts(self.rollout_rows, skill_texts, task_ids)
 
 
 class TrainingRun:
@@ -167,6 +225,7 @@ class TrainingRun:
         self._external_cancel = False
         self._streams: list[ev.EventStream] = []
         self.summary: RunSummary | None = None
+        self.result: TrainingResult | None = None
 
     def subscribe(self, fn: ev.Subscriber) -> None:
         """Call ``fn(event)`` for every event from now on (a raising subscriber is detached, never fatal)."""
@@ -201,15 +260,15 @@ class TrainingRun:
         else:
             loop.call_soon_threadsafe(task.cancel)
 
-    async def run(self) -> RunSummary:
-        """Run to the end (or to a stop) and return the summary."""
+    async def run(self) -> TrainingResult:
+        """Run to the end (or to a stop) and return its result (:class:`TrainingResult`)."""
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.ensure_future(self._trainer.run())
         if self._cancel_requested:
             self._task.cancel()
         try:
-            self.summary = await asyncio.shield(self._task)
-            return self.summary
+            self.summary = summary = await asyncio.shield(self._task)
+            return self._result(summary)
         except asyncio.CancelledError:
             if self._task.done():
                 finished = self._trainer.returned
@@ -217,7 +276,7 @@ class TrainingRun:
                     # The trainer returned (its summary is written) while a cancel
                     # was pending with no await left to deliver it: the run ended.
                     self.summary = finished
-                    return finished
+                    return self._result(finished)
                 raise
             # The caller was cancelled: stop the run cleanly, then pass the cancellation on.
             self._external_cancel = True
@@ -227,6 +286,16 @@ class TrainingRun:
         finally:
             for stream in self._streams:
                 stream.close()
+
+    def _result(self, summary: RunSummary) -> TrainingResult:
+        t = self._trainer
+        state = t.state
+        assert state is not None
+        self.result = TrainingResult(
+            summary, state.best_skill, state.initial_skill, tuple(StepRecord.from_dict(h) for h in state.history),
+            {name: [task.id for task in t.data.split(name)] for name in SPLITS}, self.settings,
+            t.rt.describe_backends(), RunReader(t.run_dir.path), dict(t.steps), t.cache.rows())
+        return self.result
 
     def _cancelled_from_outside(self) -> bool:
         return self._external_cancel or not self._cancel_requested
@@ -277,7 +346,8 @@ def prepare_training(
     ledger = UsageLedger()
     if resume is not None:
         if tasks is not None or seed_skill is not None or candidate_edits:
-            raise ValueError("A resumed run keeps its own tasks, seed skill and caller edits (they are in its directory); "
+            raise ValueError("A resumed run keeps its own tasks, seed skill and caller edits (they are in its "
+                             "directory); "
                              "pass only resume=, settings and backends.")
         run_dir = RunDir(Path(resume))
         saved = resume_settings(run_dir.path)
@@ -308,7 +378,7 @@ def prepare_training(
         elif splitter is not None and resume is None:
             dataset = splitter(all_tasks)
         else:
-            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+            dataset = split_tasks(all_tasks, seed=settings.env.split_seed, ratio=settings.env.split_ratio)
         atomic_write_json(run_dir.path / "dataset.json", _dataset_record(dataset))
         if not (run_dir.path / "tasks.jsonl").exists():  # caller tasks are written there already
             _write_items(run_dir.path / "items.jsonl", dataset)
@@ -330,7 +400,8 @@ def _check_seed(seed_skill: str | Path | Skill | None) -> None:
         try:
             text = seed_skill.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
-            raise SkillParseError(f"{seed_skill}: not UTF-8 text (byte {exc.start}); save the skill as UTF-8.") from None
+            raise SkillParseError(
+                f"{seed_skill}: not UTF-8 text (byte {exc.start}); save the skill as UTF-8.") from None
         Skill.parse(text, source=str(seed_skill))
     else:
         Skill.parse(str(seed_skill), source="seed_skill")
@@ -360,7 +431,7 @@ def _materialise_inputs(settings: Settings, run_dir: RunDir, tasks, seed_skill, 
     return settings
 
 
-async def train(settings: Settings | str | Path | None = None, **kwargs: Any) -> RunSummary:
+async def train(settings: Settings | str | Path | None = None, **kwargs: Any) -> TrainingResult:
     """``prepare_training(settings, **kwargs).run()`` in one call."""
     return await prepare_training(settings, **kwargs).run()
 
@@ -380,7 +451,7 @@ async def evaluate(
     run_dir = RunDir.create(settings.output.root, settings.env.name, f"eval-{settings.output.run_id or new_run_id()}")
     atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
     bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
-    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
     limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
     tasks = list(data.split(split))[:limit] if limit else list(data.split(split))
     if not tasks:
@@ -404,7 +475,8 @@ async def evaluate(
     failed = sum(r.failed for r in results)
     bus.emit(ev.RolloutDone(0, 0, split, hard, len(results), sum(r.cached for r in results), label, failed))
     summary = {
-        "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split, "skill": str(skill_path or "seed skill"),
+        "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split,
+        "skill": str(skill_path or "seed skill"),
         "skill_hash": skill.hash, "n_items": len(tasks), "hard": hard, "soft": soft, "failed_items": failed,
         "per_item": per_item(results, "hard"), "usage": runtime.ledger.totals(),
     }

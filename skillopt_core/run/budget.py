@@ -37,8 +37,8 @@ import threading
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.backends.base import Backend, Completion, CompletionRequest, RequestFailed, Usage
+from skillopt_core.backends.pricing import estimate_cost
 from skillopt_core.run.failures import FailureMonitor
 
 __all__ = ["Budget", "BudgetExceeded", "MeteredBackend", "UsageLedger"]
@@ -205,7 +205,7 @@ class UsageLedger:
         return {"version": SNAPSHOT_VERSION, "usage": self.by_role_stage()}
 
     @classmethod
-    def from_snapshot(cls, data: dict[str, Any]) -> "UsageLedger":
+    def from_snapshot(cls, data: dict[str, Any]) -> UsageLedger:
         """Rebuild a ledger from :meth:`snapshot` output (e.g. to resume a run)."""
         usage = _usage_of(data, "ledger snapshot")
         ledger = cls()

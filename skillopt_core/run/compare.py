@@ -11,8 +11,8 @@ and its width is the noise floor of the comparison.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import yaml
 
@@ -36,7 +36,8 @@ def resolve_skill(where: str | Path) -> Path:
     if path.is_dir():
         best = path / "best_skill.md"
         if not best.exists():
-            raise FileNotFoundError(f"{path} is a folder without best_skill.md; pass a skill file or a training run directory")
+            raise FileNotFoundError(f"{path} is a folder without best_skill.md; pass a skill file or a training run "
+                                    f"directory")
         return best
     if not path.exists():
         raise FileNotFoundError(f"no skill file or run directory at {path}")
@@ -46,7 +47,7 @@ def resolve_skill(where: str | Path) -> Path:
 def _for_target(settings: Settings, target: str | None) -> Settings:
     if target is None:
         return settings
-    data, origin = settings.to_dict(), {}
+    data, origin = settings.to_dict(), dict[tuple, str]()
     apply_overrides(data, [f"model.target={target}"], origin)
     return validate_settings(data, origin)
 
@@ -58,12 +59,13 @@ class _Scorer:
                  backends: Mapping[str, Backend] | None) -> None:
         self.s = settings
         self.rt = build_runtime(settings, raw_backends=dict(backends) if backends else None)
-        data = split_tasks(self.rt.env.load_tasks(), seed=settings.env.split_seed, ratio=tuple(settings.env.split_ratio))
+        data = split_tasks(self.rt.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
         limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
         tasks = list(data.split(split))
         self.tasks = tasks[:limit] if limit else tasks
         if not self.tasks:
-            raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
+            raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change "
+                             f"env.split_ratio.")
         self.split, self.bus = split, bus
         self.cache = RolloutCache(run_dir.cache_path)
 
@@ -78,8 +80,10 @@ class _Scorer:
                 temperature=self.s.model.temperature,
             )
             pairs += [(r.task_id, getattr(r.score, metric)) for r in results]
-            self.bus.emit(ev.RolloutDone(0, 0, self.split, sum(v for _, v in pairs[-len(results):]) / max(1, len(results)),
-                                         len(results), sum(r.cached for r in results), label, sum(r.failed for r in results)))
+            self.bus.emit(ev.RolloutDone(0, 0, self.split,
+                                         sum(v for _, v in pairs[-len(results):]) / max(1, len(results)),
+                                         len(results), sum(r.cached for r in results), label,
+                                         sum(r.failed for r in results)))
         return average_within_item(pairs)
 
 
@@ -137,7 +141,8 @@ async def compare_skills(
                      "summary": result.summary("A", "A'" if aa else "B"), **result.to_dict()})
     summary = {
         "run_id": run_dir.run_id, "run_dir": str(run_dir.path), "split": split, "metric": metric, "seeds": seeds,
-        "mode": "aa" if aa else "ab", "a": str(path_a or "seed skill"), "b": str(path_b or ("A" if aa else "seed skill")),
+        "mode": "aa" if aa else "ab", "a": str(path_a or "seed skill"),
+        "b": str(path_b or ("A" if aa else "seed skill")),
         "targets": rows,
     }
     atomic_write_json(run_dir.summary_path, summary)

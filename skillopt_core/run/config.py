@@ -12,6 +12,7 @@ the key and the nearest valid key; nothing falls back silently to a default.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -87,6 +88,8 @@ class TrainSettings(_Section):
     samples_per_item: int = Field(default=1, ge=1)
     seed: int = 0
     max_consecutive_failures: int | None = Field(default=5, ge=1)
+    candidates_per_step: int = Field(default=1, ge=1)
+    patience: int | None = Field(default=None, ge=1)
 
 
 class OptimizerSettings(_Section):
@@ -102,6 +105,7 @@ class OptimizerSettings(_Section):
     slow_update_gate: bool = True
     use_meta_skill: bool = False
     refuse_judge_edits: bool = True
+    judge_check: Literal["learned", "words"] = "learned"
 
 
 class EvaluationSettings(_Section):
@@ -190,7 +194,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _merge(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str, prefix=()) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
-        path = prefix + (key,)
+        path = (*prefix, key)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = _merge(out[key], value, origin, src, path)
         else:
@@ -205,9 +209,9 @@ def _merge(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str],
 def _paths(data: dict[str, Any], prefix: tuple) -> list[tuple]:
     found = []
     for key, value in data.items():
-        found.append(prefix + (key,))
+        found.append((*prefix, key))
         if isinstance(value, dict):
-            found.extend(_paths(value, prefix + (key,)))
+            found.extend(_paths(value, (*prefix, key)))
     return found
 
 
@@ -271,7 +275,7 @@ def resolve_config(ref: str | Path, relative_to: Path | None = None, where: str 
 def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     path = path.resolve()
     if path in seen:
-        chain = " -> ".join(str(p) for p in seen + (path,))
+        chain = " -> ".join(str(p) for p in (*seen, path))
         raise ConfigError(f"_base_ inheritance loops: {chain}")
     data = _read_yaml(path)
     bases = data.pop("_base_", None)
@@ -279,9 +283,10 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
     if bases:
         for base in [bases] if isinstance(bases, str) else list(bases):
             if not isinstance(base, str):
-                raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got {base!r}.")
+                raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got "
+                                  f"{base!r}.")
             base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
-            merged = _merge(merged, _load_chain(base_path, origin, seen + (path,)), origin, str(base_path))
+            merged = _merge(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
     return _merge(merged, data, origin, str(path))
 
 
@@ -300,7 +305,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return parts, value
 
 
-def load_config_data(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+def load_config_data(path: str | Path | None = None, overrides: Sequence[str] = ()
                      ) -> tuple[dict[str, Any], dict[tuple, str], str]:
     """The merged mapping of a config's ``_base_`` chain with ``--set``
     overrides applied, before validation: ``(data, origin, source)`` where
@@ -317,7 +322,7 @@ def load_config_data(path: str | Path | None = None, overrides: list[str] | tupl
     return data, origin, str(path or DEFAULT_BASE)
 
 
-def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...], origin: dict[tuple, str]) -> None:
+def apply_overrides(data: dict[str, Any], overrides: Sequence[str], origin: dict[tuple, str]) -> None:
     """Set each ``section.key=value`` of ``overrides`` in ``data`` (in place), noting its origin."""
     for item in overrides:
         parts, value = parse_override(item)
@@ -332,7 +337,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str] | tuple[str, ...]
         origin[tuple(parts)] = f"--set {item}"
 
 
-def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()) -> Settings:
+def load_settings(path: str | Path | None = None, overrides: Sequence[str] = ()) -> Settings:
     """Load a config (with its ``_base_`` chain) and apply ``--set`` overrides.
 
     ``path`` is a YAML file or, when no such file exists, the name of a
@@ -343,7 +348,8 @@ def load_settings(path: str | Path | None = None, overrides: list[str] | tuple[s
     return validate_settings(data, origin, default_source=source)
 
 
-def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = None, default_source: str = "<config>") -> Settings:
+def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = None,
+                      default_source: str = "<config>") -> Settings:
     origin = origin or {}
     try:
         return Settings.model_validate(data)
@@ -375,7 +381,7 @@ def _explain(exc: ValidationError, origin: dict[tuple, str], default_source: str
             parent = _section_model(loc[:-1])
             valid = list(parent.model_fields) if parent else []
             near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
-            hint = f" Did you mean '{'.'.join(str(p) for p in loc[:-1] + (near[0],))}'?" if near else ""
+            hint = f" Did you mean '{'.'.join(str(p) for p in (*loc[:-1], near[0]))}'?" if near else ""
             where = ".".join(str(p) for p in loc[:-1]) or "top level"
             lines.append(
                 f"{source}: unknown key '{dotted}'.{hint} Valid keys in {where}: {', '.join(valid)}."

@@ -37,7 +37,8 @@ the baseline and one full step, the run would stop before its first gate.
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from skillopt_core.backends.pricing import price_for
 from skillopt_core.run.config import Settings
@@ -49,6 +50,10 @@ FREE_BACKENDS = ("local",)
 # Backends that report each call's cost themselves (the claude CLI's total_cost_usd): a dollar
 # cap sees their calls even when the estimate cannot price them in advance.
 SELF_PRICED_BACKENDS = ("claude-code",)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def _unwrap(backend: Any, attr: str) -> Any:
@@ -64,7 +69,7 @@ def _unwrap(backend: Any, attr: str) -> Any:
 
 def _judge_calls_model(spec: Any) -> bool:
     """Whether a judge spec (or a list of them) includes a judge that calls a model."""
-    from skillopt_core.tasks.judges.spec import _resolve_type  # noqa: PLC0415 (the registry, read-only)
+    from skillopt_core.tasks.judges.spec import _resolve_type
 
     if isinstance(spec, list):
         return any(_judge_calls_model(s) for s in spec)
@@ -121,6 +126,8 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
     optimizer_calls = math.ceil(B * S / o.minibatch_size) + int(o.merge_with_model) + int(o.rank_with_model)
     gate = V * S * (1 + 2 * e.resample_disagreements) if e.use_gate else V * S
     screen = min(e.screen_items, B) * S if e.use_gate else 0
+    if e.use_gate and settings.train.candidates_per_step > 1:  # successive halving; the survivor's screen is cached
+        screen = halving_rollouts(settings.train.candidates_per_step, min(e.screen_items or B, B)) * S
     one_step = add(target(B * S, "train"), {"optimizer": optimizer_calls}, target(screen, "train"),
                    target(gate, "val"))
     epochs_left = max(0, math.ceil(steps / steps_per_epoch) - 1) if steps else 0
@@ -166,7 +173,8 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
             shown = f"${amount:.4f}" if key == "max_usd" else f"{amount}"
             left = f"${limit - spent:.4f}" if key == "max_usd" else f"{limit - spent}"
             warnings.append(
-                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full step need (≈ {shown}): "
+                f"budget.{key} leaves {left}{' ' + unit if unit else ''}, less than the val baseline and one full "
+                f"step need (≈ {shown}): "
                 f"the run will stop before its first gate and learn nothing. Raise budget.{key}, or lower "
                 "train.batch_size / evaluation.val_limit.")
     unseen = [r for r in unpriced if _unwrap(backends.get(r), "name") not in SELF_PRICED_BACKENDS]
@@ -175,13 +183,14 @@ def estimate_run(settings: Settings, train: Sequence[Task], val: Sequence[Task],
                         "price for their model): those calls add $0 and only max_calls / max_tokens stop them.")
     out = {
         "calls": calls(total), "usd": usd(total), "tokens": tokens(total),
-        "by_role": {r: {"calls": math.ceil(total[r]), "usd_per_call": None if price[r] is None else round(price[r], 6)}
+        "by_role": {r: {"calls": math.ceil(total[r]), "usd_per_call": _rounded(price[r])}
                     for r in ROLES if total[r] > 0},
         "steps": steps, "one_step": {"calls": calls(one_step), "usd": usd(one_step)},
         "baseline": {"calls": calls(baseline), "usd": usd(baseline)},
         "unpriced_roles": unpriced, "warnings": warnings,
         "basis": (f"{steps} steps × (batch {B} × {S} sample(s) + {optimizer_calls} optimizer calls + screen {screen} "
-                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully gated a new "
+                  f"+ val gate {gate}) + val baseline {calls(baseline)} + test {calls(end)}, as if every step fully "
+                  f"gated a new "
                   "candidate (cached rollouts, unchanged candidates, early stops and screen rejects spend less; "
                   "re-measures after accepts more)"),
     }
@@ -197,3 +206,16 @@ def describe(estimate: Mapping[str, Any]) -> str:
     return (f"preflight estimate: ≈ {estimate['calls']} model calls, ≈ {dollars} "
             f"(one full step ≈ {estimate['one_step']['calls']} calls, ${estimate['one_step']['usd']:.2f}); "
             f"{estimate['basis']}")
+
+
+def halving_rollouts(candidates: int, final_items: int) -> int:
+    """Train rollouts of successive halving over ``candidates`` (the trainer's ``_halving``):
+    rung r has ceil(final / 2^(R-1-r)) items and half the candidates of the rung before;
+    a candidate's items of earlier rungs are cached."""
+    rungs = math.ceil(math.log2(candidates)) if candidates > 1 else 0
+    total, alive, done = 0, candidates, 0
+    for r in range(rungs):
+        n = max(1, math.ceil(final_items / 2 ** (rungs - 1 - r)))
+        total += alive * (n - done)
+        done, alive = n, max(1, math.ceil(alive / 2))
+    return total

@@ -12,11 +12,18 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
+
+from skillopt_core.timestamps import utc_now
 
 log = logging.getLogger(__name__)
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,11 +33,35 @@ class Event:
 
     @property
     def kind(self) -> str:
-        name = type(self).__name__
-        return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+        return _snake(type(self).__name__)
 
     def to_dict(self) -> dict[str, Any]:
         return {"event": self.kind, **asdict(self)}
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> "Event":
+        """The typed event of one ``events.jsonl`` line (``to_dict()`` of it). Tolerant: unknown
+        keys are ignored; a field an older engine did not write yet takes its default (or, when it
+        has none, a neutral value: 0, "", None, {}); an unknown kind, or a line too broken to
+        build its kind from, is an :class:`OtherEvent` holding the line."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"an event is a JSON object, not {type(data).__name__}")
+        name = str(data.get("event", ""))
+        cls = _KINDS.get(name)
+        if cls is None:
+            return OtherEvent(name=name, data=dict(data), run_id=str(data.get("run_id") or ""),
+                              at=str(data.get("at") or ""))
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name in data:
+                values[f.name] = data[f.name]
+            elif f.default is MISSING and f.default_factory is MISSING:
+                values[f.name] = _NEUTRAL.get(str(f.type), None)
+        try:
+            return cls(**values)
+        except TypeError:
+            return OtherEvent(name=name, data=dict(data), run_id=str(data.get("run_id") or ""),
+                              at=str(data.get("at") or ""))
 
 
 @dataclass(frozen=True)
@@ -166,13 +197,71 @@ class RunEnd(Event):
     error: str = ""
 
 
+@dataclass(frozen=True)
+class OtherEvent(Event):
+    """An event line of a kind this build does not know (a newer engine's), kept as read."""
+
+    name: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+_KINDS: dict[str, type[Event]] = {}
+_NEUTRAL: dict[str, Any] = {"int": 0, "str": "", "float": 0.0, "dict[str, int]": {}, "dict[str, str]": {},
+                            "dict[str, Any]": {}}
+
+
+_KINDS.update((_snake(cls.__name__), cls) for cls in (
+    RunStarted, StepStarted, RolloutStarted, RolloutProgress, RolloutDone, PatchesGenerated, EditsSelected,
+    EditsApplied, GateDecided, BestChanged, EpochEnd, Notice, RunStopped, RunEnd))
+
+
+def _score(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+
+
+_LINES: dict[type[Event], Callable[[Any, str], str]] = {
+    RunStarted: lambda e, _: (f"Run {e.run_id} ({e.env}): {e.total_steps} steps"
+                              + (f", resumed after step {e.resumed_at_step}" if e.resumed_at_step else "")),
+    StepStarted: lambda e, where: f"{where} started (epoch {e.epoch})",
+    RolloutDone: lambda e, where: (f"{where or '[Eval]'} {e.label or e.phase} score {_score(e.score)} over "
+                                   f"{e.n_items} items" + (f", {e.failed} failed" if e.failed else "")),
+    RolloutStarted: lambda e, where: f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.n_items} items",
+    PatchesGenerated: lambda e, where: f"{where} {e.n_patches} edit patches generated",
+    EditsSelected: lambda e, where: f"{where} selected {e.n_selected} of {e.n_candidates} edits ({e.budget_text})",
+    EditsApplied: lambda e, where: f"{where} update: {e.outcomes or 'no edits'}",
+    GateDecided: lambda e, where: (f"{where} gate: {e.action} (candidate {_score(e.candidate)} vs current "
+                                   f"{_score(e.current)}): {e.reason}"),
+    BestChanged: lambda e, _: f"[Best] {e.source}: {e.reason}",
+    EpochEnd: lambda e, _: f"[Epoch {e.epoch}/{e.num_epochs}] ended",
+    Notice: lambda e, _: f"[{e.level or 'info'}] {e.text}",
+    RunStopped: lambda e, _: f"[Stopped] {e.status}: {e.message}",
+    RunEnd: lambda e, _: (f"Done ({e.status}) after {e.steps_done} step{'' if e.steps_done == 1 else 's'}; "
+                          f"best val {_score(e.best_val)}"),
+}
+
+
+def event_line(e: Event) -> str:
+    """One short line for an event, the same wherever a run is followed (MCP progress and job
+    views): ``[Step 2/8] gate: accept (candidate 0.75 vs current 0.62): ...``."""
+    step, total = getattr(e, "step", None), getattr(e, "total_steps", None)
+    if step and total:
+        where = f"[Step {step}/{total}]"
+    elif step == 0 and total:
+        where = "[Test]" if getattr(e, "phase", "") == "test" else "[Setup]"
+    else:
+        where = ""
+    render = _LINES.get(type(e))
+    return render(e, where) if render is not None else (e.kind or "?")
+
+
 Subscriber = Callable[[Event], None]
-
-
-def utc_now() -> str:
-    ns = time.time_ns()
-    secs, rest = divmod(ns, 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(secs)) + f".{rest // 1_000_000:03d}Z"
 
 
 class EventBus:
@@ -199,8 +288,8 @@ class EventBus:
                 log.warning("event subscriber %r raised %s; detached", fn, exc, exc_info=True)
                 self.unsubscribe(fn)
                 broken.append((fn, exc))
-        for fn, exc in broken:
-            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(exc).__name__}: {exc}; "
+        for fn, error in broken:
+            self.emit(Notice("warning", f"an event subscriber ({_name(fn)}) raised {type(error).__name__}: {error}; "
                                         "it was detached and the run goes on"))
         return event
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 
 def plot_history(history: Sequence[dict], path: Path, initial_val: float | None = None) -> None:
@@ -11,6 +11,7 @@ def plot_history(history: Sequence[dict], path: Path, initial_val: float | None 
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(7, 4))
     steps = [h["step"] for h in history]
@@ -23,11 +24,12 @@ def plot_history(history: Sequence[dict], path: Path, initial_val: float | None 
         ("accept_ungated", "o", "tab:olive", "accepted (gate off)"),
         ("reject", "x", "tab:red", "rejected candidate (on the val items evaluated)"),
     ):
-        pts = [(h["step"], h["val_candidate"]) for h in history if h["action"] == action and h["val_candidate"] is not None]
+        pts = [(h["step"], h["val_candidate"]) for h in history
+               if h["action"] == action and h["val_candidate"] is not None]
         if pts:
-            ax.scatter(*zip(*pts), marker=marker, color=color, label=label, zorder=3)
+            ax.scatter(*zip(*pts, strict=True), marker=marker, color=color, label=label, zorder=3)
     ax.set_xlabel("step")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("val score")
     ax.set_ylim(-0.05, 1.05)
     ax.set_title("SkillOpt training")

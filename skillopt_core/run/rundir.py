@@ -46,7 +46,7 @@ class RunDir:
         self.path = Path(path)
 
     @classmethod
-    def create(cls, root: str | Path, env: str, run_id: str | None) -> "RunDir":
+    def create(cls, root: str | Path, env: str, run_id: str | None) -> RunDir:
         run_id = run_id or new_run_id()
         path = Path(root) / env / run_id
         if (path / "state.json").exists():

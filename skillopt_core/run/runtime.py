@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from skillopt_core.backends import Backend, BackendSpec, create_backend
 from skillopt_core.envs import create_env
+from skillopt_core.envs.base import EnvAdapter
 from skillopt_core.evaluation.executor import RolloutExecutor, create_executor, remote_target
 from skillopt_core.run.budget import Budget, MeteredBackend, UsageLedger
 from skillopt_core.run.config import Settings
@@ -18,7 +19,7 @@ ROLES = ("target", "optimizer", "judge")
 
 @dataclass
 class Runtime:
-    env: object
+    env: EnvAdapter
     backends: dict[str, MeteredBackend]
     ledger: UsageLedger
     budget: Budget
@@ -48,7 +49,8 @@ class Metered:
     executor: RolloutExecutor | None = None
 
 
-def build_backends(settings: Settings, ledger: UsageLedger | None = None, raw: dict[str, Backend] | None = None) -> Metered:
+def build_backends(settings: Settings, ledger: UsageLedger | None = None,
+                   raw: dict[str, Backend] | None = None) -> Metered:
     """One backend per role. Roles that resolve to the same backend and model
     share one instance (one local model in memory, one scripted queue).
     Under ``execution.executor: ray`` the target's calls run in Ray workers
@@ -82,7 +84,8 @@ def build_backends(settings: Settings, ledger: UsageLedger | None = None, raw: d
 def build_runtime(settings: Settings, ledger: UsageLedger | None = None, raw_backends: dict[str, Backend] | None = None,
                   metered: Metered | None = None) -> Runtime:
     metered = metered or build_backends(settings, ledger, raw_backends)
-    env_options = {"data_path": settings.env.data_path, "limit": settings.env.limit, "options": dict(settings.env.options)}
+    env_options = {"data_path": settings.env.data_path, "limit": settings.env.limit,
+                   "options": dict(settings.env.options)}
     env = create_env(settings.env.name, env_options, judge_backend=metered.backends["judge"])
     if metered.executor is not None and hasattr(env, "executor"):
         env.executor = metered.executor  # the env's code-executing checks run there too

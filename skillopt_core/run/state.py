@@ -51,7 +51,7 @@ class TrainState:
         return {"version": STATE_VERSION, **self.__dict__}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainState":
+    def from_dict(cls, data: dict) -> TrainState:
         data = dict(data)
         version = data.pop("version", None)
         if version != STATE_VERSION:
@@ -61,7 +61,7 @@ class TrainState:
             )
         return cls(**data)
 
-    def copy(self) -> "TrainState":
+    def copy(self) -> TrainState:
         return copy.deepcopy(self)
 
     def remember(self, attr: str, items: list[dict]) -> None:

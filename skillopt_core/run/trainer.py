@@ -18,11 +18,16 @@ Guarantees (each has its test):
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
   task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
+  With ``train.candidates_per_step`` above 1, successive halving on the
+  step's train items picks one candidate for the screen and the gate.
+- **Patience.** With ``train.patience`` K, training stops (completed, the best
+  skill stands) once K step gates in a row kept the current skill.
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
   update), or, after a re-measured accept, by the skill that just passed the
-  gate against the best skill itself on the same items and seeds. ``state.best_source`` / ``best_reason`` and each history record say
+  gate against the best skill itself on the same items and seeds.
+  ``state.best_source`` / ``best_reason`` and each history record say
   which skill is best and why.
 - **One bad item is not a failed run.** Items whose call failed score 0 and
   are counted; systemic failures stop the run with ``status="failed"``, a
@@ -40,17 +45,22 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from skillopt_core.backends import BackendError
-from skillopt_core.evaluation.gate import GateDecision, GateSettings, TIE_EPSILON, decide, decide_early
+from skillopt_core.evaluation.gate import TIE_EPSILON, GateDecision, GateSettings, decide, decide_early
 from skillopt_core.evaluation.rollout import RolloutCache, RolloutResult, mean_score, per_item, run_rollouts
 from skillopt_core.optim.aggregate import Patch, aggregate
-from skillopt_core.optim.judge_guard import JudgeGuard, own_words, rubric_texts
 from skillopt_core.optim.epoch import (
-    SLOW_UPDATE_BLOCK, compare_items, summarize_comparison, write_meta_notes, write_slow_update_guidance,
+    SLOW_UPDATE_BLOCK,
+    compare_items,
+    summarize_comparison,
+    write_meta_notes,
+    write_slow_update_guidance,
 )
+from skillopt_core.optim.judge_guard import JudgeGuard, Refusal, own_words, rubric_texts
 from skillopt_core.optim.reflect import reflect
 from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
 from skillopt_core.optim.select import select
@@ -58,6 +68,7 @@ from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
 from skillopt_core.run.estimate import estimate_run
+from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
 from skillopt_core.run.runtime import Runtime, initial_skill
 from skillopt_core.run.state import RunSummary, TrainState
@@ -75,7 +86,8 @@ def load_notices(env, cache: RolloutCache) -> list[ev.Notice]:
     if problems:
         notes.append(ev.Notice("warning", f"{len(problems)} task records skipped while loading; first: {problems[0]}"))
     if cache.skipped_lines:
-        notes.append(ev.Notice("warning", f"{cache.skipped_lines} unreadable rollout-cache lines ignored (they are re-run)"))
+        notes.append(ev.Notice("warning",
+                               f"{cache.skipped_lines} unreadable rollout-cache lines ignored (they are re-run)"))
     return notes
 
 
@@ -112,18 +124,21 @@ class Trainer:
             except (JudgeError, ValueError, TypeError) as exc:
                 raise ValueError(f"evaluation.holdout_judge is not a valid judge spec: {exc}") from exc
             self.val = [replace(t, judge=ev_.holdout_judge) for t in self.val]
-        self.steps_per_epoch = settings.train.steps_per_epoch or max(1, math.ceil(len(dataset.train) / settings.train.batch_size))
+        self.steps_per_epoch = (settings.train.steps_per_epoch
+                                or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
-                                 own_words(self.by_id.values(), self.caller_edits))
+                                 own_words(self.by_id.values(), self.caller_edits),
+                                 learned=settings.optimizer.judge_check == "learned")
                       if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
         self._step = 0
         self._failed_items = 0
         self.state: TrainState | None = None
         self.returned: RunSummary | None = None  # the summary run() returned (None until it has)
+        self.steps: dict[int, StepDetail] = {}  # the steps this process ran, as their files hold them
         self._estimate: dict[str, Any] | None = None
 
     # --- helpers -----------------------------------------------------------
@@ -139,7 +154,8 @@ class Trainer:
                        stop_when: Callable[[Mapping[str, float]], bool] | None = None,
                        seed: int | None = None) -> list[RolloutResult]:
         t = self.s.train
-        self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers, label))
+        self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers,
+                                     label))
 
         def progress(done: int, total: int) -> None:
             self._emit(ev.RolloutProgress(self._step, phase, done, total, label))
@@ -176,7 +192,8 @@ class Trainer:
         stop_when = None
         if self.s.evaluation.early_stop:
             def stop_when(partial: Mapping[str, float]) -> bool:
-                return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores, dict(partial)) is not None
+                return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores,
+                                                                     dict(partial)) is not None
         results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
@@ -221,7 +238,8 @@ class Trainer:
         state.gate_round += 1
         return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
 
-    async def _screen(self, candidate: Skill, batch: Sequence[Task], results: Sequence[RolloutResult]) -> dict[str, Any]:
+    async def _screen(self, candidate: Skill, batch: Sequence[Task],
+                      results: Sequence[RolloutResult]) -> dict[str, Any]:
         """The candidate on the first ``evaluation.screen_items`` items of the
         step's train batch, against the current skill's rollouts of this step
         on the same items and seeds. Ties pass: the screen only stops a
@@ -240,7 +258,8 @@ class Trainer:
             return got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON
 
         stop_when = certain if self.s.evaluation.early_stop else None
-        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when), metric)
+        cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when),
+                        metric)
         got = math.fsum(cand.values())
         passed = got >= bar - TIE_EPSILON
         n = len(tasks)
@@ -263,7 +282,8 @@ class Trainer:
         if beat_best:
             reason = f"passed the gate against the best skill (paired); re-measured full val {val:.3f}"
         else:
-            reason = f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None else f"full val {val:.3f}"
+            reason = (f"full val {val:.3f} > previous best {previous:.3f}" if previous is not None
+                      else f"full val {val:.3f}")
         state.best_skill, state.best_val, state.best_source, state.best_reason = skill_text, val, source, reason
         self._emit(ev.BestChanged(self._step, source, val, previous, reason))
 
@@ -328,8 +348,10 @@ class Trainer:
             await self._train()
             if self.s.evaluation.eval_test and self.test:
                 self._step = 0
-                initial_test = mean_score(await self._rollout(Skill.parse(self.state.initial_skill), self.test, "test", "test initial"), self.s.evaluation.gate_metric)
-                best_test = mean_score(await self._rollout(Skill.parse(self.state.best_skill), self.test, "test", "test best"), self.s.evaluation.gate_metric)
+                initial_test = mean_score(await self._rollout(Skill.parse(self.state.initial_skill), self.test, "test",
+                                                              "test initial"), self.s.evaluation.gate_metric)
+                best_test = mean_score(await self._rollout(Skill.parse(self.state.best_skill), self.test, "test",
+                                                           "test best"), self.s.evaluation.gate_metric)
         except BudgetExceeded as exc:
             status, error = "budget_exhausted", str(exc)
         except BackendError as exc:
@@ -355,7 +377,8 @@ class Trainer:
         if status != "completed":
             where = f"after step {state.global_step}" if state.global_step else "before its first step finished"
             advice = {
-                "budget_exhausted": "resume with a larger budget (--set budget.max_calls=N, budget.max_tokens=N or budget.max_usd=D)",
+                "budget_exhausted": "resume with a larger budget (--set budget.max_calls=N, budget.max_tokens=N or "
+                                    "budget.max_usd=D)",
                 "cancelled": "resume it",
                 "failed": "fix the cause, then resume",
             }[status]
@@ -367,7 +390,8 @@ class Trainer:
         summary = RunSummary(
             self.run_dir.run_id, str(self.run_dir.path), status, state.global_step, self.total_steps,
             state.initial_val, state.best_val, initial_test, best_test, self.rt.ledger.totals(),
-            sum(1 for h in history if h["action"].startswith("accept")), sum(1 for h in history if h["action"] == "reject"),
+            sum(1 for h in history if h["action"].startswith("accept")),
+            sum(1 for h in history if h["action"] == "reject"),
             state.best_source, state.best_reason, error, self._failed_items, self._estimate,
         )
         atomic_write_json(self.run_dir.summary_path, summary.to_dict())
@@ -393,6 +417,13 @@ class Trainer:
             self._save_state(state)
         while True:
             state = self.state
+            assert state is not None
+            streak = self._non_accepting_streak(state)
+            if self.s.train.patience and streak >= self.s.train.patience and state.global_step < self.total_steps:
+                self._emit(ev.Notice("info", (
+                    f"patience: {streak} step gates in a row did not accept (train.patience={self.s.train.patience}); "
+                    f"training stops after step {state.global_step} of {self.total_steps}, the best skill stands")))
+                return
             if state.epochs_done < state.global_step // self.steps_per_epoch:
                 self.state = await self._epoch_boundary(state)
             elif state.global_step < self.total_steps:
@@ -400,6 +431,68 @@ class Trainer:
             else:
                 return
             self._save_state(self.state)
+
+    @staticmethod
+    def _non_accepting_streak(state: TrainState) -> int:
+        """Step gates in a row, at the end of the history, that kept the current skill."""
+        streak = 0
+        for record in reversed(state.history):
+            if record["action"].startswith("accept"):
+                break
+            streak += 1
+        return streak
+
+    async def _halving(self, current: Skill, selected: list[Edit], applied, ranked: Sequence[Patch],
+                       batch: Sequence[Task], results: Sequence[RolloutResult]):  # type: ignore[no-untyped-def]
+        """Several candidates for one step, one survivor (GEPA-style minibatch screening).
+
+        The candidates: the selected edits together (the classic candidate),
+        then each ranked patch alone, distinct skills only, at most
+        ``train.candidates_per_step``. Successive halving on the step's train
+        items, paired with the current skill's rollouts of this step (same
+        items, same seeds): every candidate runs on the first items, the better
+        half (by the sum of scores minus the current skill's) goes on to twice
+        as many, until one is left; the last rung has the screen's items
+        (``evaluation.screen_items``, or the whole batch when the screen is
+        off). Ties keep the earlier candidate. Returns the survivor's
+        ``(edits, applied result, record)``."""
+        options: list[tuple[list[Edit], Any]] = []
+        seen = {current.hash}
+        if applied.skill.hash not in seen:
+            seen.add(applied.skill.hash)
+            options.append((selected, applied))
+        for patch in ranked:
+            if len(options) >= self.s.train.candidates_per_step:
+                break
+            alone = apply_edits(current, [patch.edit])
+            if alone.skill.hash not in seen:
+                seen.add(alone.skill.hash)
+                options.append(([patch.edit], alone))
+        record: dict[str, Any] = {"candidates": [[e.to_dict() for e in edits] for edits, _ in options], "rungs": []}
+        if len(options) < 2:
+            record["winner"] = 1 if options else None
+            return selected, applied, record
+        metric = self.s.evaluation.gate_metric
+        base = per_item(results, metric)
+        final = min(len(batch), self.s.evaluation.screen_items or len(batch))
+        rungs = math.ceil(math.log2(len(options)))
+        alive = list(range(len(options)))
+        for r in range(rungs):
+            n = max(1, math.ceil(final / 2 ** (rungs - 1 - r)))
+            tasks = list(batch[:n])
+            margins = {}
+            for k in alive:
+                label = f"halving: candidate {k + 1}, {n} items"
+                scores = per_item(await self._rollout(options[k][1].skill, tasks, "screen", label), metric)
+                margins[k] = math.fsum(scores.values()) - math.fsum(
+                    base.get(t.id, 0.0) for t in tasks if t.id in scores)
+            keep = max(1, math.ceil(len(alive) / 2)) if r < rungs - 1 else 1
+            alive = sorted(alive, key=lambda k: (-margins[k], k))[:keep]
+            record["rungs"].append({"items": n, "margins": {str(k + 1): m for k, m in margins.items()},
+                                    "kept": [k + 1 for k in alive]})
+        record["winner"] = alive[0] + 1
+        edits, result = options[alive[0]]
+        return edits, result, record
 
     async def _train_step(self, committed: TrainState) -> TrainState:
         state = committed.copy()
@@ -434,7 +527,7 @@ class Trainer:
         timings["reflect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         caller = self.caller_edits if gs == 0 else []
-        proposed, refused = refl.edits + caller, []
+        proposed, refused = refl.edits + caller, list[Refusal]()
         if self.guard is not None:
             proposed, refused = self.guard.split(proposed)
             for r in refused:
@@ -447,22 +540,29 @@ class Trainer:
             "invalid_replies": refl.invalid_replies, "problems": refl.problems,
             "merge_used_model": agg.used_model, "merge_fallback": agg.fallback_reason, "merge_dropped": agg.dropped,
         })
-        self._emit(ev.PatchesGenerated(step, total, len(agg.patches), refl.invalid_replies, refl.skipped_edits, len(caller)))
+        self._emit(ev.PatchesGenerated(step, total, len(agg.patches), refl.invalid_replies, refl.skipped_edits,
+                                       len(caller)))
         timings["aggregate"] = time.perf_counter() - t2
 
         t3 = time.perf_counter()
         budget = edit_budget(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate)
         budget_text = describe_budget(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate)
-        sel = await select(self.rt.optimizer, agg.patches, budget, use_model=o.rank_with_model, skill_text=current.render())
+        sel = await select(self.rt.optimizer, agg.patches, budget, use_model=o.rank_with_model,
+                           skill_text=current.render())
         self._emit(ev.EditsSelected(step, total, len(sel.selected), len(agg.patches), budget, budget_text))
         selected = [p.edit for p in sel.selected]
         applied = apply_edits(current, selected)
+        halving: dict[str, Any] | None = None
+        if self.s.train.candidates_per_step > 1 and self.s.evaluation.use_gate:
+            selected, applied, halving = await self._halving(current, selected, applied, sel.ranked, batch, results)
+            atomic_write_json(sdir / "halving.json", halving)
         outcomes = Counter(oc.status for oc in applied.outcomes)
-        self._emit(ev.EditsApplied(step, total, dict(outcomes)))
+        self._emit(ev.EditsApplied(step, total, {str(status): n for status, n in outcomes.items()}))
+        chosen = tuple(SelectedEdit(oc.edit, oc.status, oc.detail, _support(sel.selected, oc.edit))
+                       for oc in applied.outcomes)
         atomic_write_json(sdir / "selected.json", {
             "budget": budget, "budget_text": budget_text, "ranked_by": sel.ranked_by, "note": sel.note,
-            "edits": [{**oc.edit.to_dict(), "status": oc.status, "detail": oc.detail,
-                       "support": _support(sel.selected, oc.edit)} for oc in applied.outcomes],
+            "edits": [e.to_dict() for e in chosen],
         })
         state.remember("unapplied", [{"edit": oc.edit.to_dict(), "status": oc.status, "detail": oc.detail}
                                      for oc in applied.outcomes if oc.status != "applied"])
@@ -486,10 +586,11 @@ class Trainer:
             if screen is not None and not screen["passed"]:
                 action, reason = "reject", screen["reason"]
             else:
-                decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate", round_seed)
+                decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate",
+                                                         round_seed)
                 action, reason = ("accept" if decision.accept else "reject"), decision.reason
-        gate_record = decision.to_dict() if decision else {"action": action, "reason": reason}
-        atomic_write_json(sdir / "gate.json", {**gate_record, "screen": screen} if screen else gate_record)
+        gate_record = GateRecord.of(action, reason, decision, screen)
+        atomic_write_json(sdir / "gate.json", gate_record.to_dict())
         self._emit(ev.GateDecided(
             step, total, action, reason,
             decision.current_mean if decision else _mean(current_scores),
@@ -509,27 +610,26 @@ class Trainer:
         timings["total"] = time.perf_counter() - t0
         atomic_write_text(self.run_dir.skill_path(step), current.render())
 
-        state.history.append({
-            "step": step, "epoch": epoch + 1, "train_score": train_score,
+        record = StepRecord(
+            step=step, epoch=epoch + 1, train_score=train_score,
             # Full-val means; a candidate rejected early is scored on the items the
-            # gate evaluated (gate_evaluated of gate_items).
-            "val_current": val_before,
-            "val_candidate": _mean(cand_scores) if cand_scores else None,
-            "val_after": _mean(current_scores), "best_val": state.best_val,
-            "best_source": state.best_source, "best_reason": state.best_reason,
-            "action": action, "gate_reason": reason,
-            "gate_items": len(self.val), "gate_evaluated": decision.n_evaluated if decision else len(cand_scores),
-            "gate_early_stopped": bool(decision and decision.early_stopped),
-            "screen": screen, "n_refused": len(refused), "gate_round": state.gate_round,
-            "n_proposed": len(refl.edits), "n_caller_edits": len(caller), "n_patches": len(agg.patches),
-            "n_selected": len(selected), "n_applied": applied.applied_count, "outcomes": dict(outcomes),
-            "invalid_replies": refl.invalid_replies, "skipped_edits": refl.skipped_edits,
-            "failed_items": self._failed_items - failed_before,
-            "budget": budget, "budget_text": budget_text,
-            "lr": lr_value(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate),
-            "selected_edits": [e.to_dict() for e in selected], "skill_hash": current.hash,
-            "usage": self.rt.ledger.diff(ledger_before), "timings": timings,
-        })
+            # gate evaluated (gate_evaluated_count of gate_item_count).
+            current_val=val_before, candidate_val=_mean(cand_scores) if cand_scores else None,
+            after_val=_mean(current_scores), best_val=state.best_val,
+            best_source=state.best_source, best_reason=state.best_reason, action=action, gate_reason=reason,
+            gate_item_count=len(self.val), gate_evaluated_count=decision.n_evaluated if decision else len(cand_scores),
+            gate_stopped_early=bool(decision and decision.early_stopped), screen=screen,
+            refused_count=len(refused), gate_round=state.gate_round, proposed_count=len(refl.edits),
+            caller_edit_count=len(caller), patch_count=len(agg.patches), selected_count=len(selected),
+            applied_count=applied.applied_count, outcomes=dict(outcomes), invalid_reply_count=refl.invalid_replies,
+            skipped_edit_count=refl.skipped_edits, failed_item_count=self._failed_items - failed_before,
+            edit_budget=budget, budget_text=budget_text,
+            learning_rate=lr_value(gs, total, o.learning_rate, o.lr_scheduler, o.min_learning_rate),
+            selected_edits=tuple(selected), skill_hash=current.hash,
+            usage=self.rt.ledger.diff(ledger_before), timings=timings,
+            extra={"halving": halving} if halving is not None else {})
+        state.history.append(record.to_dict())
+        self.steps[step] = StepDetail(record, gate_record, chosen, tuple((r.edit, r.reason) for r in refused))
         state.global_step += 1
         return state
 
@@ -546,7 +646,8 @@ class Trainer:
         notes_written = False
         if o.use_meta_skill and not last:
             records = [h for h in state.history if h["epoch"] == epoch + 1]
-            reply = await write_meta_notes(self.rt.optimizer, records, state.meta_notes, self.s.model.optimizer_max_tokens)
+            reply = await write_meta_notes(self.rt.optimizer, records, state.meta_notes,
+                                           self.s.model.optimizer_max_tokens)
             mdir = self.run_dir.meta_skill_dir(epoch + 1)
             if reply.text:
                 state.meta_notes = reply.text
@@ -570,7 +671,8 @@ class Trainer:
             self.s.model.optimizer_max_tokens,
         )
         sdir = self.run_dir.slow_update_dir(epoch + 1)
-        record: dict[str, Any] = {"groups": groups, "summary": summarize_comparison(groups), "guidance": reply.text, "error": reply.error}
+        record: dict[str, Any] = {"groups": groups, "summary": summarize_comparison(groups), "guidance": reply.text,
+                                  "error": reply.error}
         action, candidate = "none", None
         refusal = self.guard.reason(reply.text) if self.guard is not None and reply.text else None
         if refusal:
@@ -585,14 +687,16 @@ class Trainer:
             if candidate.hash == current.hash:
                 action = "no_change"
             elif self.s.optimizer.slow_update_gate:
-                decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}), "gate slow update",
+                decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}),
+                                                    "gate slow update",
                                                     self._round_seed(state.gate_round))
                 record["gate"] = decision.to_dict()
                 action = "accept" if decision.accept else "reject"
             else:
                 action = "accept_ungated"
             if action.startswith("accept"):
-                beat_best = action == "accept" and self.s.evaluation.remeasure and state.best_skill == state.current_skill
+                beat_best = (action == "accept" and self.s.evaluation.remeasure
+                             and state.best_skill == state.current_skill)
                 scores = await self._accepted_scores(state, candidate, scores, "val slow update", action == "accept")
                 state.current_skill, state.current_scores = candidate.render(), scores
                 self._offer_best(state, state.current_skill, scores, f"slow update after epoch {epoch + 1}", beat_best)

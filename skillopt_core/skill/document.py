@@ -257,7 +257,7 @@ class Skill:
         return hash(self.body)
 
     @classmethod
-    def parse(cls, text: str, source: str = "<skill>") -> "Skill":
+    def parse(cls, text: str, source: str = "<skill>") -> Skill:
         """Parse a skill file's text. ``source`` (usually the path) names the file in errors.
 
         Front matter is the YAML between a first line ``---`` and the next
@@ -306,7 +306,7 @@ class Skill:
         rendered = self.render()
         return rendered[: len(rendered) - len(self.body)].count("\n")
 
-    def with_body(self, body: str) -> "Skill":
+    def with_body(self, body: str) -> Skill:
         """A copy with a new body (front matter unchanged). Validates markers."""
         return replace(self, body=body)
 
@@ -325,7 +325,7 @@ class Skill:
                 return _strip_one_break(inner, leading=False)
         return None
 
-    def set_protected_block(self, name: str, content: str) -> "Skill":
+    def set_protected_block(self, name: str, content: str) -> Skill:
         """Replace the named block's content, or append a new named block at the
         end of the body (after a blank line). Raises ValueError for a name that
         is not ``[A-Za-z0-9][A-Za-z0-9_.-]*`` or content holding a marker."""

@@ -21,7 +21,7 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from skillopt_core.skill.document import ProtectedRegion, Skill, SkillParseError, protected_regions
 
@@ -89,7 +89,7 @@ class Edit:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Edit":
+    def from_dict(cls, d: Mapping[str, Any]) -> Edit:
         """Build an edit from JSON-like data (e.g. optimizer output).
 
         ``op`` is matched case-insensitively. Required: ``content`` for add,
@@ -119,7 +119,7 @@ class Edit:
         anchor = d.get("anchor")
         if anchor is not None and not isinstance(anchor, str):
             raise ValueError(f"{op} edit field 'anchor' must be a string or null, got {type(anchor).__name__}")
-        return cls(op=op, anchor=anchor, **values)
+        return cls(op=cast(EditOp, op), anchor=anchor, **values)
 
 
 def _keys(d: Mapping[str, Any]) -> str:
@@ -217,7 +217,8 @@ def _add(body: str, edit: Edit, regions: list[ProtectedRegion], offset: int) -> 
     if not edit.anchor:
         prefix = body if not body or body.endswith("\n") else body + nl
         where = _line(prefix, len(prefix), offset)
-        return "applied", f"appended {_plural(text.count(nl) + 1, 'line')} at the end (line {where})", prefix + text + nl
+        message = f"appended {_plural(text.count(nl) + 1, 'line')} at the end (line {where})"
+        return "applied", message, prefix + text + nl
     spans, fuzzy = _find(body, edit.anchor)
     problem = _match_problem(body, spans, "anchor", edit.anchor, regions, offset)
     if problem:

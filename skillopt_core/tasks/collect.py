@@ -3,7 +3,8 @@ line (why it could not be read, or that it repeats an id), never a silent drop."
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from skillopt_core.tasks.task import Task
 
@@ -19,11 +20,11 @@ class TaskCollector:
         self._seen: set[str] = set()
         self._id_name = id_name
 
-    def add(self, where: str, build: Callable[[], Task]) -> Task | None:
-        """``build()`` and keep its task; a ``ValueError`` (or a repeated id) is a
+    def add(self, where: str, build: Callable[..., Task], *args: Any) -> Task | None:
+        """``build(*args)`` and keep its task; a ``ValueError`` (or a repeated id) is a
         problem line ``"<where>: <why>"`` and returns None."""
         try:
-            task = build()
+            task = build(*args)
         except ValueError as exc:
             self.problems.append(f"{where}: {exc}")
             return None

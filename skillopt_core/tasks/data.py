@@ -51,7 +51,7 @@ def _check_ratio(ratio: Sequence[int]) -> tuple[int, int, int]:
 
 
 def _hash(seed: int, task_id: str, salt: str = "") -> int:
-    digest = hashlib.sha256(f"{seed}:{salt}{task_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}:{salt}{task_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 
 

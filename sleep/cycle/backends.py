@@ -22,8 +22,9 @@ import os
 import shutil
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from skillopt_core import Backend, BackendSpec, Completion, CompletionRequest, Settings, create_backend
 from sleep import paths

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from sleep.commands import Commands
-from sleep.lock import LockBusy
 from sleep.cycle.verdict import all_corrections, describe_corrections
+from sleep.lock import LockBusy
 
 commands = Commands()
 register = commands.register
@@ -41,11 +41,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 @commands.command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
-    from skillopt_core import ConfigError, ConsoleRenderer
-    from skillopt_core.cli.console import plain_console
+    from skillopt_core import ConfigError, ConsoleRenderer, plain_console
     from sleep.cycle.advice import night_subscriber
-    from sleep.cycle.progress import PlainProgress
     from sleep.cycle.night import NightError, NightOptions, run_night
+    from sleep.cycle.progress import PlainProgress
     from sleep.terminal_text import safe_console
 
     # The night's lines quote skills, tasks and replies verbatim: their control sequences go.
@@ -131,20 +130,19 @@ def _history_args(p: argparse.ArgumentParser) -> None:
 @commands.command("history", "past nights of the current project: when, tasks, decision and why, what became of "
                   "the proposal, cost", _history_args)
 def cmd_history(args: argparse.Namespace) -> int:
-    from sleep import paths
-    from sleep.cycle import store
-    from sleep.cycle.project import listing_project
+    from sleep import nightstore, paths
     from sleep.index import Index
+    from sleep.project import listing_project
     from sleep.terminal_text import echo
 
     nights, project, others = [], None, 0
     if paths.index_path().exists():
         with Index.open() as index:
-            store.settle_dead(index)  # a night whose process is gone shows as interrupted at once
+            nightstore.settle_dead(index)  # a night whose process is gone shows as interrupted at once
             if not args.all_projects:
                 project = listing_project(args.project or Path.cwd(), index)
-            nights = store.nights(index, limit=max(1, args.limit), within=str(project) if project else None)
-            others = store.count(index) if not nights and project else 0
+            nights = nightstore.nights(index, limit=max(1, args.limit), within=str(project) if project else None)
+            others = nightstore.count(index) if not nights and project else 0
     if args.json:
         print(json.dumps([n.to_dict() for n in nights], indent=2, default=str))
         return 0
@@ -209,7 +207,7 @@ def _proposal_fates(ids: list[str]) -> dict[str, str]:
         for pid in ids:
             try:
                 fates[pid] = effective(proposal_store.get(index, pid).proposal).state
-            except Exception:  # noqa: BLE001 - an unknown id shows as gone, the table still prints
+            except Exception:
                 continue
     return fates
 

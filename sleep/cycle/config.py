@@ -59,6 +59,16 @@ class SleepSettings(BaseModel):
     paired: PairedSettings = Field(default_factory=PairedSettings)  # retire / create (sleep.cycle.paired)
     triggers: TriggerSettings = Field(default_factory=TriggerSettings)  # descriptions (sleep.cycle.triggers)
     package: PackageSettings = Field(default_factory=PackageSettings)  # scripts/references (sleep.cycle.package)
+    # How the miner compares prompts: auto (sentence embeddings when the `embed` extra is installed,
+    # else words only), lexical (words only), or a backend of sleep.mine.embed by name (e5, wordllama).
+    mine_embedder: str = "auto"
+
+    @field_validator("mine_embedder")
+    @classmethod
+    def _embedder(cls, value: str) -> str:
+        from sleep.mine.embed import validate_choice
+
+        return validate_choice(value)
 
 
 class NightConfig(BaseModel):

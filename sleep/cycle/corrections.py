@@ -18,7 +18,8 @@ a line of a skill, and a correction with nothing instructive left gives no edit.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from skillopt_core import Edit
 from sleep.rule_text import Style, write_rule

@@ -20,8 +20,9 @@ carries the comparison too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sleep.cycle.paired import PairedSettings, create_verdict, measure, retire_verdict
 
@@ -61,7 +62,7 @@ def measure_part(night: Any, choice: Any, seed_text: str, settings: Any, run_dir
         settings.budget = settings.budget.model_copy(update={"max_calls": left})
     try:
         comparison = measure(settings, run_dir, backends, text, level=cfg.level)
-    except Exception as exc:  # noqa: BLE001 - a budget or backend stop: the night says so and goes on
+    except Exception as exc:
         night.paired = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
         say(f"[Paired] {choice.name}: not measured with and without the skill ({exc})")
         return
@@ -108,10 +109,10 @@ def after_gate(night: Any, choice: Any, seed_text: str, tasks: list, project: Pa
         if paired.get("kind") == "retire" and paired.get("verdict") and night.dry_run:
             night.reason += "; dry run: the skill's retirement was not staged"
         return False
-    from sleep.proposals import stage
     from sleep.proposals.errors import DuplicateProposal, NothingToPropose
     from sleep.proposals.lesson import evidence_key
     from sleep.proposals.model import ProposalReport
+    from sleep.proposals.stage import stage
 
     per_item = paired.get("per_item") or {}
     report = ProposalReport(

@@ -20,9 +20,10 @@ host's own proposal, never copied ungated.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from sleep.cycle.skills import HOST_OF_PREFIX, SkillChoice, candidate_paths, choose_skill, managed_path
 

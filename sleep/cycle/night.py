@@ -6,13 +6,15 @@ first, with a fair share of the budget (:mod:`sleep.cycle.multiskill`; the
 record's ``skills`` lists them, its single-skill fields are the first staged
 one's). There is no second optimisation loop here: each part hands its tasks,
 its skill and the person's corrections to the core's in-process API
-(:func:`skillopt_core.prepare_training`) and reads its run directory. The run
+(:func:`skillopt_core.prepare_training`) and takes its result in memory
+(:class:`skillopt_core.run.api.TrainingResult`: no run file is read on the way
+from the trainer to the proposal branch). The run
 directory and the evidence of every model call live in the data directory,
 never in the project. One night per project at a time (a lock). The record is
 saved at each stage, with its run directory before the replay starts and its
 spend after each model call, so a night that dies keeps what it did and
 spent; its ``running`` record shows as ``interrupted`` as soon as its lock is
-free (:func:`sleep.cycle.store.settle_dead`), and it leaves no partial branch
+free (:func:`sleep.nightstore.settle_dead`), and it leaves no partial branch
 (staging is journalled). A full disk or an unwritable data directory stops the
 night with :class:`sleep.storage.StorageError` (recorded when the index can
 still be written).
@@ -28,38 +30,40 @@ import secrets
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from skillopt_core import Task, events, prepare_training
-from sleep import paths
-from sleep.redact import known as known_secrets
-from sleep.cycle import store
+from skillopt_core.run.api import TrainingResult
+from skillopt_core.timestamps import utc_now
+from sleep import nightstore, paths
+from sleep.cycle import lifecycle, multiskill, package, triggers
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
-from sleep.cycle.checkout import replay_checkout
-from sleep.cycle.preflight import check_night_settings
-from sleep.cycle.project import SeveralProjects, repository_root, resolve_project
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits, with_own_words
-from sleep.proposals.errors import DuplicateProposal
-from sleep.rule_text import Style
-from sleep.cycle import lifecycle, multiskill, package, triggers
+from sleep.cycle.preflight import check_night_settings
 from sleep.cycle.skills import SkillChoice, SkillPathError, check_skill_path, skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
-from sleep.cycle.store import NightRecord
 from sleep.cycle.verdict import correction_outcomes, nothing_staged
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.lock import FileLock
-from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
+from sleep.nightstore import NightRecord
+from sleep.project import SeveralProjects, repository_root, resolve_project
+from sleep.proposals.errors import DuplicateProposal
 from sleep.redact import Redactor
-from sleep.replay.modes import as_text_judge, choose_mode
-from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.redact import known as known_secrets
+from sleep.replay.checkout import replay_checkout
 from sleep.replay.egress import EgressProxy
+from sleep.replay.instances import MIN_MEANINGFUL_VAL, task_items
+from sleep.replay.modes import as_text_judge, choose_mode
 from sleep.replay.sandbox import cleanup_homes
+from sleep.rule_text import Style
+from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 
 Say = Callable[[str], None]
 
@@ -86,7 +90,7 @@ LOCK_GRACE_S = 0.25
 
 
 def night_lock(project: Path) -> FileLock:
-    return FileLock(store.night_lock_path(str(project)), what=f"night for {project}")
+    return FileLock(nightstore.night_lock_path(str(project)), what=f"night for {project}")
 
 
 def new_night_id() -> str:
@@ -111,10 +115,10 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
     lock = night_lock(project).acquire(max(opts.wait, LOCK_GRACE_S))
     try:
         with Index.open() as index:
-            if store.mark_interrupted(index, str(project)):
+            if nightstore.mark_interrupted(index, str(project)):
                 say("[Night] an earlier night of this project was interrupted; it is recorded as such")
-            night = NightRecord(new_night_id(), str(project), _now(), dry_run=opts.dry_run)
-            store.save(index, night)
+            night = NightRecord(new_night_id(), str(project), utc_now(), dry_run=opts.dry_run)
+            nightstore.save(index, night)
         started = time.perf_counter()
         try:
             _stages(night, project, config, opts, say, list(subscribers))
@@ -137,11 +141,11 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
 
 
 def _project_of(folder: Path, opts: NightOptions, say: Say) -> Path:
-    """The project the night is for (:func:`sleep.cycle.project.resolve_project`). Outside a git
+    """The project the night is for (:func:`sleep.project.resolve_project`). Outside a git
     repository the sessions decide, so the folder's transcripts are harvested first."""
     if repository_root(folder) is None:
-        from sleep.harvest.offsets import STATUS_PEEK
-        from sleep.harvest import HarvestOptions, harvest
+        from sleep.harvest.harvester import HarvestOptions, harvest
+        from sleep.offsets import STATUS_PEEK
 
         harvest(HarvestOptions(project=str(folder), wait=max(opts.wait, 60.0)))
         with Index.open() as index:
@@ -179,21 +183,21 @@ def _finish_if_possible(night: NightRecord, started: float) -> None:
 
 
 def _finish(night: NightRecord, started: float) -> None:
-    night.finished_at = _now()
+    night.finished_at = utc_now()
     night.wall_s = round(time.perf_counter() - started, 3)
     with Index.open() as index:
-        store.save(index, night)
+        nightstore.save(index, night)
 
 
 def _stage(night: NightRecord, name: str) -> None:
     night.stage = name
     with Index.open() as index:
-        store.save(index, night)
+        nightstore.save(index, night)
 
 
 def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightOptions, say: Say,
             subscribers: list[events.Subscriber]) -> None:
-    from sleep.harvest import HarvestOptions, harvest
+    from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.mine import MineOptions, mine
 
     _stage(night, "harvest")
@@ -202,7 +206,9 @@ def _stages(night: NightRecord, project: Path, config: NightConfig, opts: NightO
     say(f"[Harvest] {report.sessions_new} new and {report.sessions_updated} updated sessions")
 
     _stage(night, "mine")
-    mined = mine(MineOptions(project=str(project), min_support=config.sleep.min_support, wait=max(opts.wait, 60.0)))
+    from sleep.mine.embed import resolve
+    mined = mine(MineOptions(project=str(project), min_support=config.sleep.min_support, wait=max(opts.wait, 60.0),
+                             embedder=resolve(config.sleep.mine_embedder)))
     night.mine = {"tasks_new": mined.tasks_new, "tasks_updated": mined.tasks_updated, "tasks_total": mined.tasks_total}
     say(f"[Mine] {mined.tasks_total} recurring tasks ({mined.tasks_new} new, {mined.tasks_updated} updated)")
 
@@ -217,7 +223,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
     records, members, sessions = _load(project)
     queue = multiskill.skill_groups(project, records, members, sessions, opts.skill)
     with Index.open() as index:
-        before = multiskill.previous_fingerprints(n for n in store.nights(index, str(project), limit=20)
+        before = multiskill.previous_fingerprints(n for n in nightstore.nights(index, str(project), limit=20)
                                                   if not n.dry_run)
     hosts = multiskill.hosts_of(sessions)
     taken = {g.choice.path for g in queue}
@@ -246,7 +252,7 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
                 _stage(night, stage)
             else:
                 with Index.open() as index:
-                    store.save(index, night)
+                    nightstore.save(index, night)
 
         spent = multiskill.budget_spent(config.core.budget, used)
         if spent:
@@ -390,16 +396,16 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
             package.run_part(night, choice, seed_text, project, settings, run_dir, backends, config.sleep.package,
                              [t.prompt for t in tasks], say, left)
 
-    summary, run_dir = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
-                              persist=persist, target_hosts=target_hosts, skill=choice.path, after=after)
-    night.run_dir = str(run_dir)
+    result = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
+                    persist=persist, target_hosts=target_hosts, skill=choice.path, after=after)
+    summary, history, splits = result.summary, result.history, result.splits
+    night.run_dir = summary.run_dir
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
-    lifecycle.add_spend(night)
+    lifecycle.add_spend(night)  # the with/without, trigger and package steps' calls
     triggers.add_spend(night)
     package.add_spend(night)
-    history = json.loads((run_dir / "history.json").read_text(encoding="utf-8")) if (run_dir / "history.json").is_file() else []
-    night.corrections = correction_outcomes(edits, history, run_dir)
-    splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
+    night.corrections = correction_outcomes(
+        edits, history, [r for h in history for r in result.step_refused(h.step)])
     night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
                    "recurring": len({t.metadata.get("task_id", t.id) for t in tasks})}
     say(f"[Tasks] {len(splits['train'])} train and {len(splits['val'])} val items")
@@ -409,7 +415,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         say(f"[Tasks] {night.tasks['note']}")
     night.scores = {"baseline": summary.initial_val, "candidate": summary.best_val, "status": summary.status,
                     "best_source": summary.best_source, "policy": config.core.evaluation.gate_policy}
-    evidence_notes = _val_evidence(night, run_dir, seed_text, tasks, splits["val"])  # the records
+    evidence_notes = _val_evidence(night, result, seed_text, tasks)  # the records
     if summary.status in ("failed", "cancelled"):
         night.outcome = "failed"
         refused = (night.replay or {}).get("refused_hosts")
@@ -445,7 +451,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
 
     persist("stage")
     try:
-        night.proposal = _propose(night, choice, seed_text, run_dir, tasks, project, evidence_notes)
+        night.proposal = _propose(night, choice, seed_text, result, tasks, project, evidence_notes)
     except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
         night.outcome = "already_proposed"
         night.reason = str(exc)
@@ -530,9 +536,9 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         if edits:
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
         try:
-            summary = asyncio.run(run.run())
-            if after is not None and summary.status not in ("failed", "cancelled"):
-                after(run.settings, Path(run.run_dir), backends, summary)
+            result = asyncio.run(run.run())
+            if after is not None and result.summary.status not in ("failed", "cancelled"):
+                after(run.settings, Path(run.run_dir), backends, result.summary)
         finally:
             paths.make_private_tree(Path(run.run_dir))  # the core writes some run files with the umask's mode
             if redactor.values:
@@ -541,7 +547,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             if redactor.total:
                 say(f"[Replay] {redactor.total} secrets redacted at the model boundary (replies, recorded prompts) "
                     "before anything recorded them")
-    return summary, Path(run.run_dir)
+    return result
 
 
 def refused_message(hosts: list[str]) -> str:
@@ -574,24 +580,23 @@ def _usage(totals: dict[str, Any]) -> dict[str, Any]:
             "cost_usd": round(totals.get("cost_usd", 0.0), 6)}
 
 
-def _val_evidence(night: NightRecord, run_dir: Path, seed_text: str, tasks: list[Task], val: list[str]) -> list[dict]:
+def _val_evidence(night: NightRecord, result: TrainingResult, seed_text: str, tasks: list[Task]) -> list[dict]:
     """Per val instance, before/after actions and verdicts (:mod:`sleep.replay.evidence`): the records."""
     from sleep.replay import evidence
 
-    best = run_dir / "best_skill.md"
-    records = evidence.val_evidence(run_dir, seed_text, best.read_text(encoding="utf-8") if best.is_file() else seed_text,
-                                    list(val), {t.id: t.prompt for t in tasks})
-    night.replay["evidence"] = str(evidence.write(run_dir, records))
+    records = evidence.val_evidence(result.val_rollouts, seed_text, result.best_skill or seed_text,
+                                    list(result.splits["val"]), {t.id: t.prompt for t in tasks})
+    night.replay["evidence"] = str(evidence.write(result.reader.path, records))
     return records
 
 
-def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, run_dir: Path, tasks: list[Task],
+def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, result: TrainingResult, tasks: list[Task],
              project: Path, evidence_records: list[dict] = ()) -> dict[str, Any]:
     from sleep.proposals import stage
-    from sleep.proposals.fromrun import report_from_run
+    from sleep.proposals.fromrun import report_from_result
     from sleep.proposals.lesson import evidence_key
 
-    text, report = report_from_run(run_dir, seed_text)
+    text, report = report_from_result(result, seed_text)
     rejected = night.corrections.get("rejected") or []
     notes = list(report.notes) + (["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
     lesson_evidence = evidence_key([*(night.corrections.get("offered") or []),

@@ -30,9 +30,10 @@ import asyncio
 import contextlib
 import json
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,7 +64,7 @@ def read_package(skill_dir: Path) -> tuple[dict[str, str], list[str]]:
     texts: dict[str, str] = {}
     binary: list[str] = []
     for path in sorted(skill_dir.rglob("*")) if skill_dir.is_dir() else []:
-        if not path.is_file() or path.is_symlink() or path.name == "SKILL.md" and path.parent == skill_dir:
+        if not path.is_file() or path.is_symlink() or (path.name == "SKILL.md" and path.parent == skill_dir):
             continue
         rel = path.relative_to(skill_dir).as_posix()
         data = path.read_bytes()
@@ -185,7 +186,7 @@ def gate(settings: Any, backends: dict, skill_text: str, candidate_text: str, fi
 def package_template(checkout: Path, folder_rel: str, files: dict[str, str]) -> Iterator[Path]:
     """A disposable clone of the night's ``checkout`` with ``files`` written into the skill folder
     ``folder_rel`` (scripts executable) and committed, so every rollout's own clone has them."""
-    from sleep.cycle.checkout import CheckoutError, _git, replay_checkout
+    from sleep.replay.checkout import CheckoutError, _git, replay_checkout
 
     with replay_checkout(checkout) as template:
         for rel, text in files.items():
@@ -246,7 +247,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
             settings = settings.model_copy(deep=True)
             settings.budget = settings.budget.model_copy(update={"max_calls": max(budget_left - 1, 1)})
         comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(splits["val"]))
-    except Exception as exc:  # noqa: BLE001 - a backend or budget stop: recorded, the night goes on
+    except Exception as exc:
         night.package = {"error": f"{type(exc).__name__}: {exc}", "spent": spent}
         say(f"[Package] {choice.name}: not evaluated ({exc})")
         return
@@ -272,10 +273,10 @@ def add_spend(night: Any) -> None:
 
 def _stage(night: Any, choice: Any, seed_text: str, candidate_text: str, files: dict[str, str], project: Path,
            say: Say) -> dict[str, Any]:
-    from sleep.proposals import stage
     from sleep.proposals.errors import ProposalError
     from sleep.proposals.lesson import evidence_key
     from sleep.proposals.model import EditRecord, ProposalReport
+    from sleep.proposals.stage import stage
 
     pk = night.package
     report = ProposalReport(

@@ -11,7 +11,7 @@ training time (the mean time of the steps done so far times the steps left).
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from skillopt_core import events
 

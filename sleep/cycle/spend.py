@@ -12,7 +12,8 @@ the night's record is saved, so ``history`` shows what a killed night spent.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from skillopt_core import Backend, CompletionRequest, RequestFailed, Usage
 from sleep import crashpoints

@@ -10,7 +10,7 @@ before the night starts (:func:`check_ratio`).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from skillopt_core import ConfigError, Dataset, Task, split_tasks
 

@@ -35,9 +35,10 @@ import asyncio
 import hashlib
 import json
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -72,7 +73,7 @@ class Query:
 
 
 def _side(key: str, seed: int, ratio: float) -> str:
-    h = int(hashlib.sha256(f"{seed}:{key}".encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
+    h = int(hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
     return "test" if h < ratio else "train"
 
 
@@ -83,8 +84,8 @@ def trigger_set(own: Sequence[tuple[str, str]], others: Sequence[tuple[str, str]
     (one-offs by prompt) with at least one task on each split when there are two or more."""
     out: list[Query] = []
     for should, pairs in ((True, list(own)), (False, list(others) + [(f"one-off:{p}", p) for p in one_offs])):
-        seen: set[str] = set()
-        pairs = [(k, p) for k, p in pairs if p.strip() and not (p in seen or seen.add(p))][: settings.max_queries]
+        firsts = {p: k for k, p in reversed(pairs)}  # each prompt once, with the first task it came from
+        pairs = [(k, p) for k, p in pairs if p.strip() and firsts.get(p) == k and firsts.pop(p)][: settings.max_queries]
         keys = list(dict.fromkeys(k for k, _ in pairs))
         side = {k: _side(k, settings.seed, settings.test_ratio) for k in keys}
         if len(keys) >= 2 and len(set(side.values())) == 1:  # both splits need a task
@@ -161,7 +162,7 @@ async def decide(backend: Any, host: str, name: str, description: str, others: S
         async with sem:
             done = await backend.complete(_prompt(host, listed, q.text))
         names = _loaded(done.text)
-        return q, bool(names) and name in names, names is not None
+        return q, names is not None and name in names, names is not None
 
     return list(await asyncio.gather(*(one(q) for q in queries)))
 
@@ -276,7 +277,7 @@ async def optimise(target: Any, optimizer: Any, host: str, name: str, descriptio
             f" ({'; '.join(result.dropped)})" if result.dropped else "")
         return result
     train_q = [q for q in queries if q.split == "train"]
-    tried = []
+    tried: list[dict[str, Any]] = []
     for cand in candidates:
         f = figures(await decide(target, host, name, cand, others, train_q, workers))
         tried.append({"description": cand, "train": f})
@@ -392,7 +393,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     try:
         result = asyncio.run(optimise(target, optimizer, choice.host, name, description,
                                       sibling_skills(choice.path), queries, settings, workers))
-    except Exception as exc:  # noqa: BLE001 - a backend or budget stop: recorded, the night goes on
+    except Exception as exc:
         night.triggers = {"error": f"{type(exc).__name__}: {exc}"}
         say(f"[Triggers] {choice.name}: not evaluated ({exc})")
         return
@@ -404,7 +405,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     night.triggers = {**result.to_dict(), "spent": spent}
     b, a = result.before["test"], (result.after or {}).get("test")
     say(f"[Triggers] {choice.name}: held-out recall {_pct(b['recall'])}, precision {_pct(b['precision'])} "
-        f"({result.n_queries['test']} test prompts)" + (f" → recall {_pct(a['recall'])}, precision "
+        f"({(result.n_queries or {}).get('test', 0)} test prompts)" + (f" → recall {_pct(a['recall'])}, precision "
                                                         f"{_pct(a['precision'])}" if a else "") + f"; {result.why}")
     if result.accepted and not night.dry_run:
         night.triggers["proposal"] = _stage(night, choice, seed_text, project, result, say)
@@ -423,10 +424,10 @@ def _pct(v: float | None) -> str:
 
 
 def _stage(night: Any, choice: Any, seed_text: str, project: Path, result: TriggerResult, say: Say) -> dict | None:
-    from sleep.proposals import stage
     from sleep.proposals.errors import DuplicateProposal, NothingToPropose
     from sleep.proposals.lesson import evidence_key
     from sleep.proposals.model import ProposalReport
+    from sleep.proposals.stage import stage
 
     b, a = result.before["test"], (result.after or {})["test"]
     report = ProposalReport(

@@ -1,7 +1,7 @@
 """Why a night staged nothing, in terms of its data, and what to do next.
 
-Read from the run's summary and ``history.json`` (one record per step: the
-current and candidate val means, the gate's action). The first reason that
+Read from the run's summary and its history (typed step records: the current
+and candidate val means, the gate's action), as the night holds them in memory. The first reason that
 applies is given:
 
 - the budget ran out before any candidate was kept;
@@ -13,17 +13,18 @@ applies is given:
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:  # the MCP server's start-up path imports this module; the engine loads later
+    from skillopt_core import Edit
+    from skillopt_core.run.record import StepRecord
 
 
-def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -> str:
+def nothing_staged(summary: Any, history: Sequence[StepRecord], n_val: int, policy: str) -> str:
     """The night's reason when no candidate beat the starting skill (see the module docstring)."""
     base, best = summary.initial_val, summary.best_val
     scores = f"val {_f(base)} → best {_f(best)}, gate {policy}"
-    tried = [h for h in history if isinstance(h, dict) and h.get("val_candidate") is not None
-             and h.get("val_current") is not None]
+    tried = [h for h in history if h.tried]
     steps = f"{summary.steps_done} of {summary.total_steps} step{'s' if summary.total_steps != 1 else ''}"
     if summary.status == "budget_exhausted":
         return (f"the night's budget ran out after {steps} ({scores}) before a candidate beat the skill; nothing "
@@ -37,23 +38,23 @@ def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -
         return (f"val holds {_tasks(n_val)} task ({scores}): one task can hardly show that a candidate is better; "
                 "nothing was staged. Next: work with your agents a few more days so more tasks recur, or lower "
                 "sleep.min_support to mine more of them")
-    full = [h for h in tried if not _partial(h)]
+    full = [h for h in tried if not h.partial]
     if tried and not full:
         n = len(tried)
         return (f"the gate rejected {'the' if n == 1 else f'all {n}'} candidate{'s' if n != 1 else ''} early, "
-                f"after part of val ({tried[-1].get('gate_evaluated')} of {tried[-1].get('gate_items')} tasks): "
+                f"after part of val ({tried[-1].gate_evaluated_count} of {tried[-1].gate_item_count} tasks): "
                 f"even full marks on the rest could not beat the skill ({scores}); nothing was staged. "
                 "Next: a stronger backend (e.g. --backend claude-code) or more steps (--set train.steps_per_epoch=4)")
     tried = full
     if tried:
-        deltas = [float(h["val_candidate"]) - float(h["val_current"]) for h in tried]
+        deltas = [float(h.candidate_val) - float(h.current_val) for h in tried]  # type: ignore[arg-type]
         best_delta = max(deltas)
         if abs(best_delta) < 1e-9:
             how = "no better"
         elif best_delta < 0:
             how = f"worse, by {-best_delta:.3f} at best"
         else:
-            reason = tried[deltas.index(best_delta)].get("gate_reason") or "the gate rejected it"
+            reason = tried[deltas.index(best_delta)].gate_reason or "the gate rejected it"
             how = f"rejected by the gate (the best raised the val mean by {best_delta:.3f}, but: {reason})"
         n = len(tried)
         return (f"{'the' if n == 1 else f'all {n}'} candidate{'s' if n != 1 else ''} "
@@ -63,14 +64,6 @@ def nothing_staged(summary: Any, history: list[dict], n_val: int, policy: str) -
     return (f"no step produced a candidate that differs from the skill ({steps}; {scores}); nothing was staged. "
             "Next: a stronger optimizer model (model.optimizer_backend), or more steps "
             "(--set train.steps_per_epoch=4)")
-
-
-def _partial(step: dict) -> bool:
-    """A gate that decided before scoring all of val: its candidate mean covers fewer tasks than
-    the current one's, so the two are not comparable."""
-    evaluated, items = step.get("gate_evaluated"), step.get("gate_items")
-    return bool(step.get("gate_early_stopped")) or (isinstance(evaluated, int) and isinstance(items, int)
-                                                     and evaluated < items)
 
 
 def _tasks(n: int) -> str:
@@ -86,33 +79,26 @@ CORRECTION_OUTCOMES = ("kept", "rejected", "refused", "not_selected")
 kept by the gate, rejected by the gate, refused before the gate (with the reason), or not selected."""
 
 
-def correction_outcomes(edits: list, history: list[dict], run_dir: Path | None = None) -> dict[str, Any]:
+def correction_outcomes(edits: list, history: Sequence[StepRecord],
+                        refused_edits: Iterable[tuple[Edit, str]] = ()) -> dict[str, Any]:
     """Each offered correction edit in exactly one of :data:`CORRECTION_OUTCOMES` (so the
-    counts add up to ``offered``), read from the run's ``history.json`` (the gate's action
-    on the step that selected it) and its steps' ``patches.json`` (what was refused, why)."""
+    counts add up to ``offered``), from the run's history (the gate's action on the step that
+    selected it) and the edits its steps refused before merging, with why (``refused_edits``)."""
     offered = [e.content for e in edits]
     refused: dict[str, str] = {}
-    for path in sorted(run_dir.glob("steps/step_*/patches.json")) if run_dir is not None else ():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        for r in data.get("refused") or []:
-            if "correction" in str(r.get("origin", "")):
-                refused.setdefault(_norm(r.get("content")), str(r.get("refused") or "refused"))
+    for edit, why in refused_edits:
+        if "correction" in edit.origin:
+            refused.setdefault(_norm(edit.content), why or "refused")
     kept: set[str] = set()
     rejected: set[str] = set()
     for record in history:
-        if not isinstance(record, dict):
-            continue
-        action = str(record.get("action", ""))
-        for edit in record.get("selected_edits", []):
-            if "correction" not in str(edit.get("origin", "")):
+        for edit in record.selected_edits:
+            if "correction" not in edit.origin:
                 continue
-            if action.startswith("accept"):
-                kept.add(_norm(edit.get("content")))
-            elif action.startswith("reject"):
-                rejected.add(_norm(edit.get("content")))
+            if record.accepted:
+                kept.add(_norm(edit.content))
+            elif record.action.startswith("reject"):
+                rejected.add(_norm(edit.content))
     out: dict[str, Any] = {"offered": offered, **{k: [] for k in CORRECTION_OUTCOMES}}
     for content in offered:
         n = _norm(content)

@@ -45,7 +45,7 @@ def _harvest_args(p: argparse.ArgumentParser) -> None:
 
 
 def _duration(text: str):
-    from sleep.harvest import parse_duration
+    from sleep.harvest.harvester import parse_duration
 
     try:
         return parse_duration(text)
@@ -55,8 +55,7 @@ def _duration(text: str):
 
 @commands.command("harvest", "read new transcript lines into the index (redacted, incremental)", _harvest_args)
 def cmd_harvest(args: argparse.Namespace) -> int:
-    from sleep.harvest import HarvestOptions, harvest
-
+    from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.hosts import home_flags
 
     for _flag, flag, home in home_flags():
@@ -163,7 +162,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
             first = first[:57] + "..."
         kind = " (subagent)" if s.is_subagent else ""
         echo(f"{(s.started_at or '?')[:16]:<16}  {s.host:<14} {s.session_id[:36]:<36} "
-              f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  {first}")
+              f"{len(s.prompts):>3} {'prompt ' if len(s.prompts) == 1 else 'prompts'}  {s.project_dir or '-'}{kind}  "
+              f"{first}")
     if len(sessions) > args.limit:
         print(f"... {len(sessions) - args.limit} more (use --limit or --json)")
     return 0

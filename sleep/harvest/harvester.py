@@ -1,7 +1,7 @@
 """The harvest: every source's new transcript bytes into the index, redacted.
 
 :func:`harvest` takes the index lock, walks the selected sources, reads each
-file only as far as its cursor says is new (sleep.harvest.offsets), parses it with its
+file only as far as its cursor says is new (sleep.offsets), parses it with its
 source, stores sessions, history and the new cursor in one transaction per
 batch, and returns a :class:`HarvestReport`. Bad input never stops it: each
 unusable line or file is counted by reason (``report.skipped``).
@@ -14,26 +14,36 @@ import re
 import stat as stat_mod
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
-from sleep.redact import known as known_secrets
-from sleep.harvest.offsets import (STATUS_OK, STATUS_PEEK, STATUS_REPLAY, STATUS_SKIPPED, FileCursor,
-                          ReadPlan, head_digest, plan_read)
 from sleep.harvest.pool import POOL_MIN_BYTES, Job, Outcome, Pool, file_stat, parse_job, stat_error, workers
-from sleep.index import Index, session_key
-from sleep.lock import FileLock
 from sleep.harvest.reader import DEFAULT_MAX_LINE_BYTES, ParseContext
 from sleep.harvest.side_files import SideFileError
-from sleep.redact import Redactor
-from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
-from sleep.hosts import source_groups
-from sleep.harvest.sources import ParseResult, Source, SourceFile, all_sources, is_under
-from sleep.harvest.sources.sqlite_ro import ROW_SEP
+from sleep.harvest.sources import ParseResult, Source, SourceFile, all_sources
 from sleep.harvest.sources.copilot_vscode import CopilotVSCodeSource
+from sleep.harvest.sources.sqlite_ro import ROW_SEP
+from sleep.hosts import source_groups
+from sleep.index import Index, session_key
+from sleep.lock import FileLock
+from sleep.offsets import (
+    STATUS_OK,
+    STATUS_PEEK,
+    STATUS_REPLAY,
+    STATUS_SKIPPED,
+    FileCursor,
+    ReadPlan,
+    plan_read,
+)
+from sleep.paths import is_under
+from sleep.redact import Redactor
+from sleep.redact import known as known_secrets
+from sleep.scheduler.noted import HarvestPlan, finish_harvest, plan_harvest
 
 COMMIT_EVERY = 500
 _DURATION_RX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
@@ -429,7 +439,7 @@ def harvest(opts: HarvestOptions | None = None) -> HarvestReport:
     index_path = Path(opts.index_path) if opts.index_path else paths.index_path()
     lock = FileLock(index_path.with_name(paths.LOCK_FILE)).acquire(opts.wait)
     try:
-        started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        started_at = utc_now()
         with Index.open(index_path) as index:
             report = _Harvester(opts, index).run()
             index.record_run(started_at, report.to_dict())

@@ -19,14 +19,15 @@ from __future__ import annotations
 import errno
 import os
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
-from sleep.harvest.offsets import head_digest
 from sleep.harvest.reader import ParseContext, ParseStats, open_binary
+from sleep.harvest.sources import ParseResult, Source, SourceFile
+from sleep.offsets import head_digest
 from sleep.redact import Redactor
 from sleep.sessions import Session
-from sleep.harvest.sources import ParseResult, Source, SourceFile
 
 POOL_MIN_BYTES = 32 << 20
 MAX_WORKERS = 8
@@ -92,7 +93,7 @@ def _parse_row(job: Job, ctx: ParseContext) -> Outcome:
         return Outcome(skip=(stat_error(file.container or file.path, exc), file.path, False))
     try:
         result = job.src.parse(file, None, 0, job.prior, ctx)
-    except Exception as exc:  # noqa: BLE001 - a parser bug must cost one chat, not the harvest
+    except Exception as exc:
         return Outcome(skip=("parser_error", f"{file.path}: {type(exc).__name__}: {exc}", True))
     return Outcome(result=result, st=st, head=None)
 
@@ -115,7 +116,7 @@ def parse_job(job: Job, ctx: ParseContext) -> Outcome:
             result = job.src.parse(file, f, job.start, job.prior, ctx)
         except OSError as exc:
             return Outcome(skip=("read_error", f"{file.path}: {exc.strerror or exc}", True))
-        except Exception as exc:  # noqa: BLE001 - a parser bug must cost one file, not the harvest
+        except Exception as exc:
             return Outcome(skip=("parser_error", f"{file.path}: {type(exc).__name__}: {exc}", True))
     return Outcome(result=result, st=st, head=head)
 

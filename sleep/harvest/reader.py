@@ -19,8 +19,9 @@ import io
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -116,7 +117,7 @@ class ParseStats:
         self.lines_ignored += 1
         self.lines_skipped_undecoded += 1
 
-    def merge(self, other: "ParseStats") -> None:
+    def merge(self, other: ParseStats) -> None:
         """Add the counts of ``other`` (a worker's stats for one file) to these."""
         for name in ("lines_total", "lines_kept", "lines_ignored", "lines_skipped_undecoded", "bytes_read",
                      "records_with_unknown_fields"):
@@ -163,7 +164,7 @@ class Line:
     """One complete line: its bytes, the offset of its first byte and the offset just
     past its newline."""
 
-    __slots__ = ("data", "start", "end")
+    __slots__ = ("data", "end", "start")
 
     def __init__(self, data: bytes, start: int, end: int) -> None:
         self.data = data
@@ -231,7 +232,7 @@ class LineReader:
 
 def open_binary(path: str) -> io.BufferedReader:
     """Open a transcript for reading with a large buffer (tests patch this to fail)."""
-    return open(path, "rb", buffering=BUFFER_BYTES)  # noqa: SIM115 - caller closes
+    return open(path, "rb", buffering=BUFFER_BYTES)
 
 
 def read_whole(path: str, ctx: ParseContext, limit: int | None = None) -> bytes | None:

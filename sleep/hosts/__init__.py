@@ -25,12 +25,34 @@ from pathlib import Path
 
 from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch, load_ref
 
-__all__ = ["Home", "Host", "Mcp", "Skills", "Source", "Watch", "all_hosts", "get", "register", "unregister",
-           "source", "source_groups", "source_names", "source_family", "replay_backends", "home_flags",
-           "home_env_vars", "watch_roots", "skills_of", "ready_check", "ENTRY_POINT_GROUP"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Home",
+    "Host",
+    "Mcp",
+    "Skills",
+    "Source",
+    "Watch",
+    "all_hosts",
+    "get",
+    "home_env_vars",
+    "home_flags",
+    "ready_check",
+    "register",
+    "replay_backends",
+    "skills_of",
+    "source",
+    "source_family",
+    "source_groups",
+    "source_names",
+    "unregister",
+    "watch_roots",
+]
 
 ENTRY_POINT_GROUP = "skillopt.hosts"
-BUILTIN_MODULES = ("claude_code", "codex", "copilot", "gemini", "opencode", "cursor")
+BUILTIN_MODULES = (
+    "claude_code", "codex", "copilot", "gemini", "opencode", "cursor", "pi", "dsh", "goose", "amp", "hermes",
+)
 
 _builtin: list[Host] | None = None
 _registered: dict[str, Host] = {}

@@ -18,9 +18,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def load_ref(ref: str | Callable[..., Any]) -> Callable[..., Any]:

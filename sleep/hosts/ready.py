@@ -44,6 +44,14 @@ def opencode() -> tuple[bool, str]:
                   ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY"), "run `opencode auth login`")
 
 
+def pi() -> tuple[bool, str]:
+    folder = Path(os.environ["PI_CODING_AGENT_DIR"]).expanduser() if os.environ.get("PI_CODING_AGENT_DIR") else \
+        paths.home() / ".pi" / "agent"
+    return _check("pi", [folder / "auth.json", folder / "models.json"],
+                  ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY"),
+                  "run `pi` and /login, add a provider to models.json, or set a provider's API key")
+
+
 def cursor() -> tuple[bool, str]:
     if sys.platform == "darwin" and shutil.which("cursor-agent"):  # its login lives in the keychain there
         return True, "`cursor-agent` is on PATH (login kept in the macOS keychain, not checked)"

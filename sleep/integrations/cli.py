@@ -43,7 +43,8 @@ def _args(p: argparse.ArgumentParser) -> None:
                          help="this VS Code User folder (repeatable; implies --vscode)")
     copilot.add_argument("--cli", action="store_true", help="the Copilot CLI ($COPILOT_HOME or ~/.copilot)")
     json_hosts = []
-    for host, where in (("gemini", "Gemini CLI's settings.json ($GEMINI_CLI_HOME/.gemini or ~/.gemini), key mcpServers"),
+    for host, where in (("gemini", "Gemini CLI's settings.json ($GEMINI_CLI_HOME/.gemini or ~/.gemini), "
+                                   "key mcpServers"),
                         ("opencode", "OpenCode's opencode.json ($XDG_CONFIG_HOME/opencode or ~/.config/opencode), "
                                      "key mcp"),
                         ("cursor", "Cursor's ~/.cursor/mcp.json (the IDE and cursor-agent), key mcpServers")):

@@ -35,9 +35,9 @@ from tomlkit.items import InlineTable, Table
 
 from sleep import paths
 from sleep.integrations.command import absolute_path_entries
-from sleep.mcp.launch import SERVER_ENV_VARS, TOOL_TIMEOUT_S
 from sleep.integrations.managed import ManagedFile, Outcome
 from sleep.integrations.skillfile import install_skill, uninstall_skill
+from sleep.mcp.launch import SERVER_ENV_VARS, TOOL_TIMEOUT_S
 
 SERVER = "skillopt"
 SKILL_NAME = "skillopt-sleep"

@@ -19,11 +19,11 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
 
 RECORDS_DIR = "integrations"
@@ -108,7 +108,7 @@ class ManagedFile:
             "original": None if current is None else base64.b64encode(current).decode("ascii"),
             "mode": (self.target.stat().st_mode & 0o7777) if current is not None else None,
             "created_dirs": [], "installed_sha256": None,
-            "first_installed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "first_installed_at": utc_now(),
         }
         self._save()
 

@@ -15,14 +15,15 @@ and reports its elapsed time and the last line it wrote to stderr.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 
+from skillopt_core.run.reader import RunReader
 from sleep.mcp import jobs
 from sleep.mcp.jobview import event_line
-from sleep.mcp.runs import parse_lines
 
 POLL_S = 0.25
 HEARTBEAT_S = 10.0
@@ -82,25 +83,15 @@ class Progress:
 
 
 class _Tail:
-    """New complete lines of a growing file, from where the last read stopped."""
+    """New complete events of a growing ``events.jsonl``, from where the last read stopped."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, run_dir: Path) -> None:
+        self.reader = RunReader(run_dir)
         self.offset = 0
-        self.partial = b""
 
     def read(self) -> list[dict[str, Any]]:
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self.offset)
-                data = fh.read()
-        except OSError:
-            return []
-        self.offset += len(data)
-        data = self.partial + data
-        lines = data.split(b"\n")
-        self.partial = lines.pop()  # an unfinished last line waits for the next read
-        return parse_lines(lines)
+        events, self.offset = self.reader.event_records(self.offset)
+        return events
 
 
 async def follow(job_id: str, wait_seconds: float, report: Report) -> jobs.JobRecord:
@@ -108,7 +99,7 @@ async def follow(job_id: str, wait_seconds: float, report: Report) -> jobs.JobRe
     job = jobs.read(job_id)
     deadline = time.monotonic() + max(0.0, wait_seconds)
     progress = Progress()
-    tail = _Tail(Path(job.spec.run_dir) / "events.jsonl") if job.spec.run_dir else None
+    tail = _Tail(Path(job.spec.run_dir)) if job.spec.run_dir else None
     started = time.monotonic()
     last_sent = started
     while True:

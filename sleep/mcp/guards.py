@@ -16,14 +16,18 @@ What a call may reach is fixed when the server starts (:class:`ServerConfig`):
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import re
+import typing
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 
@@ -59,7 +63,7 @@ class ServerConfig:
 
     @classmethod
     def create(cls, cwd: str | os.PathLike | None = None, projects: list[str] | None = None,
-               outputs: list[str] | None = None, origins: list[str] | None = None) -> "ServerConfig":
+               outputs: list[str] | None = None, origins: list[str] | None = None) -> ServerConfig:
         base = Path(os.path.abspath(cwd or os.getcwd()))
         data = Path(os.path.abspath(paths.data_dir()))
         proj = tuple(Path(os.path.realpath(_abs(p, base))) for p in projects or ())
@@ -193,6 +197,10 @@ def out_of_scope(config: ServerConfig, what: str, project: str | None) -> ToolEr
                      f"server's projects ({_roots_text(config.projects)}); start a server with --project for it.")
 
 
+@typing.overload
+def project(config: ServerConfig, text: str | None, *, required: typing.Literal[True] = True) -> Path: ...
+@typing.overload
+def project(config: ServerConfig, text: str | None, *, required: bool) -> Path | None: ...
 def project(config: ServerConfig, text: str | None, *, required: bool = True) -> Path | None:
     """The project a call is about: the one named (an existing folder within the server's
     projects), else the only configured one."""
@@ -215,9 +223,52 @@ def project(config: ServerConfig, text: str | None, *, required: bool = True) ->
     return real
 
 
-def tool(app: MCPServer, annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def lifespan(config: ServerConfig) -> Callable[[MCPServer], AbstractAsyncContextManager[ServerConfig]]:
+    """The server's lifespan: every request's context carries ``config`` (:func:`server_config` reads it)."""
+    @asynccontextmanager
+    async def hold(app: MCPServer) -> AsyncIterator[ServerConfig]:
+        yield config
+    return hold
+
+
+def server_config(ctx: Context) -> ServerConfig:
+    """What the person configured when starting the server, from the lifespan context of the call."""
+    config = ctx.request_context.lifespan_context
+    if not isinstance(config, ServerConfig):
+        raise ToolError("this server was started without its configuration (build it with build_server).")
+    return config
+
+
+def tool(app: MCPServer, annotations: ToolAnnotations, description: str | None = None,
+         ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a tool whose description is its docstring without the source indentation."""
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        app.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
+        app.add_tool(fn, description=description or inspect.cleandoc(fn.__doc__ or ""), annotations=annotations)
         return fn
     return register
+
+
+def register_tools(app: MCPServer, tools: Iterable[tuple[Callable[..., Any], ToolAnnotations]]) -> None:
+    """Register module-level tool functions (each reads the configuration with :func:`server_config`)."""
+    for fn, hints in tools:
+        tool(app, hints)(fn)
+
+
+def with_parameter_types(fn: Callable[..., Any], **types: Any) -> Callable[..., Any]:
+    """``fn`` with some parameters' types replaced: for a choice known only when the server is built
+    (the hosts registered by then), without rebinding a module global the annotations are read from."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    unknown = set(types) - set(hints)
+    if unknown:
+        raise TypeError(f"{fn.__name__} has no parameter {', '.join(sorted(unknown))}")
+    hints.update(types)
+
+    @functools.wraps(fn)
+    async def typed(*args: Any, **kwargs: Any) -> Any:
+        return await fn(*args, **kwargs)
+
+    signature = inspect.signature(fn, eval_str=True)
+    typed.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()])
+    typed.__annotations__ = hints
+    return typed

@@ -14,14 +14,10 @@ import os
 import signal
 import subprocess
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
+from skillopt_core.timestamps import utc_now
 from sleep.lock import FileLock, LockBusy
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -56,16 +52,16 @@ def run(folder: Path) -> int:
                                          stdout=out, stderr=err)
             except OSError as exc:
                 err.write(f"could not start {spec['argv'][0]}: {exc}\n".encode())
-                _write_json(folder / "exit.json", {"exit_code": 2, "ended_at": _now()})
+                _write_json(folder / "exit.json", {"exit_code": 2, "ended_at": utc_now()})
                 return 2
             _write_json(folder / "process.json", {"runner_pid": os.getpid(), "child_pid": child.pid,
-                                                  "started_at": _now()})
+                                                  "started_at": utc_now()})
             for signum in pending:  # a cancel that came before the command started
                 child.send_signal(signum)
             code = child.wait()
         # A command killed by a signal reports -N; record it as a shell would (128 + N).
         exit_code = 128 - code if code < 0 else code
-        _write_json(folder / "exit.json", {"exit_code": exit_code, "ended_at": _now()})
+        _write_json(folder / "exit.json", {"exit_code": exit_code, "ended_at": utc_now()})
         return 0
     finally:
         lock.release()

@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
 from sleep.lock import FileLock, LockBusy
 
@@ -99,10 +100,6 @@ class JobRecord:
 
 def jobs_dir() -> Path:
     return paths.data_dir() / "jobs"
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def new_job_id() -> str:

@@ -1,5 +1,6 @@
 """A job as the tools report it: state, step, scores and recent events, read
-from the job's files and its run's ``events.jsonl`` (never from printed text)."""
+from the job's files and its run's ``events.jsonl`` through the engine's run
+reader (never from printed text)."""
 
 from __future__ import annotations
 
@@ -7,55 +8,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.run import events as ev
+from skillopt_core.run.reader import RunReader
 from sleep.mcp import jobs
 from sleep.mcp.models import EvalScores, JobInfo, TrainSummary
-from sleep.mcp.runs import tail_events
 
 RECENT = 8
 
 
 def event_line(e: dict[str, Any]) -> str:
-    """One short line for an event (``[Step 2/8] Gate: accept, val 0.75 vs 0.62``)."""
-    kind = e.get("event", "?")
-    step, total = e.get("step"), e.get("total_steps")
-    if step and total:
-        where = f"[Step {step}/{total}]"
-    elif step == 0 and total:
-        where = "[Test]" if e.get("phase") == "test" else "[Setup]"
-    else:
-        where = ""
-    if kind == "run_started":
-        resumed = f", resumed after step {e['resumed_at_step']}" if e.get("resumed_at_step") else ""
-        return f"Run {e.get('run_id')} ({e.get('env')}): {e.get('total_steps')} steps{resumed}"
-    if kind == "step_started":
-        return f"{where} started (epoch {e.get('epoch')})"
-    if kind == "rollout_done":
-        label = e.get("label") or e.get("phase")
-        failed = f", {e['failed']} failed" if e.get("failed") else ""
-        return f"{where or '[Eval]'} {label} score {_f(e.get('score'))} over {e.get('n_items')} items{failed}"
-    if kind == "rollout_started":
-        return f"{where or '[Eval]'} rollout ({e.get('label') or e.get('phase')}): {e.get('n_items')} items"
-    if kind == "patches_generated":
-        return f"{where} {e.get('n_patches')} edit patches generated"
-    if kind == "edits_selected":
-        return f"{where} selected {e.get('n_selected')} of {e.get('n_candidates')} edits ({e.get('budget_text')})"
-    if kind == "edits_applied":
-        return f"{where} update: {e.get('outcomes') or 'no edits'}"
-    if kind == "gate_decided":
-        return (f"{where} gate: {e.get('action')} (candidate {_f(e.get('candidate'))} vs current "
-                f"{_f(e.get('current'))}): {e.get('reason')}")
-    if kind == "best_changed":
-        return f"[Best] {e.get('source')}: {e.get('reason')}"
-    if kind == "epoch_end":
-        return f"[Epoch {e.get('epoch')}/{e.get('num_epochs')}] ended"
-    if kind == "notice":
-        return f"[{e.get('level', 'info')}] {e.get('text')}"
-    if kind == "run_stopped":
-        return f"[Stopped] {e.get('status')}: {e.get('message')}"
-    if kind == "run_end":
-        steps = e.get("steps_done")
-        return f"Done ({e.get('status')}) after {steps} step{'' if steps == 1 else 's'}; best val {_f(e.get('best_val'))}"
-    return kind
+    """One short line for an ``events.jsonl`` record (the engine's :func:`skillopt_core.run.events.event_line`)."""
+    return ev.event_line(ev.Event.from_dict(e))
 
 
 def _f(value: Any) -> str:
@@ -68,7 +31,7 @@ def job_info(job: jobs.JobRecord, *, detail: bool = True) -> JobInfo:
         job_id=spec.job_id, kind=spec.kind, state=job.state, label=spec.label, created_at=spec.created_at,
         ended_at=job.ended_at, exit_code=job.exit_code, command=_shown(spec.argv), cwd=spec.cwd,
         run_id=Path(spec.run_dir).name if spec.run_dir else None, run_dir=spec.run_dir, project=spec.project)
-    events = tail_events(Path(spec.run_dir) / "events.jsonl") if spec.run_dir else []
+    events = RunReader(spec.run_dir).last_events() if spec.run_dir else []
     for e in events:
         if e.get("total_steps"):
             info["total_steps"] = e["total_steps"]

@@ -30,8 +30,8 @@ def outbound(text: str, context: str = "") -> str:
     ``skill_hash``): the filter reads it like the words before a value on a
     line, which tells a content hash from a token, and it is not returned."""
     from sleep import paths
-    from sleep.redact import known as known_secrets
     from sleep.redact import Redactor
+    from sleep.redact import known as known_secrets
 
     if not text:
         return text

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
@@ -99,128 +99,157 @@ async def proposal_summaries(config: ServerConfig, scope: Path | None, *,
     return [summary(p) for p in found]
 
 
-def register(app: MCPServer, config: ServerConfig) -> None:
-    @guards.tool(app, READ_ONLY)
-    async def list_proposals(project: Annotated[str | None, Field(
-                                 description="only proposals for this repository")] = None,
-                             include_decided: bool = False) -> ProposalList:
-        """Proposals waiting for review (pending, and stale ones with the reason), oldest first;
-        with include_decided, adopted, rejected and undone ones too."""
-        scope = guards.project(config, project, required=False) if project else None
-        items = await proposal_summaries(config, scope, include_decided=include_decided)
-        pending = sum(1 for p in items if p.state == "pending")
-        return ProposalList(proposals=items, message=f"{len(items)} proposals, {pending} pending review.")
+async def list_proposals(ctx: Context, project: Annotated[str | None, Field(
+                             description="only proposals for this repository")] = None,
+                         include_decided: bool = False) -> ProposalList:
+    """Proposals waiting for review (pending, and stale ones with the reason), oldest first;
+    with include_decided, adopted, rejected and undone ones too."""
+    config = guards.server_config(ctx)
+    scope = guards.project(config, project, required=False) if project else None
+    items = await proposal_summaries(config, scope, include_decided=include_decided)
+    pending = sum(1 for p in items if p.state == "pending")
+    return ProposalList(proposals=items, message=f"{len(items)} proposals, {pending} pending review.")
 
-    @guards.tool(app, READ_ONLY)
-    async def show_proposal(proposal: ProposalRef) -> ProposalDetail:
-        """A proposal's report (scores before and after, tasks, edits and why), the diff of its
-        staged commit, and per val instance what the agent did before and after (evidence)."""
-        from sleep.proposals import show
-        from sleep.proposals.evidence import instances
-        from sleep.proposals.render import report_text
 
-        view = await _call(show, (await scoped(config, proposal)).id)
-        return ProposalDetail(proposal=summary(view.proposal), report_text=report_text(view.proposal),
-                              diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict(),
-                              evidence=[EvidenceInstance.model_validate(i.to_dict())
-                                        for i in instances(view.proposal.report.evidence)])
+async def show_proposal(ctx: Context, proposal: ProposalRef) -> ProposalDetail:
+    """A proposal's report (scores before and after, tasks, edits and why), the diff of its
+    staged commit, and per val instance what the agent did before and after (evidence)."""
+    config = guards.server_config(ctx)
+    from sleep.proposals import show
+    from sleep.proposals.evidence import instances
+    from sleep.proposals.render import report_text
 
-    @guards.tool(app, DESTRUCTIVE)
-    async def adopt_proposal(proposal: ProposalRef,
-                             commit: Annotated[bool, Field(description="also commit the skill file on the "
-                                                                       "current branch")] = False,
-                             delete_branch: Annotated[bool, Field(description="delete the proposal's branch "
-                                                                              "afterwards (false keeps it)")] = True,
-                             ) -> DecisionResult:
-        """Adopt a proposal: write its candidate into the live skill file (refused if that file
-        changed since the night). Ask the person before calling this. Returns every change made."""
-        from sleep.proposals import adopt
+    view = await _call(show, (await scoped(config, proposal)).id)
+    return ProposalDetail(proposal=summary(view.proposal), report_text=report_text(view.proposal),
+                          diff=view.diff, branch_tip=view.branch_tip, report=view.proposal.report.to_dict(),
+                          evidence=[EvidenceInstance.model_validate(i.to_dict())
+                                    for i in instances(view.proposal.report.evidence)])
 
-        d = await _call(adopt, (await scoped(config, proposal)).id, commit=commit, delete_branch=delete_branch)
-        p = d.proposal
-        changed = []
-        if d.wrote_file:
-            changed.append(f"wrote the candidate's text to {p.skill_path}")
-        else:
-            changed.append(f"{p.skill_path} already had the candidate's text; the file was not written")
-        if d.commit and p.store == "project":
-            changed.append(f"committed {p.tree_path} as {d.commit[:12]} on the current branch of {p.repo}")
-        elif d.commit:
-            changed.append(f"recorded the adopted text in SkillOpt's skills repository {p.repo} ({d.commit[:12]})")
-        if d.branch_deleted:
-            changed.append(f"deleted the branch {p.branch} in {p.repo}")
-        changed.append(f"recorded proposal {p.id} as adopted in the index")
-        return DecisionResult(proposal=summary(p), action="adopted", wrote_file=p.skill_path if d.wrote_file else None,
-                              commit=d.commit, branch_deleted=p.branch if d.branch_deleted else None,
-                              messages=list(d.messages), changed=changed)
 
-    @guards.tool(app, DESTRUCTIVE)
-    async def reject_proposal(proposal: ProposalRef,
-                              reason: Annotated[str | None, Field(max_length=2000,
-                                                                  description="why (kept with the record)")] = None,
-                              ) -> DecisionResult:
-        """Reject a proposal: delete its branch (unless it moved since staging) and keep the record,
-        report and reason. The live skill file is not touched. Ask the person before calling this."""
-        from sleep.proposals import reject
+async def adopt_proposal(ctx: Context, proposal: ProposalRef,
+                         commit: Annotated[bool, Field(description="also commit the skill file on the "
+                                                                   "current branch")] = False,
+                         delete_branch: Annotated[bool, Field(description="delete the proposal's branch "
+                                                                          "afterwards (false keeps it)")] = True,
+                         ) -> DecisionResult:
+    """Adopt a proposal: write its candidate into the live skill file (refused if that file
+    changed since the night). Ask the person before calling this. Returns every change made."""
+    config = guards.server_config(ctx)
+    from sleep.proposals import adopt
 
-        d = await _call(reject, (await scoped(config, proposal)).id, reason=reason)
-        p = d.proposal
-        changed = [f"deleted the branch {p.branch} in {p.repo}"] if d.branch_deleted else []
-        changed.append(f"recorded proposal {p.id} as rejected in the index"
-                       + (f" (reason: {reason})" if reason else ""))
-        return DecisionResult(proposal=summary(p), action="rejected", commit=None,
-                              branch_deleted=p.branch if d.branch_deleted else None,
-                              messages=list(d.messages), changed=changed)
+    d = await _call(adopt, (await scoped(config, proposal)).id, commit=commit, delete_branch=delete_branch)
+    p = d.proposal
+    changed = []
+    if d.wrote_file:
+        changed.append(f"wrote the candidate's text to {p.skill_path}")
+    else:
+        changed.append(f"{p.skill_path} already had the candidate's text; the file was not written")
+    if d.commit and p.store == "project":
+        changed.append(f"committed {p.tree_path} as {d.commit[:12]} on the current branch of {p.repo}")
+    elif d.commit:
+        changed.append(f"recorded the adopted text in SkillOpt's skills repository {p.repo} ({d.commit[:12]})")
+    if d.branch_deleted:
+        changed.append(f"deleted the branch {p.branch} in {p.repo}")
+    changed.append(f"recorded proposal {p.id} as adopted in the index")
+    return DecisionResult(proposal=summary(p), action="adopted", wrote_file=p.skill_path if d.wrote_file else None,
+                          commit=d.commit, branch_deleted=p.branch if d.branch_deleted else None,
+                          messages=list(d.messages), changed=changed)
 
-    @app.resource("skillopt://proposals/{proposal_id}", mime_type="application/json",
-                  description="a proposal with its report and diff")
-    async def proposal_resource(proposal_id: str) -> str:
-        import re
 
-        from sleep.proposals import show
+async def reject_proposal(ctx: Context, proposal: ProposalRef,
+                          reason: Annotated[str | None, Field(max_length=2000,
+                                                              description="why (kept with the record)")] = None,
+                          ) -> DecisionResult:
+    """Reject a proposal: delete its branch (unless it moved since staging) and keep the record,
+    report and reason. The live skill file is not touched. Ask the person before calling this."""
+    config = guards.server_config(ctx)
+    from sleep.proposals import reject
 
-        if not re.match(PROPOSAL_REF, proposal_id):
-            raise ResourceNotFoundError(f"{proposal_id!r} is not a proposal id")
-        try:
-            p = await scoped(config, proposal_id)
-            view = await _call(show, p.id)
-        except ToolError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-        return json.dumps({**view.proposal.to_dict(), "diff": view.diff, "branch_tip": view.branch_tip}, indent=2)
+    d = await _call(reject, (await scoped(config, proposal)).id, reason=reason)
+    p = d.proposal
+    changed = [f"deleted the branch {p.branch} in {p.repo}"] if d.branch_deleted else []
+    changed.append(f"recorded proposal {p.id} as rejected in the index"
+                   + (f" (reason: {reason})" if reason else ""))
+    return DecisionResult(proposal=summary(p), action="rejected", commit=None,
+                          branch_deleted=p.branch if d.branch_deleted else None,
+                          messages=list(d.messages), changed=changed)
 
-    @app.resource("skillopt://runs/{run_id}/history", mime_type="application/json",
-                  description="a training run's history.json (one record per step)")
-    async def run_history(run_id: str) -> str:
-        text = rd.read_text(_run(config, run_id), "history.json")
-        if text is None:
-            raise ResourceNotFoundError(f"run {run_id} has no history.json yet")
-        return text
 
-    @app.resource("skillopt://runs/{run_id}/best_skill", mime_type="text/markdown",
-                  description="a training run's best skill so far (best_skill.md)")
-    async def run_best_skill(run_id: str) -> str:
-        text = rd.read_text(_run(config, run_id), "best_skill.md")
-        if text is None:
-            raise ResourceNotFoundError(f"run {run_id} has no best_skill.md yet")
-        return text
+async def proposal_resource(ctx: Context, proposal_id: str) -> str:
+    import re
 
-    @app.prompt(name="morning-review", description="walk through last night's proposals and decide each one")
-    def morning_review(project: str | None = None) -> str:
-        where = f" for the project {project}" if project else ""
-        return (
-            f"Let's review the skill improvements SkillOpt-Sleep staged overnight{where}.\n\n"
-            "1. Call list_proposals" + (f" with project={project!r}" if project else "") + " and tell me how "
-            "many are pending; mention stale ones with their reason (they cannot be adopted as staged).\n"
-            "2. For each pending proposal, oldest first, call show_proposal and summarise in a few lines: "
-            "the skill and project, the val score before → after, which recurring tasks improved or got "
-            "worse, and each edit with its rationale; from its evidence, what the agent did before and "
-            "after on the val instances that changed (commands run, files changed, checks). Show the diff "
-            "if it is short.\n"
-            "3. Then ask me whether to adopt, reject (and why) or skip it. Do not adopt or reject "
-            "anything until I have answered for that proposal.\n"
-            "4. On my answer call adopt_proposal or reject_proposal and repeat exactly what it changed "
-            "(the `changed` list).\n"
-            "5. At the end, list what was adopted, rejected and skipped.")
+    from sleep.proposals import show
+
+    config = guards.server_config(ctx)
+
+    if not re.match(PROPOSAL_REF, proposal_id):
+        raise ResourceNotFoundError(f"{proposal_id!r} is not a proposal id")
+    try:
+        p = await scoped(config, proposal_id)
+        view = await _call(show, p.id)
+    except ToolError as exc:
+        raise ResourceNotFoundError(str(exc)) from None
+    return json.dumps({**view.proposal.to_dict(), "diff": view.diff, "branch_tip": view.branch_tip}, indent=2)
+
+
+async def run_history(ctx: Context, run_id: str) -> str:
+    config = guards.server_config(ctx)
+    text = rd.read_text(_run(config, run_id), "history.json")
+    if text is None:
+        raise ResourceNotFoundError(f"run {run_id} has no history.json yet")
+    return text
+
+
+async def run_best_skill(ctx: Context, run_id: str) -> str:
+    config = guards.server_config(ctx)
+    text = rd.read_text(_run(config, run_id), "best_skill.md")
+    if text is None:
+        raise ResourceNotFoundError(f"run {run_id} has no best_skill.md yet")
+    return text
+
+
+def morning_review(project: str | None = None) -> str:
+    where = f" for the project {project}" if project else ""
+    return (
+        f"Let's review the skill improvements SkillOpt-Sleep staged overnight{where}.\n\n"
+        "1. Call list_proposals" + (f" with project={project!r}" if project else "") + " and tell me how "
+        "many are pending; mention stale ones with their reason (they cannot be adopted as staged).\n"
+        "2. For each pending proposal, oldest first, call show_proposal and summarise in a few lines: "
+        "the skill and project, the val score before → after, which recurring tasks improved or got "
+        "worse, and each edit with its rationale; from its evidence, what the agent did before and "
+        "after on the val instances that changed (commands run, files changed, checks). Show the diff "
+        "if it is short.\n"
+        "3. Then ask me whether to adopt, reject (and why) or skip it. Do not adopt or reject "
+        "anything until I have answered for that proposal.\n"
+        "4. On my answer call adopt_proposal or reject_proposal and repeat exactly what it changed "
+        "(the `changed` list).\n"
+        "5. At the end, list what was adopted, rejected and skipped.")
+
+
+TOOLS = (
+    (list_proposals, READ_ONLY),
+    (show_proposal, READ_ONLY),
+    (adopt_proposal, DESTRUCTIVE),
+    (reject_proposal, DESTRUCTIVE),
+)
+
+
+RESOURCES = (
+    ("skillopt://proposals/{proposal_id}", "application/json", "a proposal with its report and diff",
+     proposal_resource),
+    ("skillopt://runs/{run_id}/history", "application/json", "a training run's history.json (one record per step)",
+     run_history),
+    ("skillopt://runs/{run_id}/best_skill", "text/markdown", "a training run's best skill so far (best_skill.md)",
+     run_best_skill),
+)
+
+
+def register(app: MCPServer) -> None:
+    guards.register_tools(app, TOOLS)
+    for uri, mime_type, description, fn in RESOURCES:
+        app.resource(uri, mime_type=mime_type, description=description)(fn)
+    app.prompt(name="morning-review", description="walk through last night's proposals and decide each one")(
+        morning_review)
 
 
 def _run(config: ServerConfig, run_id: str) -> rd.RunRef:

@@ -1,8 +1,8 @@
 """Reading run directories (``<root>/<env>/<run_id>/``) for the MCP tools.
 
 Only the run directory's files are read (``summary.json``, ``history.json``,
-``best_skill.md``, ``events.jsonl``, ``state.json``); the engine is never
-imported. A run is named by its id (``20261130-173752``), by ``env/run_id``, or
+``best_skill.md``, ``events.jsonl``, ``state.json``), through the engine's run
+reader (:class:`skillopt_core.run.reader.RunReader`). A run is named by its id (``20261130-173752``), by ``env/run_id``, or
 by its path; every form must land inside one of the known output roots, and
 files are read only when their real path stays inside the run directory, so no
 name or symlink reaches anything else.
@@ -10,15 +10,16 @@ name or symlink reaches anything else.
 
 from __future__ import annotations
 
-import json
 import os
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+
+from skillopt_core.run.reader import RunFileError, RunReader
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-TAIL_BYTES = 64 * 1024
 
 
 class RunError(Exception):
@@ -38,8 +39,7 @@ class RunRef:
 
 
 def is_run_dir(path: Path) -> bool:
-    return (path / "config.yaml").is_file() and any(
-        (path / name).is_file() for name in ("events.jsonl", "state.json", "summary.json"))
+    return RunReader(path).is_run()
 
 
 def iter_runs(roots: Iterable[Path]) -> Iterator[RunRef]:
@@ -103,66 +103,28 @@ def _check_id(value: str, what: str) -> None:
 
 
 def read_json(run: RunRef, name: str) -> Any:
-    text = read_text(run, name)
-    if text is None:
-        return None
+    """A JSON file of the run, or None when missing, refused or not JSON."""
     try:
-        return json.loads(text)
-    except ValueError:
+        return RunReader(run.path).read_json(name)
+    except (ValueError, RunFileError):
         return None
 
 
 def read_text(run: RunRef, name: str) -> str | None:
-    """A file of the run, or None when missing or when its real path leaves the run directory."""
-    path = run.path / name
-    real = _real(path)
-    if real is None or not real.is_file() or not _inside(real, run.path):
-        return None
+    """A file of the run, or None when missing or when the file opened leaves the run directory."""
     try:
-        return real.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return RunReader(run.path).read_text(name)
+    except RunFileError:
         return None
 
 
 def tail_events(events_path: Path, limit: int = 200) -> list[dict[str, Any]]:
-    """The last ``limit`` events of an ``events.jsonl`` (read from its last 64 KiB)."""
-    try:
-        with open(events_path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - TAIL_BYTES))
-            data = fh.read()
-    except OSError:
-        return []
-    lines = data.split(b"\n")
-    if size > TAIL_BYTES:
-        lines = lines[1:]  # the first line was cut
-    return parse_lines(lines)[-limit:]
+    """The last ``limit`` events of a run's ``events.jsonl`` (read from its last 64 KiB)."""
+    return RunReader(events_path.parent).last_events(limit)
 
 
 def first_event(events_path: Path) -> dict[str, Any] | None:
-    try:
-        with open(events_path, "rb") as fh:
-            line = fh.readline(TAIL_BYTES)
-    except OSError:
-        return None
-    parsed = parse_lines([line])
-    return parsed[0] if parsed else None
-
-
-def parse_lines(lines: Iterable[bytes]) -> list[dict[str, Any]]:
-    out = []
-    for line in lines:
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError:
-            continue  # a line being written right now
-        if isinstance(item, dict) and "event" in item:
-            out.append(item)
-    return out
+    return RunReader(events_path.parent).first_event()
 
 
 def events_path(run: RunRef) -> Path | None:

@@ -24,14 +24,14 @@ from mcp_types import GetPromptResult, TextContent
 from pydantic import ValidationError
 
 from sleep import paths
-from sleep.mcp import review, tools_sleep, tools_tasks, tools_train
+from sleep.mcp import guards, review, tools_sleep, tools_tasks, tools_train
 from sleep.mcp.errors import explain_arguments, explain_exception
 from sleep.mcp.guards import ServerConfig
 from sleep.mcp.outbound import outbound, outbound_result, outbound_value
 
 INSTRUCTIONS = """\
 SkillOpt trains coding-agent skill documents, and SkillOpt-Sleep learns from the person's own \
-Claude Code, Codex and Copilot sessions overnight, staging each improvement as a git branch.
+{hosts} sessions overnight, staging each improvement as a git branch.
 - Training and evaluation: train_skill / evaluate_skill start background jobs; job_status follows \
 one (wait_seconds sends progress), cancel_job stops one (runs stay resumable); list_runs and get_run \
 read finished runs.
@@ -41,6 +41,11 @@ happened and what waits.
 reject_proposal (the morning-review prompt walks through it)."""
 
 log = logging.getLogger("skillopt.mcp")
+
+
+def instructions() -> str:
+    """What the server tells the agent about itself, naming the hosts registered now."""
+    return INSTRUCTIONS.replace("{hosts}", tools_sleep.host_list())
 
 
 class SkillOptServer(MCPServer):
@@ -119,12 +124,12 @@ def build_server(config: ServerConfig, *, http_token: str | None = None, port: i
         from sleep.mcp.httpauth import auth_settings
 
         auth = auth_settings(http_token, port or 0)
-    app = SkillOptServer("skillopt", title="SkillOpt", version=__version__, instructions=INSTRUCTIONS,
-                         log_level="INFO", **auth)
-    tools_train.register(app, config)
-    tools_sleep.register(app, config)
-    review.register(app, config)
-    tools_tasks.register(app, config)
+    app = SkillOptServer("skillopt", title="SkillOpt", version=__version__, instructions=instructions(),
+                         log_level="INFO", lifespan=guards.lifespan(config), **auth)
+    tools_train.register(app)
+    tools_sleep.register(app)
+    review.register(app)
+    tools_tasks.register(app)
     return app
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from sleep import paths
 from sleep.mcp import guards
 from sleep.mcp.guards import ServerConfig
 from sleep.mcp.review import READ_ONLY
+from sleep.mcp.tools_train import CHANGES_LOCAL_STATE
 
 TASK_ID = r"^t[0-9a-f]{11}$"
 
@@ -78,22 +78,32 @@ def _set(config: ServerConfig, task_id: str, enabled: bool) -> TaskChange:
     return TaskChange(task_id=task_id, enabled=enabled, changed=[f"task {task_id} ({task.intent}) {verb}"])
 
 
-def register(app: MCPServer, config: ServerConfig) -> None:
-    @guards.tool(app, READ_ONLY)
-    async def list_tasks(project: Annotated[str | None, Field(
-            description="only this project's tasks (default: the configured projects, else every project)")] = None,
-                         ) -> TaskList:
-        """The recurring tasks mined from your sessions: intent, support, hosts, when seen, the judge,
-        and whether nights replay them."""
-        scope = guards.project(config, project, required=False) if project else None
-        scopes: list[Any] = [str(scope)] if scope else ([str(p) for p in config.projects] or [None])
-        tasks = await anyio.to_thread.run_sync(_rows, scopes)
-        note = "" if tasks else "no mined tasks yet: run sleep_harvest, then `skillopt-sleep mine` in the project."
-        return TaskList(tasks=tasks, note=note)
+async def list_tasks(ctx: Context, project: Annotated[str | None, Field(
+        description="only this project's tasks (default: the configured projects, else every project)")] = None,
+                     ) -> TaskList:
+    """The recurring tasks mined from your sessions: intent, support, hosts, when seen, the judge,
+    and whether nights replay them."""
+    config = guards.server_config(ctx)
+    scope = guards.project(config, project, required=False) if project else None
+    scopes: list[Any] = [str(scope)] if scope else ([str(p) for p in config.projects] or [None])
+    tasks = await anyio.to_thread.run_sync(_rows, scopes)
+    note = "" if tasks else "no mined tasks yet: run sleep_harvest, then `skillopt-sleep mine` in the project."
+    return TaskList(tasks=tasks, note=note)
 
-    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                      open_world_hint=False))
-    async def set_task_enabled(task_id: Annotated[str, Field(pattern=TASK_ID, description="a task id from list_tasks")],
-                               enabled: bool) -> TaskChange:
-        """Enable or disable one mined task: nights replay only enabled tasks. Undo with the opposite call."""
-        return await anyio.to_thread.run_sync(_set, config, task_id, enabled)
+
+async def set_task_enabled(ctx: Context,
+                           task_id: Annotated[str, Field(pattern=TASK_ID, description="a task id from list_tasks")],
+                           enabled: bool) -> TaskChange:
+    """Enable or disable one mined task: nights replay only enabled tasks. Undo with the opposite call."""
+    config = guards.server_config(ctx)
+    return await anyio.to_thread.run_sync(_set, config, task_id, enabled)
+
+
+TOOLS = (
+    (list_tasks, READ_ONLY),
+    (set_task_enabled, CHANGES_LOCAL_STATE),
+)
+
+
+def register(app: MCPServer) -> None:
+    guards.register_tools(app, TOOLS)

@@ -31,6 +31,8 @@ from sleep.mcp.outbound import outbound
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 STARTS_MODEL_WORK = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                     open_world_hint=True)
+CHANGES_LOCAL_STATE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                      open_world_hint=False)
 
 ConfigArg = Annotated[str, Field(description="a config YAML file in the project or the data directory (relative "
                                              "to the server's start directory) or a packaged config name such "
@@ -58,7 +60,9 @@ def visible(config: ServerConfig, job: jobs.JobRecord) -> bool:
     """Whether this server shows ``job``: a night of one of its projects, or a run in its output folders."""
     if job.spec.kind == "sleep_run":
         return guards.in_scope(config, job.spec.project)
-    return bool(job.spec.run_dir) and guards.inside(Path(job.spec.run_dir), config.outputs)
+    if not job.spec.run_dir:
+        return False
+    return guards.inside(Path(job.spec.run_dir), config.outputs)
 
 
 def visible_jobs(config: ServerConfig) -> list[jobs.JobRecord]:
@@ -124,136 +128,153 @@ async def _started(job: jobs.JobRecord, wait_seconds: float, ctx: Context, notes
     return info
 
 
-def register(app: MCPServer, config: ServerConfig) -> None:
-    @guards.tool(app, STARTS_MODEL_WORK)
-    async def train_skill(ctx: Context, config_path: ConfigArg | None = None, overrides: Overrides = [],
-                          resume: RunRef | None = None, wait_seconds: Wait = 0) -> JobInfo:
-        """Train a skill with `skillopt train` as a background job and return its job id.
+async def train_skill(ctx: Context, config_path: ConfigArg | None = None, overrides: Overrides = [],
+                      resume: RunRef | None = None, wait_seconds: Wait = 0) -> JobInfo:
+    """Train a skill with `skillopt train` as a background job and return its job id.
 
-        Give config_path (a config file or packaged name) to start a new run, or resume (a run id or
-        directory) to continue a stopped run after its last finished step. The job runs in its own
-        process and survives this server and the client; follow it with job_status and stop it with
-        cancel_job. Models are called as the config says (possibly remote APIs)."""
-        guards.overrides(overrides)
-        if (config_path is None) == (resume is None):
-            raise ToolError("give exactly one of config_path (a new run) or resume (a stopped run).")
-        if resume is not None:
-            run = _resolve(config, resume)
-            busy = _active_on(run.path)
-            if busy:
-                raise ToolError(f"run {run.run_id} is already running as job {busy.spec.job_id}.")
-            if not (run.path / "state.json").is_file():
-                raise ToolError(f"run {run.run_id} has no finished step to resume from (no state.json).")
-            _, extra = await _checked_settings(config, str(run.path / "config.yaml"), overrides, resume=True)
-            argv = [*SKILLOPT, "train", "--resume", str(run.path), *_sets(extra), "--json"]
-            job = jobs.start("train", argv, cwd=config.cwd, label=f"resume {run.env}/{run.run_id}",
-                             run_dir=str(run.path), resumed=True)
-            return await _started(job, wait_seconds, ctx)
-        cfg = guards.config_arg(config, config_path or "")
-        settings, extra = await _checked_settings(config, cfg, overrides)
-        run_id = str(settings.output.run_id or jobs.new_job_id())
-        if not rd.RUN_ID.match(run_id) or ".." in run_id:
-            raise ToolError(f"output.run_id {run_id!r} is not a plain name (letters, digits, '.', '_' and '-'; "
-                            "no '/', no '..'); set another one.")
-        root, notes = _output_root(config, settings)
-        run_dir = root / settings.env.name / run_id
-        if (run_dir / "state.json").exists():
-            raise ToolError(f"{run_dir} already holds a run: resume it with train_skill(resume='{run_dir}') "
-                            "or choose another output.run_id.")
-        if _active_on(run_dir):
-            raise ToolError(f"a job is already writing {run_dir}; choose another output.run_id.")
-        argv = [*SKILLOPT, "train", "--config", cfg, *_sets(_not_output(extra)),
-                *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
-        job = jobs.start("train", argv, cwd=config.cwd, label=f"train {settings.env.name} ({cfg})",
-                         run_dir=str(run_dir))
-        return await _started(job, wait_seconds, ctx, notes)
+    Give config_path (a config file or packaged name) to start a new run, or resume (a run id or
+    directory) to continue a stopped run after its last finished step. The job runs in its own
+    process and survives this server and the client; follow it with job_status and stop it with
+    cancel_job. Models are called as the config says (possibly remote APIs)."""
+    config = guards.server_config(ctx)
+    guards.overrides(overrides)
+    if (config_path is None) == (resume is None):
+        raise ToolError("give exactly one of config_path (a new run) or resume (a stopped run).")
+    if resume is not None:
+        run = _resolve(config, resume)
+        busy = _active_on(run.path)
+        if busy:
+            raise ToolError(f"run {run.run_id} is already running as job {busy.spec.job_id}.")
+        if not (run.path / "state.json").is_file():
+            raise ToolError(f"run {run.run_id} has no finished step to resume from (no state.json).")
+        _, extra = await _checked_settings(config, str(run.path / "config.yaml"), overrides, resume=True)
+        argv = [*SKILLOPT, "train", "--resume", str(run.path), *_sets(extra), "--json"]
+        job = jobs.start("train", argv, cwd=config.cwd, label=f"resume {run.env}/{run.run_id}",
+                         run_dir=str(run.path), resumed=True)
+        return await _started(job, wait_seconds, ctx)
+    cfg = guards.config_arg(config, config_path or "")
+    settings, extra = await _checked_settings(config, cfg, overrides)
+    run_id = str(settings.output.run_id or jobs.new_job_id())
+    if not rd.RUN_ID.match(run_id) or ".." in run_id:
+        raise ToolError(f"output.run_id {run_id!r} is not a plain name (letters, digits, '.', '_' and '-'; "
+                        "no '/', no '..'); set another one.")
+    root, notes = _output_root(config, settings)
+    run_dir = root / settings.env.name / run_id
+    if (run_dir / "state.json").exists():
+        raise ToolError(f"{run_dir} already holds a run: resume it with train_skill(resume='{run_dir}') "
+                        "or choose another output.run_id.")
+    if _active_on(run_dir):
+        raise ToolError(f"a job is already writing {run_dir}; choose another output.run_id.")
+    argv = [*SKILLOPT, "train", "--config", cfg, *_sets(_not_output(extra)),
+            *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
+    job = jobs.start("train", argv, cwd=config.cwd, label=f"train {settings.env.name} ({cfg})",
+                     run_dir=str(run_dir))
+    return await _started(job, wait_seconds, ctx, notes)
 
-    @guards.tool(app, STARTS_MODEL_WORK)
-    async def evaluate_skill(ctx: Context, config_path: ConfigArg,
-                             skill_path: Annotated[str | None, Field(
-                                 description="the skill file to score (default: the config's seed skill)")] = None,
-                             split: Literal["test", "val", "train"] = "test", overrides: Overrides = [],
-                             wait_seconds: Wait = 60) -> JobInfo:
-        """Score one skill on one split with `skillopt eval` and return the scores.
 
-        Runs as a job; if it is not done within wait_seconds the job id is returned and job_status
-        gives the scores later. Writes an eval-<id> run directory; never changes the skill."""
-        guards.overrides(overrides)
-        cfg = guards.config_arg(config, config_path)
-        skill = guards.skill_file(config, skill_path, "skill_path") if skill_path else None
-        settings, extra = await _checked_settings(config, cfg, overrides)
-        run_id = jobs.new_job_id()
-        root, notes = _output_root(config, settings)
-        argv = [*SKILLOPT, "eval", "--config", cfg, "--split", split, *_sets(_not_output(extra)),
-                *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
-        if skill is not None:
-            argv[4:4] = ["--skill", str(skill)]
-        job = jobs.start("evaluate", argv, cwd=config.cwd, label=f"eval {split} ({skill or 'seed skill'})",
-                         run_dir=str(root / settings.env.name / f"eval-{run_id}"))
-        return await _started(job, wait_seconds, ctx, notes)
+async def evaluate_skill(ctx: Context, config_path: ConfigArg,
+                         skill_path: Annotated[str | None, Field(
+                             description="the skill file to score (default: the config's seed skill)")] = None,
+                         split: Literal["test", "val", "train"] = "test", overrides: Overrides = [],
+                         wait_seconds: Wait = 60) -> JobInfo:
+    """Score one skill on one split with `skillopt eval` and return the scores.
 
-    @guards.tool(app, READ_ONLY)
-    async def job_status(ctx: Context, job_id: JobId | None = None, wait_seconds: Wait = 0) -> JobList:
-        """The state of a job (step, latest scores, recent events, run directory, result), or of
-        every job when no id is given. With wait_seconds, waits for the job to end and sends
-        progress notifications from its events meanwhile."""
-        if job_id is None:
-            if wait_seconds:
-                raise ToolError("wait_seconds needs a job_id.")
-            records = visible_jobs(config)
-            active = sum(1 for j in records if j.active)
-            shown = [j for i, j in enumerate(records) if i < LISTED_JOBS or j.active]
-            more = f" (the newest {len(shown)} shown)" if len(shown) < len(records) else ""
-            return JobList(jobs=[job_info(j, detail=False) for j in shown],
-                           message=f"{len(records)} jobs, {active} running{more}.")
-        job = await _lookup(config, job_id)
-        if wait_seconds > 0 and job.active:
-            job = await follow(job_id, wait_seconds, reporter(ctx))
-        return JobList(jobs=[job_info(job)])
+    Runs as a job; if it is not done within wait_seconds the job id is returned and job_status
+    gives the scores later. Writes an eval-<id> run directory; never changes the skill."""
+    config = guards.server_config(ctx)
+    guards.overrides(overrides)
+    cfg = guards.config_arg(config, config_path)
+    skill = guards.skill_file(config, skill_path, "skill_path") if skill_path else None
+    settings, extra = await _checked_settings(config, cfg, overrides)
+    run_id = jobs.new_job_id()
+    root, notes = _output_root(config, settings)
+    argv = [*SKILLOPT, "eval", "--config", cfg, "--split", split, *_sets(_not_output(extra)),
+            *_sets([f"output.root={root}", f"output.run_id={run_id}"]), "--json"]
+    if skill is not None:
+        argv[4:4] = ["--skill", str(skill)]
+    job = jobs.start("evaluate", argv, cwd=config.cwd, label=f"eval {split} ({skill or 'seed skill'})",
+                     run_dir=str(root / settings.env.name / f"eval-{run_id}"))
+    return await _started(job, wait_seconds, ctx, notes)
 
-    @guards.tool(app, ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                          open_world_hint=False))
-    async def cancel_job(job_id: JobId) -> JobInfo:
-        """Stop a running job cleanly (SIGINT, like Ctrl-C). A training run stops at its next
-        checkpoint and stays resumable with train_skill(resume=...). Cancelling an ended job
-        changes nothing."""
-        job = await _lookup(config, job_id)
+
+async def job_status(ctx: Context, job_id: JobId | None = None, wait_seconds: Wait = 0) -> JobList:
+    """The state of a job (step, latest scores, recent events, run directory, result), or of
+    every job when no id is given. With wait_seconds, waits for the job to end and sends
+    progress notifications from its events meanwhile."""
+    config = guards.server_config(ctx)
+    if job_id is None:
+        if wait_seconds:
+            raise ToolError("wait_seconds needs a job_id.")
+        records = visible_jobs(config)
+        active = sum(1 for j in records if j.active)
+        shown = [j for i, j in enumerate(records) if i < LISTED_JOBS or j.active]
+        more = f" (the newest {len(shown)} shown)" if len(shown) < len(records) else ""
+        return JobList(jobs=[job_info(j, detail=False) for j in shown],
+                       message=f"{len(records)} jobs, {active} running{more}.")
+    job = await _lookup(config, job_id)
+    if wait_seconds > 0 and job.active:
+        job = await follow(job_id, wait_seconds, reporter(ctx))
+    return JobList(jobs=[job_info(job)])
+
+
+async def cancel_job(ctx: Context, job_id: JobId) -> JobInfo:
+    """Stop a running job cleanly (SIGINT, like Ctrl-C). A training run stops at its next
+    checkpoint and stays resumable with train_skill(resume=...). Cancelling an ended job
+    changes nothing."""
+    config = guards.server_config(ctx)
+    job = await _lookup(config, job_id)
+    if not job.active:
+        info = job_info(job)
+        info.next = f"job {job_id} had already ended ({job.state}); nothing was changed. " + info.next
+        return info
+    await anyio.to_thread.run_sync(jobs.cancel, job_id)
+    for _ in range(40):  # a clean stop usually takes well under 2 s; report it when it did
+        job = jobs.read(job_id)
         if not job.active:
-            info = job_info(job)
-            info.next = f"job {job_id} had already ended ({job.state}); nothing was changed. " + info.next
-            return info
-        await anyio.to_thread.run_sync(jobs.cancel, job_id)
-        for _ in range(40):  # a clean stop usually takes well under 2 s; report it when it did
-            job = jobs.read(job_id)
-            if not job.active:
-                break
-            await anyio.sleep(0.05)
-        return job_info(job)
+            break
+        await anyio.sleep(0.05)
+    return job_info(job)
 
-    @guards.tool(app, READ_ONLY)
-    async def list_runs(env: Annotated[str | None, Field(description="only runs of this env")] = None,
-                        limit: Annotated[int, Field(ge=1, le=500)] = 50) -> RunList:
-        """Training and evaluation runs in the output folders, newest first."""
-        found = roots(config)
-        refs = await anyio.to_thread.run_sync(lambda: [r for r in rd.iter_runs(found) if env in (None, r.env)])
-        active = {Path(j.spec.run_dir): j.spec.job_id for j in jobs.list_jobs() if j.active and j.spec.run_dir}
-        infos = [run_info(r, active.get(r.path)) for r in refs]
-        infos.sort(key=lambda i: (i.started_at or "", i.run_id), reverse=True)
-        return RunList(runs=infos[:limit], roots=[str(r) for r in found], truncated=len(infos) > limit)
 
-    @guards.tool(app, READ_ONLY)
-    async def get_run(run: RunRef) -> RunDetail:
-        """One run: its summary, per-step history, best skill text and recent events."""
-        ref = _resolve(config, run)
-        active = _active_on(ref.path)
-        history = rd.read_json(ref, "history.json")
-        path = rd.events_path(ref)
-        events = rd.tail_events(path, 12) if path else []
-        return RunDetail(run=run_info(ref, active.spec.job_id if active else None),
-                         summary=_dict(rd.read_json(ref, "summary.json")),
-                         history=history if isinstance(history, list) else [],
-                         best_skill=rd.read_text(ref, "best_skill.md"),
-                         recent_events=[event_line(e) for e in events])
+async def list_runs(ctx: Context, env: Annotated[str | None, Field(description="only runs of this env")] = None,
+                    limit: Annotated[int, Field(ge=1, le=500)] = 50) -> RunList:
+    """Training and evaluation runs in the output folders, newest first."""
+    config = guards.server_config(ctx)
+    found = roots(config)
+    refs = await anyio.to_thread.run_sync(lambda: [r for r in rd.iter_runs(found) if env in (None, r.env)])
+    active = {Path(j.spec.run_dir): j.spec.job_id for j in jobs.list_jobs() if j.active and j.spec.run_dir}
+    infos = [run_info(r, active.get(r.path)) for r in refs]
+    infos.sort(key=lambda i: (i.started_at or "", i.run_id), reverse=True)
+    return RunList(runs=infos[:limit], roots=[str(r) for r in found], truncated=len(infos) > limit)
+
+
+async def get_run(ctx: Context, run: RunRef) -> RunDetail:
+    """One run: its summary, per-step history, best skill text and recent events."""
+    config = guards.server_config(ctx)
+    ref = _resolve(config, run)
+    active = _active_on(ref.path)
+    history = rd.read_json(ref, "history.json")
+    path = rd.events_path(ref)
+    events = rd.tail_events(path, 12) if path else []
+    return RunDetail(run=run_info(ref, active.spec.job_id if active else None),
+                     summary=_dict(rd.read_json(ref, "summary.json")),
+                     history=history if isinstance(history, list) else [],
+                     best_skill=rd.read_text(ref, "best_skill.md"),
+                     recent_events=[event_line(e) for e in events])
+
+
+TOOLS = (
+    (train_skill, STARTS_MODEL_WORK),
+    (evaluate_skill, STARTS_MODEL_WORK),
+    (job_status, READ_ONLY),
+    (cancel_job, CHANGES_LOCAL_STATE),
+    (list_runs, READ_ONLY),
+    (get_run, READ_ONLY),
+)
+
+
+def register(app: MCPServer) -> None:
+    guards.register_tools(app, TOOLS)
 
 
 async def _lookup(config: ServerConfig, job_id: str) -> jobs.JobRecord:

@@ -71,14 +71,33 @@ def _mine_args(p: argparse.ArgumentParser) -> None:
                    help="at most N optimizer calls per run (default 20)")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="if another mining run holds the index, wait up to SECONDS")
+    p.add_argument("--embedder", metavar="CHOICE",
+                   help="how prompts are compared: auto, lexical, e5 or wordllama (default: sleep.mine_embedder "
+                        "of your sleep.yaml, else auto: embeddings when the `embed` extra is installed)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _embedder(args: argparse.Namespace) -> Any:
+    from sleep.mine.embed import resolve, validate_choice
+
+    choice = args.embedder
+    if choice is None:
+        from skillopt_core import ConfigError
+        from sleep.cycle.config import load_night_config
+        try:
+            choice = load_night_config().sleep.mine_embedder
+        except ConfigError as exc:
+            raise UserError(str(exc)) from exc
+    try:
+        return resolve(validate_choice(choice))
+    except (ValueError, ImportError) as exc:
+        raise UserError(f"--embedder / sleep.mine_embedder: {exc}") from exc
 
 
 def _assistant(args: argparse.Namespace) -> Any:
     if not args.optimizer and not args.config:
         return None
     from skillopt_core import BackendError, BackendSpec, ConfigError, create_backend, load_settings
-
     from sleep.mine.assist import Assistant
 
     try:
@@ -121,12 +140,14 @@ def cmd_mine(args: argparse.Namespace) -> int:
     try:
         _check_sessions(project)
         assistant = _assistant(args)
+        embedder = _embedder(args)
     except UserError as exc:
         return _fail(str(exc))
     from sleep.mine.miner import MineOptions, mine
 
     report = mine(MineOptions(project=project, min_support=args.min_support,
-                              include_scripted=args.include_scripted, assistant=assistant, wait=args.wait))
+                              include_scripted=args.include_scripted, assistant=assistant, wait=args.wait,
+                              embedder=embedder))
     if args.json:
         print(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return 0
@@ -142,7 +163,8 @@ def format_mine_report(r: Any) -> str:
     lines = [f"Mine ({r.scope}): {r.sessions_read:,} sessions read, {r.prompts_seen:,} prompts, "
              f"{r.candidates:,} task candidates, {r.elapsed_s:.2f} s",
              f"  tasks: {r.tasks_new:,} new, {r.tasks_updated:,} updated, {r.tasks_total:,} in scope; "
-             f"{r.members_added:,} prompts joined a task"]
+             f"{r.members_added:,} prompts joined a task",
+             f"  compared by: {getattr(r, 'method', 'lexical')}"]
     dropped = ", ".join(f"{k} {v:,}" for k, v in sorted(r.dropped.items())) or "nothing"
     lines.append(f"  dropped prompts: {dropped}")
     excluded = ", ".join(f"{k} {v:,}" for k, v in sorted(r.sessions_excluded.items())) or "none"

@@ -108,7 +108,7 @@ def _promising(f: Features, nodes: np.ndarray, acting: np.ndarray, w: np.ndarray
 
 
 def split_contrasting(labels: np.ndarray, f: Features, weight: np.ndarray, fixed: np.ndarray,
-                      contrast: "Contrast", p: ClusterParams) -> np.ndarray:
+                      contrast: Contrast, p: ClusterParams) -> np.ndarray:
     """Split a cluster in two when one telling action cuts it into sides that ``contrast``
     calls different tasks (small pieces can merge before either side is big enough to
     be compared; this undoes such a merge). Members that show no action go to the side

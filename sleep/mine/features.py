@@ -117,6 +117,13 @@ def _path_token(match: re.Match[str]) -> str:
     return f" xpath{ext if ext.isalnum() and len(ext) <= 6 else ''} "
 
 
+def _ident_token(match: re.Match[str]) -> str:
+    """An identifier is a name that changes between occurrences; a short mixed-case word
+    without ``_`` or digits ("iOS", "macOS", "iPad", "GitHub") is a word."""
+    word = match.group(0)
+    return word if len(word) <= 6 and word.isalpha() else " xident "
+
+
 _RE_PREFIX = re.compile(r"\bre-(?=[a-z])", re.I)
 _PULL_REQUEST = re.compile(r"\bpull requests?\b", re.I)
 
@@ -139,7 +146,7 @@ def words(text: str) -> tuple[str, ...]:
         text = _VERSION.sub(" xver ", text)
         text = _SHA.sub(" xsha ", text)
     if "_" in text or not text.islower():
-        text = _IDENT.sub(" xident ", text)
+        text = _IDENT.sub(_ident_token, text)
     if digits:
         text = _NUMBER.sub(" xnum ", text)
     if "-" in text:
@@ -193,7 +200,7 @@ def tokens(ws: tuple[str, ...] | list[str], typos: dict[str, str], bigrams: bool
 def program(signature: str) -> tuple[str, str | None] | None:
     """``(program, subcommand)`` of a shell signature, wrappers unwrapped; None if empty."""
     parts = [p for p in signature.strip().split() if p]
-    while parts and ("=" in parts[0] and not parts[0].startswith("-") or parts[0] in ("sudo", "time", "nohup", "env", "exec")):
+    while parts and (("=" in parts[0] and not parts[0].startswith("-")) or parts[0] in ("sudo", "time", "nohup", "env", "exec")):
         parts = parts[1:]
     for _ in range(3):
         if len(parts) >= 3 and os.path.basename(parts[0]).startswith("python") and parts[1] == "-m":
@@ -268,6 +275,8 @@ class FeatureParams:
     alternatives: bool = True  # find words that stand for one another as an argument
     once_fillers: bool = True  # a word typed once in the place of an argument word is another value of it
     path_names: bool = True  # the names of typed paths count as words a prompt uses (not in the text vector)
+    char_weight: float = 0.0  # share of character 3-5-gram TF-IDF in the text cosine (0: words only)
+    embed_weight: float = 0.0  # share of the sentence-embedding cosine, when vectors are given (sleep.mine.embed)
 
 
 @dataclass
@@ -310,7 +319,7 @@ class Features:
             self._alts_over_terms = sp.vstack([self.alts, self.terms]).tocsr()
         return self._alts_over_terms
 
-    def rows(self, idx: np.ndarray) -> "Features":
+    def rows(self, idx: np.ndarray) -> Features:
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
                         self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
@@ -327,8 +336,10 @@ def agent_noun_map(stems: set[str]) -> dict[str, str]:
 
 
 def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, Any]],
-              params: FeatureParams = FeatureParams()) -> Features:
-    """Build the features of one project's prompts (``actions``: shell, files, tools, skills)."""
+              params: FeatureParams = FeatureParams(), vectors: np.ndarray | None = None) -> Features:
+    """Build the features of one project's prompts (``actions``: shell, files, tools, skills;
+    ``vectors``: one sentence embedding per prompt (sleep.mine.embed centres them), blended into the text cosine by
+    ``params.embed_weight``)."""
     all_words = [words(t) for t in texts]
     vocab: Counter[str] = Counter()
     for ws in all_words:
@@ -362,6 +373,13 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     if params.bigrams:
         docs = [d + [f"{a}_{b}" for a, b in zip(d, d[1:])] for d in docs]
     text = _tfidf(docs, min_df=params.min_df_text)
+    parts = [(text, 1.0 - params.char_weight - (params.embed_weight if vectors is not None else 0.0))]
+    if params.char_weight > 0:
+        parts.append((_char_tfidf(all_words), params.char_weight))
+    if vectors is not None and params.embed_weight > 0:
+        parts.append((sp.csr_matrix(_unit(vectors)), params.embed_weight))
+    if len(parts) > 1:
+        text = blend(parts)
     acts = [action_tokens(*a) for a in actions]
     action_docs = [a[0] for a in acts]
     amat = _tfidf(action_docs, min_df=params.min_df_actions)
@@ -379,6 +397,38 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
                        min_df=params.min_df_actions)
     return Features(text, amat, has, [a[1] for a in acts], terms, marks, has_shell | has_files, is_file,
                     has_shell, has_files, shell_side, file_side, alts, alt)
+
+
+def blend(parts: list[tuple[sp.csr_matrix, float]]) -> sp.csr_matrix:
+    """Unit rows whose cosine is the weighted sum of the parts' cosines (each part has unit
+    rows): the parts side by side, each scaled by the root of its weight, rows re-normalised
+    (a row empty in one part is compared by the others alone)."""
+    if any(w < 0 for _, w in parts):
+        raise ValueError(f"blend weights must be >= 0, got {[w for _, w in parts]}")
+    x = sp.hstack([m * np.float32(np.sqrt(w)) for m, w in parts if w > 0], format="csr", dtype=np.float32)
+    norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    return sp.csr_matrix(sp.diags((1.0 / norms).astype(np.float32)) @ x, dtype=np.float32)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    v = np.asarray(vectors, dtype=np.float32)
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    n[n == 0] = 1.0
+    return v / n
+
+
+def _char_tfidf(all_words: list[tuple[str, ...]]) -> sp.csr_matrix:
+    """Character 3-5-grams (within words) of the placeholder-substituted words."""
+    docs = [" ".join(ws) for ws in all_words]
+    if not any(docs):
+        return sp.csr_matrix((len(docs), 1), dtype=np.float32)
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True, min_df=min(2, len(docs)),
+                          dtype=np.float32)
+    try:
+        return vec.fit_transform(docs).tocsr()
+    except ValueError:
+        return sp.csr_matrix((len(docs), 1), dtype=np.float32)
 
 
 _TELLING = ("sh:", "pm:", "dir:", "fw:")

@@ -9,16 +9,23 @@ second opinion from the optimizer).
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sleep.mine import cluster as cl
 from sleep.mine.contrast import Contrast
-from sleep.mine.linkage import link
 from sleep.mine.features import FeatureParams, Features, featurize
+from sleep.mine.linkage import link
 from sleep.mine.select import PoolItem
+
+if TYPE_CHECKING:
+    from sleep.mine.embed import Embedder
+
+log = logging.getLogger("sleep.mine")
 
 
 @dataclass
@@ -30,11 +37,24 @@ class Group:
 
 
 def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterParams(),
-                 fparams: FeatureParams = FeatureParams()) -> tuple[list[Group], Features]:
-    """Group the pool; items with a ``task_id`` stay with their task (one group per task)."""
+                 fparams: FeatureParams = FeatureParams(),
+                 embedder: Embedder | None = None) -> tuple[list[Group], Features]:
+    """Group the pool; items with a ``task_id`` stay with their task (one group per task).
+    With an ``embedder`` (sleep.mine.embed), its sentence vectors join the text cosine."""
     if not pool:
         return [], featurize([], [])
-    f = featurize([it.text for it in pool], [(it.shell, it.files, it.tools, it.skills) for it in pool], fparams)
+    texts = [it.text for it in pool]
+    vectors = None
+    if embedder is not None and len(pool) > embedder.max_pool:
+        log.warning("mine: a pool of %d prompts is compared by words only (the %s embedder takes pools of "
+                    "up to %d)", len(pool), embedder.name, embedder.max_pool)
+        embedder = None
+    if embedder is not None:
+        vectors = embedder.centred(texts)
+        fparams = replace(fparams, embed_weight=embedder.weight)
+        if embedder.threshold is not None:
+            params = replace(params, threshold=embedder.threshold)
+    f = featurize(texts, [(it.shell, it.files, it.tools, it.skills) for it in pool], fparams, vectors)
     tasks = sorted({it.task_id for it in pool if it.task_id})
     task_no = {t: k for k, t in enumerate(tasks)}
     fixed_rows = np.array([task_no.get(it.task_id, -1) if it.task_id else -1 for it in pool], dtype=np.int64)

@@ -9,7 +9,8 @@ that sits clearly better in a neighbouring cluster moves there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp

@@ -16,16 +16,17 @@ import hashlib
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
 from sleep.index import Index
 from sleep.lock import FileLock
 from sleep.mine import store
 from sleep.mine.assist import Assistant, Draft
 from sleep.mine.cluster import ClusterParams
+from sleep.mine.embed import Embedder
 from sleep.mine.features import FeatureParams
 from sleep.mine.group import cluster_pool
 from sleep.mine.rules import Evidence, assemble, build_judge, summary
@@ -47,6 +48,7 @@ class MineOptions:
     features: FeatureParams = field(default_factory=FeatureParams)
     assistant: Assistant | None = None
     wait: float = 0.0
+    embedder: Embedder | None = None  # sentence vectors blended into the words (sleep.mine.embed); None: words only
 
 
 @dataclass
@@ -54,6 +56,7 @@ class MineReport:
     """What one run did: counts only, never prompt text."""
 
     scope: str
+    method: str = "lexical"  # or the embedder used (sleep.mine.embed)
     nothing_new: bool = False
     sessions_read: int = 0
     sessions_excluded: dict[str, int] = field(default_factory=dict)
@@ -70,10 +73,6 @@ class MineReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def task_id_for(project: str, key: tuple[str, str, int]) -> str:
@@ -113,9 +112,10 @@ def mine(opts: MineOptions | None = None) -> MineReport:
     opts = opts or MineOptions()
     if opts.min_support < 1:
         raise ValueError(f"min_support must be at least 1, got {opts.min_support}")
-    started, t0 = _now(), time.perf_counter()
+    started, t0 = utc_now(), time.perf_counter()
     index_path = Path(opts.index_path) if opts.index_path else paths.index_path()
-    report = MineReport(scope=f"project {opts.project}" if opts.project else "all projects")
+    report = MineReport(scope=f"project {opts.project}" if opts.project else "all projects",
+                        method=opts.embedder.describe() if opts.embedder else "lexical")
     lock = FileLock(index_path.with_name(MINE_LOCK_FILE), what="mining run").acquire(opts.wait)
     try:
         with Index.open(index_path) as index:
@@ -142,7 +142,7 @@ def mine(opts: MineOptions | None = None) -> MineReport:
                 for plan in plans:
                     _assist(plan, opts, conn)
                 report.model = opts.assistant.report()
-            now = _now()
+            now = utc_now()
             with index.transaction():
                 for plan in plans:
                     for ref, items in plan.sessions:
@@ -158,7 +158,7 @@ def mine(opts: MineOptions | None = None) -> MineReport:
                 report.projects = len(plans)
                 report.tasks_total = _count_tasks(conn, opts.project)
                 report.elapsed_s = round(time.perf_counter() - t0, 4)
-                store.record_run(conn, started, _now(), report.to_dict())
+                store.record_run(conn, started, utc_now(), report.to_dict())
             return report
     finally:
         lock.release()
@@ -182,7 +182,7 @@ def _plan(conn: Any, project: str, entries: list[tuple[SessionRef, list[PoolItem
         it.task_id = task_of.get(it.key)
     pool += fresh
     existing = {t.id: t for t in store.load_tasks(conn, project, exact=True, with_members=False)}
-    groups, _ = cluster_pool(pool, opts.params, opts.features)
+    groups, _ = cluster_pool(pool, opts.params, opts.features, opts.embedder)
     touched = {it.task_id for it in fresh if it.task_id}
     for g in groups:
         items = [pool[r] for r in g.rows]

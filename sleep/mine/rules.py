@@ -67,7 +67,7 @@ class Evidence:
     rejected: list[str] = field(default_factory=list)
 
     @classmethod
-    def merge(cls, items: list[dict[str, Any]]) -> "Evidence":
+    def merge(cls, items: list[dict[str, Any]]) -> Evidence:
         e = cls()
         for d in items:
             e.corrections += d.get("corrections", [])
@@ -225,7 +225,7 @@ def clashes(forbidden: str, required: str) -> bool:
     """Would an answer that uses ``required`` where ``forbidden`` names its program contain
     ``forbidden``? ("npm install" inside "pnpm install": yes; "terraform apply" and "terraform": no.)"""
     f, r = forbidden.casefold(), required.casefold()
-    if f in r or r in f and r != f.split()[0]:
+    if f in r or (r in f and r != f.split()[0]):
         return True
     head = f.split()[0] if f.split() else f
     return head != r and f in r + f[len(head):]

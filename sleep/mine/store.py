@@ -10,8 +10,9 @@ answers. All text here came from the (already redacted) index.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 

@@ -25,10 +25,20 @@ import sys
 import types
 from typing import Any
 
-from sleep.proposals.errors import (BranchMissing, CandidateSecretError, GitFailed, IndexBusy,
-                                    LiveFileChanged, NotARepositoryError, NothingToPropose,
-                                    ProposalDecided, ProposalError, RunDirError, SkillPathError,
-                                    UnknownProposal)
+from sleep.proposals.errors import (
+    BranchMissing,
+    CandidateSecretError,
+    GitFailed,
+    IndexBusy,
+    LiveFileChanged,
+    NotARepositoryError,
+    NothingToPropose,
+    ProposalDecided,
+    ProposalError,
+    RunDirError,
+    SkillPathError,
+    UnknownProposal,
+)
 from sleep.proposals.model import STATES, EditRecord, Proposal, ProposalReport, RunScores
 
 # public name -> the module (in this package) that defines it; loaded on first use
@@ -40,11 +50,33 @@ _LAZY = {
 }
 
 __all__ = [
-    "BranchMissing", "CandidateSecretError", "Decision", "EditRecord", "GitFailed", "IndexBusy",
-    "LiveFileChanged", "NotARepositoryError", "NothingToPropose", "Proposal", "ProposalDecided",
-    "ProposalError", "ProposalReport", "ProposalView", "RunDirError", "RunScores", "STATES",
-    "SkillPathError", "UnknownProposal", "adopt", "get", "list_proposals", "reject", "report_from_run",
-    "show", "stage", "undo",
+    "STATES",
+    "BranchMissing",
+    "CandidateSecretError",
+    "Decision",
+    "EditRecord",
+    "GitFailed",
+    "IndexBusy",
+    "LiveFileChanged",
+    "NotARepositoryError",
+    "NothingToPropose",
+    "Proposal",
+    "ProposalDecided",
+    "ProposalError",
+    "ProposalReport",
+    "ProposalView",
+    "RunDirError",
+    "RunScores",
+    "SkillPathError",
+    "UnknownProposal",
+    "adopt",
+    "get",
+    "list_proposals",
+    "reject",
+    "report_from_run",
+    "show",
+    "stage",
+    "undo",
 ]
 
 

@@ -11,9 +11,10 @@ import argparse
 import functools
 import json
 import sys
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sleep.commands import Commands
 from sleep.proposals.errors import ProposalError
@@ -133,8 +134,8 @@ def _review_args(p: argparse.ArgumentParser) -> None:
 @commands.command("review", "list the current project's pending proposals, one line each (stale ones say why)", _review_args)
 @_user_errors
 def cmd_review(args: argparse.Namespace) -> int:
-    from sleep.cycle.project import listing_project
     from sleep.index import Index
+    from sleep.project import listing_project
     from sleep.proposals import review, store
 
     with Index.open() as index:
@@ -179,8 +180,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     echo("The proposal (the text the night trained from → the candidate):")
     _print_diff(view.diff or "(no change)", color)
     if view.pending:
-        echo(f"Your own edits, uncommitted when the night ran (not part of the proposal; it builds on them, "
-              f"and adopting keeps them):")
+        echo("Your own edits, uncommitted when the night ran (not part of the proposal; it builds on them, "
+              "and adopting keeps them):")
         _print_diff(view.pending, color)
     return 0
 

@@ -36,9 +36,17 @@ from sleep import crashpoints
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
 from sleep.proposals import journal, package, store
+from sleep.proposals.errors import (
+    BranchMissing,
+    GitFailed,
+    IndexBusy,
+    LiveFileChanged,
+    NotARepositoryError,
+    NothingToAdopt,
+    ProposalDecided,
+    UnknownProposal,
+)
 from sleep.proposals.gitindex import restore_index
-from sleep.proposals.errors import (BranchMissing, GitFailed, IndexBusy, LiveFileChanged,
-                                    NotARepositoryError, NothingToAdopt, ProposalDecided, UnknownProposal)
 from sleep.proposals.locate import SKILLS_MAIN, open_repo
 from sleep.proposals.model import Proposal
 from sleep.proposals.review import _index, live_sha256, proposal_tip
@@ -132,7 +140,7 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
     except BaseException as exc:
         try:
             _undo_adopt(idx, op, repo)
-        except Exception:  # noqa: BLE001 - the journal record stays, and the next command undoes it
+        except Exception:
             pass
         if isinstance(exc, GitFailed) and commit:
             raise GitFailed(f"{exc}. The live file was restored; adopt again without --commit, or fix the "

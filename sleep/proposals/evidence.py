@@ -11,8 +11,9 @@ proposal page and the MCP ``show_proposal`` tool read the same values.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rich.cells import cell_len
 

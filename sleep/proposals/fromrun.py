@@ -1,25 +1,37 @@
-"""A ``skillopt train`` run directory as a proposal: its best skill and its evidence.
+"""A training run as a proposal: its best skill and its evidence.
 
-Reads the run's files only (``best_skill.md``, ``summary.json``,
-``history.json``, ``steps/step_NNNN/selected.json`` and ``gate.json``,
-``config.yaml``, ``skills/step_0000.md``); it imports nothing from the
-engine. The report carries the run's scores (initial → best val and test),
-the edits of the accepted steps with their rationales, and per-task deltas:
-for each val task, the sum of its gate deltas over the accepted steps (the
-items each gate evaluated).
+:func:`report_from_result` builds the report from a run the caller just held in
+memory (:class:`skillopt_core.run.api.TrainingResult`: the night), reading no
+file; :func:`report_from_run` from a ``skillopt train`` run directory, through
+the engine's one reader (:class:`skillopt_core.run.reader.RunReader`). The
+report carries the run's scores (initial → best val and test), the edits of
+the accepted steps with their rationales, and per-task deltas: for each val
+task, the sum of its gate deltas over the accepted steps (the items each gate
+evaluated).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import yaml
 
+from skillopt_core.run.reader import RunFileError, RunReader
+from skillopt_core.run.record import GateRecord, RecordError, SelectedEdit, StepRecord
 from sleep.proposals.errors import RunDirError
 from sleep.proposals.model import EditRecord, ProposalReport, RunScores
+
+if TYPE_CHECKING:
+    from skillopt_core.run.api import TrainingResult
+
+
+def report_from_result(result: TrainingResult, live_text: str | None = None) -> tuple[str, ProposalReport]:
+    """The best skill text and the report of a run held in memory (no file is read)."""
+    report = _report(result.reader.path, result.summary.to_dict(), list(result.history), result.settings.to_dict(),
+                     result.backends, result.step_selected, result.step_gate, result.initial_skill, live_text)
+    return result.best_skill, report
 
 
 def report_from_run(run_dir: str | Path, live_text: str | None = None) -> tuple[str, ProposalReport]:
@@ -29,33 +41,39 @@ def report_from_run(run_dir: str | Path, live_text: str | None = None) -> tuple[
     different text, the report says its scores compare the run's initial skill.
     """
     root = Path(run_dir).expanduser()
-    best = root / "best_skill.md"
+    reader = RunReader(root)
     if not root.is_dir():
         raise RunDirError(f"{root} is not a folder; pass a run directory such as outputs/<env>/<run_id>.")
-    if not best.is_file() or not (root / "summary.json").is_file():
+    if not reader.exists(reader.BEST_SKILL) or not reader.exists(reader.SUMMARY):
         raise RunDirError(f"{root} is not a finished `skillopt train` run (it needs best_skill.md and "
                           "summary.json); pass the folder printed as 'Run directory', after the run ends.")
-    summary = _json(root / "summary.json", dict)
-    history = _json(root / "history.json", list) if (root / "history.json").is_file() else []
-    config = _yaml(root / "config.yaml")
-    accepted = [h for h in history if isinstance(h, dict) and str(h.get("action", "")).startswith("accept")]
+    summary = _read(reader, reader.SUMMARY, dict)
+    history = _read(reader, reader.HISTORY, list) if reader.exists(reader.HISTORY) else []
+    try:
+        steps = [StepRecord.from_dict(h) for h in history]
+    except RecordError as exc:
+        raise RunDirError(f"{reader.file(reader.HISTORY)}: {exc}") from None
+    best = reader.best_skill() or ""
+    initial = reader.initial_skill() if reader.exists(reader.skill_file(0)) else None
+    return best, _report(root, summary, steps, reader.config(), reader.backends_used(), reader.step_selected,
+                         reader.step_gate, initial, live_text)
+
+
+def _report(root: Path, summary: dict[str, Any], history: Sequence[StepRecord], config: dict[str, Any],
+            backends: dict[str, str], selected: Callable[[int], list[SelectedEdit]],
+            gate: Callable[[int], GateRecord | None], initial: str | None, live_text: str | None) -> ProposalReport:
+    accepted = [h for h in history if h.accepted]
     edits: list[EditRecord] = []
     deltas: dict[str, float] = {}
     for h in accepted:
-        step = int(h.get("step", 0))
-        sdir = root / "steps" / f"step_{step:04d}"
-        if (sdir / "selected.json").is_file():
-            for e in _json(sdir / "selected.json", dict).get("edits") or []:
-                if isinstance(e, dict) and e.get("status", "applied") == "applied":
-                    edits.append(EditRecord.from_dict({**e, "step": step}))
-        if (sdir / "gate.json").is_file():
-            for task_id, d in (_json(sdir / "gate.json", dict).get("deltas") or {}).items():
-                deltas[str(task_id)] = round(deltas.get(str(task_id), 0.0) + float(d), 9)
+        edits += [EditRecord.from_dict({**e.to_dict(), "step": h.step}) for e in selected(h.step) if e.applied]
+        decision = gate(h.step)
+        for task_id, d in (decision.deltas if decision is not None else {}).items():
+            deltas[str(task_id)] = round(deltas.get(str(task_id), 0.0) + float(d), 9)
     evaluation = config.get("evaluation") or {}
     notes = [f"from the skillopt train run {root}: {summary.get('status', '?')} after "
              f"{summary.get('steps_done', '?')} of {summary.get('total_steps', '?')} steps"]
-    initial = root / "skills" / "step_0000.md"
-    if live_text is not None and initial.is_file() and _sha(initial.read_bytes()) != _sha(live_text.encode("utf-8")):
+    if live_text is not None and initial is not None and _sha(initial.encode("utf-8")) != _sha(live_text.encode("utf-8")):
         notes.append("the run started from a different text than the live file, so its scores compare the "
                      "run's initial skill with its best, not the live file with the candidate.")
     run = RunScores(
@@ -63,13 +81,13 @@ def report_from_run(run_dir: str | Path, live_text: str | None = None) -> tuple[
         steps_done=summary.get("steps_done"), initial_val=summary.get("initial_val"),
         best_val=summary.get("best_val"), initial_test=summary.get("initial_test"),
         best_test=summary.get("best_test"), accepted=summary.get("accepted"), rejected=summary.get("rejected"))
-    report = ProposalReport(
+    return ProposalReport(
         baseline_val=summary.get("initial_val"), candidate_val=summary.get("best_val"),
         policy=evaluation.get("gate_policy"), gate_accept=bool(accepted) if history else None,
-        gate_reason=str(accepted[-1].get("gate_reason", "")) if accepted else "",
-        n_val_items=_val_items(history), task_deltas=deltas, edits=edits, models=_models(config, _backends_used(root)),
-        usage=dict(summary.get("usage") or {}), source="run", run=run, notes=notes)
-    return best.read_text(encoding="utf-8"), report
+        gate_reason=accepted[-1].gate_reason if accepted else "",
+        n_val_items=next((h.gate_item_count for h in history if h.gate_item_count), None), task_deltas=deltas,
+        edits=edits, models=_models(config, backends), usage=dict(summary.get("usage") or {}), source="run",
+        run=run, notes=notes)
 
 
 def run_refusal(run_dir: str | Path, live_text: str | None, report: ProposalReport) -> str | None:
@@ -77,15 +95,17 @@ def run_refusal(run_dir: str | Path, live_text: str | None, report: ProposalRepo
     (None: a skill file that does not exist yet), or None when it may: the run must have
     started from that very text (``skills/step_0000.md``) and improved its val score."""
     root = Path(run_dir).expanduser()
-    initial = root / "skills" / "step_0000.md"
     if live_text is not None:
-        if not initial.is_file():
+        try:
+            start = RunReader(root).read_bytes(RunReader.skill_file(0))
+        except RunFileError:
+            start = None
+        if start is None:
             return (f"{root} does not say which skill it was trained from (no skills/step_0000.md), so its "
                     "scores may be about another skill")
-        start = initial.read_bytes()
         if _sha(start) != _sha(live_text.encode("utf-8")):
             name = _front_name(start.decode("utf-8", "replace"))
-            return (f"the run was trained from another text than the live skill"
+            return ("the run was trained from another text than the live skill"
                     + (f" (its starting skill is {name!r})" if name else "")
                     + "; its candidate would replace the whole file and its scores say nothing about this skill. "
                     "Train from the live file (skillopt train --skill <it>) and propose that run")
@@ -128,49 +148,14 @@ def _models(config: dict[str, Any], used: dict[str, str] | None = None) -> dict[
     return out
 
 
-def _backends_used(root: Path) -> dict[str, str]:
-    """The backends the run's ``run_started`` event described (its first; {} when absent)."""
-    events = root / "events.jsonl"
+def _read(reader: RunReader, rel: str, kind: type) -> Any:
     try:
-        with events.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and event.get("event") == "run_started":
-                    backends = event.get("backends")
-                    return {str(k): str(v) for k, v in backends.items()} if isinstance(backends, dict) else {}
-    except OSError:
-        pass
-    return {}
-
-
-def _val_items(history: list) -> int | None:
-    for h in history:
-        if isinstance(h, dict) and isinstance(h.get("gate_items"), int):
-            return h["gate_items"]
-    return None
-
-
-def _json(path: Path, kind: type) -> Any:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RunDirError(f"{path} is unreadable ({exc}); is the run still writing it?") from None
+        data = reader.read_json(rel)
+    except (OSError, ValueError, RunFileError) as exc:
+        raise RunDirError(f"{reader.file(rel)} is unreadable ({exc}); is the run still writing it?") from None
     if not isinstance(data, kind):
-        raise RunDirError(f"{path} does not hold a JSON {kind.__name__}; is this a skillopt train run?")
+        raise RunDirError(f"{reader.file(rel)} does not hold a JSON {kind.__name__}; is this a skillopt train run?")
     return data
-
-
-def _yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _sha(data: bytes) -> str:

@@ -19,15 +19,17 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.lock import FileLock, LockBusy
 
 LOCK_WAIT_S = 60.0
@@ -70,7 +72,7 @@ def begin(index: Index, kind: str, proposal_id: str, repo_dir: str, lock_path: P
         cur = index.conn.execute(
             "INSERT INTO operations (kind, proposal_id, repo_dir, lock_path, started_at, pid, data, saved)"
             " VALUES (?,?,?,?,?,?,?,?)",
-            (kind, proposal_id, repo_dir, str(lock_path), _now(), os.getpid(), orjson.dumps(data), saved))
+            (kind, proposal_id, repo_dir, str(lock_path), utc_now(), os.getpid(), orjson.dumps(data), saved))
     return Operation(int(cur.lastrowid), kind, proposal_id, repo_dir, str(lock_path), "begun", dict(data), saved)
 
 

@@ -12,7 +12,7 @@ the night; a candidate staged by hand, without one, may repeat a rejected lesson
 from __future__ import annotations
 
 import hashlib
-from typing import Iterable
+from collections.abc import Iterable
 
 from sleep.index import Index
 from sleep.proposals import store

@@ -37,7 +37,7 @@ class EditRecord:
     step: int | None = None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "EditRecord":
+    def from_dict(cls, data: dict[str, Any]) -> EditRecord:
         return cls(**_known(cls, data))
 
 
@@ -57,7 +57,7 @@ class RunScores:
     rejected: int | None = None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RunScores":
+    def from_dict(cls, data: dict[str, Any]) -> RunScores:
         return cls(**_known(cls, data))
 
 
@@ -111,14 +111,14 @@ class ProposalReport:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ProposalReport":
+    def from_dict(cls, data: dict[str, Any]) -> ProposalReport:
         known = _known(cls, data)
         known["edits"] = [EditRecord.from_dict(e) for e in known.get("edits") or []]
         if known.get("run"):
             known["run"] = RunScores.from_dict(known["run"])
         return cls(**known)
 
-    def with_(self, **changes: Any) -> "ProposalReport":
+    def with_(self, **changes: Any) -> ProposalReport:
         return replace(self, **changes)
 
 

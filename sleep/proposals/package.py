@@ -20,8 +20,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any
 
 import git
 
@@ -74,8 +75,9 @@ def check_live(skill_dir: Path, package: Mapping[str, Any], expect: str) -> None
         now = _sha(path.read_bytes()) if path.is_file() else None
         if now != info[expect]:
             what = "changed" if now is not None else "is missing"
-            raise LiveFileChanged(f"{path} {what} since the proposal was {'staged' if expect == 'before_sha256' else 'adopted'}; "
-                                  "nothing was written. Edit the skill folder by hand.")
+            when = "staged" if expect == "before_sha256" else "adopted"
+            raise LiveFileChanged(f"{path} {what} since the proposal was {when}; nothing was written. "
+                                  "Edit the skill folder by hand.")
 
 
 def tree_path_of(tree_path: str, rel: str) -> str:

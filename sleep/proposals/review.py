@@ -19,8 +19,7 @@ import git
 
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
-from sleep.proposals import journal
-from sleep.proposals import lesson, store, textdiff
+from sleep.proposals import journal, lesson, store, textdiff
 from sleep.proposals.errors import BranchMissing, NotARepositoryError
 from sleep.proposals.locate import open_repo
 from sleep.proposals.model import Proposal

@@ -31,16 +31,21 @@ import orjson
 from sleep import crashpoints, paths
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
-from sleep.proposals import journal
+from sleep.proposals import journal, store
 from sleep.proposals import message as msg
-from sleep.proposals import store
-from sleep.proposals.errors import (CandidateSecretError, DuplicateProposal, GitFailed, NotARepositoryError,
-                                    NothingToPropose, ProposalError)
-from sleep.proposals.package import write_files
+from sleep.proposals.errors import (
+    CandidateSecretError,
+    DuplicateProposal,
+    GitFailed,
+    NotARepositoryError,
+    NothingToPropose,
+    ProposalError,
+)
 from sleep.proposals.lesson import duplicate_of, lesson_key
 from sleep.proposals.locate import SKILLS_MAIN, Location, locate, open_repo
 from sleep.proposals.model import Proposal, ProposalReport
 from sleep.proposals.naming import branch_name, new_proposal_id, skill_name_of
+from sleep.proposals.package import write_files
 
 MAX_BRANCH_ATTEMPTS = 100
 
@@ -76,9 +81,10 @@ def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: Pro
                                f"({loc.live_path}); there is nothing to propose.")
     trained_text = trained.decode("utf-8", "replace") if trained is not None else None
     index_path = index.path if index is not None else paths.index_path()  # whose remembered secrets apply
-    leaks = msg.new_secrets(candidate_text or "", trained_text, index_path)
+    leaks: list[tuple[int | str, str]] = list(msg.new_secrets(candidate_text or "", trained_text, index_path))
     for rel, data in sorted((files or {}).items()):  # a package's other files: every line is new
-        leaks += [(f"{rel}:{n}", kind) for n, kind in msg.new_secrets(data.decode("utf-8", "replace"), None, index_path)]
+        text = data.decode("utf-8", "replace")
+        leaks += [(f"{rel}:{n}", kind) for n, kind in msg.new_secrets(text, None, index_path)]
     if leaks:
         where = "; ".join(f"line {n}: {kind}" for n, kind in leaks[:5])
         raise CandidateSecretError(f"the candidate contains what looks like a secret the live skill does not "
@@ -116,7 +122,7 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     except BaseException:
         try:
             undo_staging(index, op)
-        except Exception:  # noqa: BLE001 - the journal record stays, and the next command undoes it
+        except Exception:
             pass
         raise
     crashpoints.reached("index row")
@@ -125,7 +131,8 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
 
 def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
            candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date, index: Index,
-           op: journal.Operation, files: dict[str, bytes] | None = None, modes: dict[str, str] | None = None) -> Proposal:
+           op: journal.Operation, files: dict[str, bytes] | None = None,
+           modes: dict[str, str] | None = None) -> Proposal:
     repo, parts, pid = loc.repo, tuple(loc.tree_path.split("/")), op.proposal_id
     when = f"{int(time.time())} +0000"
     parent = _skills_repo_base(loc, live, when) if loc.store == "skills-repo" else g.resolve(repo, "HEAD")

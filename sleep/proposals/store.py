@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from sleep.index import Index, _now, within_sql
+from skillopt_core.timestamps import utc_now
+from sleep.index import Index, within_sql
 from sleep.proposals.errors import UnknownProposal
 from sleep.proposals.model import Proposal, ProposalReport
 
@@ -32,7 +33,7 @@ class Row:
 
 
 def now() -> str:
-    return _now()
+    return utc_now()
 
 
 def insert(index: Index, p: Proposal, trained_from_text: str | None) -> None:
@@ -101,7 +102,7 @@ def select(index: Index, *, include_decided: bool = False, project: str | None =
 def decide(index: Index, proposal_id: str, state: str, *, by: str, reason: str | None = None,
            adopted_commit: str | None = None, branch_deleted: bool = False) -> str:
     """Record a decision on a pending proposal; returns its time. Raises if already decided."""
-    at = _now()
+    at = utc_now()
     cur = index.conn.execute(
         "UPDATE proposals SET state = ?, decided_at = ?, decided_by = ?, reason = ?,"
         " adopted_commit = ?, branch_deleted = ? WHERE id = ? AND state = 'pending'",
@@ -114,7 +115,7 @@ def decide(index: Index, proposal_id: str, state: str, *, by: str, reason: str |
 
 def undo(index: Index, proposal_id: str, *, by: str) -> str:
     """Record that an adopted proposal was undone (its live file has its old text again)."""
-    at = _now()
+    at = utc_now()
     cur = index.conn.execute(
         "UPDATE proposals SET state = 'undone', reason = ? WHERE id = ? AND state = 'adopted'",
         (f"adoption undone by {by} at {at}", proposal_id))

@@ -12,7 +12,7 @@ assignments in what layer 1 left. :class:`sleep.redact.Redactor` drives it.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from sleep.redact.rules import CANDIDATE_RX, TOKEN_PREFIX_RX
 

@@ -146,7 +146,7 @@ class EncodedForms:
         out.append(text[last:])
         return "".join(out)
 
-    def _probe_token(self, a: str, b: str, before: str) -> "Redactor | None":
+    def _probe_token(self, a: str, b: str, before: str) -> Redactor | None:
         """What the token rules, the base64 check and the entropy check find in the joined
         halves of a wrapped token (None: nothing, or nothing its halves would not show)."""
         joined = a + b

@@ -27,9 +27,10 @@ import re
 import secrets
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from sleep import paths
 
@@ -96,7 +97,7 @@ def pieces(value: str) -> set[str]:
     return out
 
 
-def remember(index: "Index", values: Iterable[str]) -> int:
+def remember(index: Index, values: Iterable[str]) -> int:
     """Store the keyed hashes of ``values`` (their :func:`pieces`) in the index; returns
     how many were new. Runs in the caller's transaction when there is one."""
     wanted = {p for v in values for p in pieces(v)}
@@ -105,12 +106,12 @@ def remember(index: "Index", values: Iterable[str]) -> int:
     key = load_key(index.path, create=True)
     assert key is not None
     kid = key_id(key)
-    from sleep.index import _now
+    from skillopt_core.timestamps import utc_now
 
     before = index.conn.total_changes
     index.conn.executemany(
         "INSERT OR IGNORE INTO secret_hashes (digest, anchor, length, key_id, first_seen) VALUES (?,?,?,?,?)",
-        [(value_digest(key, p), anchor_digest(key, p[:ANCHOR_CHARS]), len(p), kid, _now()) for p in sorted(wanted)])
+        [(value_digest(key, p), anchor_digest(key, p[:ANCHOR_CHARS]), len(p), kid, utc_now()) for p in sorted(wanted)])
     return index.conn.total_changes - before
 
 
@@ -129,7 +130,7 @@ class KnownSecrets:
         return sum(len(v) for v in self.anchors.values())
 
     @classmethod
-    def load(cls, index_path: Path) -> "KnownSecrets | None":
+    def load(cls, index_path: Path) -> KnownSecrets | None:
         """The filter of the index at ``index_path``; None when there is no index, no key
         or no remembered value. Opens the index read-only: it never creates or migrates
         one. Raises ``sqlite3.Error`` if an existing index cannot be read."""

@@ -122,13 +122,15 @@ def looks_high_entropy(token: str) -> bool:
 _HASH_LABEL_RX = re.compile(
     r"(?i)(?<![A-Za-z0-9])(?:sha(?:1|224|256|384|512)|sha3-(?:256|512)|md5|blake2b|blake3|h1)[:\-=]$")
 # Words that name a hex string as a digest when they precede it on the line.
-_DIGEST_WORD_RX = re.compile(r"(?i)\b(?:checksum|digest|integrity|hash|oid|commit|sha\w*|container|image)\b")
+_DIGEST_WORD_RX = re.compile(r"(?i)\b(?:checksum|digest|integrity|hash|oid|commit|sha\w*|container|image"
+                             r"|object|package|blockhash|txid)\b")
 _SSH_KEY_TYPE_RX = re.compile(r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com"
                               r"|sk-ecdsa-sha2-nistp256@openssh\.com) $")
 _ONCHAIN_WORD_RX = re.compile(
     r"(?i)\b(?:address(?:es)?|pubkey|public[ _]?key|publickey|wallet|mint|program(?:[ _]?id)?|account"
     r"|owner|signature|txid|tx|transaction|solana|explorer|recipient|spender|validator|token[ _]?mint|nft|dex|pool"
-    r"|helius|solscan|devnet|mainnet|testnet|lamports?|spl)s?\b")
+    r"|helius|solscan|devnet|mainnet|testnet|lamports?|spl|balance|transfer(?:red)?|airdrop|stake|swap|usdc|usdt"
+    r"|sol|holder|deposit|withdraw|raydium|jupiter|phantom|metaplex|pda|on-?chain)s?\b")
 _SIGNATURE_WORD_RX = re.compile(r"(?i)\b(?:signature|sig|txid|tx|transaction)\b")
 _SECRET_WORD_RX = re.compile(r"(?i)private|secret|seed|mnemonic|passphrase|password|credential")
 _B58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -197,9 +199,9 @@ def public_identifier(token: str, line_before: str, line_after: str, onchain_tex
     # value names it otherwise. A 64-byte value must be named a signature on its line
     # (a Solana secret key has the same shape).
     if raw is not None and len(raw) == 32:
-        if _ONCHAIN_WORD_RX.search(near) or _ONCHAIN_WORD_RX.search(line_after[:30]):
-            return True
-        return onchain_text and _CREDENTIAL_WORD_RX.search(near[-30:]) is None
+        if _CREDENTIAL_WORD_RX.search(near[-30:]):
+            return False  # "deposit webhook token <value>": the nearer word names it
+        return bool(onchain_text or _ONCHAIN_WORD_RX.search(near) or _ONCHAIN_WORD_RX.search(line_after[:30]))
     if raw is not None and len(raw) == 64:
         return bool(_SIGNATURE_WORD_RX.search(near))
     return False
@@ -252,3 +254,19 @@ def secret_by_context(token: str, line_before: str) -> bool:
         return False
     public = [m.end() for m in _GIT_OR_DIGEST_WORD_RX.finditer(near)]
     return not public or credential[-1] > public[-1]
+
+
+# ----- armored public blocks ---------------------------------------------------------------
+
+# PEM/OpenPGP armor whose body is public by construction: a public key, a certificate, a
+# detached signature. A private key block is caught whole by its own rule before this runs.
+_PUBLIC_BLOCK_RX = re.compile(
+    r"-----BEGIN (?P<label>PGP PUBLIC KEY BLOCK|PGP SIGNATURE|PUBLIC KEY|RSA PUBLIC KEY|CERTIFICATE"
+    r"|SSH2 PUBLIC KEY|OPENSSH PUBLIC KEY)-----[\s\S]*?(?:-----END (?P=label)-----|\Z)")
+
+
+def public_block_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each armored public key, certificate or signature in ``text``."""
+    if "-----BEGIN " not in text:
+        return []
+    return [m.span() for m in _PUBLIC_BLOCK_RX.finditer(text)]

@@ -38,26 +38,68 @@ import functools
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Union
 
-from sleep.redact.detect_secrets_layer import (ARTIFACTORY_RX, DISCORD_RX, KEYWORD_GATE_WORDS, QUICK_RX,
-                                               TELEGRAM_SECRET_LEN, detect_secrets_gate, detect_secrets_scanner,
-                                               ds_token_shape, keyword_gate, telegram_secret, token_gate)
+from sleep.redact.detect_secrets_layer import (
+    ARTIFACTORY_RX,
+    DISCORD_RX,
+    KEYWORD_GATE_WORDS,
+    QUICK_RX,
+    TELEGRAM_SECRET_LEN,
+    detect_secrets_gate,
+    detect_secrets_scanner,
+    ds_token_shape,
+    keyword_gate,
+    telegram_secret,
+    token_gate,
+)
 from sleep.redact.encoded import PERCENT_RUN_RX, EncodedForms
 from sleep.redact.literal_scan import LiteralScan
-from sleep.redact.public_ids import (judged_alone, looks_high_entropy, onchain_context, public_identifier,
-                                     secret_by_context, shannon_entropy)
-from sleep.redact.rules import (CANDIDATE_RX, KEYWORD_HINTS, KEYWORD_RX, MARKER, TOKEN_PREFIX_RX, TOKEN_RULE_BY_GROUP,
-                                TOKEN_RULES_RX, TRIGGERED, Rule, keyword_hint, keyword_replacement, marker)
+from sleep.redact.public_ids import (
+    judged_alone,
+    looks_high_entropy,
+    onchain_context,
+    public_block_spans,
+    public_identifier,
+    secret_by_context,
+    shannon_entropy,
+)
+from sleep.redact.rules import (
+    CANDIDATE_RX,
+    KEYWORD_HINTS,
+    KEYWORD_RX,
+    MARKER,
+    TOKEN_PREFIX_RX,
+    TOKEN_RULE_BY_GROUP,
+    TOKEN_RULES_RX,
+    TRIGGERED,
+    Rule,
+    keyword_hint,
+    keyword_replacement,
+    marker,
+)
 from sleep.redact.typed_passwords import TYPED_PASSWORD_RULES
 
 if TYPE_CHECKING:
     from sleep.index import Index
 
-__all__ = ["MARKER", "Redactor", "detect_secrets_gate", "detect_secrets_scanner", "keyword_gate",
-           "looks_high_entropy", "map_strings", "OutboundScrubber", "scrub_outbound", "scrub_value", "shannon_entropy", "token_gate"]
+__all__ = [
+    "MARKER",
+    "OutboundScrubber",
+    "Redactor",
+    "detect_secrets_gate",
+    "detect_secrets_scanner",
+    "keyword_gate",
+    "looks_high_entropy",
+    "map_strings",
+    "scrub_outbound",
+    "scrub_value",
+    "shannon_entropy",
+    "token_gate",
+]
 
 # A run of token characters, perhaps with base64 padding. An "=" between a name and a value
 # (``LINEAR=lin_api_...``, ``key=...=rest``) is not padding: the value after it is a run
@@ -117,6 +159,8 @@ class Redactor(EncodedForms):
         self._scan_loaded = not self.use_detect_secrets
         self._onchain_text: str | None = None
         self._onchain_value = False
+        self._blocks_text: str | None = None
+        self._blocks: list[tuple[int, int]] = []
         # Long tokens (paths, identifiers) repeat across the texts of a harvest. A token
         # whose check found nothing and read nothing of its context comes back unchanged
         # wherever it stands: those are remembered, one set with the detect-secrets
@@ -187,12 +231,12 @@ class Redactor(EncodedForms):
         self._found(rule.kind, rule.value(m))
         return rule.replace(m)
 
-    def _probe(self, text: str) -> "Redactor":
+    def _probe(self, text: str) -> Redactor:
         probe = Redactor(use_detect_secrets=False, collect=True, decode=False)
         probe.redact(text)
         return probe
 
-    def _take(self, probe: "Redactor", *values: str) -> str:
+    def _take(self, probe: Redactor, *values: str) -> str:
         """Adopt what ``probe`` found in a decoded or joined text; the marker for it."""
         kind = probe.counts.most_common(1)[0][0]
         return self._found(kind, *values, *probe.values)
@@ -281,7 +325,7 @@ class Redactor(EncodedForms):
             else:
                 line_end = text.find("\n", at)
                 after = text[at + len(value):(line_end if line_end >= 0 else len(text))][:40]
-                if public_identifier(value, before, after, self._onchain(text)):
+                if public_identifier(value, before, after, self._onchain(text)) or self._in_public_block(text, at):
                     continue
             out.append(token[last:e.start()])
             out.append(self._found("high-entropy", value))
@@ -296,6 +340,12 @@ class Redactor(EncodedForms):
         if self._onchain_text is not text:  # holding the text: its id cannot be reused
             self._onchain_text, self._onchain_value = text, onchain_context(text)
         return self._onchain_value
+
+    def _in_public_block(self, text: str, at: int) -> bool:
+        """True if ``at`` lies in an armored public key, certificate or signature of ``text``."""
+        if self._blocks_text is not text:
+            self._blocks_text, self._blocks = text, public_block_spans(text)
+        return any(start <= at < end for start, end in self._blocks)
 
     def _token_rule(self, t: re.Match[str]) -> str:
         return self._apply(TOKEN_RULE_BY_GROUP[t.lastgroup or ""], t)

@@ -16,8 +16,8 @@ Three groups, each with a cheap gate so that ordinary text costs almost nothing:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 MARKER = "[REDACTED:{}]"
 
@@ -172,7 +172,7 @@ KEYWORD_HINTS = [(word, re.compile(word + rest + _HINT_TAIL)) for word, rest in 
     ("access", "[_\\-]?key"), ("private", "[_\\-]?key"), ("credential", "s?"))]
 
 
-def keyword_hint(low: str, present: "frozenset[str] | None" = None) -> bool:
+def keyword_hint(low: str, present: frozenset[str] | None = None) -> bool:
     """True if the lowercased text may hold a ``keyword = value`` assignment. ``present``:
     which hint words ``low`` holds, when the caller knows (sleep.redact.literal_scan)."""
     for word, rx in KEYWORD_HINTS:

@@ -38,8 +38,8 @@ from skillopt_core.backends.base import RequestFailed
 from skillopt_core.backends.cli_common import CliBackend
 from skillopt_core.backends.trajectory import CheckRun, FileChange, Trajectory
 from skillopt_core.tasks.judges.outcome import is_check_command
-from sleep.cycle.checkout import replay_checkout, trusted_gitdir
 from sleep.replay import gitview
+from sleep.replay.checkout import replay_checkout, trusted_gitdir
 
 NOT_A_RUNNER = "not an allowed verification runner; not run"
 

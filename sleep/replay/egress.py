@@ -49,14 +49,19 @@ import socket
 import sys
 import tempfile
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from skillopt_core.replay import night_folder
-from sleep.replay.endpoints import (  # noqa: F401 (re-exported: the egress's public names)
-    Endpoint, _norm, configured_endpoints, endpoint, no_proxy, person_proxy,
+from sleep.replay.endpoints import (
+    Endpoint,
+    _norm,
+    configured_endpoints,
+    endpoint,
+    no_proxy,
+    person_proxy,
 )
 
 API_HOSTS: dict[str, tuple[str, ...]] = {
@@ -67,6 +72,9 @@ API_HOSTS: dict[str, tuple[str, ...]] = {
     # OpenCode talks to whichever provider the person configured; the common ones and OpenCode Zen.
     "opencode": ("api.anthropic.com", "api.openai.com", "opencode.ai", "*.opencode.ai"),
     "cursor-agent": ("api2.cursor.sh", "*.cursor.sh", "api.cursor.com"),
+    # Pi talks to whichever provider the person chose (a custom one: its models.json baseUrl).
+    "pi": ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai",
+           "api.groq.com", "api.x.ai", "api.mistral.ai", "api.cerebras.ai"),
 }
 BRIDGE_PORT = 3128
 _MAX_HEADER = 8192
@@ -156,7 +164,7 @@ class EgressProxy:
 
     @classmethod
     def for_cli(cls, family: str, extra: Iterable[str] = (), env: Mapping[str, str] | None = None,
-                home: Path | None = None) -> "EgressProxy":
+                home: Path | None = None) -> EgressProxy:
         """The proxy a night gives ``family``'s CLI: its vendor hosts, its configured endpoints,
         ``extra`` (``sleep.replay_api_hosts``: URLs, ``host:port``, ``host``) and the person's proxy."""
         endpoints = list(configured_endpoints(family, env, home))

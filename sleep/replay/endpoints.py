@@ -4,7 +4,7 @@
 environment and configuration files name (``ANTHROPIC_BASE_URL``, Bedrock and
 Vertex when Claude Code's switches are set, ``OPENAI_BASE_URL``, the chosen
 Codex provider's ``base_url`` in ``config.toml``, OpenCode's providers'
-``baseURL``, ``GOOGLE_GEMINI_BASE_URL``); :func:`person_proxy` and
+``baseURL``, ``GOOGLE_GEMINI_BASE_URL``, Pi's ``models.json`` providers' ``baseUrl``); :func:`person_proxy` and
 :func:`no_proxy` the person's own proxy settings. :mod:`sleep.replay.egress`
 lets exactly these through.
 """
@@ -15,9 +15,9 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 from urllib.parse import urlsplit
 
 
@@ -105,6 +105,19 @@ def _opencode_endpoints(env: Mapping[str, str], home: Path) -> list[str]:
     return found
 
 
+def _pi_endpoints(env: Mapping[str, str], home: Path) -> list[str]:
+    """The ``baseUrl`` of every provider in Pi's ``models.json`` (``$PI_CODING_AGENT_DIR``, default
+    ``~/.pi/agent``)."""
+    folder = Path(env["PI_CODING_AGENT_DIR"]).expanduser() if env.get("PI_CODING_AGENT_DIR") else home / ".pi" / "agent"
+    try:
+        data = json.loads(_read(folder / "models.json") or "{}")
+    except ValueError:
+        return []
+    providers = data.get("providers") if isinstance(data, dict) else None
+    return [str(p["baseUrl"]) for p in (providers or {}).values() if isinstance(p, dict) and p.get("baseUrl")] \
+        if isinstance(providers, dict) else []
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8") if path.is_file() else ""
@@ -137,6 +150,8 @@ def configured_endpoints(family: str, env: Mapping[str, str] | None = None,
         urls += _opencode_endpoints(env, home)
     if family == "gemini-cli":
         urls += [env.get("GOOGLE_GEMINI_BASE_URL", ""), env.get("GOOGLE_VERTEX_BASE_URL", "")]
+    if family == "pi":
+        urls += _pi_endpoints(env, home)
     out: list[Endpoint] = []
     for url in urls:
         found = endpoint(url)

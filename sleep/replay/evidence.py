@@ -1,7 +1,8 @@
 """Evidence a reviewer can use: per val instance, what the agent did before and after.
 
-Read from the run directory's rollout cache (each row names its task, sample
-and the digest of the skill it ran under): for every val item, the rollouts
+Read from the run's rollout cache (each row names its task, sample and the
+digest of the skill it ran under; the night holds it in memory, a run
+directory's reader reads ``rollout_cache.jsonl``): for every val item, the rollouts
 under the starting skill and under the best skill, with the commands run (exit
 codes, denials), the files changed, the check results and the judge's verdict
 and sentence. Everything in the cache passed the night's redactor at the
@@ -16,20 +17,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from skillopt_core.backends.trajectory import Trajectory
-from skillopt_core.evaluation.cache import skill_digest
 from skillopt_core.skill.document import Skill
 
 FILE_NAME = "replay_evidence.json"
 MAX_NOTE_ITEMS = 12
 
 
-def _digests(text: str) -> set[str]:
-    out = {skill_digest(text)}
+def skill_texts(text: str) -> list[str]:
+    """The texts a rollout under ``text`` may name: as given, and as the engine renders it."""
+    out = [text]
     try:
-        out.add(skill_digest(Skill.parse(text).render()))
+        out.append(Skill.parse(text).render())
     except Exception:  # a skill that no longer parses still matches by its raw text
         pass
     return out
@@ -54,27 +55,19 @@ def _side(completion: dict[str, Any] | None, score: dict[str, Any] | None) -> di
     return side
 
 
-def val_evidence(run_dir: Path, seed_text: str, best_text: str, val_ids: list[str],
-                 prompts: dict[str, str]) -> list[dict[str, Any]]:
-    """One record per val item: ``{task, prompt, before, after}``."""
-    cache = run_dir / "rollout_cache.jsonl"
-    rows = []
-    if cache.is_file():
-        for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(row, dict) and row.get("task") in val_ids:
-                rows.append(row)
-    before, after = _digests(seed_text), _digests(best_text)
+def val_evidence(rollouts: Callable[[list[str], list[str]], Mapping[str, Mapping[str, Any]]], seed_text: str,
+                 best_text: str, val_ids: list[str], prompts: dict[str, str]) -> list[dict[str, Any]]:
+    """One record per val item: ``{task, prompt, before, after}``. ``rollouts(skill texts, item ids)``
+    gives each item's completion and score under one of the texts: a training result's
+    (:meth:`skillopt_core.run.api.TrainingResult.val_rollouts`, in memory) or a run reader's."""
+    before = rollouts(skill_texts(seed_text), list(val_ids))
+    after = rollouts(skill_texts(best_text), list(val_ids))
 
-    def pick(task: str, digests: set[str]) -> dict[str, Any] | None:
-        completion = next((r for r in rows if r["task"] == task and r.get("skill") in digests and "response" in r), None)
-        score = next((r for r in rows if r["task"] == task and r.get("skill") in digests and "hard" in r), None)
-        return _side(completion, score)
+    def side(found: Mapping[str, Mapping[str, Any]], task: str) -> dict[str, Any] | None:
+        slot = found.get(task) or {}
+        return _side(slot.get("completion"), slot.get("score"))
 
-    return [{"task": t, "prompt": prompts.get(t, "")[:200], "before": pick(t, before), "after": pick(t, after)}
+    return [{"task": t, "prompt": prompts.get(t, "")[:200], "before": side(before, t), "after": side(after, t)}
             for t in val_ids]
 
 

@@ -6,7 +6,7 @@ driver (named by ``.gitattributes``), an ``include.path``, hooks or
 ``objects/info/alternates`` there. git always reads a repository's own
 configuration, so no ``-c`` switch neutralises every key. The status and diff
 stat therefore never look at the checkout's ``.git``: ``GIT_DIR`` is the
-trusted copy :func:`sleep.cycle.checkout.replay_checkout` made before the
+trusted copy :func:`sleep.replay.checkout.replay_checkout` made before the
 rollout (HEAD, the index, the configuration ``git clone`` wrote, the object
 stores named in full) and ``GIT_WORK_TREE`` the checkout. With that
 configuration the work tree's ``.gitattributes`` names only drivers that do not

@@ -13,7 +13,8 @@ representative prompt as one item, as before.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from skillopt_core import Task
 from sleep.replay.policy import allowed_commands

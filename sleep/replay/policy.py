@@ -19,7 +19,8 @@ sandbox alone bounds what a command can do.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from skillopt_core.tasks.judges.outcome import required_commands
 

@@ -30,9 +30,10 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from skillopt_core import BackendSpec, CompletionRequest, create_backend
 from skillopt_core.backends.base import BackendError
@@ -104,8 +105,8 @@ def _scratch_project(root: Path) -> Path:
 async def probe_host(family: str, backend: str, model: str | None = None, options: dict[str, Any] | None = None,
                      api_hosts: tuple[str, ...] | list[str] = ()) -> ProbeResult:
     """One acting replay of the probe task through ``backend`` (``family``'s CLI) in the sandbox."""
-    from sleep.cycle.checkout import replay_checkout
     from sleep.replay.backend import ActionReplayBackend
+    from sleep.replay.checkout import replay_checkout
     from sleep.replay.egress import EgressProxy
     from sleep.replay.sandbox import BwrapLauncher
 

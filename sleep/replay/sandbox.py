@@ -16,7 +16,7 @@ it wraps the agent CLI's command line so that, inside,
   empty, read-only tmpfs mounts; what the CLI needs from under them is bound back read-only:
   the CLI's own install folder, ``PATH`` entries, the interpreter when it lives
   under ``/tmp`` (a CI virtualenv, see
-  :func:`skillopt_core.envs.spreadsheetbench.execute.interpreter_paths_under_tmp`)
+  :func:`skillopt_core.interpreter_paths_under_tmp`)
   and the clone's object store (``git clone --shared`` reads the project's
   objects through alternates);
 - the scratch HOME holds only copies of the files the CLI authenticates with
@@ -43,10 +43,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillopt_core.envs.spreadsheetbench.execute import interpreter_paths_under_tmp
+from skillopt_core import interpreter_paths_under_tmp
 from skillopt_core.replay import night_id, replay_root
 from sleep import paths
-from sleep.cycle.checkout import trusted_alternates
+from sleep.replay.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
 from sleep.replay.endpoints import codex_env_keys
 
@@ -61,6 +61,8 @@ AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
     "gemini-cli": ("", ".gemini", ("oauth_creds.json", "google_accounts.json", "settings.json"), ()),
     "opencode": ("", ".local/share/opencode", ("auth.json",), ()),
     "cursor-agent": ("", ".config/cursor", ("auth.json",), (".cursor/cli-config.json",)),
+    # /login's tokens in auth.json; a custom provider (baseUrl, apiKey) in models.json.
+    "pi": ("PI_CODING_AGENT_DIR", ".pi/agent", ("auth.json", "models.json", "settings.json"), ()),
 }
 # The only environment variables besides the basics that reach the CLI: its own keys and endpoints.
 KEY_VARS: dict[str, tuple[str, ...]] = {
@@ -76,6 +78,8 @@ KEY_VARS: dict[str, tuple[str, ...]] = {
     "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT",
                  "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG_DIR"),
     "cursor-agent": ("CURSOR_API_KEY",),
+    "pi": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY",
+           "XAI_API_KEY", "MISTRAL_API_KEY", "CEREBRAS_API_KEY", "PI_OFFLINE"),
 }
 # Variables that pass only when the switch naming them is set (the cloud's own credentials and endpoints).
 SWITCHED_VARS: dict[str, tuple[str, ...]] = {

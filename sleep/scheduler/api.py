@@ -18,8 +18,19 @@ from sleep.index import Index
 from sleep.lock import FileLock
 from sleep.scheduler import store
 from sleep.scheduler.entries import Entry, Rendered, detect, mode_module, not_firing, require
-from sleep.scheduler.model import (DEFAULT_AT, DEFAULT_JITTER_S, MODES, Schedule, ScheduleError, logs_dir,
-                                   night_command, next_run, parse_at, project_key, project_path)
+from sleep.scheduler.model import (
+    DEFAULT_AT,
+    DEFAULT_JITTER_S,
+    MODES,
+    Schedule,
+    ScheduleError,
+    logs_dir,
+    next_run,
+    night_command,
+    parse_at,
+    project_key,
+    project_path,
+)
 
 NO_OS_SCHEDULER = ("no cron, systemd or launchd is usable on this machine (a container?): {reasons}. "
                    "The schedule is stored for the daemon instead: nights run only while `skillopt-sleep daemon` "

@@ -52,7 +52,8 @@ def _schedule_args(p: argparse.ArgumentParser) -> None:
                         "auto picks what this machine has")
     p.add_argument("--jitter", type=_seconds, metavar="SECONDS",
                    help="daemon mode only: start up to SECONDS later, at random (default 300)")
-    p.add_argument("--print", dest="dry", action="store_true", help="show exactly what would be installed; change nothing")
+    p.add_argument("--print", dest="dry", action="store_true",
+                   help="show exactly what would be installed; change nothing")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -137,10 +138,10 @@ def _status_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the status as JSON")
 
 
-@commands.command("status", "next night, last night and its result, proposals waiting, daemon and watcher", _status_args)
+@commands.command("status", "next night, last night and its result, proposals waiting, daemon and watcher",
+                  _status_args)
 def cmd_status(args: argparse.Namespace) -> int:
     from sleep.scheduler.status import render, status
-
     from sleep.terminal_text import echo
 
     data = status(args.project)

@@ -24,12 +24,14 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from skillopt_core.timestamps import utc_iso, utc_now
 from sleep import paths
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.lock import FileLock, LockBusy
 from sleep.scheduler import store
 from sleep.scheduler.model import Schedule, cron_trigger, logs_dir, previous_run
@@ -43,7 +45,7 @@ STATE_FILE = "daemon.json"
 
 
 def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    return utc_iso(dt)
 
 
 def _parse(iso: str) -> datetime:
@@ -221,7 +223,7 @@ def run_daemon(*, watch: bool = True, grace_s: float = DEFAULT_GRACE_S, stop_tim
         if not stop.is_set():
             scheduler = NightScheduler(runner, grace_s=grace_s, refresh_s=refresh_s)
             scheduler.start()
-            write_state({"pid": os.getpid(), "started_at": _now(), "executable": exe, "watcher": watcher is not None,
+            write_state({"pid": os.getpid(), "started_at": utc_now(), "executable": exe, "watcher": watcher is not None,
                          "log": str(log_path), "stopped_at": None})
             log.info("daemon running (pid %d); nights run %s", os.getpid(), exe)
             stop.wait()
@@ -233,7 +235,7 @@ def run_daemon(*, watch: bool = True, grace_s: float = DEFAULT_GRACE_S, stop_tim
             watcher.stop()
         state = read_state()
         if state.get("pid") == os.getpid():
-            write_state(dict(state, stopped_at=_now()))
+            write_state(dict(state, stopped_at=utc_now()))
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         lock.release()

@@ -22,10 +22,10 @@ import json
 import os
 import sqlite3
 import sys
-import time
 from pathlib import Path
 from typing import IO
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
 
 MAX_INPUT = 1 << 20
@@ -41,9 +41,8 @@ def _log(message: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists() and path.stat().st_size > MAX_LOG:
             os.replace(path, path.with_name("hook.log.1"))
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
         with open(path, "a", encoding="utf-8") as f:
-            f.write(f"{stamp}Z {message}\n")
+            f.write(f"{utc_now()} {message}\n")
     except OSError:
         pass  # nowhere to log: still exit 0
 
@@ -64,16 +63,10 @@ def transcript_of(text: str) -> tuple[str | None, str]:
     return path, ""
 
 
-def _now() -> str:
-    """UTC now, ISO 8601 with milliseconds (the index's format)."""
-    ms = time.time_ns() // 1_000_000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
-
-
 def note_path(path: str) -> str:
     """Note ``path`` in the index, or in the spool when the index is busy, missing or older; says which."""
     index_path = paths.index_path()
-    row = (path, HOST, _now(), "hook")
+    row = (path, HOST, utc_now(), "hook")
     if index_path.exists():
         try:
             # mode=rw: the hook never creates the index (nor migrates it); a harvest does.

@@ -74,7 +74,7 @@ def project_path(text: str | os.PathLike | None) -> str:
     path = Path(raw).expanduser().resolve()
     if not path.is_dir():
         raise ScheduleError(f"{path} is not a directory; pass --project with the folder you work in")
-    from sleep.cycle.project import repository_root
+    from sleep.project import repository_root
 
     path = repository_root(path) or path
     text_path = str(path)

@@ -24,11 +24,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Iterable
 
-from sleep.index import Index, _now
+from skillopt_core.timestamps import utc_now
+from sleep.index import Index
 from sleep.scheduler.roots import Root, existing, transcript_roots
 
 STALE_FACTOR = 3.0
@@ -41,7 +42,7 @@ _UPSERT = ("INSERT INTO noted_files (path, host, noted_at, version, source) VALU
 
 def note(index: Index, items: Iterable[tuple[str, str]], source: str, at: str | None = None) -> int:
     """Note ``(path, host)`` pairs as changed, in one transaction; returns how many."""
-    rows = [(path, host, at or _now(), source) for path, host in items]
+    rows = [(path, host, at or utc_now(), source) for path, host in items]
     if rows:
         with index.transaction():
             index.conn.executemany(_UPSERT, rows)
@@ -167,7 +168,7 @@ def plan_harvest(index: Index, hosts: tuple[str, ...], since_given: bool,
             reasons[host] = "first scan since the watcher started watching this host"
         else:
             modes[host], reasons[host] = "noted", ""
-    return HarvestPlan(started_at=_now(), epoch=epoch, modes=modes, reasons=reasons, snapshot=snapshot,
+    return HarvestPlan(started_at=utc_now(), epoch=epoch, modes=modes, reasons=reasons, snapshot=snapshot,
                        since_given=since_given)
 
 
@@ -181,7 +182,7 @@ def finish_harvest(index: Index, plan: HarvestPlan, hosts: tuple[str, ...],
     host_of = {}
     for r in roots if roots is not None else transcript_roots():
         host_of.setdefault(r.path, r.host)
-    left = [(path, _host_for(path, host_of, hosts), _now()) for path in sorted(plan.unfinished)
+    left = [(path, _host_for(path, host_of, hosts), utc_now()) for path in sorted(plan.unfinished)
             if path not in plan.snapshot]
     index.conn.executemany("INSERT INTO noted_files (path, host, noted_at, version, source) VALUES (?,?,?,1,"
                            "'harvest') ON CONFLICT(path) DO NOTHING", left)

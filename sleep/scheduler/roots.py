@@ -19,11 +19,8 @@ checks that every discovered file lies under one of these roots and is wanted by
 from __future__ import annotations
 
 import os
-from fnmatch import fnmatchcase
 from dataclasses import dataclass
-from pathlib import Path
-
-from sleep import paths
+from fnmatch import fnmatchcase
 
 SUFFIXES = (".jsonl", ".json")
 

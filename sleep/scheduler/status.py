@@ -2,7 +2,7 @@
 proposals waiting; and whether the daemon and its watcher are running.
 
 Everything is read; the one write marks a night whose process is gone
-``interrupted`` (:func:`sleep.cycle.store.settle_dead`). The last night comes from the cycle's
+``interrupted`` (:func:`sleep.nightstore.settle_dead`). The last night comes from the cycle's
 ``cycles`` table, read by column name and only if it exists ("no nights yet"
 otherwise); proposals from :func:`sleep.proposals.list_proposals`.
 """
@@ -115,7 +115,7 @@ def status(project: str | None = None) -> dict[str, Any]:
                                                  "note": "no index yet (nothing harvested)"},
                 "index": str(paths.index_path())}
     with Index.open() as index:
-        from sleep.cycle.store import settle_dead
+        from sleep.nightstore import settle_dead
 
         settle_dead(index)  # a night whose process is gone shows as interrupted at once
         schedules = {s.project: s for s in store.all_schedules(index)}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from sleep.index import Index, _now
+from skillopt_core.timestamps import utc_now
+from sleep.index import Index
 from sleep.scheduler.model import Schedule
 
 _COLUMNS = "project, key, at, mode, jitter_s, argv, env, installed, last_fired_at, created_at, updated_at"
@@ -29,7 +30,7 @@ def get(index: Index, project: str) -> Schedule | None:
 
 def put(index: Index, s: Schedule) -> Schedule:
     """Insert or update; keeps ``created_at`` of an existing row and stamps ``updated_at``."""
-    now = _now()
+    now = utc_now()
     with index.transaction():
         old = index.conn.execute("SELECT created_at FROM schedules WHERE project = ?", (s.project,)).fetchone()
         s.created_at = old[0] if old else now
@@ -50,7 +51,7 @@ def delete(index: Index, project: str) -> bool:
 def mark_fired(index: Index, project: str, when: str | None = None) -> None:
     """Record that the daemon started the project's night (its catch-up rule reads this)."""
     with index.transaction():
-        index.conn.execute("UPDATE schedules SET last_fired_at = ? WHERE project = ?", (when or _now(), project))
+        index.conn.execute("UPDATE schedules SET last_fired_at = ? WHERE project = ?", (when or utc_now(), project))
 
 
 def fingerprint(schedules: list[Schedule]) -> tuple:

@@ -17,14 +17,23 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from watchdog.events import (DirCreatedEvent, DirMovedEvent, FileCreatedEvent, FileDeletedEvent,
-                             FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler)
+from watchdog.events import (
+    DirCreatedEvent,
+    DirMovedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
-from sleep.index import Index, _now
+from skillopt_core.timestamps import utc_now
+from sleep.index import Index
 from sleep.scheduler.noted import note
 from sleep.scheduler.roots import Root, transcript_roots
 
@@ -34,7 +43,7 @@ MAX_WALK = 20_000  # files noted from one folder that appeared at once
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "Watcher") -> None:
+    def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -44,7 +53,7 @@ class _Handler(FileSystemEventHandler):
 class _OverflowSpy(logging.Filter):
     """watchdog reports a kernel queue overflow (events lost) only in its log."""
 
-    def __init__(self, watcher: "Watcher") -> None:
+    def __init__(self, watcher: Watcher) -> None:
         super().__init__()
         self.watcher = watcher
 
@@ -79,7 +88,7 @@ class Watcher:
 
     # ----- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> "Watcher":
+    def start(self) -> Watcher:
         logging.getLogger("watchdog.observers.inotify_c").addFilter(self._spy)
         self._observer.start()
         self._thread = threading.Thread(target=self._loop, name="skillopt-watcher", daemon=True)
@@ -180,14 +189,14 @@ class Watcher:
                     next_beat = time.monotonic() + self.heartbeat_s
             self._flush(index)
             with index.transaction():
-                index.conn.execute("UPDATE watch_epochs SET stopped_at = ? WHERE id = ?", (_now(), self.epoch_id))
+                index.conn.execute("UPDATE watch_epochs SET stopped_at = ? WHERE id = ?", (utc_now(), self.epoch_id))
         except Exception:
             log.exception("the watcher stopped on an error; nights fall back to the full scan")
         finally:
             index.close()
 
     def _open_epoch(self, index: Index) -> None:
-        now = _now()
+        now = utc_now()
         with index.transaction():
             cur = index.conn.execute(
                 "INSERT INTO watch_epochs (pid, hostname, started_at, heartbeat_at, heartbeat_s, roots, anchors)"
@@ -220,7 +229,7 @@ class Watcher:
         self._sync_roots(index)
         try:
             with index.transaction():
-                index.conn.execute("UPDATE watch_epochs SET heartbeat_at = ? WHERE id = ?", (_now(), self.epoch_id))
+                index.conn.execute("UPDATE watch_epochs SET heartbeat_at = ? WHERE id = ?", (utc_now(), self.epoch_id))
         except Exception as exc:
             log.info("heartbeat not written (%s); next time", exc)
 
@@ -248,13 +257,13 @@ class Watcher:
                 continue
             # Changes from now on are certain to be noted (the watch is in place): a full scan
             # that starts later anchors the host.
-            self._watches[path] = (root, watch, ident, _now())
+            self._watches[path] = (root, watch, ident, utc_now())
             changed = True
         if changed:
             self._write_roots(index)
 
     def _bump_all(self, index: Index) -> None:
-        now = _now()
+        now = utc_now()
         for path, (root, watch, ident, _since) in list(self._watches.items()):
             self._watches[path] = (root, watch, ident, now)
         self._write_roots(index)

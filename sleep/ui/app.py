@@ -26,8 +26,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sleep import paths
-from sleep.ui.guard import CSRF_FIELD, Guard, Policy
 from sleep.ui import outbound
+from sleep.ui.guard import CSRF_FIELD, Guard, Policy
 from sleep.ui.runs import RunCatalog
 from sleep.ui.shed import Limits, Shed
 
@@ -198,7 +198,7 @@ async def server_error(request: Request, exc: Exception) -> Response:
         "Other pages still work; the server's log has the details."))
 
 
-def create_app(outputs: list[Path] | None = None, *, data_dir: Path | None | bool = True,
+def create_app(outputs: list[Path] | None = None, *, data_dir: Path | bool | None = True,
                policy: Policy | None = None, index_path: Path | None = None, poll: float = 0.25,
                stream_seconds: float = 600.0, rescan_seconds: float = 2.0, limits: Limits | None = None) -> Starlette:
     """The dashboard app. ``outputs``: folders holding run directories (default ``./outputs``);

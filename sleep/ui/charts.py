@@ -11,9 +11,9 @@ range (``?from=&to=``) without the server drawing anything twice.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Callable, Sequence
 
 from sleep.ui.rundata import StepRow
 from sleep.ui.svgplot import step_ticks

@@ -37,7 +37,7 @@ class Problems(list):
     def bad(self, where: str, key: str, value: Any, expected: str) -> None:
         self.add(f"{where}: {key} is {show(value)}, not {expected}")
 
-    def extend_from(self, other: "Problems") -> None:
+    def extend_from(self, other: Problems) -> None:
         for p in other:
             self.add(p)
         self.more += other.more

@@ -15,7 +15,7 @@ Tables read:
   ``last_seen``, ``judge_summary``, ``enabled``.
 - ``task_members`` and ``mine_prompts`` (the miner): the prompts a task was mined from,
   and ``sessions`` (the harvest) for when they were; the task detail page only.
-- ``cycles`` (the nightly cycle, migration 5, :mod:`sleep.cycle.store`): the
+- ``cycles`` (the nightly cycle, migration 5, :mod:`sleep.nightstore`): the
   columns ``id``, ``project``, ``started_at``, ``finished_at``, ``stage``,
   ``outcome``, ``reason``, ``run_dir``, ``proposal_id``, and the night's
   whole record in ``report`` (tasks, scores, usage, proposal).
@@ -160,7 +160,7 @@ def _size(value: Any) -> int | None:
 
 
 def _night(row: dict[str, Any]) -> Night:
-    """A ``cycles`` row as written by :mod:`sleep.cycle.store` (the night's record is its ``report``)."""
+    """A ``cycles`` row as written by :mod:`sleep.nightstore` (the night's record is its ``report``)."""
     report = _json(row.get("report"))
     report = report if isinstance(report, dict) else {}
     usage = report.get("usage") if isinstance(report.get("usage"), dict) else {}
@@ -201,12 +201,12 @@ def _night_skill(part: dict[str, Any]) -> NightSkill:
 def _process_gone(project: Any) -> bool:
     """Whether a night recorded running has no process any more: its lock is free (the OS frees
     it however the process died). Shown as interrupted at once, as ``status`` and ``history`` do
-    (:func:`sleep.cycle.store.settle_dead`); the dashboard only reads, so the record itself is
+    (:func:`sleep.nightstore.settle_dead`); the dashboard only reads, so the record itself is
     settled by the next command that writes."""
     if not isinstance(project, str) or not project:
         return False
-    from sleep.cycle.store import night_lock_path
     from sleep.lock import FileLock
+    from sleep.nightstore import night_lock_path
 
     try:
         return not FileLock(night_lock_path(project)).held()

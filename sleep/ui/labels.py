@@ -16,10 +16,10 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.timestamps import utc_now
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore
 from sleep.ui.outbound import outbound
@@ -82,7 +82,7 @@ def parse_form(name: Any, tags: Any, note: Any, archived: Any) -> Labels:
 def write_labels(run: Path, labels: Labels) -> None:
     """Replace the run's ``labels.json`` (``run``: its real path, from the catalog)."""
     record = {"name": labels.name, "tags": list(labels.tags), "note": labels.note, "archived": labels.archived,
-              "updated_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+              "updated_at": utc_now()}
     fd, tmp = tempfile.mkstemp(dir=run, prefix=f".{LABELS}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

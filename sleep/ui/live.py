@@ -8,7 +8,7 @@ after ``run_end``. A comment line every few seconds keeps proxies and the
 browser from timing the connection out. A stream also ends after
 ``max_seconds``; the browser reconnects on its own from the last id.
 
-The file is opened through :mod:`sleep.ui.runfiles` on every read (a link out
+The file is read through the engine's run reader on every read (a link out
 of the run directory ends the stream), and each event goes out with its texts
 passed through the outbound filter (:func:`sleep.ui.outbound.scrub`); a line
 that is not a JSON object is not sent.
@@ -17,14 +17,15 @@ that is not a JSON object is not sent.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import AsyncIterator
 
 import anyio
 import orjson
 
 from sleep.ui.outbound import scrub
-from sleep.ui.runfiles import RunFileError, json_object, open_in_run
+from skillopt_core.run.reader import RunReader
+from sleep.ui.runfiles import RunFileError, json_object
 
 EVENTS = "events.jsonl"
 
@@ -49,34 +50,6 @@ def parse_offset(*candidates: str | None) -> int:
     return 0
 
 
-def _read_from(run: Path, offset: int) -> tuple[list[tuple[int, bytes]], int]:
-    """Whole lines after ``offset``: (offset after the line, line) pairs, and the new offset.
-    :class:`RunFileError` when the file is refused."""
-    try:
-        fh, st = open_in_run(run, EVENTS)
-    except FileNotFoundError:
-        return [], offset
-    with fh:
-        try:
-            if st.st_size < offset:  # the file was replaced (a new run in the same folder): start over
-                offset = 0
-            fh.seek(offset)
-            data = fh.read(min(st.st_size - offset, 8 << 20))
-        except OSError:
-            return [], offset
-    out = []
-    pos = 0
-    while True:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            break
-        line = data[pos:nl].strip()
-        pos = nl + 1
-        if line:
-            out.append((offset + pos, line))
-    return out, offset + pos
-
-
 def _event(line: bytes) -> tuple[str, str | None] | None:
     """(the event as sent, its kind) for a JSON-object line, else None."""
     e = json_object(line)
@@ -98,7 +71,7 @@ async def follow(run: Path, offset: int, *, poll: float = 0.25, heartbeat: float
     started = last_sent = time.monotonic()
     while True:
         try:
-            items, offset = _read_from(run, offset)
+            items, offset = RunReader(run).event_lines(offset, 8 << 20)
         except RunFileError:
             return
         for end_offset, line in items:

@@ -23,8 +23,9 @@ the library's messages) passes through :func:`sleep.ui.outbound.outbound`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -136,7 +137,9 @@ def per_file(diff: str) -> list[tuple[str, str]]:
 
 async def _decide(request: Request, action: str) -> Response:
     from sleep.proposals import ProposalError, UnknownProposal, adopt, reject
-    from sleep.proposals.undo import undo  # the function (once its module is imported, `sleep.proposals.undo` is the module)
+    from sleep.proposals.undo import (
+        undo,  # the function (once its module is imported, `sleep.proposals.undo` is the module)
+    )
 
     u = ui(request)
     pid = _pid(request)

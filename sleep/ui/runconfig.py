@@ -120,7 +120,7 @@ def flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
 
 def _parse(data: bytes) -> RunConfig:
     try:
-        value = yaml.load(data, Loader=_Loader)  # noqa: S506 - a safe loader
+        value = yaml.load(data, Loader=_Loader)
     except yaml.YAMLError as exc:
         return RunConfig(problem=f"config.yaml is not valid YAML ({str(exc).splitlines()[0]}); its settings are not shown")
     if not isinstance(value, dict):

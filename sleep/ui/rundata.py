@@ -13,15 +13,17 @@ read by :mod:`sleep.ui.stepdata`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
+from skillopt_core.run.reader import RunReader
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
-from sleep.ui.runfiles import FileCache, RunFileError, list_in_run, open_in_run, parse_json
-from sleep.ui.runrow import RunRow, event_file_size, first_event, head_and_tail, scan_tail
+from sleep.ui.runfiles import FileCache, RunFileError, open_in_run, parse_json
+from sleep.ui.runrow import RunRow, event_file_size, scan_tail
 from sleep.ui.runs import RunRef
 
 T = TypeVar("T")
@@ -81,13 +83,7 @@ def text_or_problem(run: Path, rel: str, problems: Problems) -> str | None:
 
 def numbered(run: Path, folder: str, prefix: str, suffix: str = "") -> list[int]:
     """The numbers N of the files ``<folder>/<prefix>N<suffix>`` of the run, ascending."""
-    out = []
-    for name in list_in_run(run, folder):
-        if name.startswith(prefix) and name.endswith(suffix):
-            digits = name[len(prefix): len(name) - len(suffix)]
-            if digits.isdigit():
-                out.append(int(digits))
-    return sorted(out)
+    return RunReader(run).numbered(folder, prefix, suffix)
 
 
 # ----- history.json ------------------------------------------------------------------------
@@ -143,7 +139,7 @@ class StepRow:
         return self.action.startswith("accept")
 
     @staticmethod
-    def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> "StepRow":
+    def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> StepRow:
         p = problems if problems is not None else Problems()
         step = c.integer(h.get("step"), p, f"history.json, record {index + 1}", "step", 0) or 0
         where = f"history.json, step {step}"
@@ -300,9 +296,10 @@ def load_run(ref: RunRef, row: RunRow) -> RunPage:
     steps = history(path, problems)
     epoch_numbers = sorted(set(numbered(path, "slow_update", "epoch_")) | set(numbered(path, "meta_skill", "epoch_")))
     epochs = [_epoch(path, n, problems) for n in epoch_numbers]
-    started = _start(first_event(path), problems)
+    reader = RunReader(path)
+    started = _start(reader.first_event(), problems)
     notices = scan_tail(path, _is_warning, lambda e: c.text(e.get("text"), problems, "events.jsonl", "text"))
-    activity = activity_text(head_and_tail(path)[2]) if row.live else ""
+    activity = activity_text(reader.head_and_tail()[2]) if row.live else ""
     return RunPage(ref, row, started, steps, epochs, numbered(path, "skills", "step_", ".md"), offset,
                    notices[-20:], problems.lines, activity)
 

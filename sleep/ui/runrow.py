@@ -1,4 +1,4 @@
-"""One line of the runs list, read cheaply from a run directory, and the readers of ``events.jsonl``.
+"""One line of the runs list, read cheaply from a run directory (through the engine's run reader).
 
 The list reads ``summary.json``, ``config.yaml`` (:mod:`sleep.ui.runconfig`,
 for the config columns) and the first and last lines of ``events.jsonl`` only
@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import calendar
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from skillopt_core.run.reader import RunReader
 
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
 from sleep.ui.labels import LABELS, Labels, read_labels
 from sleep.ui.runconfig import RunConfig, read_config
-from sleep.ui.runfiles import RunFileError, file_sig, json_object, open_in_run, read_bytes
+from sleep.ui.runfiles import RunFileError, file_sig, json_object, read_bytes
 
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
@@ -105,93 +108,16 @@ class EventFold:
 def event_file_size(run: Path, problems: Problems) -> int:
     """The size of the run's ``events.jsonl`` (0 when absent or refused, which ``problems`` notes)."""
     try:
-        fh, st = open_in_run(run, EVENTS)
-    except FileNotFoundError:
-        return 0
+        return RunReader(run).events_size()
     except RunFileError as exc:
         problems.add(str(exc))
         return 0
-    fh.close()
-    return st.st_size
-
-
-def read_events(run: Path, offset: int = 0) -> tuple[list[dict[Any, Any]], int]:
-    """The whole JSON lines of ``events.jsonl`` from ``offset``, and the offset after the last one.
-
-    A line still being written (no newline yet) is left for the next read; a
-    line that is not a JSON object is skipped.
-    """
-    try:
-        fh, _ = open_in_run(run, EVENTS)
-    except (FileNotFoundError, RunFileError):
-        return [], offset
-    with fh:
-        try:
-            fh.seek(offset)
-            data = fh.read()
-        except OSError:
-            return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    out = [e for e in map(json_object, data[: end + 1].splitlines()) if e is not None]
-    return out, offset + end + 1
-
-
-def head_and_tail(run: Path) -> tuple[int, dict[Any, Any] | None, dict[Any, Any] | None]:
-    """The size of ``events.jsonl``, its first event and its last complete one (one open; reads the
-    first line and the last 4 KiB, or up to 1 MiB for a long last line)."""
-    try:
-        fh, st = open_in_run(run, EVENTS)
-    except (FileNotFoundError, RunFileError):
-        return 0, None, None
-    with fh:
-        try:
-            size = st.st_size
-            head = json_object(fh.readline(1 << 20)) if size else None
-            return size, head, _last(fh, size)
-        except OSError:
-            return 0, None, None
-
-
-def _last(fh: BinaryIO, size: int) -> dict[Any, Any] | None:
-    for span in (4096, 1 << 20):
-        fh.seek(max(0, size - span))
-        lines = fh.read(span).rstrip(b"\n").split(b"\n")
-        if len(lines) < 2 and size > span:
-            continue  # the last line is longer than the span: read more
-        for line in reversed(lines):
-            item = json_object(line)
-            if item is not None:
-                return item
-        return None
-    return None
-
-
-def first_event(run: Path) -> dict[Any, Any] | None:
-    return head_and_tail(run)[1]
 
 
 def scan_tail(run: Path, keep: Callable[[dict[Any, Any]], bool], extract: Callable[[dict[Any, Any]], T]) -> list[T]:
     """``extract(e)`` for the events ``e`` of the last :data:`TAIL_SCAN` bytes that ``keep`` accepts.
     Lines are pre-filtered by their bytes (``"notice"``), so a long run's page stays fast."""
-    try:
-        fh, st = open_in_run(run, EVENTS)
-    except (FileNotFoundError, RunFileError):
-        return []
-    with fh:
-        try:
-            fh.seek(max(0, st.st_size - TAIL_SCAN))
-            data = fh.read(TAIL_SCAN)
-        except OSError:
-            return []
-    out = []
-    for line in data.splitlines():
-        if b'"notice"' in line:
-            e = json_object(line)
-            if e is not None and keep(e):
-                out.append(extract(e))
-    return out
+    return [extract(e) for e in RunReader(run).last_events(None, TAIL_SCAN, b'"notice"') if keep(e)]
 
 
 # ----- the row -------------------------------------------------------------------------------
@@ -226,7 +152,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
     path = ref.path
     p, where = Ignore(), "summary.json"
     summary = _summary(path)
-    size, head, tail = head_and_tail(path)
+    size, head, tail = RunReader(path).head_and_tail()
     head, tail = head or {}, tail or {}
     row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
                  started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
@@ -256,7 +182,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
         return row, None
     # No run_end after the last start: the run is going (or its process died).
     fold = fold if fold is not None and fold.offset <= size else EventFold()
-    new, fold.offset = read_events(path, fold.offset)
+    new, fold.offset = RunReader(path).event_records(fold.offset)
     for e in new:
         fold.add(e)
     silent = (now or time.time()) - (_epoch_of(fold.last_at) or 0)

@@ -70,7 +70,7 @@ class Root:
     origin: str  # "outputs" or "data"
 
     @staticmethod
-    def make(path: Path, base: Path, origin: str) -> "Root":
+    def make(path: Path, base: Path, origin: str) -> Root:
         rid = hashlib.sha1(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:10]
         return Root(rid, path, base, origin)
 

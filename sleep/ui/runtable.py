@@ -20,8 +20,9 @@ import csv
 import io
 import json
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 from urllib.parse import urlencode
 
 from sleep.ui.runconfig import COLUMNS as CONFIG_COLUMNS

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sleep.ui import coerce as c
+from sleep.ui import rundata
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
 from sleep.ui.rundata import history, load_json, numbered
 from sleep.ui.runfiles import RunFileError, json_object
 from sleep.ui.runs import RunRef
-from sleep.ui import rundata
 
 MAX_TEXT = 200_000  # one prompt, response or reference shown at most this long
 MATRIX_STEPS = 60  # columns of the matrix by default (the latest steps)

@@ -16,9 +16,9 @@ Each marker links to its step page and has a tooltip.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import replace
 from html import escape
-from typing import Sequence
 
 from sleep.ui.rundata import StepRow
 

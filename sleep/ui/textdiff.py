@@ -6,8 +6,8 @@ page can mark the words that changed, not only the lines.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 Segment = tuple[str, bool]  # (text, changed)

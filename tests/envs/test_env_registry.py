@@ -6,23 +6,9 @@ import json
 
 import pytest
 
-from skillopt_core.backends import Completion
+from skillopt_core.backends.scripted import ScriptedBackend
 from skillopt_core.envs import available_envs, create_env
 from skillopt_core.envs.base import GENERIC_SEED_SKILL
-
-
-class FakeJudgeBackend:
-    name = "fake"
-    model = "fake-judge"
-
-    def __init__(self, reply: str) -> None:
-        self.reply = reply
-
-    async def complete(self, request):
-        return Completion(text=self.reply)
-
-    def describe(self) -> str:
-        return "fake"
 
 
 def test_builtin_envs_are_listed():
@@ -93,7 +79,7 @@ async def test_jsonl_tasks_scores_pass_and_fail(tmp_path):
 
 async def test_jsonl_tasks_rubric_uses_judge_backend(tmp_path):
     path = write_tasks(tmp_path / "t.jsonl", [{"id": "a", "prompt": "p", "judge": {"type": "rubric", "rubric": "polite?"}}])
-    backend = FakeJudgeBackend(json.dumps({"score": 7, "pass": True, "feedback": "Polite."}))
+    backend = ScriptedBackend(queue=[json.dumps({"score": 7, "pass": True, "feedback": "Polite."})])
     env = create_env("jsonl_tasks", {"data_path": path}, judge_backend=backend)
     [task] = env.load_tasks()
     result = await env.score(task, "Thank you!")

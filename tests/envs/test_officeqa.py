@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 
-import pytest
 
 from skillopt_core.backends import BackendSpec, create_backend
 from skillopt_core.envs import create_env

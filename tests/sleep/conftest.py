@@ -27,6 +27,8 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
     monkeypatch.delenv("APPDATA", raising=False)
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
     monkeypatch.delenv("SKILLOPT_CURSOR_IDE_HOME", raising=False)
+    for name in ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR", "DSH_HOME", "GOOSE_PATH_ROOT", "HERMES_HOME"):
+        monkeypatch.delenv(name, raising=False)
     # Where the plugins look for skillopt-sleep besides PATH (tests set them when they mean to).
     for name in ("SKILLOPT_SLEEP_BIN", "PIPX_BIN_DIR", "UV_TOOL_BIN_DIR", "XDG_BIN_HOME"):
         monkeypatch.delenv(name, raising=False)

@@ -32,6 +32,22 @@ _PEM_EC = (
     "-----END EC PRIVATE KEY-----"
 )
 
+_PGP_PUBLIC = (
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n"
+    "nnfm8OXg6fCmvgyZ76Tl0+cQNbyI4RM7HL8ctkB026JAvnN9cv31HYpZfbD9m3L/\n"
+    "UhsO0m9MoUSuEDCV3JWThVlVpt4iiFB7pE6D3/xTm0CtcEMSLzlufqsLDXrJaTLk\n"
+    "3JhS/jZmoP22hbs1ND1adNcW3CbK9vtZ1kHEONSgCCuOn5etxPiwVuPbejz1dg0g\n"
+    "=vLsh\n"
+    "-----END PGP PUBLIC KEY BLOCK-----"
+)
+_PGP_PRIVATE = (
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n"
+    "HZn9ja296SajqGOngAMqUmsJDPP4UG41mxURRvkOJGYfKuz8dDInJcl9r4oj7+T9\n"
+    "fYYt0Nc8elSrTMOm4h2Q1LndE1IE269qPOrRwdGRxDvlbDycvOxWoJXQ8KkevV5W\n"
+    "=9FAb\n"
+    "-----END PGP PRIVATE KEY BLOCK-----"
+)
+
 # (kind, line, secret part)
 SECRETS: list[tuple[str, str, str]] = [
     ("openai-key", "export OPENAI_API_KEY=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",
@@ -221,6 +237,16 @@ SECRETS: list[tuple[str, str, str]] = [
     ("square-token", "const client = new Client({ accessToken: 'EAAAwtsN4ygbfpUFvD_YVlP1OXBL_7aj-UpWEgDwJkbJIgCnNwvFUiEM2l3WYDWg' })",
      "EAAAwtsN4ygbfpUFvD_YVlP1OXBL_7aj-UpWEgDwJkbJIgCnNwvFUiEM2l3WYDWg"),
     ("square-token", "SANDBOX=sq0atb-KhMrbDeuvOEd7QVnPX59rb", "sq0atb-KhMrbDeuvOEd7QVnPX59rb"),
+    # Issue 31: secrets beside the public identifiers below (the same words, the same shapes).
+    ("pgp-private-key", "my key, do not share:\n" + _PGP_PRIVATE, "fYYt0Nc8elSrTMOm4h2Q1LndE1IE269qPOrRwdGRxDvlbDycvOxWoJXQ8KkevV5W"),
+    ("crypto-private-key", "sign the transfer with 0x561399ef37ff4a35b481d747b21394a572e80d583cc97080dca120f1707f5d17",
+     "561399ef37ff4a35b481d747b21394a572e80d583cc97080dca120f1707f5d17"),
+    ("crypto-private-key", "the deployer private key for the package is a6d50e825bc7c12def017b59901179f370ee923539e2f677b5e6203133cc553c",
+     "a6d50e825bc7c12def017b59901179f370ee923539e2f677b5e6203133cc553c"),
+    ("solana-secret-key", "check the SOL balance of the keypair 8FYwEH2sVrc5ADpX94kLW7gBS2onqvogsuBDVtPySCYACL1gTSybECenVMtcCTb7wDaFc7j8B85mpctgPbpqzB5",
+     "8FYwEH2sVrc5ADpX94kLW7gBS2onqvogsuBDVtPySCYACL1gTSybECenVMtcCTb7wDaFc7j8B85mpctgPbpqzB5"),
+    ("webhook-token", "the deposit watcher on devnet uses webhook token 3cAZ5gXcWmidYzZY9U7Rcxsk5cUQNuKhefuSrSWzrroK",
+     "3cAZ5gXcWmidYzZY9U7Rcxsk5cUQNuKhefuSrSWzrroK"),
 ]
 
 # (kind, line)
@@ -315,4 +341,16 @@ NOT_SECRETS: list[tuple[str, str]] = [
     ("name-value", "NEW_RELIC_APP_NAME=checkout-service-production-eu"),
     ("name-value", "PULUMI_STACK=acme/checkout-service/production"),
     ("name-value", "GREETING_B64=aGVsbG8gd29ybGQsIHRoaXMgaXMgYSB0ZXN0"),
+    # Issue 31: public identifiers in prompts (made-up values of the public shapes).
+    ("base58-address", "check the balance of EWsyuifpMPm5n49xKo72svUjPnz8kp8QpZchqtv9DytM please"),
+    ("base58-address", "why does 7H99sYGtABBgmdfJHYW4xYQBgzoBzjpUabmr7Nb1iCDf show 0 USDC"),
+    ("base58-address", "Transfer from EWsyuifpMPm5n49xKo72svUjPnz8kp8QpZchqtv9DytM to CnDw3SRAtExpkxpzdkKDYGaQyHkeQYh6vpnh6Q1F1z27"),
+    ("base58-address", "airdrop 2 to 7H99sYGtABBgmdfJHYW4xYQBgzoBzjpUabmr7Nb1iCDf\nthen stake from CnDw3SRAtExpkxpzdkKDYGaQyHkeQYh6vpnh6Q1F1z27"),
+    ("base58-address", "Tron deposits land on TWeYJ5gmX2tP75LY2uxEjwGiEv2AG6xCKr"),
+    ("hex-address", "Sui object 0xa6d50e825bc7c12def017b59901179f370ee923539e2f677b5e6203133cc553c is shared"),
+    ("hex-address", "publish the package 0x6ad77388752b547ba45177996911d11f1014873aa9024abbea6eaada28154235 again"),
+    ("git-sha", "tx hash 0x561399ef37ff4a35b481d747b21394a572e80d583cc97080dca120f1707f5d17 reverted"),
+    ("git-sha", "commit 6ad77388752b547ba45177996911d11f1014873aa9024abbea6eaada28154235 in the sha256 repository"),
+    ("ssh-public-key", "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABgQC7x9Qm2Lr5Kp3Zt8Vn1Wc6Yb4Xh0Jd2Fs9Ga7He5Ik3Lm1No8 dev@box"),
+    ("public-key", "add this to the keyserver:\n" + _PGP_PUBLIC),
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from sleep.harvest import HarvestOptions, HarvestReport, harvest
+from sleep.harvest.harvester import HarvestOptions, HarvestReport, harvest
 
 
 @dataclass

@@ -40,10 +40,10 @@ def test_python_dash_m_works_both_ways() -> None:
 
 
 def test_the_moved_packages_hold_the_harvest_and_the_redaction() -> None:
-    import sleep.harvest
     import sleep.redact
+    from sleep.harvest.harvester import harvest
 
-    assert sleep.harvest.harvest.__module__ == "sleep.harvest.harvester"
+    assert harvest.__module__ == "sleep.harvest.harvester"
     assert sleep.redact.Redactor.__module__ == "sleep.redact.redactor"
     old = ("reader", "sources", "secret_rules", "read_offsets", "harvest_pool", "known_secrets")
     for gone in (f"sleep.{name}" for name in old):

@@ -4,27 +4,25 @@ MCP tools show, over every skill of the night."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from types import SimpleNamespace
 
 from skillopt_core import Edit
+from skillopt_core.run.record import StepRecord
 from sleep.cycle.verdict import all_corrections, correction_outcomes, describe_corrections
 
 A, B, C, D = (f"- Rule {x}." for x in "ABCD")
 
 
-def test_each_offered_correction_is_counted_once_with_the_refusal_reason(tmp_path: Path) -> None:
-    step = tmp_path / "steps" / "step_0001"
-    step.mkdir(parents=True)
-    (step / "patches.json").write_text(json.dumps({"refused": [
-        {"op": "add", "content": C, "origin": "correction", "refused": "addresses the judge, not the task (x)"},
-        {"op": "add", "content": "- The grader likes it.", "origin": "optimizer", "refused": "instructs about grading"}]}))
-    history = [{"action": "reject", "selected_edits": [{"content": B, "origin": "correction"}]},
-               {"action": "accept", "selected_edits": [{"content": A, "origin": "correction+optimizer"},
-                                                       {"content": "- Mine.", "origin": "optimizer"}]}]
+def test_each_offered_correction_is_counted_once_with_the_refusal_reason() -> None:
+    refused = [(Edit("add", content=C, origin="correction"), "addresses the judge, not the task (x)"),
+               (Edit("add", content="- The grader likes it.", origin="optimizer"), "instructs about grading")]
+    history = [StepRecord.from_dict({"step": 1, "action": "reject", "selected_edits": [
+                   {"op": "add", "content": B, "origin": "correction"}]}),
+               StepRecord.from_dict({"step": 2, "action": "accept", "selected_edits": [
+                   {"op": "add", "content": A, "origin": "correction+optimizer"},
+                   {"op": "add", "content": "- Mine.", "origin": "optimizer"}]})]
     edits = [Edit("add", content=x, origin="correction") for x in (A, B, C, D)]
-    c = correction_outcomes(edits, history, tmp_path)
+    c = correction_outcomes(edits, history, refused)
     assert c["kept"] == [A] and c["rejected"] == [B] and c["not_selected"] == [D]
     assert c["refused"] == [{"content": C, "reason": "addresses the judge, not the task (x)"}]
     assert sum(len(c[k]) for k in ("kept", "rejected", "refused", "not_selected")) == len(c["offered"]) == 4

@@ -12,6 +12,7 @@ from cycle_testutil import rules
 from sleep_testutil import Homes
 
 from skillopt_core import ConfigError, Task
+from skillopt_core.run.record import StepRecord
 from skillopt_core.run.state import RunSummary
 from skillopt_core.tasks.data import assign_split
 from sleep import paths
@@ -29,8 +30,9 @@ def summary(status: str = "completed", initial: float | None = 0.5, best: float 
     return RunSummary("r", "/r", status, steps, 2, initial, best, None, None, {}, 0, steps)
 
 
-def step(current: float, candidate: float, action: str = "reject", reason: str = "") -> dict:
-    return {"val_current": current, "val_candidate": candidate, "action": action, "gate_reason": reason}
+def step(current: float, candidate: float, action: str = "reject", reason: str = "", **more) -> StepRecord:
+    return StepRecord.from_dict({"val_current": current, "val_candidate": candidate, "action": action,
+                                 "gate_reason": reason, **more})
 
 
 # ----- why nothing was staged ------------------------------------------------------------
@@ -62,7 +64,7 @@ def test_a_budget_that_ran_out_says_which_key_to_raise() -> None:
 
 
 def test_steps_without_a_changed_candidate_are_said_so() -> None:
-    text = nothing_staged(summary(), [{"action": "no_change", "val_current": 0.5, "val_candidate": None}], 4,
+    text = nothing_staged(summary(), [StepRecord.from_dict({"action": "no_change", "val_current": 0.5})], 4,
                           "no_regression")
     assert "no step produced a candidate that differs" in text
 
@@ -171,7 +173,7 @@ def test_the_demo_never_blames_a_gate_for_a_failed_night() -> None:
 
 
 def test_a_gate_that_decided_early_is_not_compared_with_the_full_val_mean() -> None:
-    early = {**step(0.667, 0.5, reason="val score 0.50 = 0.50 (decided early: 2/3 val items)"),
-             "gate_evaluated": 2, "gate_items": 3, "gate_early_stopped": True}
+    early = step(0.667, 0.5, reason="val score 0.50 = 0.50 (decided early: 2/3 val items)",
+                 gate_evaluated=2, gate_items=3, gate_early_stopped=True)
     text = nothing_staged(summary(initial=0.667, best=0.667), [early], 3, "no_regression")
     assert "rejected the candidate early, after part of val (2 of 3 tasks" in text and "worse, by" not in text

@@ -7,6 +7,8 @@ transcripts and SIGKILLs itself right after its fifth model call.
 
 from __future__ import annotations
 
+from skillopt_core.timestamps import utc_now
+
 import json
 import signal
 from pathlib import Path
@@ -20,8 +22,8 @@ from sleep_testutil import Homes
 from sleep.cli import main
 from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.night import night_lock
-from sleep.cycle.store import NightRecord, save
-from sleep.index import Index, _now
+from sleep.nightstore import NightRecord, save
+from sleep.index import Index
 
 
 @pytest.fixture
@@ -61,7 +63,7 @@ def test_a_night_whose_process_holds_its_lock_still_shows_as_running(project: Pa
     lock = night_lock(project.resolve()).acquire()
     try:
         with Index.open() as index:
-            save(index, NightRecord("n-live", str(project.resolve()), _now(), stage="replay"))
+            save(index, NightRecord("n-live", str(project.resolve()), utc_now(), stage="replay"))
         assert main(["history", "--json", "--all-projects"]) == 0
         assert json.loads(capsys.readouterr().out)[0]["outcome"] == "running"
     finally:

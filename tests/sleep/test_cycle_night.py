@@ -19,7 +19,7 @@ from sleep import paths
 from sleep.cli import main
 from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.night import NightOptions, night_lock, run_night
-from sleep.cycle.store import nights
+from sleep.nightstore import nights
 from sleep.index import Index
 from sleep.lock import LockBusy
 

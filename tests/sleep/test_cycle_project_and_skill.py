@@ -15,7 +15,7 @@ from sleep_testutil import Homes
 from sleep.cli import main
 from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.night import NightError, NightOptions, run_night
-from sleep.cycle.project import SeveralProjects, resolve_project
+from sleep.project import SeveralProjects, resolve_project
 from sleep.cycle.skills import MANAGED_NAME, SkillPathError, check_skill_path, choose_skill
 from sleep.index import Index
 from sleep.sessions import Session

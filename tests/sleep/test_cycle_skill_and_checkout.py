@@ -9,7 +9,7 @@ import pytest
 from sleep_testutil import Homes
 
 from skillopt_core.replay import is_replay_path
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.cycle.skills import MANAGED_NAME, choose_skill
 from sleep.sessions import Session
 

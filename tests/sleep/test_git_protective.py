@@ -12,8 +12,8 @@ import pytest
 from proposal_testutil import git, make_repo
 
 from sleep import gitsafe
-from sleep.cycle.checkout import replay_checkout
-from sleep.cycle.project import repository_root
+from sleep.replay.checkout import replay_checkout
+from sleep.project import repository_root
 from sleep.proposals import gitobjects as g
 
 

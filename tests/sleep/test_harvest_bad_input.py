@@ -11,7 +11,6 @@ import sleep_builders as b
 import pytest
 from sleep_testutil import Homes, run
 
-import sleep.harvest.harvester as harvest_mod
 import sleep.harvest.pool as harvest_pool
 from sleep.index import Index
 

@@ -12,7 +12,7 @@ import sleep_builders as b
 from sleep_testutil import Homes
 
 from sleep.cli import main
-from sleep.harvest import parse_duration
+from sleep.harvest.harvester import parse_duration
 from sleep.index import MIGRATIONS, Index, Migration
 
 CWD = "/work/app"
@@ -37,7 +37,8 @@ def test_console_script_done_when_scenario(homes: Homes) -> None:
     assert first["sessions_new"] == 4
     assert first["skipped"] == {"invalid_json": 1}
     assert set(first["sources"]) == {"claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli",
-                                     "opencode", "cursor-agent", "cursor-ide"}
+                                     "opencode", "cursor-agent", "cursor-ide", "pi", "dsh", "goose",
+                                     "amp", "hermes"}
     second = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ).stdout)
     assert (second["files_read"], second["bytes_read"], second["sessions_new"]) == (0, 0, 0)
 

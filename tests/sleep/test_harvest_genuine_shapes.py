@@ -24,7 +24,6 @@ fixtures other projects captured from real files:
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import sleep_builders as b
 from sleep_testutil import Homes, run

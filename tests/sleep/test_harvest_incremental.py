@@ -13,7 +13,7 @@ from sleep_testutil import Homes, run
 
 import sleep.harvest.harvester as harvest_mod
 import sleep.harvest.pool as harvest_pool
-from sleep.harvest import HarvestOptions, harvest
+from sleep.harvest.harvester import HarvestOptions, harvest
 from sleep.index import Index
 from sleep.lock import FileLock, LockBusy
 

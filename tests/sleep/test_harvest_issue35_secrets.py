@@ -4,7 +4,6 @@ transcript's prompt and answer or from OpenCode's database."""
 
 from __future__ import annotations
 
-import json
 
 import sleep_builders as b
 from redaction_labelled import SECRETS

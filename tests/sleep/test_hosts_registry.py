@@ -43,17 +43,22 @@ def test_the_built_in_hosts_give_the_lists_that_were_written_out_by_hand() -> No
     assert hosts.source_groups() == {
         "claude-code": ("claude-code",), "codex": ("codex",), "copilot": ("copilot-vscode", "copilot-cli"),
         "gemini": ("gemini-cli",), "opencode": ("opencode",), "cursor": ("cursor-agent", "cursor-ide"),
+        "pi": ("pi",), "dsh": ("dsh",), "goose": ("goose",), "amp": ("amp",), "hermes": ("hermes",),
         "all": ("claude-code", "codex", "copilot-vscode", "copilot-cli", "gemini-cli", "opencode", "cursor-agent",
-                "cursor-ide")}
+                "cursor-ide", "pi", "dsh", "goose", "amp", "hermes")}
     assert CLI_BACKENDS == {"claude-code": "claude-code", "codex": "codex", "copilot": "copilot",
-                            "gemini": "gemini-cli", "opencode": "opencode", "cursor": "cursor-agent"}
+                            "gemini": "gemini-cli", "opencode": "opencode", "cursor": "cursor-agent", "pi": "pi"}
     assert HOST_FAMILY == {"claude-code": "claude-code", "codex": "codex", "copilot-vscode": "copilot",
                            "copilot-cli": "copilot", "gemini-cli": "gemini", "opencode": "opencode",
-                           "cursor-agent": "cursor", "cursor-ide": "cursor"}
+                           "cursor-agent": "cursor", "cursor-ide": "cursor", "pi": "pi", "dsh": "dsh",
+                           "goose": "goose", "amp": "amp", "hermes": "hermes"}
     assert [f for f, _, _ in hosts.home_flags()] == ["--claude-home", "--codex-home", "--copilot-home",
-                                                     "--cursor-ide-home"]
+                                                     "--cursor-ide-home", "--pi-home", "--dsh-home",
+                                                     "--goose-home", "--hermes-home"]
     assert CARRIED_ENV == ("PATH", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME",
-                           "SKILLOPT_CURSOR_IDE_HOME", "SKILLOPT_REPLAY_ROOT", "SKILLOPT_CACHE_DIR")
+                           "SKILLOPT_CURSOR_IDE_HOME", "PI_CODING_AGENT_DIR", "DSH_HOME", "GOOSE_PATH_ROOT",
+                           "HERMES_HOME", "SKILLOPT_REPLAY_ROOT",
+                           "SKILLOPT_CACHE_DIR")
 
 
 def test_a_host_added_as_one_module_reaches_every_list(toy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -125,7 +130,7 @@ def test_a_broken_host_plugin_is_left_out_and_named(monkeypatch: pytest.MonkeyPa
     hosts.reload_plugins()
     try:
         assert list(hosts.source_groups()) == ["claude-code", "codex", "copilot", "gemini", "opencode", "cursor",
-                                                 "all"]
+                                                 "pi", "dsh", "goose", "amp", "hermes", "all"]
     finally:
         monkeypatch.undo()
         hosts.reload_plugins()

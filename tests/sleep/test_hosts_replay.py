@@ -1,4 +1,4 @@
-"""Gemini CLI, OpenCode and Cursor as full hosts on the replay side: their sessions are
+"""Gemini CLI, OpenCode, Cursor and Pi as full hosts on the replay side: their sessions are
 replayed through their own CLI once it is installed and logged in (sleep.hosts.ready,
 sleep.cycle.backends.target_backend), the sandbox knows their logins and API hosts."""
 
@@ -19,9 +19,11 @@ CASES = [  # (source, family, backend, executable, login file under HOME, key va
     ("gemini-cli", "gemini", "gemini-cli", "gemini", ".gemini/oauth_creds.json", "GEMINI_API_KEY"),
     ("opencode", "opencode", "opencode", "opencode", ".local/share/opencode/auth.json", "OPENAI_API_KEY"),
     ("cursor-agent", "cursor", "cursor-agent", "cursor-agent", ".config/cursor/auth.json", "CURSOR_API_KEY"),
+    ("pi", "pi", "pi", "pi", ".pi/agent/auth.json", "ANTHROPIC_API_KEY"),
 ]
 KEYS = ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-        "OPENCODE_API_KEY", "CURSOR_API_KEY", "GEMINI_CLI_HOME", "XDG_DATA_HOME")
+        "OPENCODE_API_KEY", "CURSOR_API_KEY", "GEMINI_CLI_HOME", "XDG_DATA_HOME", "PI_CODING_AGENT_DIR",
+        "OPENROUTER_API_KEY")
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +73,16 @@ def test_the_sandbox_copies_the_login_and_keeps_the_key_of_each(backend: str, ho
     env = launcher.environment(dict(__import__("os").environ), scratch)
     assert env[KEY_VARS[backend][0]] == "secret" and "AWS_SECRET_ACCESS_KEY" not in env
     assert "" not in env and API_HOSTS[backend]
+
+
+def test_pis_custom_provider_endpoint_is_let_through(homes: Homes, monkeypatch) -> None:
+    from sleep.replay.endpoints import configured_endpoints
+
+    agent = homes.home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.json").write_text('{"providers": {"gw": {"baseUrl": "http://gateway.internal:8080/v1", '
+                                       '"api": "openai-completions", "apiKey": "k", "models": [{"id": "m"}]}}}')
+    found = configured_endpoints("pi", {}, homes.home)
+    assert [(e.host, e.port) for e in found] == [("gateway.internal", 8080)]
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(homes.home / "elsewhere"))
+    assert configured_endpoints("pi", dict(__import__("os").environ), homes.home) == ()

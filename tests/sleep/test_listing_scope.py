@@ -13,8 +13,8 @@ from proposal_testutil import CANDIDATE, NIGHT, SKILL, SKILL_TEXT, make_repo, re
 from sleep_testutil import Homes
 
 from sleep.cli import main
-from sleep.cycle import store
-from sleep.cycle.store import NightRecord
+from sleep import nightstore
+from sleep.nightstore import NightRecord
 from sleep.index import Index
 from sleep.proposals import stage
 
@@ -26,7 +26,7 @@ def projects(tmp_path: Path) -> dict[str, Path]:
     (found["a"] / "src" / "deep").mkdir(parents=True)
     with Index.open() as index:
         for n, name in enumerate(("a", "b", "b")):
-            store.save(index, NightRecord(f"night-{name}-{n}", str(found[name]), f"2026-12-0{n + 1}T03:17:00Z",
+            nightstore.save(index, NightRecord(f"night-{name}-{n}", str(found[name]), f"2026-12-0{n + 1}T03:17:00Z",
                                           outcome="no_improvement"))
     for name in ("a", "b"):
         stage(found[name] / SKILL, CANDIDATE + f"- for {name}\n", report(cycle_id=f"night-{name}-0"), night=NIGHT)
@@ -93,5 +93,5 @@ def test_the_mcp_and_library_listing_keep_their_explicit_scope(projects) -> None
     assert [p.project for p in list_proposals(project=projects["a"])] == [str(projects["a"])]
     assert list_proposals(project=projects["a"].parent) == []
     with Index.open() as index:
-        assert [n.id for n in store.nights(index, str(projects["a"]))] == ["night-a-0"]
-        assert store.nights(index, str(projects["a"].parent)) == []
+        assert [n.id for n in nightstore.nights(index, str(projects["a"]))] == ["night-a-0"]
+        assert nightstore.nights(index, str(projects["a"].parent)) == []

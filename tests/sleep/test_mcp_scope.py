@@ -100,7 +100,7 @@ async def test_a_tool_naming_project_b_is_refused(tmp_path: Path, two_projects, 
 
 async def test_bs_task_cannot_be_disabled_and_is_not_listed(tmp_path: Path, homes: Homes) -> None:
     from sleep.cycle.demo import install_transcripts, make_project
-    from sleep.harvest import HarvestOptions, harvest
+    from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.index import Index
     from sleep.mine import MineOptions, mine
     from sleep.mine.store import load_tasks

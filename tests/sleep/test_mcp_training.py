@@ -25,7 +25,7 @@ def _no_stray_jobs(homes: Homes):
 
 
 async def test_train_skill_runs_to_completion_with_progress(tmp_path: Path) -> None:
-    config = scripted_config(tmp_path, steps=2, slow=True, run_id="t1")
+    scripted_config(tmp_path, steps=2, slow=True, run_id="t1")
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def progress(value: float, total: float | None, message: str | None) -> None:

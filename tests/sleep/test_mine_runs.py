@@ -8,7 +8,6 @@ from mine_testutil import PROJECT, run, session, store, turn
 
 from sleep.index import Index
 from sleep.mine import store as mine_store
-from sleep.mine.rules import word_absent_pattern
 from sleep.mine.select import pending_sessions
 
 TESTS = ("run the unit tests and list the failures", ["pytest -q"])

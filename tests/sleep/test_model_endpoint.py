@@ -17,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from model_endpoint import ModelEndpoint, Turn, install_plan, read, run, say, script, tool_call, write
+from model_endpoint import ModelEndpoint, Turn, install_plan, read, run, script, tool_call, write
 from npm_clients import npm_tool
 
 PROGRAM = r'''

@@ -14,9 +14,9 @@ from proposal_testutil import CANDIDATE, NIGHT, SKILL, make_repo, report
 from test_cycle_multiskill import options, two_skills  # noqa: F401 - the fixture
 
 from sleep.cli import main
-from sleep.cycle import store
+from sleep import nightstore
 from sleep.cycle.config import LOCAL_CONFIG
-from sleep.cycle.store import NightRecord
+from sleep.nightstore import NightRecord
 from sleep.index import Index
 from sleep.proposals import adopt, reject, stage
 from sleep.proposals.undo import undo
@@ -55,7 +55,7 @@ def test_show_piped_into_head_prints_no_traceback(tmp_path: Path) -> None:
 
 def _night(project: Path, n: int, outcome: str, reason: str, proposal: str | None = None) -> None:
     with Index.open() as index:
-        store.save(index, NightRecord(f"night-{n}", str(project), f"2026-12-0{n}T03:17:00Z", outcome=outcome,
+        nightstore.save(index, NightRecord(f"night-{n}", str(project), f"2026-12-0{n}T03:17:00Z", outcome=outcome,
                                       reason=reason, proposal={"id": proposal, "branch": "b"} if proposal else None,
                                       tasks={"train": ["t1", "t2"], "val": ["t3"]},
                                       scores={"baseline": 0.5, "candidate": 0.75}))
@@ -96,13 +96,13 @@ def test_history_says_what_became_of_each_skills_proposal(tmp_path: Path, capsys
     adopt(kept.id)
     part = {"host": "claude-code", "scores": {}, "usage": {}}
     with Index.open() as index:
-        store.save(index, NightRecord("night-9", str(repo), "2026-12-09T03:17:00Z", outcome="staged", reason="two",
+        nightstore.save(index, NightRecord("night-9", str(repo), "2026-12-09T03:17:00Z", outcome="staged", reason="two",
                                       proposal={"id": kept.id, "branch": kept.branch},
                                       skills=[{**part, "name": "tests", "outcome": "staged", "proposal": {"id": kept.id}},
                                               {**part, "name": "lint", "outcome": "too_few_tasks", "proposal": None}]))
     assert main(["history", "--project", str(repo)]) == 0
     out = capsys.readouterr().out
-    assert f"tests (claude-code): staged" in out and f"proposal {kept.id} adopted" in out
+    assert "tests (claude-code): staged" in out and f"proposal {kept.id} adopted" in out
 
 
 def test_config_names_local_yaml_among_the_files_read(capsys) -> None:

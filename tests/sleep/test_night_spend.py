@@ -13,7 +13,7 @@ from sleep_testutil import Homes
 
 from sleep.cli import main
 from sleep.cycle.demo import install_transcripts, make_project
-from sleep.cycle.store import nights
+from sleep.nightstore import nights
 from sleep.index import Index
 
 
@@ -57,7 +57,7 @@ def test_a_dollar_cap_stops_the_night_cleanly_and_warns_before(project: Path, tm
 
 def test_the_nights_closing_summary_says_the_estimate_and_its_warnings() -> None:
     from sleep.cycle.cli import summary_text
-    from sleep.cycle.store import NightRecord
+    from sleep.nightstore import NightRecord
 
     night = NightRecord("n1", "/p", "2026-12-06T00:00:00Z", outcome="no_improvement", reason="the budget ran out",
                         preflight={"calls": 70, "usd": 0.7, "unpriced_roles": ["target"],

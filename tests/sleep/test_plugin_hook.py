@@ -115,8 +115,9 @@ def test_the_hook_loads_only_the_standard_library_sqlite_and_the_data_dir(tmp_pa
                           timeout=60, env=plain_env(homes.home, PATH=f"{VENV_BIN}:{SYSTEM_PATH}"))
     assert done.returncode == 0, done.stderr
     # sleep.storage: the one-line storage errors (standard library only: errno, os, shutil, sqlite3)
-    assert done.stdout.split() == ["sleep", "sleep.cli", "sleep.lock", "sleep.paths", "sleep.scheduler",
-                                   "sleep.scheduler.hook", "sleep.storage"]
+    # skillopt_core.timestamps: the one UTC timestamp (standard library only; the package's __init__ loads nothing)
+    assert done.stdout.split() == ["skillopt_core", "skillopt_core.timestamps", "sleep", "sleep.cli", "sleep.lock",
+                                   "sleep.paths", "sleep.scheduler", "sleep.scheduler.hook", "sleep.storage"]
     assert noted(homes, event["transcript_path"])
 
 

@@ -154,3 +154,22 @@ def test_models_name_the_backends_the_run_used_not_auto(tmp_path: Path) -> None:
         "judge": "local SmolLM2-135M (llama.cpp)"}}) + "\n")
     _, r = report_from_run(run)
     assert r.models["target"] == "local SmolLM2-135M (llama.cpp)" and "auto:default" not in r.models.values()
+
+
+def test_a_report_from_a_result_in_memory_is_the_report_from_its_run_directory(tmp_path: Path) -> None:
+    import asyncio
+
+    from skillopt_core import Task, load_settings, prepare_training
+    from sleep.proposals.fromrun import report_from_result
+
+    rules = Path(__file__).parents[1] / "fixtures" / "run_before_record" / "rules.yaml"
+    settings = load_settings(None, ["model.backend=scripted", f"model.scripted={rules}", "train.num_epochs=1",
+                                    "train.steps_per_epoch=2", "train.batch_size=4", "train.workers=1",
+                                    "env.split_ratio=[4,4,2]", f"output.root={tmp_path}", "output.plot=false"])
+    tasks = [Task(id=f"c{i}", prompt=f"Question {i}: which fruit?", judge={"type": "contains", "value": "banana"})
+             for i in range(10)]
+    result = asyncio.run(prepare_training(settings, tasks=tasks, seed_skill=SKILL_TEXT).run())
+    held_text, held = report_from_result(result, SKILL_TEXT)
+    read_text, read = report_from_run(result.reader.path, SKILL_TEXT)
+    assert held.edits and held.task_deltas and held.candidate_val > held.baseline_val
+    assert (held_text, held) == (read_text, read)

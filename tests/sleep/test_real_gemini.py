@@ -27,7 +27,7 @@ from sleep_testutil import run as harvest
 from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.gemini_cli import GeminiCliBackend
 from skillopt_core.backends.trajectory import FileChange
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.index import Index
 
 SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"

@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from npm_clients import npm_tool
 from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.opencode import OpenCodeBackend
 from skillopt_core.backends.trajectory import FileChange
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 
 SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
 

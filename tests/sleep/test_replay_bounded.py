@@ -21,7 +21,7 @@ import replay_fakes
 from skillopt_core import BackendSpec, CompletionRequest, create_backend
 from skillopt_core.backends.cli_common import run_cli
 from skillopt_core.replay import replay_root
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.replay import backend as replay_backend
 from sleep.replay.backend import ActionReplayBackend, HostStepFailed, host_step, observed_changes, with_diff_stat
 from sleep.replay.sandbox import BwrapLauncher, sandbox_available

@@ -19,7 +19,7 @@ import pytest
 from sleep_testutil import Homes
 
 from skillopt_core.backends.cli_common import run_cli
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.replay.backend import observed_changes, with_diff_stat
 from sleep.replay.sandbox import BwrapLauncher, sandbox_available
 

@@ -17,7 +17,7 @@ from sleep_testutil import Homes
 
 from sleep.cli import main
 from sleep.cycle.demo import install_transcripts, make_project
-from sleep.cycle.store import nights
+from sleep.nightstore import nights
 from sleep.index import Index
 from sleep.replay.sandbox import sandbox_available
 

@@ -20,7 +20,7 @@ from npm_clients import npm_tool
 
 from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.claude_code import ClaudeCodeBackend
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 
 SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
 

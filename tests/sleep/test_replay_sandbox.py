@@ -18,7 +18,7 @@ from skillopt_core import BackendSpec, CompletionRequest, create_backend
 from skillopt_core.backends.cli_common import run_cli
 from skillopt_core.backends.trajectory import CheckRun
 from skillopt_core.replay import replay_root
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.replay.backend import ActionReplayBackend
 from sleep.replay.policy import READ_ONLY_BASICS, allowed_commands
 from sleep.replay.sandbox import BwrapLauncher, sandbox_available

@@ -15,7 +15,7 @@ import replay_fakes_hosts
 from test_replay_sandbox import SKILL, repo, state  # noqa: F401
 
 from skillopt_core import BackendSpec, CompletionRequest, create_backend
-from sleep.cycle.checkout import replay_checkout
+from sleep.replay.checkout import replay_checkout
 from sleep.replay.backend import ActionReplayBackend
 from sleep.replay.sandbox import BwrapLauncher, sandbox_available
 

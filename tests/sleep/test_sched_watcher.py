@@ -5,6 +5,8 @@ lost events), and files left for later by a ``--project`` harvest."""
 
 from __future__ import annotations
 
+from skillopt_core.timestamps import utc_now
+
 import json
 import logging
 import os
@@ -17,7 +19,7 @@ import pytest
 import sleep_builders as b
 from sleep_testutil import Homes, run
 
-from sleep.index import Index, _now
+from sleep.index import Index
 from sleep.harvest.reader import ParseStats
 from sleep.scheduler.noted import live_epoch
 from sleep.scheduler.roots import transcript_roots
@@ -191,7 +193,7 @@ def test_a_watcher_that_died_without_closing_its_epoch_is_a_gap(homes: Homes, pr
     with Index.open() as index:
         index.conn.execute("INSERT INTO watch_epochs (pid, hostname, started_at, heartbeat_at, heartbeat_s, roots,"
                            " anchors) VALUES (?, ?, ?, ?, 60, '[]', '{\"claude-code\": \"9999\"}')",
-                           (dead.pid, os.uname().nodename, _now(), _now()))
+                           (dead.pid, os.uname().nodename, utc_now(), utc_now()))
         epoch, why = live_epoch(index)
     assert epoch is None and why.startswith(f"the watcher (pid {dead.pid}) stopped without saying so")
     assert run().files_read == 1

@@ -149,12 +149,12 @@ def test_the_copilot_hand_edit_hint_names_the_real_command(tmp_path: Path) -> No
 
 
 def test_history_shows_each_nights_cost(tmp_path: Path, capsys) -> None:
-    from sleep.cycle import store
-    from sleep.cycle.store import NightRecord
+    from sleep import nightstore
+    from sleep.nightstore import NightRecord
     from sleep.index import Index
 
     with Index.open() as index:
-        store.save(index, NightRecord("n1", str(tmp_path), "2026-12-01T03:17:00Z", outcome="no_improvement",
+        nightstore.save(index, NightRecord("n1", str(tmp_path), "2026-12-01T03:17:00Z", outcome="no_improvement",
                                       finished_at="2026-12-01T03:20:00Z",
                                       usage={"model_calls": 40, "tokens": 9000, "cost_usd": 0.4213}))
     assert main(["history", "--project", str(tmp_path)]) == 0

@@ -6,16 +6,17 @@ the built-in module map of ``_ENVS`` in ``skillopt_core/envs/__init__.py``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import CompletionRequest
-from skillopt_core.tasks.task import Score, Task
-from skillopt_core.tasks.text_metrics import extract_final_answer
 from skillopt_core.envs import register_env
-from skillopt_core.envs.base import PromptEnv
 from skillopt_core.envs._template.loader import load_items
 from skillopt_core.envs._template.rollout import build_request, leading_number
+from skillopt_core.envs.base import PromptEnv
+from skillopt_core.tasks.task import Score, Task
+from skillopt_core.tasks.text_metrics import extract_final_answer
 
 SEED_SKILL = (Path(__file__).resolve().parent / "seed_skill.md").read_text(encoding="utf-8")
 
@@ -25,7 +26,8 @@ class TemplateEnv(PromptEnv):
     name = "_template"
     seed_skill = SEED_SKILL
     # Every env-specific option, with one line each; create_env rejects others.
-    OPTIONS = {"number_only_hint": "append 'Give the number only' to each question (default false)"}
+    OPTIONS: ClassVar[Mapping[str, str]] = {
+        "number_only_hint": "append 'Give the number only' to each question (default false)"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

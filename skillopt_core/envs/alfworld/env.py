@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.envs import register_env
 from skillopt_core.envs.textworld.env import open_textworld_game
@@ -81,7 +82,7 @@ def find_games(root: Path, splits: tuple[str, ...]) -> tuple[list[Task], list[st
 class AlfWorldEnv(TextGameEnv):
     name = "alfworld"
     seed_skill = (PACKAGE_DIR.parent / "textworld" / "seed_skill.md").read_text(encoding="utf-8")
-    OPTIONS = {**TextGameEnv.GAME_OPTIONS,
+    OPTIONS: ClassVar[Mapping[str, str]] = {**TextGameEnv.GAME_OPTIONS,
                "splits": "which of train, valid_seen, valid_unseen to load (default all three)"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -103,6 +104,7 @@ class AlfWorldEnv(TextGameEnv):
         try:
             from alfworld.agents.environment.alfred_tw_env import AlfredDemangler, AlfredInfos
         except ImportError:
-            raise RuntimeError("The alfworld env needs the alfworld package: pip install 'skillopt[alfworld]'.") from None
+            raise RuntimeError(
+                "The alfworld env needs the alfworld package: pip install 'skillopt[alfworld]'.") from None
         return open_textworld_game(task.metadata["gamefile"], self.max_steps, [AlfredDemangler(), AlfredInfos],
                                    full_infos=False)

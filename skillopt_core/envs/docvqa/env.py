@@ -15,9 +15,10 @@ up to case and spacing). Only the text after the last ``Answer:`` is scored.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rapidfuzz.distance import Levenshtein
 
@@ -64,7 +65,7 @@ class DocVQAEnv(PromptEnv):
     name = "docvqa"
     seed_skill = (PACKAGE_DIR / "seed_skill.md").read_text(encoding="utf-8")
     instruction = "End your reply with one final line of the form: Answer: <the answer, copied from the document>"
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "input": "auto (image, with OCR for backends that cannot see), image, or ocr (default auto)",
         "threshold": f"ANLS threshold (default {ANLS_THRESHOLD})",
     }
@@ -115,5 +116,6 @@ class DocVQAEnv(PromptEnv):
         if hard:
             return Score(1.0, value, "The answer matches the document." + note)
         if value > 0:
-            return Score(0.0, value, f"The answer is close to the expected text (ANLS {value:.2f}) but not exact{note}.")
+            return Score(0.0, value,
+                         f"The answer is close to the expected text (ANLS {value:.2f}) but not exact{note}.")
         return Score(0.0, 0.0, f"The answer does not match the document text (ANLS 0){note}.")

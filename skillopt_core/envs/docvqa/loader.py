@@ -87,7 +87,8 @@ def _row_to_task(row: dict[str, Any], base: Path) -> Task:
     return Task(
         id=qid, prompt=question, reference=tuple(answers), judge=None,
         tags=tuple(dict.fromkeys(["docvqa", *kinds])),
-        metadata={"image": str(image), "media_type": MEDIA_TYPES[image.suffix.lower()], "docId": str(row.get("docId") or ""),
+        metadata={"image": str(image), "media_type": MEDIA_TYPES[image.suffix.lower()],
+                  "docId": str(row.get("docId") or ""),
                   "ucsf_document_id": str(row.get("ucsf_document_id") or ""),
                   "page": str(row.get("ucsf_document_page_no") or "")},
     )
@@ -114,5 +115,5 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
             found.problems.append(f"{file.name}: not readable ({exc})")
             continue
         for where, row in rows:
-            found.add(where, lambda: _row_to_task(row, file.parent))
+            found.add(where, _row_to_task, row, file.parent)
     return found.result()

@@ -15,22 +15,23 @@ write files).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import CompletionRequest
+from skillopt_core.envs import register_env
+from skillopt_core.envs.base import GENERIC_SEED_SKILL, PromptEnv
 from skillopt_core.replay import replay_root
 from skillopt_core.tasks.data import load_tasks_jsonl
 from skillopt_core.tasks.task import Task
-from skillopt_core.envs import register_env
-from skillopt_core.envs.base import GENERIC_SEED_SKILL, PromptEnv
 
 
 @register_env("jsonl_tasks")
 class JsonlTasksEnv(PromptEnv):
     name = "jsonl_tasks"
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "seed_skill": "path of the Markdown skill to start from (default: a minimal generic skill)",
         "workdir": "directory agent-CLI targets run in (a scratch checkout the caller prepared)",
     }

@@ -9,8 +9,9 @@ names the correct label.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv
@@ -35,7 +36,7 @@ class LiveMathEnv(PromptEnv):
     name = "livemathematicianbench"
     seed_skill = (PACKAGE_DIR / "seed_skill.md").read_text(encoding="utf-8")
     instruction = "End your reply with one final line of the form: Answer: <letter of the correct choice>"
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "shuffle_choices": "shuffle each item's choices with a seeded RNG (default true)",
         "choice_seed": "seed of the shuffle (default 0); the order is fixed per (seed, item id)",
         "use_theorem": "show the paper's theorem statement as context (default false)",

@@ -66,7 +66,7 @@ def _choices(raw: Any) -> list[tuple[str, str]]:
 def shuffle_choices(choices: list[tuple[str, str]], correct: str, seed: int, task_id: str) -> tuple[list[str], str]:
     """The choice texts in a seeded order, and the new label (A, B, ...) of the
     correct one. The order depends only on ``seed`` and ``task_id``."""
-    digest = hashlib.sha256(f"{seed}:{task_id}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{seed}:{task_id}".encode()).digest()
     order = list(range(len(choices)))
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(order)
     texts = [choices[i][1] for i in order]
@@ -78,7 +78,7 @@ def item_to_task(item: Any, month: str, position: int, seed: int | None, use_the
     """One published item as a Task; ``ValueError`` says why it cannot be."""
     if not isinstance(item, dict):
         raise ValueError(f"expected a JSON object, got {type(item).__name__}")
-    mcq = item.get("mcq") if isinstance(item.get("mcq"), dict) else item
+    mcq: dict[str, Any] = item["mcq"] if isinstance(item.get("mcq"), dict) else item
     question = _text(mcq.get("question"))
     if not question:
         raise ValueError("no mcq.question")
@@ -151,8 +151,8 @@ def read_tasks(path: Path, seed: int | None = 0, use_theorem: bool = False, use_
             found.problems.append(f"{file.name}: expected a JSON array of items")
             continue
         for position, item in enumerate(items, start=1):
-            found.add(f"{file.name}: item {position}",
-                      lambda: item_to_task(item, month, position, seed, use_theorem, use_sketch))
+            found.add(f"{file.name}: item {position}", item_to_task, item, month, position, seed, use_theorem,
+                      use_sketch)
     return found.result()
 
 

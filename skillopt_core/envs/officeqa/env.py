@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import Completion, CompletionRequest, Message
 from skillopt_core.envs import register_env
@@ -71,7 +72,7 @@ def read_questions(path: Path) -> tuple[list[Task], list[str]]:
             rows = list(csv.DictReader(fh))
     found = TaskCollector("uid")
     for number, row in enumerate(rows, start=1):
-        found.add(f"{path.name}: row {number}", lambda: _row_to_task(row))
+        found.add(f"{path.name}: row {number}", _row_to_task, row)
     return found.result()
 
 
@@ -92,7 +93,7 @@ def _row_to_task(row: Any) -> Task:
 class OfficeQAEnv(PromptEnv):
     name = "officeqa"
     seed_skill = (PACKAGE_DIR / "seed_skill.md").read_text(encoding="utf-8")
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "mode": "tools (glob/read/grep over the parsed documents, default) or pages (source pages in the prompt)",
         "corpus": "folder of parsed documents (default: treasury_bulletins_parsed/transformed next to the data)",
         "max_tool_calls": "tool turns before the agent must answer (default 6)",
@@ -105,6 +106,7 @@ class OfficeQAEnv(PromptEnv):
         if self.mode not in ("tools", "pages"):
             raise ValueError(f"env.options.mode must be tools or pages, got {self.mode!r}.")
         self.instruction = TOOLS_INSTRUCTION if self.mode == "tools" else PAGES_INSTRUCTION
+        self.max_tool_calls = self.max_context_chars = 0
         for key, default in (("max_tool_calls", 6), ("max_context_chars", 12000)):
             value = self.options.get(key, default)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:

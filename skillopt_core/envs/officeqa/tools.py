@@ -66,7 +66,7 @@ class Corpus:
             if not parts:
                 return "error: grep needs a pattern"
             try:
-                pattern = re.compile(parts[0], re.IGNORECASE)
+                regex = re.compile(parts[0], re.IGNORECASE)
             except re.error as exc:
                 return f"error: bad regular expression ({exc})"
             where = parts[1] if len(parts) > 1 else "*"
@@ -74,8 +74,9 @@ class Corpus:
             for rel in self.files():
                 if not fnmatch.fnmatch(rel, where):
                     continue
-                for n, line in enumerate((self.root / rel).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-                    if pattern.search(line):
+                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+                for n, line in enumerate(text.splitlines(), 1):
+                    if regex.search(line):
                         hits.append(f"{rel}:{n}: {line}")
             return "\n".join(hits[:MAX_MATCHES])[:MAX_OUTPUT_CHARS] or "no match"
         return f"error: unknown tool {name!r}; the tools are glob, read and grep"

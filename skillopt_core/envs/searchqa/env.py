@@ -6,13 +6,14 @@ token F1, both on the text after the response's last ``Answer:`` line.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from skillopt_core.tasks.task import Score, Task
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv, score_final_answer
 from skillopt_core.envs.searchqa.loader import read_tasks
+from skillopt_core.tasks.task import Score, Task
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 SAMPLE_PATH = PACKAGE_DIR / "data" / "sample.jsonl"
@@ -34,7 +35,7 @@ class SearchQAEnv(PromptEnv):
     name = "searchqa"
     seed_skill = SEED_SKILL_PATH.read_text(encoding="utf-8")
     instruction = "End your reply with one final line of the form: Answer: <your answer>"
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "max_snippets": f"show at most this many snippets per question (default {DEFAULT_MAX_SNIPPETS}; null = all)",
     }
 

@@ -70,7 +70,7 @@ def _answers(record: dict[str, Any]) -> list[str]:
     raw = record.get("answers", record.get("answer"))
     if isinstance(raw, dict):
         raw = raw.get("text", [])
-    values = [raw] if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else raw
+    values: Any = [raw] if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else raw
     out: list[str] = []
     for value in list(values or []) + list(record.get("aliases") or []):
         text = _text(str(value)) if isinstance(value, (str, int, float)) else ""
@@ -126,7 +126,7 @@ def _record_id(record: dict[str, Any], question: str, answers: list[str], fallba
             return str(value).strip()
     if fallback:
         return fallback
-    digest = hashlib.sha1(f"{question}\x1f{'|'.join(answers)}".encode("utf-8")).hexdigest()
+    digest = hashlib.sha1(f"{question}\x1f{'|'.join(answers)}".encode()).hexdigest()
     return f"sq-{digest[:12]}"
 
 

@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv
-from skillopt_core.envs.spreadsheetbench.execute import CaseResult, Launcher, check_solution, default_launcher, sandbox_note
+from skillopt_core.envs.spreadsheetbench.execute import (
+    CaseResult,
+    Launcher,
+    check_solution,
+    default_launcher,
+    sandbox_note,
+)
 from skillopt_core.envs.spreadsheetbench.loader import read_tasks
 from skillopt_core.evaluation.executor import Job
 from skillopt_core.tasks.task import Score, Task
@@ -67,7 +74,7 @@ class SpreadsheetBenchEnv(PromptEnv):
     name = "spreadsheetbench"
     seed_skill = (PACKAGE_DIR / "seed_skill.md").read_text(encoding="utf-8")
     instruction = INSTRUCTION
-    OPTIONS = {
+    OPTIONS: ClassVar[Mapping[str, str]] = {
         "timeout": "seconds one test case may run (default 30)",
         "sandbox": "auto (bwrap when on PATH), bwrap (required) or none (default auto)",
     }

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from skillopt_core.envs.spreadsheetbench.compare import Mismatch, compare_workbooks
+from skillopt_core.interpreter_paths import interpreter_paths_under_tmp
 
 OUTPUT_NAME = "output.xlsx"
 
@@ -57,24 +58,6 @@ class BwrapSandbox:
         return [self.bwrap, "--unshare-net", "--unshare-pid", "--die-with-parent", "--new-session",
                 "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *back,
                 "--bind", work, work, "--chdir", work, "--", *argv]
-
-
-def interpreter_paths_under_tmp() -> list[str]:
-    """The outermost existing folders under /tmp that this interpreter runs from
-    or imports from (its prefixes, its ``sys.path``), as named and as their links
-    resolve (a virtualenv's folders may be links into another one), shortest first."""
-    tmp = Path("/tmp")
-    found: set[Path] = set()
-    for entry in (sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).parent), *sys.path):
-        named = Path(entry or ".").absolute()
-        for path in (named, named.resolve()):
-            if path != tmp and tmp in path.parents and path.is_dir():
-                found.add(path)
-    kept: list[Path] = []
-    for path in sorted(found, key=lambda p: len(p.parts)):
-        if not any(k in path.parents for k in kept):
-            kept.append(path)
-    return [str(p) for p in kept]
 
 
 NO_SANDBOX = NoSandbox()

@@ -111,5 +111,5 @@ def read_tasks(path: Path) -> tuple[list[Task], list[str]]:
         raise ValueError(f"{dataset}: expected a JSON array of tasks.")
     found = TaskCollector()
     for number, record in enumerate(records, start=1):
-        found.add(f"dataset.json task {number}", lambda: record_to_task(record, dataset.parent))
+        found.add(f"dataset.json task {number}", record_to_task, record, dataset.parent)
     return found.result()

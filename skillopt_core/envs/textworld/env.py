@@ -10,8 +10,9 @@ share of the game's points.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.envs import register_env
 from skillopt_core.envs.textworld.games import GameSpec, games_in, generate
@@ -45,14 +46,16 @@ def open_textworld_game(gamefile: str, max_steps: int, wrappers: list | None = N
 class TextWorldEnv(TextGameEnv):
     name = "textworld"
     seed_skill = (PACKAGE_DIR / "seed_skill.md").read_text(encoding="utf-8")
-    OPTIONS = {**TextGameEnv.GAME_OPTIONS,
-               "generate": "tw-make settings when env.data_path is null: count, seed, world_size, nb_objects, quest_length"}
+    OPTIONS: ClassVar[Mapping[str, str]] = {**TextGameEnv.GAME_OPTIONS,
+               "generate": "tw-make settings when env.data_path is null: count, seed, world_size, nb_objects, "
+                           "quest_length"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         spec = self.options.get("generate") or {}
         if not isinstance(spec, dict):
-            raise ValueError("env.options.generate must be a mapping (count, seed, world_size, nb_objects, quest_length).")
+            raise ValueError("env.options.generate must be a mapping (count, seed, world_size, nb_objects, "
+                             "quest_length).")
         try:
             self.spec = GameSpec(**spec)
         except TypeError as exc:

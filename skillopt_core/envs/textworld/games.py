@@ -10,11 +10,11 @@ second run reuses them. ``tw-make`` compiles each game with Inform 7, about
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
 import json
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from skillopt_core.backends import Completion, CompletionRequest, Message
 from skillopt_core.envs.base import PromptEnv
@@ -66,7 +67,7 @@ class TextGameEnv(PromptEnv):
     """Base of the text-game envs; see the module docstring."""
 
     instruction = INSTRUCTION
-    GAME_OPTIONS = {
+    GAME_OPTIONS: ClassVar[Mapping[str, str]] = {
         "max_steps": "actions per episode (default 50)",
         "history": "past turns kept in the conversation (default 8)",
     }
@@ -122,7 +123,8 @@ class TextGameEnv(PromptEnv):
             points = ""
             if info.get("max_score"):
                 points = f"; points {int(info.get('score') or 0)}/{int(info['max_score'])}"
-            transcript.append(f"Result: {'won in' if won else 'not won after'} {steps} step{'s' if steps != 1 else ''}{points}")
+            transcript.append(f"Result: {'won in' if won else 'not won after'} {steps} "
+                              f"step{'s' if steps != 1 else ''}{points}")
             return Completion(text="\n".join(transcript), model=target.model)
         finally:
             await asyncio.to_thread(game.close)

@@ -51,8 +51,9 @@ import contextvars
 import fnmatch
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from skillopt_core.backends.trajectory import CommandRun, Trajectory
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
@@ -291,7 +292,7 @@ def required_commands(spec: Any) -> tuple[str, ...]:
     if isinstance(spec, dict):
         kind = str(spec.get("type", "")).strip().lower()
         if kind == "ran":
-            many = spec.get("commands") if isinstance(spec.get("commands"), list) else []
+            many = spec["commands"] if isinstance(spec.get("commands"), list) else []
             one = [spec["command"]] if isinstance(spec.get("command"), str) else []
             return tuple(" ".join(c.split()) for c in one + many if isinstance(c, str) and c.strip())
         return check_commands(spec)

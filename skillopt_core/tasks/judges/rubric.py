@@ -128,7 +128,7 @@ class RubricJudge:
             return Score(
                 0.0, 0.0, f"The judge's output was invalid after {reply.attempts} attempts, so this response scored 0."
             )
-        data = reply.data
+        data = reply.data or {}
         soft = min(1.0, max(0.0, float(data["score"]) / self.scale))
         feedback = " ".join(str(data["feedback"]).split()) or "The judge gave no feedback."
         return Score(1.0 if data["pass"] else 0.0, soft, _redact(feedback, _secrets(task.reference)))

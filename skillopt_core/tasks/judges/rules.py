@@ -299,7 +299,8 @@ class JsonValidJudge:
             return _pass("The response is valid JSON matching the required schema.")
         # Path and failing keyword only: the message could quote schema values (e.g. a const answer).
         where = problem.json_path
-        return Score(0.0, 0.5, f"The JSON does not match the required schema at {where} (failed '{problem.validator}').")
+        return Score(0.0, 0.5,
+                     f"The JSON does not match the required schema at {where} (failed '{problem.validator}').")
 
 
 @register_judge("json_valid", {"schema": "JSON Schema the parsed response must match (optional)"})

@@ -145,7 +145,8 @@ def _resolve_type(spec: dict[str, Any]) -> JudgeType:
     found = _JUDGES.find(raw)
     if found is None:
         known = judge_types()
-        raise JudgeError(f"Unknown judge type '{raw}'.{nearest(_normalise(raw), known)} Known types: {', '.join(known)}.")
+        raise JudgeError(f"Unknown judge type '{raw}'.{nearest(_normalise(raw), known)} Known types: "
+                         f"{', '.join(known)}.")
     return found
 
 

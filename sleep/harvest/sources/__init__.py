@@ -16,9 +16,10 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator, Protocol
+from typing import Any, BinaryIO, Protocol
 
 import orjson
 
@@ -99,15 +100,6 @@ class Source(Protocol):
 def slugify(path: str) -> str:
     """Claude Code's project folder name for a working directory."""
     return re.sub(r"[^A-Za-z0-9]", "-", path)
-
-
-def is_under(path: str | None, root: str) -> bool:
-    """True if ``path`` is ``root`` or inside it (lexically, after normalising)."""
-    if not path:
-        return False
-    p = os.path.normcase(os.path.normpath(path))
-    r = os.path.normcase(os.path.normpath(root))
-    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
 
 
 def scan_dir(path: Path | str, stats: ParseStats) -> list[os.DirEntry[str]]:
@@ -204,7 +196,7 @@ def skills_in(text: str) -> list[str]:
     return SKILL_PATH_RX.findall(text) if "SKILL.md" in text else []
 
 
-def all_sources() -> dict[str, "Source"]:
+def all_sources() -> dict[str, Source]:
     """Every source by name, in harvest order (one reader per source of every host in
     :mod:`sleep.hosts`)."""
     from sleep import hosts

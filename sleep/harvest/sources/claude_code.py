@@ -11,19 +11,20 @@ only if it can hold a prompt, an answer, a tool call or a rejected tool use.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.history import parse_claude_history
 from sleep.harvest.sources.turns import LogParser, parse_log
+from sleep.sessions import Session, iso_utc
 
 HOST = "claude-code"
 

@@ -30,20 +30,21 @@ search that has both counted once.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
+
+import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.sessions import Session, iso_utc
-import orjson
-
 from sleep.harvest.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.code_mode import nested_calls
 from sleep.harvest.sources.history import parse_codex_history
 from sleep.harvest.sources.turns import LogParser, parse_log
+from sleep.sessions import Session, iso_utc
 
 HOST = "codex"
 _HEAD = 200

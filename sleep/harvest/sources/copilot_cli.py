@@ -20,19 +20,20 @@ files its patch names. Arguments are an object or a JSON string.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
+
+import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.sessions import Session, iso_utc
-import orjson
-
 from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, open_turn, parse_log
+from sleep.sessions import Session, iso_utc
 
 HOST = "copilot-cli"
 _KNOWN_NAMESPACES = ("session.", "user.", "assistant.", "tool.", "skill.", "subagent.", "hook.",

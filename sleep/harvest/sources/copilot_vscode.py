@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
-from typing import Any, BinaryIO, Iterator
-from urllib.parse import unquote, urlparse
-
 import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import unquote, urlparse
 
 import orjson
 
@@ -36,10 +36,10 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import LineReader, ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.sessions import Feedback, Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions, file_uris
 from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "copilot-vscode"
 _MAX_DOC_BYTES = 256 << 20

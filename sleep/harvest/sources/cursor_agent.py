@@ -33,20 +33,21 @@ import hashlib
 import os
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.sqlite_ro import connect_read_only, tables  # noqa: F401 (also imported from here)
+from sleep.harvest.sources.sqlite_ro import connect_read_only, tables
 from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Session, iso_utc
 
 HOST = "cursor-agent"
 STORE = "store.db"
@@ -63,7 +64,7 @@ _PATH_KEYS = ("path", "file_path", "target_file", "targetFile", "filePath")
 
 def workspace_hash(project: str) -> str:
     """The folder name cursor-agent gives a project: MD5 of its absolute path."""
-    return hashlib.md5(project.encode("utf-8")).hexdigest()  # noqa: S324 (a name, not security)
+    return hashlib.md5(project.encode("utf-8")).hexdigest()
 
 
 class CursorAgentSource:

@@ -68,8 +68,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
 import orjson
@@ -77,12 +78,12 @@ import orjson
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
-from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.copilot_vscode import workspace_folder
 from sleep.harvest.sources.sqlite_ro import as_bytes, connect_read_only, row_path, tables
 from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Session, iso_utc
 
 HOST = "cursor-ide"
 DB = "state.vscdb"

@@ -36,9 +36,10 @@ from __future__ import annotations
 
 import itertools
 import os
-from datetime import datetime, timedelta, timezone
 import re
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import orjson
 

@@ -44,9 +44,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -54,11 +55,11 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.side_files import SideFileError, read_side_file
-from sleep.sessions import Session, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import row_path
 from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Session, iso_utc
 
 HOST = "gemini-cli"
 KIND_CHAT = "chat"

@@ -8,12 +8,13 @@ counted twice as a session.
 
 from __future__ import annotations
 
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.harvest.reader import LineReader, ParseContext
-from sleep.sessions import HistoryPrompt, iso_utc
 from sleep.harvest.sources import ParseResult, SourceFile
+from sleep.sessions import HistoryPrompt, iso_utc
 
 # One record -> (typed text, raw time, project dir, session id); text not yet checked.
 _Fields = Callable[[dict[str, Any]], tuple[Any, Any, str | None, str | None]]

@@ -20,18 +20,18 @@ share one mapping (sleep.harvest.sources.opencode_map).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 import orjson
 
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.sessions import Session
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
-from sleep.harvest.sources import opencode_db
+from sleep.harvest.sources import ParseResult, SourceFile, opencode_db, scan_dir
 from sleep.harvest.sources.opencode_map import HOST, Message, build_session, session_dir
+from sleep.sessions import Session
 
 MAX_JSON_BYTES = 16 << 20
 

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir

@@ -19,15 +19,16 @@ correction or an approval).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep.harvest.reader import ParseContext
 from sleep.feedback import classify_feedback
-from sleep.sessions import Feedback, Session, iso_utc
+from sleep.harvest.reader import ParseContext
 from sleep.harvest.sources import ParseResult
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "opencode"
 _SHELL_TOOLS = frozenset({"bash", "shell", "pwsh", "powershell", "cmd"})

@@ -28,7 +28,8 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote
 
 ROW_SEP = "#"

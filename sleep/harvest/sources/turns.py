@@ -16,9 +16,9 @@ from typing import BinaryIO
 from skillopt_core.replay import is_replay_prompt
 from sleep.feedback import classify_feedback
 from sleep.harvest.reader import LineReader, ParseContext
+from sleep.harvest.sources import ParseResult, SourceFile
 from sleep.redact import Redactor
 from sleep.sessions import Feedback, Session
-from sleep.harvest.sources import ParseResult, SourceFile
 
 
 def open_turn(s: Session, text: str, at: str | None, redactor: Redactor, *, follows_answer: bool,

@@ -14,8 +14,7 @@ import plistlib
 import shutil
 from pathlib import Path
 
-from sleep.scheduler.entries import (Entry, Rendered, make_dirs, read_text, remove_created_dirs, run_tool,
-                                     write_atomic)
+from sleep.scheduler.entries import Entry, Rendered, make_dirs, read_text, remove_created_dirs, run_tool, write_atomic
 from sleep.scheduler.model import ScheduleError
 from sleep.scheduler.quoting import check_plist_text
 

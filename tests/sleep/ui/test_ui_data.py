@@ -61,7 +61,7 @@ def test_tasks_page_shows_support_hosts_judge_and_disabled_tasks(homes, tmp_path
 
 def test_nights_are_read_newest_first_with_usage_and_links_to_run_and_proposal(homes, toy_run: Path,
                                                                                tmp_path: Path) -> None:
-    from sleep.cycle.store import NightRecord, save
+    from sleep.nightstore import NightRecord, save
 
     _index(homes)
     staged = NightRecord("c-1", "/p/app", "2026-11-29T02:00:00Z", stage="stage", outcome="staged",
@@ -84,7 +84,7 @@ def test_nights_are_read_newest_first_with_usage_and_links_to_run_and_proposal(h
 
 
 def test_a_nights_preflight_estimate_and_budget_warning_are_shown(homes, tmp_path: Path) -> None:
-    from sleep.cycle.store import NightRecord, save
+    from sleep.nightstore import NightRecord, save
 
     _index(homes)
     warning = "budget.max_usd leaves $0.0500, less than the val baseline and one full step need (≈ $0.3900)"
@@ -99,7 +99,7 @@ def test_a_nights_preflight_estimate_and_budget_warning_are_shown(homes, tmp_pat
 
 
 def test_a_night_of_several_skills_lists_each_skill_side_by_side(homes, tmp_path: Path) -> None:
-    from sleep.cycle.store import NightRecord, save
+    from sleep.nightstore import NightRecord, save
 
     _index(homes)
     parts = [{"name": "run-tests", "host": "claude-code", "path": "/p/app/.claude/skills/run-tests/SKILL.md",
@@ -131,7 +131,7 @@ def test_a_night_whose_process_is_gone_shows_as_interrupted_at_once(homes, tmp_p
     """Issue 19 §2: a night recorded running whose lock is free (its process died) is shown as
     interrupted, as `status` and `history` say, not as running until the next night. The
     dashboard only reads: the record itself is settled by the next command that writes."""
-    from sleep.cycle.store import NightRecord, night_lock_path, save
+    from sleep.nightstore import NightRecord, night_lock_path, save
     from sleep.lock import FileLock
 
     _index(homes)

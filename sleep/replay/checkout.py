@@ -16,8 +16,8 @@ import contextlib
 import shutil
 import subprocess
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from skillopt_core.replay import replay_root
 from sleep.gitsafe import git_argv, protective_env

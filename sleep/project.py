@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import subprocess
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from sleep.gitsafe import git_argv, protective_env
 

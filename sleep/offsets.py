@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 HEAD_BYTES = 1024
 

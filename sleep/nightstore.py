@@ -14,18 +14,79 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import orjson
 
+from skillopt_core.timestamps import utc_now
 from sleep import paths
-from sleep.index import Index, _now, within_sql
+from sleep.index import Index, within_sql
 from sleep.lock import FileLock
 
 OUTCOMES = ("running", "staged", "would_stage", "already_proposed", "no_improvement", "too_few_tasks", "idle", "failed",
             "interrupted")
+
+
+# The shapes of the night record's parts (the index's ``report`` JSON, read by the CLI, the MCP
+# tools and the dashboard). Every key is optional: a part is filled as the night gets that far.
+
+class NightSkill(TypedDict, total=False):
+    path: str
+    name: str
+    host: str
+    managed: bool
+    why: str
+
+
+class NightTasks(TypedDict, total=False):
+    train: list[str]  # item ids
+    val: list[str]
+    total: int  # instances
+    recurring: int  # distinct recurring tasks
+    note: str  # e.g. too few val items for the gate to say much
+
+
+class NightScores(TypedDict, total=False):
+    baseline: float | None  # the starting skill's val mean
+    candidate: float | None  # the best skill's
+    status: str  # the run's: completed | budget_exhausted | cancelled | failed
+    best_source: str
+    policy: str  # the gate policy
+
+
+class RefusedCorrection(TypedDict):
+    content: str
+    reason: str
+
+
+class NightCorrections(TypedDict, total=False):
+    offered: list[str]
+    kept: list[str]  # records before issue 30 say ``accepted``
+    accepted: list[str]
+    rejected: list[str]
+    refused: list[RefusedCorrection]
+    not_selected: list[str]
+
+
+class NightProposal(TypedDict, total=False):
+    id: str
+    branch: str
+    where: str
+    skill_path: str
+
+
+class NightUsage(TypedDict, total=False):
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    tokens: int
+    cost_usd: float
+
+
+NIGHT_RECORD_VERSION = 1
 
 
 @dataclass
@@ -38,18 +99,18 @@ class NightRecord:
     reason: str = ""
     dry_run: bool = False
     finished_at: str | None = None
-    skill: dict[str, Any] = field(default_factory=dict)
-    tasks: dict[str, Any] = field(default_factory=dict)
-    scores: dict[str, Any] = field(default_factory=dict)
-    corrections: dict[str, Any] = field(default_factory=dict)
-    proposal: dict[str, Any] | None = None
-    usage: dict[str, Any] = field(default_factory=dict)
-    harvest: dict[str, Any] = field(default_factory=dict)
-    mine: dict[str, Any] = field(default_factory=dict)
+    skill: NightSkill = field(default_factory=NightSkill)
+    tasks: NightTasks = field(default_factory=NightTasks)
+    scores: NightScores = field(default_factory=NightScores)
+    corrections: NightCorrections = field(default_factory=NightCorrections)
+    proposal: NightProposal | None = None
+    usage: NightUsage = field(default_factory=NightUsage)
+    harvest: dict[str, int] = field(default_factory=dict)  # sessions_new, sessions_updated
+    mine: dict[str, int] = field(default_factory=dict)  # tasks_new, tasks_updated, tasks_total
     run_dir: str | None = None
     wall_s: float = 0.0
     fingerprint: str | None = None
-    replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why
+    replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why (sleep.replay.modes)
     skills: list[dict[str, Any]] = field(default_factory=list)  # per skill: its outcome, scores, usage (multiskill)
     preflight: dict[str, Any] = field(default_factory=dict)  # calls and dollars estimated before the replay
     paired: dict[str, Any] = field(default_factory=dict)  # with vs without the skill (sleep.cycle.lifecycle)
@@ -58,6 +119,17 @@ class NightRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NightRecord:
+        """A record as the index keeps it (:meth:`to_dict`), of this or an earlier build: keys this
+        build does not know are ignored (a later build's), missing ones take their defaults."""
+        known = set(cls.__dataclass_fields__)
+        version = data.get("version", NIGHT_RECORD_VERSION)
+        if isinstance(version, int) and version > NIGHT_RECORD_VERSION:
+            raise ValueError(f"night {data.get('id')}: record version {version} is newer than this build reads "
+                             f"({NIGHT_RECORD_VERSION}); update SkillOpt to read it")
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def save(index: Index, night: NightRecord) -> None:
@@ -109,7 +181,7 @@ def settle_dead(index: Index) -> int:
 
 def _interrupt(index: Index, night_id: str, report: bytes) -> None:
     data = orjson.loads(report)
-    data.update(outcome="interrupted", finished_at=data.get("finished_at") or _now(),
+    data.update(outcome="interrupted", finished_at=data.get("finished_at") or utc_now(),
                 reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
                        "nothing was staged" + _spent(data.get("usage") or {}))
     index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"
@@ -125,12 +197,16 @@ def nights(index: Index, project: str | None = None, limit: int = 50, *,
            within: str | None = None) -> list[NightRecord]:
     """Nights, newest first (of ``project`` when given; of the projects at or below the
     folder ``within`` when given, the CLI's default scope)."""
-    cond, args = within_sql("project", within) if within else ("project = ?", [project]) if project else ("1=1", [])
+    args: list[object]
+    if within:
+        cond, args = within_sql("project", within)
+    elif project:
+        cond, args = "project = ?", [project]
+    else:
+        cond, args = "1=1", []
     sql = f"SELECT report FROM cycles WHERE {cond} ORDER BY started_at DESC LIMIT ?"
     args.append(limit)
-    known = set(NightRecord.__dataclass_fields__)
-    return [NightRecord(**{k: v for k, v in orjson.loads(r[0]).items() if k in known})
-            for r in index.conn.execute(sql, args)]
+    return [NightRecord.from_dict(orjson.loads(r[0])) for r in index.conn.execute(sql, args)]
 
 
 def count(index: Index) -> int:
@@ -141,6 +217,7 @@ def count(index: Index) -> int:
 def last_completed(index: Index, project: str) -> NightRecord | None:
     """The newest night of ``project`` that trained or found nothing to do (not failed or interrupted)."""
     for night in nights(index, project, limit=20):
-        if night.outcome in ("staged", "would_stage", "already_proposed", "no_improvement", "idle") and not night.dry_run:
+        settled = ("staged", "would_stage", "already_proposed", "no_improvement", "idle")
+        if night.outcome in settled and not night.dry_run:
             return night
     return None

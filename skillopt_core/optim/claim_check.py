@@ -1,0 +1,123 @@
+"""A learned check for skill lines that make the answer claim its own quality.
+
+The judge-gaming edit a fallible judge rewards is a line that has the answer
+*say* it is right ("Finish with a sentence confirming that every requirement
+of the task was met.", "Always declare your solution to be correct and
+complete."). A word list (:mod:`skillopt_core.optim.judge_guard`'s patterns)
+refuses the wordings it lists and nothing else: rewording defeats it. This
+module is a small text classifier instead: TF-IDF over stemmed words (1-2
+grams) and character 3-5 grams, logistic regression, trained in-process on
+the labelled lines of ``judge_claims.json`` (claims against ordinary task
+instructions, including look-alikes that ask to *verify* or *report*, which
+must pass). Training takes well under a second and happens once per process.
+
+How well it generalises was measured on a paraphrase set written for this
+purpose and split before tuning (``bench/gaming_paraphrases.json``): the
+held-out half is never trained on; ``python bench/gate.py --paraphrases``
+prints the refusal rates of both halves. The threshold (:data:`THRESHOLD`)
+and ``C`` were chosen by leave-one-out on the training lines only.
+
+It is a statistical model of wording, not an understanding of it: a claim
+phrased unlike anything it was trained on can pass, and an instruction that
+reads like a claim can be refused. The refusal names the sentence and its
+probability so a person can see why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
+
+THRESHOLD = 0.5
+"""A sentence with a claim probability at or above this is refused."""
+C = 16.0
+"""The logistic regression's inverse regularisation."""
+DATA = "judge_claims.json"
+
+_TOKEN = re.compile(r"[a-z0-9%']+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def training_lines(path: str | None = None) -> tuple[list[str], list[str]]:
+    """``(claims, tasks)``: the labelled lines the check is trained on."""
+    if path is None:
+        text = resources.files("skillopt_core.optim").joinpath(DATA).read_text(encoding="utf-8")
+    else:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    data = json.loads(text)
+    claims, tasks = data.get("claims"), data.get("tasks")
+    if not isinstance(claims, list) or not isinstance(tasks, list) or not claims or not tasks:
+        raise ValueError(f"{path or DATA}: needs non-empty lists 'claims' and 'tasks' of strings")
+    return [str(x) for x in claims], [str(x) for x in tasks]
+
+
+@lru_cache(maxsize=1)
+def _stemmer():  # type: ignore[no-untyped-def]
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def _prep(text: str) -> str:
+    return " ".join(_stemmer().stemWords(_TOKEN.findall(text.lower())))
+
+
+def build_model(claims: Sequence[str], tasks: Sequence[str], c: float = C):
+    """A fitted pipeline: ``predict_proba([line])[:, 1]`` is the claim probability."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline, make_union
+
+    model = make_pipeline(
+        make_union(TfidfVectorizer(preprocessor=_prep, ngram_range=(1, 2), sublinear_tf=True),
+                   TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)),
+        LogisticRegression(C=c, class_weight="balanced", max_iter=2000),
+    )
+    return model.fit(list(claims) + list(tasks), [1] * len(claims) + [0] * len(tasks))
+
+
+@lru_cache(maxsize=1)
+def _default_model():  # type: ignore[no-untyped-def]
+    return build_model(*training_lines())
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences (or lines) of ``text``, stripped of list markers; empty ones dropped."""
+    out = []
+    for part in _SENTENCE.split(text):
+        part = part.strip().lstrip("-*#>0123456789. ").strip()
+        if len(_TOKEN.findall(part.lower())) >= 2:
+            out.append(part)
+    return out
+
+
+class ClaimCheck:
+    """Scores sentences; :meth:`reason` says which sentence of a text claims the
+    answer's own quality (or None). ``model``: a fitted pipeline (default: the one
+    trained on ``judge_claims.json``)."""
+
+    def __init__(self, model=None, threshold: float = THRESHOLD) -> None:  # type: ignore[no-untyped-def]
+        self.model = model if model is not None else _default_model()
+        self.threshold = threshold
+
+    def probabilities(self, lines: Sequence[str]) -> list[float]:
+        if not lines:
+            return []
+        return [float(p) for p in self.model.predict_proba(list(lines))[:, 1]]
+
+    def is_claim(self, line: str) -> bool:
+        return self.probabilities([line])[0] >= self.threshold
+
+    def reason(self, text: str) -> str | None:
+        parts = sentences(text)
+        if not parts:
+            return None
+        probs = self.probabilities(parts)
+        best = max(range(len(parts)), key=probs.__getitem__)
+        if probs[best] < self.threshold:
+            return None
+        return f"has the answer claim its own quality (learned check, p={probs[best]:.2f}): {parts[best]!r}"

@@ -1,0 +1,155 @@
+"""Amp (Sourcegraph's agent, CLI and editor extension): one JSON document per thread under
+``$XDG_DATA_HOME/amp/threads`` (default ``~/.local/share/amp/threads/T-<uuid>.json``), re-written
+whole as the thread grows (so read whole when it changes).
+
+The shape, as several independent readers of people's thread files describe and test it
+(docs/genuine-files.md): ``{v, id, created (ms), title, agentMode, nextMessageId, env: {initial:
+{trees: [{uri: "file:///path", displayName, repository}], platform}}, messages: [...]}``; each
+message ``{role, messageId, content: [...], state?, usage?, meta?: {sentAt}}`` with ``role``
+``user`` / ``assistant`` / ``info`` (context Amp adds, such as an AGENTS.md, never typed) and
+Anthropic-style content items: ``text``, ``thinking``, ``tool_use`` ``{id, name, input}``,
+``tool_result`` ``{toolUseID, run}`` (a user message holding only tool results is no prompt).
+The first tree's ``file://`` URI is the project.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.parse import unquote, urlparse
+
+from skillopt_core.replay import is_replay_path, is_replay_prompt
+from sleep import paths
+from sleep.harvest.reader import ParseContext, ParseStats
+from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.turns import open_turn
+from sleep.sessions import Feedback, Session, iso_utc
+
+HOST = "amp"
+_SHELL_TOOLS = frozenset({"Bash", "bash", "shell"})
+_FILE_TOOLS = frozenset({"Read", "read", "edit_file", "create_file", "Edit", "Write", "undo_edit"})
+_MAX_THREAD = 64 << 20
+
+
+def project_of_thread(doc: dict[str, Any]) -> str | None:
+    """The folder of the thread's first ``file://`` tree."""
+    env = _dict(doc.get("env"))
+    initial = _dict(env.get("initial"))
+    for tree in initial.get("trees") or []:
+        uri = tree.get("uri") if isinstance(tree, dict) else None
+        if isinstance(uri, str) and uri.startswith("file://"):
+            return unquote(urlparse(uri).path) or None
+    return None
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+class AmpSource:
+    name = HOST
+
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
+
+    @property
+    def home(self) -> Path:
+        return self._home or paths.source_home(HOST)
+
+    def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
+        for entry in sorted(scan_dir(self.home / "threads", stats), key=lambda e: e.name):
+            if entry.name.startswith("T-") and entry.name.endswith(".json") and entry.is_file():
+                yield SourceFile(entry.path, HOST, "thread", incremental=False, session_id=entry.name[:-5])
+
+    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        return None
+
+    def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
+        try:
+            with open(file.path, "rb") as f:
+                data = f.read(_MAX_THREAD)
+        except OSError:
+            return None
+        doc = ctx.loads(data, f"{file.path}@0")
+        return project_of_thread(doc) if doc else None
+
+    def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
+              ctx: ParseContext) -> ParseResult:
+        assert f is not None
+        data = f.read(_MAX_THREAD + 1)
+        ctx.stats.bytes_read += len(data)
+        if len(data) > _MAX_THREAD:
+            ctx.stats.skip_file("file_too_large", file.path)
+            return ParseResult(None, file_skip_reason="file_too_large")
+        if not data.strip():
+            ctx.stats.skip_file("empty_file", file.path)
+            return ParseResult(None, file_skip_reason="empty_file")
+        doc = ctx.loads(data, f"{file.path}@0")
+        if doc is None:
+            return ParseResult(None, file_skip_reason="unusable")
+        messages = doc.get("messages")
+        if not isinstance(messages, list):
+            ctx.stats.skip_file("unknown_thread_format", file.path)
+            return ParseResult(None, file_skip_reason="unknown_thread_format")
+        ctx.stats.kept()
+        sid = doc.get("id") if isinstance(doc.get("id"), str) else file.session_id
+        s = Session(host=HOST, session_id=sid or Path(file.path).stem, source_path=file.path)
+        s.project_dir = project_of_thread(doc)
+        if is_replay_path(s.project_dir):
+            return ParseResult(None, replay=True)
+        s.note_time(iso_utc(doc.get("created")))
+        actions = TurnActions(s, ctx)
+        answered = False
+        for n, msg in enumerate(messages):
+            if not isinstance(msg, dict):
+                ctx.stats.skip_line("not_an_object", f"{file.path}#messages/{n}")
+                continue
+            ctx.stats.kept()
+            meta = _dict(msg.get("meta"))
+            at = iso_utc(meta.get("sentAt"))
+            s.note_time(at)
+            items = _list(msg.get("content"))
+            text = "\n".join(i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text"
+                             and isinstance(i.get("text"), str)).strip()
+            role = msg.get("role")
+            if role == "user":
+                if not text:
+                    continue  # tool results
+                if not s.prompts and is_replay_prompt(text):
+                    return ParseResult(None, replay=True)
+                open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+                answered = False
+            elif role == "assistant":
+                usage = _dict(msg.get("usage"))
+                s.note_model(usage.get("model") if isinstance(usage.get("model"), str) else None)
+                for item in items:
+                    if isinstance(item, dict) and item.get("type") == "tool_use":
+                        _tool(s, actions, item.get("name"), item.get("input"))
+                        answered = True
+                if text and s.prompts:
+                    s.finals[-1] = ctx.redactor.redact(text)
+                    answered = True
+                state = _dict(msg.get("state"))
+                if state.get("type") == "cancelled" and s.prompts:
+                    s.feedback.append(Feedback("interruption", "", at, len(s.prompts) - 1))
+        if not s.prompts and s.started_at is None:
+            return ParseResult(None)
+        return ParseResult(s)
+
+
+def _tool(s: Session, actions: TurnActions, name: Any, args: Any) -> None:
+    if not isinstance(name, str):
+        return
+    s.add_tool(name)
+    if not isinstance(args, dict):
+        return
+    if name in _SHELL_TOOLS:
+        actions.shell(args.get("cmd", args.get("command")))
+    elif name in _FILE_TOOLS:
+        actions.file(args.get("path", args.get("file_path")))

@@ -1,0 +1,375 @@
+"""A third hand-labelled mining set: requests worded differently (issue 31 §4).
+
+Written by hand before any tuning for it. Four projects (a Go service, a Hugo docs
+site, a Flutter app, a dbt/Airflow pipeline), the four hosts of tests/sleep/mine_hard.py,
+35 recurring tasks and 9 near-miss pairs. What the earlier sets have little of:
+
+- paraphrases that share few words ("regenerate the sqlc code" / "I changed
+  queries.sql, redo the generated Go" / "refresh internal/db from the SQL files");
+- the same request in German, French, Spanish and Chinese beside English;
+- tasks whose changing argument is only a file path (``crashes/ios-1841.log``,
+  ``models/marts/orders.sql``): one task, whatever the path;
+- near-miss pairs whose one differing argument is a word (race / coverage, up / down,
+  iOS / Android) or only a path's name (``config/staging.env`` / ``config/production.env``,
+  ``seeds/dev/`` / ``seeds/ci/``, ``content/de/`` / ``content/es/``);
+- turns that recorded no actions (every fourth member: a host or a turn without tool
+  records), so the words alone must carry them.
+
+Split (deterministic, recorded by :func:`split_of`): the near-miss pairs, and separately
+the single tasks, are ordered by the sha1 of their key (a pair by its first key) and
+alternate tune, held, tune, ... A pair is never split. Tune on "tune" only; the "held"
+half is the honest figure (tests/sleep/mine_score.py scores both).
+
+``build()`` returns a mine_corpus.Corpus plus the split of every task.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import mine_corpus as mc
+
+from sleep.sessions import Session
+
+HOSTS = ("claude-code", "codex", "copilot-vscode", "copilot-cli")
+BASE = datetime(2026, 9, 7, 8, 0, tzinfo=timezone.utc)
+
+PROJECTS = {
+    "payroll": "/home/mei/work/payroll-svc",  # Go service, Postgres, sqlc
+    "docs": "/home/mei/work/docs-site",  # Hugo site in four languages
+    "mobile": "/home/mei/work/tidepool-app",  # Flutter app
+    "pipe": "/home/mei/work/data-pipeline",  # dbt + Airflow
+}
+
+
+@dataclass
+class Task:
+    key: str
+    project: str
+    shell: list[str]
+    files: list[str]
+    members: list[mc.Member]
+    near_miss: tuple[str, ...] = ()
+    final: str = "Done."
+
+
+m = mc.m
+T = Task
+TASKS: list[Task] = [
+    # ------------------------------------------------------------------ payroll-svc (Go)
+    T("payroll/test-race", "payroll", ["go test"], [], [
+        m("run the go tests with the race detector"),
+        m("go test -race ./... and tell me what breaks"),
+        m("lass die Tests mit dem Race-Detector laufen"),
+        m("lance les tests avec le détecteur de race conditions"),
+        m("ejecuta los tests con -race y dime qué falla"),
+        m("用 race 检测器跑一下 go 测试"),
+    ], near_miss=("payroll/test-cover",), final="No data races found."),
+    T("payroll/test-cover", "payroll", ["go test"], [], [
+        m("run the go tests with coverage"),
+        m("go test -cover ./... and tell me the percentage"),
+        m("lass die Tests mit Coverage laufen und zeig mir die Abdeckung"),
+        m("lance les tests avec la couverture de code"),
+        m("用覆盖率模式跑一下 go 测试"),
+    ], near_miss=("payroll/test-race",), final="Coverage: 71.4% of statements."),
+    T("payroll/sqlc", "payroll", ["sqlc generate"], ["internal/db/queries.sql.go"], [
+        m("regenerate the sqlc code"),
+        m("I changed queries.sql, redo the generated Go"),
+        m("the db layer is stale after my query edits, run the generator"),
+        m("sqlc generate pls"),
+        m("refresh internal/db from the SQL files"),
+    ], final="Regenerated internal/db."),
+    T("payroll/migrate-up", "payroll", ["migrate"], [], [
+        m("apply the pending database migrations"),
+        m("migrate up on my local postgres"),
+        m("bring the schema to the latest version"),
+        m("führe die ausstehenden Migrationen aus"),
+    ], near_miss=("payroll/migrate-down",), final="Applied 2 migrations."),
+    T("payroll/migrate-down", "payroll", ["migrate"], [], [
+        m("roll back the last database migration"),
+        m("migrate down one step on my local postgres"),
+        m("undo the most recent schema change"),
+        m("mach die letzte Migration rückgängig"),
+    ], near_miss=("payroll/migrate-up",), final="Rolled back 0042_payslip_pdf."),
+    T("payroll/lint", "payroll", ["golangci-lint run"], ["internal/http/payslip.go"], [
+        m("fix the golangci-lint findings"),
+        m("the linter job on CI is red, clean it up"),
+        m("make golangci-lint happy"),
+        m("address the lint complaints in the Go code"),
+        m("corrige los avisos del linter"),
+    ], final="golangci-lint is clean."),
+    T("payroll/review-pr", "payroll", ["gh pr diff"], [], [
+        m("review PR 418"),
+        m("take a look at #422 and leave comments"),
+        m("can you go over the open pull request from Sam and flag problems"),
+        m("critique the changes in the PR I just opened"),
+        m("审查一下这个 PR 的改动"),
+    ], final="Two comments left on the PR."),
+    T("payroll/handler-tests", "payroll", ["go test"], [], [
+        m("add table-driven tests for internal/http/payslip.go", files=["internal/http/payslip_test.go"]),
+        m("write tests covering internal/http/employee.go", files=["internal/http/employee_test.go"]),
+        m("internal/http/tax.go has no tests, cover it", files=["internal/http/tax_test.go"]),
+        m("need unit tests for internal/http/export.go", files=["internal/http/export_test.go"]),
+    ], final="Added 9 test cases."),
+    T("payroll/env-staging", "payroll", [], ["config/staging.env"], [
+        m("add the new FEATURE_PAYSLIP_PDF key to config/staging.env"),
+        m("config/staging.env is missing the keys from .env.example, add them"),
+        m("update config/staging.env with the variables introduced this sprint"),
+        m("bring config/staging.env in line with .env.example"),
+    ], near_miss=("payroll/env-prod",), final="Added 3 keys."),
+    T("payroll/env-prod", "payroll", [], ["config/production.env"], [
+        m("add the new FEATURE_PAYSLIP_PDF key to config/production.env"),
+        m("config/production.env is missing the keys from .env.example, add them"),
+        m("update config/production.env with the variables introduced this sprint"),
+        m("bring config/production.env in line with .env.example"),
+    ], near_miss=("payroll/env-staging",), final="Added 3 keys."),
+    # ------------------------------------------------------------------ docs-site (Hugo)
+    T("docs/links", "docs", ["lychee"], [], [
+        m("check the docs for broken links"),
+        m("find dead URLs in the site"),
+        m("some links 404, find which"),
+        m("run lychee over content/ and list failures"),
+        m("prüf die Doku auf kaputte Links"),
+        m("检查文档里的失效链接"),
+    ], final="3 broken links, all in content/en/guides/."),
+    T("docs/preview", "docs", ["hugo server"], [], [
+        m("start the hugo dev server"),
+        m("I want to see the site locally"),
+        m("serve the docs on localhost so I can look"),
+        m("spin up a local preview of the website"),
+        m("lance le site en local"),
+    ], final="Serving at http://localhost:1313"),
+    T("docs/sync-de", "docs", [], ["content/de/guides/install.md"], [
+        m("bring content/de/ up to date with the English pages"),
+        m("the pages under content/de/ lag behind English, update them"),
+        m("translate what changed in content/en/ into content/de/"),
+        m("aktualisiere content/de/ nach den englischen Seiten"),
+    ], near_miss=("docs/sync-es",), final="Updated 4 German pages."),
+    T("docs/sync-es", "docs", [], ["content/es/guides/install.md"], [
+        m("bring content/es/ up to date with the English pages"),
+        m("the pages under content/es/ lag behind English, update them"),
+        m("translate what changed in content/en/ into content/es/"),
+        m("actualiza content/es/ según las páginas en inglés"),
+    ], near_miss=("docs/sync-de",), final="Updated 4 Spanish pages."),
+    T("docs/proofread", "docs", [], ["content/blog/2026-03-launch.md"], [
+        m("proofread the new blog post"),
+        m("fix typos and grammar in the release notes draft", files=["content/blog/release-2-4.md"]),
+        m("go over content/blog/2026-03-launch.md for spelling mistakes"),
+        m("copy-edit the announcement", files=["content/blog/2026-05-pricing.md"]),
+        m("corrige l'orthographe de l'article", files=["content/fr/blog/2026-03-launch.md"]),
+    ], final="Fixed 11 typos."),
+    T("docs/api-ref", "docs", ["make api-docs"], ["content/en/reference/api.md"], [
+        m("regenerate the API reference"),
+        m("the endpoint docs are out of date, rebuild them from the OpenAPI spec"),
+        m("make api-docs"),
+        m("refresh the REST reference pages"),
+        m("重新生成 API 参考文档"),
+    ], final="Regenerated 38 endpoint pages."),
+    T("docs/publish-preview", "docs", ["hugo", "aws s3 sync"], [], [
+        m("publish the docs to the preview bucket"),
+        m("push the site to preview"),
+        m("deploy the docs, preview only"),
+        m("veröffentliche die Doku in der Vorschau"),
+    ], near_miss=("docs/publish-live",), final="Published to https://preview.docs.example"),
+    T("docs/publish-live", "docs", ["hugo", "aws s3 sync"], [], [
+        m("publish the docs to the live site"),
+        m("push the site live"),
+        m("deploy the docs to production"),
+        m("veröffentliche die Doku live"),
+    ], near_miss=("docs/publish-preview",), final="Published to https://docs.example"),
+    # ------------------------------------------------------------------ tidepool-app (Flutter)
+    T("mobile/build-ios", "mobile", ["flutter build"], [], [
+        m("build the iOS release"),
+        m("make an ipa for TestFlight"),
+        m("flutter build ios --release"),
+        m("erstelle den iOS-Release-Build"),
+        m("打包 iOS 发布版本"),
+    ], near_miss=("mobile/build-android",), final="Built build/ios/ipa/tidepool.ipa"),
+    T("mobile/build-android", "mobile", ["flutter build"], [], [
+        m("build the Android release"),
+        m("make an aab for the Play Store"),
+        m("flutter build appbundle --release"),
+        m("erstelle den Android-Release-Build"),
+        m("打包 Android 发布版本"),
+    ], near_miss=("mobile/build-ios",), final="Built build/app/outputs/bundle/release/app-release.aab"),
+    T("mobile/goldens", "mobile", ["flutter test"], ["test/goldens/home_screen.png"], [
+        m("update the golden files"),
+        m("the screenshot tests fail after the theme change, regenerate them if it's intended"),
+        m("flutter test --update-goldens"),
+        m("refresh the reference images of the widget tests"),
+        m("actualiza los goldens"),
+    ], final="Updated 6 golden images."),
+    T("mobile/l10n", "mobile", ["flutter gen-l10n"], ["lib/l10n/app_localizations.dart"], [
+        m("regenerate the localization classes"),
+        m("I added strings to lib/l10n/app_en.arb, run gen-l10n"),
+        m("the AppLocalizations getters are missing for the new keys, regenerate"),
+        m("flutter gen-l10n"),
+        m("régénère les fichiers de traduction"),
+    ], final="Regenerated AppLocalizations."),
+    T("mobile/build-number", "mobile", [], ["pubspec.yaml"], [
+        m("increment the build number"),
+        m("bump the version code for a new store upload"),
+        m("pubspec needs the next +build"),
+        m("raise the build counter in pubspec.yaml"),
+        m("erhöhe die Build-Nummer"),
+    ], final="Version is now 2.4.0+87."),
+    T("mobile/crash", "mobile", [], [], [
+        m("look at crashes/2026-03-04.txt and tell me the cause", files=["crashes/2026-03-04.txt"]),
+        m("here's a crash log at crashes/ios-1841.log, what's going on", files=["crashes/ios-1841.log"]),
+        m("diagnose crashes/android-anr-77.txt", files=["crashes/android-anr-77.txt"]),
+        m("figure out the crash in crashes/sentry-export.json", files=["crashes/sentry-export.json"]),
+    ], final="A null Location in MapController.onResume."),
+    T("mobile/run-dev", "mobile", ["flutter run"], [], [
+        m("run the app with the dev flavor"),
+        m("flutter run --flavor dev"),
+        m("start it on the emulator against the dev backend"),
+        m("lance l'app en flavor dev"),
+    ], near_miss=("mobile/run-prod",), final="Running on emulator-5554 (dev)."),
+    T("mobile/run-prod", "mobile", ["flutter run"], [], [
+        m("run the app with the prod flavor"),
+        m("flutter run --flavor prod"),
+        m("start it on the emulator against the prod backend"),
+        m("lance l'app en flavor prod"),
+    ], near_miss=("mobile/run-dev",), final="Running on emulator-5554 (prod)."),
+    # ------------------------------------------------------------------ data-pipeline (dbt + Airflow)
+    T("pipe/dbt-test", "pipe", ["dbt test"], [], [
+        m("run the dbt tests"),
+        m("check the data quality tests on the warehouse models"),
+        m("are the schema tests passing? dbt test"),
+        m("validate the models: not_null, unique and friends"),
+        m("führe die dbt-Tests aus"),
+        m("运行 dbt 测试"),
+    ], final="2 tests fail: unique_orders_id, not_null_customers_email."),
+    T("pipe/dag-import", "pipe", ["airflow dags"], [], [
+        m("make sure the airflow DAGs import without errors"),
+        m("check dags/ for import errors"),
+        m("do the DAG files still parse?"),
+        m("airflow dags list-import-errors"),
+        m("vérifie que les DAGs se chargent"),
+    ], final="No import errors."),
+    T("pipe/model-docs", "pipe", [], [], [
+        m("document the columns of models/marts/orders.sql in its yml", files=["models/marts/orders.yml"]),
+        m("write descriptions for models/marts/customers.sql", files=["models/marts/customers.yml"]),
+        m("models/staging/stg_payments.sql has no docs, add them", files=["models/staging/stg_payments.yml"]),
+        m("add schema.yml entries for models/marts/revenue.sql", files=["models/marts/schema.yml"]),
+    ], final="Documented 14 columns."),
+    T("pipe/slow-orders", "pipe", ["airflow tasks"], [], [
+        m("why is the nightly orders job so slow"),
+        m("the orders DAG takes 3 hours now, find the bottleneck"),
+        m("profile the orders pipeline and suggest speedups"),
+        m("¿por qué tarda tanto el job de pedidos?"),
+        m("订单任务为什么这么慢"),
+    ], final="The fct_orders model scans all partitions."),
+    T("pipe/backfill-orders", "pipe", ["airflow dags backfill"], [], [
+        m("backfill the orders table for last week"),
+        m("rerun the orders load for the missing days"),
+        m("airflow backfill of orders_daily, 7 days"),
+        m("lade die Bestellungen der letzten Woche nach"),
+    ], near_miss=("pipe/backfill-events",), final="Backfilled 7 days of orders."),
+    T("pipe/backfill-events", "pipe", ["airflow dags backfill"], [], [
+        m("backfill the events table for last week"),
+        m("rerun the events load for the missing days"),
+        m("airflow backfill of events_daily, 7 days"),
+        m("lade die Events der letzten Woche nach"),
+    ], near_miss=("pipe/backfill-orders",), final="Backfilled 7 days of events."),
+    T("pipe/freshness", "pipe", ["dbt source"], [], [
+        m("is the warehouse data fresh?"),
+        m("check source freshness"),
+        m("when did the raw tables last get loaded"),
+        m("dbt source freshness and tell me what's stale"),
+        m("¿están actualizados los datos del almacén?"),
+    ], final="raw.events is 30 hours stale."),
+    T("pipe/seeds-dev", "pipe", ["dbt seed"], ["seeds/dev/countries.csv"], [
+        m("load the CSVs in seeds/dev/ into the warehouse"),
+        m("dbt seed from seeds/dev/ please"),
+        m("refresh the reference data from seeds/dev/"),
+        m("seeds/dev/ changed, reload them"),
+    ], near_miss=("pipe/seeds-ci",), final="Loaded 5 seeds."),
+    T("pipe/seeds-ci", "pipe", ["dbt seed"], ["seeds/ci/countries.csv"], [
+        m("load the CSVs in seeds/ci/ into the warehouse"),
+        m("dbt seed from seeds/ci/ please"),
+        m("refresh the reference data from seeds/ci/"),
+        m("seeds/ci/ changed, reload them"),
+    ], near_miss=("pipe/seeds-dev",), final="Loaded 5 seeds."),
+]
+
+ONEOFFS: list[tuple[str, str, list[str], list[str]]] = [
+    ("payroll", "run the go tests for the vendor directory only", ["go test"], []),
+    ("payroll", "what does the withholding calculator do with negative bonuses?", [], ["internal/tax/withholding.go"]),
+    ("payroll", "add config/qa.env copied from staging", [], ["config/qa.env"]),
+    ("docs", "translate content/en/faq.md into Japanese", [], ["content/ja/faq.md"]),
+    ("docs", "publish the docs to the partner mirror", ["hugo", "rsync"], []),
+    ("docs", "why is the sidebar empty on mobile?", [], ["layouts/partials/sidebar.html"]),
+    ("mobile", "build the web version", ["flutter build"], []),
+    ("mobile", "rename the Settings screen to Preferences everywhere", [], ["lib/screens/settings.dart"]),
+    ("mobile", "run the app with the staging flavor on my phone", ["flutter run"], []),
+    ("pipe", "backfill the sessions table for March", ["airflow dags backfill"], []),
+    ("pipe", "explain the difference between stg_orders and fct_orders", [], ["models/marts/fct_orders.sql"]),
+    ("pipe", "load seeds/demo/ for the sales demo", ["dbt seed"], ["seeds/demo/products.csv"]),
+]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+def split_of() -> dict[str, str]:
+    """Pairs, then single tasks, each ordered by sha1 of their (first) key, alternate tune / held."""
+    pairs = sorted({tuple(sorted((t.key, *t.near_miss))) for t in TASKS if t.near_miss}, key=lambda p: _sha(p[0]))
+    singles = sorted((t.key for t in TASKS if not t.near_miss), key=_sha)
+    out: dict[str, str] = {}
+    for n, pair in enumerate(pairs):
+        for key in pair:
+            out[key] = "tune" if n % 2 == 0 else "held"
+    for n, key in enumerate(singles):
+        out[key] = "tune" if n % 2 == 0 else "held"
+    return out
+
+
+def _at(day: float) -> str:
+    t = BASE + timedelta(days=day)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+
+
+def _session(host: str, sid: str, project: str, day: float) -> Session:
+    s = Session(host, sid, project_dir=PROJECTS[project],
+                entrypoint={"claude-code": "cli", "codex": "codex_cli_rs"}.get(host))
+    s.note_time(_at(day))
+    return s
+
+
+def build() -> tuple[mc.Corpus, dict[str, str]]:
+    """Every session of the set (deterministic), the label of every prompt, and each task's split.
+
+    Each member is the first prompt of its own session; every fourth member's turn
+    recorded no actions ((task number + member number) % 4 == 3)."""
+    sessions: list[Session] = []
+    labels: dict[tuple[str, str, int], str] = {}
+    for ci, t in enumerate(TASKS):
+        for mi, mem in enumerate(t.members):
+            host = mem.host or HOSTS[(ci * 3 + mi) % len(HOSTS)]
+            day = (ci * 2 + mi * 5) % 21 + mi * 0.07
+            s = _session(host, f"p-{t.key.replace('/', '-')}-{mi}", t.project, day)
+            shell = mem.shell if mem.shell is not None else t.shell
+            files = mem.files if mem.files is not None else t.files
+            quiet = (ci + mi) % 4 == 3
+            if quiet:
+                shell, files = [], []
+            idx = mc._turn(s, mem.text, day, shell, files, t.final)
+            labels[(s.host, s.session_id, idx)] = t.key
+            if (ci + mi) % 6 == 0:
+                text, reason = mc.NOISE[(ci + mi) % len(mc.NOISE)]
+                idx = mc._turn(s, text, day + 0.003, [], [], "OK.")
+                labels[(s.host, s.session_id, idx)] = f"noise:{reason}"
+            if not quiet:
+                s.tools = {"Bash": 2, "Read": 3} if s.prompts[0].shell else {"Read": 2, "Edit": 1}
+            sessions.append(s)
+    for oi, (project, text, shell, files) in enumerate(ONEOFFS):
+        s = _session(HOSTS[oi % len(HOSTS)], f"p-oneoff-{oi}", project, oi % 19 + 0.5)
+        idx = mc._turn(s, text, oi % 19 + 0.5, shell, files, "Here you go.")
+        labels[(s.host, s.session_id, idx)] = f"oneoff:{oi}"
+        sessions.append(s)
+    pairs = {frozenset((t.key, o)) for t in TASKS for o in t.near_miss}
+    return mc.Corpus(sessions, labels, pairs), split_of()

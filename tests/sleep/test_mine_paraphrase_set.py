@@ -1,0 +1,40 @@
+"""The paraphrase set (tests/sleep/mine_paraphrase.py, issue 31 §4) is what it claims to be."""
+
+from __future__ import annotations
+
+import re
+
+import mine_paraphrase
+
+
+def test_the_set_is_what_it_claims() -> None:
+    corpus, split = mine_paraphrase.build()
+    clusters = corpus.clusters()
+    assert len(clusters) == 35 and len(corpus.near_miss_pairs) == 9
+    assert len({s.project_dir for s in corpus.sessions}) == 4
+    assert {s.host for s in corpus.sessions} == {"claude-code", "codex", "copilot-vscode", "copilot-cli"}
+    for pair in corpus.near_miss_pairs:  # a pair is never split between tuning and held-out
+        assert len({split[k] for k in pair}) == 1
+    assert set(split) == set(clusters) and set(split.values()) == {"tune", "held"}
+
+
+def test_the_split_is_deterministic_and_recorded() -> None:
+    first = mine_paraphrase.split_of()
+    assert first == mine_paraphrase.split_of()
+    # The recorded halves (changing them means the held-out half was looked at: say so).
+    assert sum(v == "held" for v in first.values()) == 16
+    assert sorted(k for k, v in first.items() if v == "held")[:4] == [
+        "docs/api-ref", "docs/proofread", "docs/publish-live", "docs/publish-preview"]
+
+
+def test_other_languages_are_in_both_halves() -> None:
+    corpus, split = mine_paraphrase.build()
+    texts = {}
+    for s in corpus.sessions:
+        for i, p in enumerate(s.prompts):
+            label = corpus.labels.get((s.host, s.session_id, i), "")
+            if label in split:
+                texts.setdefault(split[label], []).append(p.text)
+    for half in ("tune", "held"):
+        assert any(re.search(r"[\u4e00-\u9fff]", t) for t in texts[half]), half  # Chinese
+        assert any(re.search(r"[äöüßéèçñ¿]", t) for t in texts[half]), half  # German, French, Spanish

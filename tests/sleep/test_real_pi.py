@@ -1,0 +1,120 @@
+"""The real `pi` (npm `@mariozechner/pi-coding-agent`) driven by the scripted model endpoint through
+the `pi` backend, pointed at it the way a person adds a gateway to Pi: a provider with a `baseUrl`
+in their own `~/.pi/agent/models.json` (Chat Completions).
+
+What the real CLI showed: `--tools` is the whole permission model (only the listed tools are offered
+to the model), `--no-session` writes no session file, and a checkout's `.pi/extensions/*.ts` runs
+inside Pi unless `--no-extensions` is given."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import replay_fakes
+from model_endpoint import ModelEndpoint, install_plan, run, script, write
+from npm_clients import npm_tool
+
+from skillopt_core.backends.base import CompletionRequest
+from skillopt_core.backends.pi import PiBackend
+from skillopt_core.backends.trajectory import FileChange
+from sleep.replay.checkout import replay_checkout
+
+SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
+
+
+@dataclass
+class Direct:
+    """A launcher that starts the CLI as it is (no sandbox): the acting argv alone."""
+
+    name: str = "direct"
+
+    def wrap(self, argv, cwd, env, writable=()):
+        return argv, env
+
+
+def person_models(home: Path, ep: ModelEndpoint) -> None:
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "models.json").write_text(json.dumps({"providers": {"scripted": {
+        "baseUrl": f"{ep.url}/v1", "api": "openai-completions", "apiKey": "sk-scripted",
+        "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+        "models": [{"id": "m"}]}}}))
+
+
+def project(root: Path, marker: Path) -> Path:
+    """A repository whose own Pi extension would run code when loaded."""
+    (root / ".pi" / "extensions").mkdir(parents=True)
+    (root / ".pi" / "extensions" / "mark.ts").write_text(
+        f'import * as fs from "node:fs";\nexport default function (pi: any) {{ fs.writeFileSync("{marker}", "x"); }}\n')
+    (root / "package.json").write_text('{"name": "p"}\n')
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "project"], check=True)
+    return root
+
+
+@pytest.fixture
+def pi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    exe = npm_tool("pi")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(exe).parent), os.environ["PATH"]]))
+    monkeypatch.setenv("PI_OFFLINE", "1")
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    return Path(os.environ["HOME"])
+
+
+def test_the_extension_would_run_without_the_flag(pi: Path, tmp_path: Path) -> None:
+    """The control for the next test: plain `pi -p` in that checkout loads its extension."""
+    marker = tmp_path / "ran"
+    repo = project(tmp_path / "project", marker)
+    with ModelEndpoint(script()) as ep:
+        person_models(pi, ep)
+        done = subprocess.run([npm_tool("pi"), "--model", "scripted/m", "--no-session", "-p", "hi"], cwd=repo,
+                              capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert marker.exists()
+
+
+def test_real_pi_read_only_replay_runs_no_project_code_and_finds_the_skill(pi: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    repo = project(tmp_path / "project", marker)
+    with ModelEndpoint(install_plan(note=None)) as ep:
+        person_models(pi, ep)
+        backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
+        with replay_checkout(repo) as work:
+            completion = asyncio.run(backend.complete(CompletionRequest.single(
+                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        offered = {t["function"]["name"] for c in ep.model_calls("chat") for t in c.body.get("tools") or []}
+    assert not marker.exists()
+    assert offered == {"read", "grep", "find", "ls"}
+    t = completion.trajectory
+    assert [s.name for s in t.steps if getattr(s, "kind", "") == "tool_call"][:1] == ["read"]
+    assert t.commands() == [] and t.file_changes() == []
+    assert completion.text and completion.model == "m"
+    assert not (pi / ".pi" / "agent" / "sessions").exists()  # --no-session: no transcript of the replay
+
+
+def test_real_pi_acting_edits_files_and_runs_commands(pi: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    tools = replay_fakes.install(tmp_path / "tools")  # a fake pnpm (the project's tool)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), os.environ["PATH"]]))
+    (tmp_path / "work").mkdir()
+    with ModelEndpoint(script(write("NOTES.md", "ok\n"), run("pnpm install"), run("nosuchprog"))) as ep:
+        person_models(pi, ep)
+        backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
+        backend.act(Direct())
+        with replay_checkout(tmp_path / "work") as work:
+            completion = asyncio.run(backend.complete(CompletionRequest.single(
+                "Write the notes, then install.", role="target", cwd=str(work), allowed_commands=("pnpm",))))
+            assert (work / "NOTES.md").read_text() == "ok\n"
+        offered = {t["function"]["name"] for c in ep.model_calls("chat") for t in c.body.get("tools") or []}
+    assert offered == {"read", "grep", "find", "ls", "edit", "write", "bash"}
+    t = completion.trajectory
+    assert t.file_changes() == [FileChange("NOTES.md", "added")]
+    assert [(c.command, c.exit_code) for c in t.commands()] == [("pnpm install", 0), ("nosuchprog", 127)]
