@@ -113,6 +113,9 @@ class NightRecord:
     replay: dict[str, Any] = field(default_factory=dict)  # which replay mode ran and why (sleep.replay.modes)
     skills: list[dict[str, Any]] = field(default_factory=list)  # per skill: its outcome, scores, usage (multiskill)
     preflight: dict[str, Any] = field(default_factory=dict)  # calls and dollars estimated before the replay
+    paired: dict[str, Any] = field(default_factory=dict)  # with vs without the skill (sleep.cycle.lifecycle)
+    triggers: dict[str, Any] = field(default_factory=dict)  # trigger figures before/after (sleep.cycle.triggers)
+    package: dict[str, Any] = field(default_factory=dict)  # a package edit and its gate (sleep.cycle.package)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -18,6 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from skillopt_core import ConfigError, Settings
 from skillopt_core.run.config import apply_overrides, load_config_data, validate_settings
 from sleep import paths
+from sleep.cycle.package import PackageSettings
+from sleep.cycle.paired import PairedSettings
+from sleep.cycle.triggers import TriggerSettings
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
 LOCAL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "local.yaml"
@@ -56,6 +59,9 @@ class SleepSettings(BaseModel):
     # Each recurring task contributes up to this many of its member prompts as separate items.
     instances_per_task: int = Field(default=4, ge=1)
     skip_idle: bool = True
+    paired: PairedSettings = Field(default_factory=PairedSettings)  # retire / create (sleep.cycle.paired)
+    triggers: TriggerSettings = Field(default_factory=TriggerSettings)  # descriptions (sleep.cycle.triggers)
+    package: PackageSettings = Field(default_factory=PackageSettings)  # scripts/references (sleep.cycle.package)
     # How the miner compares prompts: auto (sentence embeddings when the `embed` extra is installed,
     # else words only), lexical (words only), or a backend of sleep.mine.embed by name (e5, wordllama).
     mine_embedder: str = "auto"

@@ -41,7 +41,7 @@ from skillopt_core import Task, events, prepare_training
 from skillopt_core.run.api import TrainingResult
 from skillopt_core.timestamps import utc_now
 from sleep import nightstore, paths
-from sleep.cycle import multiskill
+from sleep.cycle import lifecycle, multiskill, package, triggers
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
 from sleep.cycle.config import NightConfig, load_night_config
 from sleep.cycle.corrections import correction_edits, with_own_words
@@ -305,7 +305,8 @@ def _settle(night: NightRecord, parts: list[dict[str, Any]]) -> None:
     if lead is not None:
         night.skill = NightSkill(path=lead["path"], name=lead["name"], host=lead["host"], managed=lead["managed"],
                                  why=lead["why"])
-        for key in ("tasks", "scores", "corrections", "proposal", "run_dir", "fingerprint", "replay"):
+        for key in ("tasks", "scores", "corrections", "proposal", "run_dir", "fingerprint", "replay", "paired",
+                    "triggers", "package"):
             setattr(night, key, lead[key])
     night.outcome, night.reason = multiskill.night_outcome(parts)
     night.usage = multiskill.total_usage(parts)
@@ -400,11 +401,29 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
 
     persist("replay")
     target_hosts = Counter({choice.host: 1}) if group.lesson_from else None
+    def after(settings, run_dir: Path, backends: dict, summary) -> None:  # with vs without the skill
+        if group.lesson_from or group.document is not None:  # a lesson offered from another skill (its tasks are
+            return  # not this skill's own), or a memory file (no trigger, package or retirement)
+        lifecycle.measure_part(night, choice, seed_text, settings, run_dir, backends, config.sleep.paired, say,
+                               n_items=len(tasks), used_calls=summary.usage.get("calls", 0))
+        if not night.paired.get("verdict") or night.paired.get("kind") != "retire":  # no use tuning a retiree
+            left = settings.budget.max_calls - summary.usage.get("calls", 0) - (night.paired.get("spent") or {}).get(
+                "model_calls", 0) if settings.budget.max_calls else None
+            triggers.run_part(night, choice, seed_text, project, {r.id for r in group.records}, backends,
+                              config.sleep.triggers, left, say, config.core.train.workers)
+            left = None if left is None else left - (night.triggers.get("spent") or {}).get("model_calls", 0)
+            package.run_part(night, choice, seed_text, project, settings, run_dir, backends, config.sleep.package,
+                             [t.prompt for t in tasks], say, left)
+
     result = _train(night, project, config, tasks, seed_text, edits, say, subscribers, run_id=run_id,
-                    persist=persist, target_hosts=target_hosts, skill=choice.path, document=group.document)
+                    persist=persist, target_hosts=target_hosts, skill=choice.path, document=group.document,
+                    after=after)
     summary, history, splits = result.summary, result.history, result.splits
     night.run_dir = summary.run_dir
     night.usage = _usage(summary.usage)  # the core's ledger: authoritative once the run ended
+    lifecycle.add_spend(night)  # the with/without, trigger and package steps' calls
+    triggers.add_spend(night)
+    package.add_spend(night)
     night.corrections = cast(NightCorrections, correction_outcomes(
         edits, history, [r for h in history for r in result.step_refused(h.step)]))
     night.tasks = {"train": splits["train"], "val": splits["val"], "total": len(tasks),
@@ -436,6 +455,12 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
         night.reason = nothing_staged(summary, history, gated, config.core.evaluation.gate_policy)
         say(f"[Gate] no candidate beat the starting skill (val {_score(summary.initial_val)} → best "
             f"{_score(summary.best_val)}); nothing was staged")  # why: the night's reason, in its summary
+        lifecycle.after_gate(night, choice, seed_text, tasks, project, say)
+        return
+    refused = lifecycle.refuse_new_skill(night, choice)
+    if refused:
+        night.outcome, night.reason = "no_improvement", refused
+        say(f"[Gate] {refused}")
         return
     say(f"[Gate] val {_score(summary.initial_val)} → {_score(summary.best_val)} ({summary.best_source}){budget_note}")
     if night.dry_run:
@@ -471,11 +496,13 @@ def _fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: 
 
 def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[Task], seed_text: str, edits: list,
            say: Say, subscribers: list[events.Subscriber], run_id: str, persist: Callable[..., None],
-           target_hosts: Counter[str] | None = None, skill: Path | None = None, document=None):
+           target_hosts: Counter[str] | None = None, skill: Path | None = None, document=None,
+           after: Callable[[Any, Path, dict, Any], None] | None = None):
     """Replay and gate ``tasks`` in the core; ``target_hosts``: a lesson for one host's skill
     replays through that host (its CLI when ready, else the configured backend). Otherwise a
     ``skill`` in a host's skill folder replays through that host's CLI when it is ready
-    (:func:`sleep.cycle.backends.target_backend`)."""
+    (:func:`sleep.cycle.backends.target_backend`). ``after(settings, run_dir, backends, summary)`` runs once the
+    run ended well, with its backends and checkout still up."""
     hosts = target_hosts or Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
     owners = skill_hosts(skill, project) if skill is not None and not target_hosts else []
     target, why = target_backend(hosts, "host" if target_hosts else config.sleep.target_backend, config.core,
@@ -535,6 +562,8 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
             say(f"[Replay] {len(edits)} of your corrections join the first step as candidate edits")
         try:
             result = asyncio.run(run.run())
+            if after is not None and result.summary.status not in ("failed", "cancelled"):
+                after(run.settings, Path(run.run_dir), backends, result.summary)
         finally:
             paths.make_private_tree(Path(run.run_dir))  # the core writes some run files with the umask's mode
             if redactor.values:
@@ -600,7 +629,7 @@ def _propose(night: NightRecord, choice: SkillChoice, seed_text: str, result: Tr
                                     *{f"task:{t.metadata.get('task_id', t.id)}" for t in tasks}])
     report = report.with_(cycle_id=night.id, source="cycle", notes=notes, evidence=list(evidence_records),
                           task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks},
-                          lesson_evidence=lesson_evidence)
+                          lesson_evidence=lesson_evidence, **lifecycle.report_fields(night, choice))
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
                      project=project if choice.path.is_relative_to(project) else None)
     where = (f"the project's repository {proposal.project}" if proposal.store == "project"

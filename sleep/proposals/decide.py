@@ -35,7 +35,7 @@ import git
 from sleep import crashpoints
 from sleep.index import Index
 from sleep.proposals import gitobjects as g
-from sleep.proposals import journal, store
+from sleep.proposals import journal, package, store
 from sleep.proposals.errors import (
     BranchMissing,
     GitFailed,
@@ -87,9 +87,10 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
         raise BranchMissing(f"the branch {p.branch} of proposal {p.id} no longer exists in {p.repo}, so there "
                             f"is nothing to adopt. Close it with `skillopt-sleep reject {p.id}`, or re-run the night.")
     entry = g.blob_at(repo, g.tree_of(repo, tip), tuple(p.tree_path.split("/")))
-    if entry is None:
+    retire = p.report.kind == "retire"  # the branch deletes the file: adopting deletes the live file
+    if entry is None and not retire:
         raise BranchMissing(f"the branch {p.branch} no longer holds {p.tree_path}; nothing to adopt.")
-    candidate = g.read_blob(repo, entry.sha)
+    candidate = g.read_blob(repo, entry.sha) if entry is not None else None
     messages = [] if tip == p.commit else [
         f"the branch {p.branch} moved since staging; adopted the file at its tip {tip[:12]}."]
     live_path = Path(p.skill_path)
@@ -103,6 +104,10 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
     if not in_place and sha256(before) != p.trained_from_sha256:
         raise LiveFileChanged(_changed(p, before, row.trained_from_text))
     project = p.store == "project"
+    extra = p.report.package if p.report.kind == "package" else {}
+    skill_dir = live_path.parent
+    if extra and not in_place:
+        package.check_live(skill_dir, extra, "before_sha256")  # every file as staged, or nothing is written
     if project and commit:
         _check_index(repo, p)
     index_file = Path(repo.git_dir) / "index"
@@ -111,11 +116,17 @@ def _adopt_locked(idx: Index, repo: git.Repo, row: store.Row, lock_path: Path, *
         "live": p.skill_path, "before": _b64(before), "in_place": in_place, "candidate_sha256": sha256(candidate),
         "tip": tip, "commit": commit, "delete_branch": delete_branch, "by": by,
         "head_before": g.resolve(repo, "HEAD") if project else None,
-        "main_before": None if project else g.ref_target(repo, SKILLS_MAIN)}, saved=saved)
+        "main_before": None if project else g.ref_target(repo, SKILLS_MAIN),
+        "package_before": package.snapshot(skill_dir, extra) if extra else None}, saved=saved)
     made: str | None = None
     try:
         if not in_place:
-            _atomic_write(live_path, candidate)
+            if candidate is None:
+                live_path.unlink()
+            else:
+                _atomic_write(live_path, candidate)
+            for rel, info in sorted(extra.items()):  # the package's other files, from the branch tip
+                package.put(skill_dir / rel, package.file_bytes(repo, tip, p.tree_path, rel), info.get("mode"))
             crashpoints.reached("write file")
         if project:
             if commit and _committed_text(repo, p) == candidate:
@@ -207,6 +218,8 @@ def _undo_adopt(idx: Index, op: journal.Operation, repo: git.Repo | None) -> Non
             live.unlink(missing_ok=True)
         else:
             _atomic_write(live, before)
+    if d.get("package_before"):
+        package.restore(live.parent, d["package_before"], store.get(idx, op.proposal_id).proposal.report.package)
     if d.get("commit") and repo is not None:
         restore_index(repo, op.saved, _tree_path(idx, op))
     with idx.transaction():
@@ -363,8 +376,10 @@ def _commit_file(repo: git.Repo, p: Proposal) -> str:
     env = {**_PATHS, **_committer(repo)}
     subject = f"skillopt: adopt {p.skill_name} (proposal {p.id})"
     body = f"Adopted from branch {p.branch} (commit {p.commit[:12]})."
-    g.run(repo, "add", "--", p.tree_path, env=_PATHS)
-    g.run(repo, "commit", "-q", "--only", "-m", subject, "-m", body, "--", p.tree_path, env=env)
+    paths = [p.tree_path, *(package.tree_path_of(p.tree_path, rel) for rel in
+                            (p.report.package if p.report.kind == "package" else {}))]
+    g.run(repo, "add", "--", *paths, env=_PATHS)
+    g.run(repo, "commit", "-q", "--only", "-m", subject, "-m", body, "--", *paths, env=env)
     return str(g.resolve(repo, "HEAD"))
 
 

@@ -156,16 +156,19 @@ def blob_at(repo: git.Repo, tree: str | None, parts: tuple[str, ...]) -> TreeEnt
     return None
 
 
-def replace_path(repo: git.Repo, tree: str | None, parts: tuple[str, ...], blob: str | None) -> str:
-    """A new tree: ``tree`` with the file at ``parts`` set to ``blob`` (None removes it).
+def replace_path(repo: git.Repo, tree: str | None, parts: tuple[str, ...], blob: str | None,
+                 mode: str | None = None) -> str:
+    """A new tree: ``tree`` with the file at ``parts`` set to ``blob`` (None removes it); ``mode``
+    (``100644`` / ``100755``) for the file, else the existing entry's (a new file: ``100644``).
 
     Everything else is the same objects as before. A folder, symlink or
     submodule standing where the file (or one of its folders) must go is an error.
     """
-    return _replace(repo, tree, parts, blob) or mktree(repo, [])
+    return _replace(repo, tree, parts, blob, mode) or mktree(repo, [])
 
 
-def _replace(repo: git.Repo, tree: str | None, parts: tuple[str, ...], blob: str | None) -> str | None:
+def _replace(repo: git.Repo, tree: str | None, parts: tuple[str, ...], blob: str | None,
+             mode: str | None = None) -> str | None:
     """As :func:`replace_path`; None when the result is an empty folder (git keeps none)."""
     entries = ls_tree(repo, tree) if tree else []
     name, rest = parts[0], parts[1:]
@@ -176,12 +179,12 @@ def _replace(repo: git.Repo, tree: str | None, parts: tuple[str, ...], blob: str
             raise GitFailed(f"cannot stage {name}: the repository has a {_describe(existing)} "
                             "there, not a regular file")
         if blob is not None:
-            kept.append(TreeEntry(existing.mode if existing else BLOB_MODE, "blob", blob, name))
+            kept.append(TreeEntry(mode or (existing.mode if existing else BLOB_MODE), "blob", blob, name))
     else:
         if existing is not None and existing.kind != "tree":
             raise GitFailed(f"cannot stage below {name}/: the repository has a {_describe(existing)} "
                             f"named {name} where a folder must be")
-        sub = _replace(repo, existing.sha if existing else None, rest, blob)
+        sub = _replace(repo, existing.sha if existing else None, rest, blob, mode)
         if sub is not None:
             kept.append(TreeEntry(TREE_MODE, "tree", sub, name))
     return mktree(repo, kept) if kept else None

@@ -93,6 +93,14 @@ class ProposalReport:
     notes: list[str] = field(default_factory=list)
     evidence: list[dict[str, Any]] = field(default_factory=list)
     lesson_evidence: str | None = None  # a digest of the corrections and tasks behind it (sleep.proposals.lesson)
+    # What the proposal does to the skill: "edit" (its text), "retire" (deletes the file), "create" (a new
+    # skill), "description" (its front matter's description only); ``paired``: the with/without-skill
+    # comparison behind a retire or create proposal; ``triggers``: trigger figures before/after.
+    kind: str = "edit"
+    paired: dict[str, Any] = field(default_factory=dict)
+    triggers: dict[str, Any] = field(default_factory=dict)
+    # kind "package": the other files of the skill folder the proposal changes (sleep.proposals.package)
+    package: dict[str, Any] = field(default_factory=dict)
     # Filled in by stage():
     lesson_sha256: str | None = None  # the candidate after whitespace normalisation (one proposal per lesson)
     trained_from_sha256: str | None = None

@@ -128,8 +128,10 @@ def show(ref: str, *, color: bool = False, index: Index | None = None) -> Propos
 def diff(p: Proposal, *, color: bool = False) -> str:
     """The staged commit against its parent (HEAD when the night staged it), as git shows it."""
     repo = _repo_with_commit(p)
+    paths = [p.tree_path, *(f"{p.tree_path.rsplit('/', 1)[0]}/{rel}" if "/" in p.tree_path else rel
+                            for rel in (p.report.package if p.report.kind == "package" else {}))]
     return str(g.run(repo, "diff", "--no-ext-diff", "--no-textconv", f"--color={'always' if color else 'never'}",
-                     p.parent, p.commit, "--", f":(literal){p.tree_path}"))
+                     p.parent, p.commit, "--", *(f":(literal){path}" for path in paths)))
 
 
 def _repo_with_commit(p: Proposal) -> git.Repo:

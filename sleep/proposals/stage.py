@@ -39,11 +39,13 @@ from sleep.proposals.errors import (
     GitFailed,
     NotARepositoryError,
     NothingToPropose,
+    ProposalError,
 )
 from sleep.proposals.lesson import duplicate_of, lesson_key
 from sleep.proposals.locate import SKILLS_MAIN, Location, locate, open_repo
 from sleep.proposals.model import Proposal, ProposalReport
 from sleep.proposals.naming import branch_name, new_proposal_id, skill_name_of
+from sleep.proposals.package import write_files
 
 MAX_BRANCH_ATTEMPTS = 100
 
@@ -52,28 +54,37 @@ def sha256(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalReport | None = None, *,
+def stage(skill_path: str | os.PathLike, candidate_text: str | None, report: ProposalReport | None = None, *,
           trained_from_text: str | None = None, night: date | None = None,
-          project: str | os.PathLike | None = None, index: Index | None = None) -> Proposal:
+          project: str | os.PathLike | None = None, index: Index | None = None,
+          files: dict[str, bytes] | None = None, modes: dict[str, str] | None = None) -> Proposal:
     """Stage ``candidate_text`` as a proposal for the live skill file ``skill_path``.
 
     ``trained_from_text`` is the exact text the night trained from (read with
     ``newline=""``); None means "the live file as it is now" (absent for a new
     skill). ``night`` names the branch (default: today, local time). With
-    ``project``, the skill file must be inside it. Raises a
+    ``project``, the skill file must be inside it. ``files``: other files of the skill's folder
+    (relative paths) the proposal adds or replaces, with git ``modes`` (a package proposal,
+    :mod:`sleep.proposals.package`). ``candidate_text`` None proposes deleting
+    the file (retiring the skill; adopting deletes it, undo restores its bytes). Raises a
     :class:`~sleep.proposals.errors.ProposalError` for bad input, leaving
     nothing behind.
     """
     loc = locate(skill_path, project)
     live = loc.live_path.read_bytes() if loc.live_path.is_file() else None
     trained = trained_from_text.encode("utf-8") if trained_from_text is not None else live
-    candidate = candidate_text.encode("utf-8")
-    if trained is not None and candidate == trained:
+    candidate = candidate_text.encode("utf-8") if candidate_text is not None else None  # None: delete the file
+    if candidate is None and live is None:
+        raise NothingToPropose(f"there is no file {loc.live_path} to retire; there is nothing to propose.")
+    if trained is not None and candidate == trained and not files:
         raise NothingToPropose(f"the candidate is identical to the text it was trained from "
                                f"({loc.live_path}); there is nothing to propose.")
     trained_text = trained.decode("utf-8", "replace") if trained is not None else None
     index_path = index.path if index is not None else paths.index_path()  # whose remembered secrets apply
-    leaks = msg.new_secrets(candidate_text, trained_text, index_path)
+    leaks: list[tuple[int | str, str]] = list(msg.new_secrets(candidate_text or "", trained_text, index_path))
+    for rel, data in sorted((files or {}).items()):  # a package's other files: every line is new
+        text = data.decode("utf-8", "replace")
+        leaks += [(f"{rel}:{n}", kind) for n, kind in msg.new_secrets(text, None, index_path)]
     if leaks:
         where = "; ".join(f"line {n}: {kind}" for n, kind in leaks[:5])
         raise CandidateSecretError(f"the candidate contains what looks like a secret the live skill does not "
@@ -86,17 +97,17 @@ def stage(skill_path: str | os.PathLike, candidate_text: str, report: ProposalRe
         with journal.repo_lock(loc.repo.common_dir) as lock_path:
             journal.recover(index, held=lock_path)
             return _stage_locked(loc, live, trained, trained_text, candidate, candidate_text, report, night, index,
-                                 lock_path)
+                                 lock_path, files or {}, modes or {})
     finally:
         if own_index:
             index.close()
 
 
 def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
-                  candidate: bytes, candidate_text: str, report: ProposalReport, night: date,
-                  index: Index, lock_path: Path) -> Proposal:
+                  candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date,
+                  index: Index, lock_path: Path, files: dict[str, bytes], modes: dict[str, str]) -> Proposal:
     repo = loc.repo
-    same = duplicate_of(index, str(loc.live_path), candidate_text, report.lesson_evidence)
+    same = duplicate_of(index, str(loc.live_path), candidate_text or "", report.lesson_evidence)
     if same is not None:
         raise DuplicateProposal(
             f"the candidate is the same lesson as proposal {same.id} ({same.state}, branch {same.branch}, "
@@ -106,7 +117,8 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     op = journal.begin(index, "stage", pid, loc.repo_dir, lock_path,
                        {"notes_before": g.ref_target(repo, g.NOTES_REF)})
     try:
-        proposal = _write(loc, live, trained, trained_text, candidate, candidate_text, report, night, index, op)
+        proposal = _write(loc, live, trained, trained_text, candidate, candidate_text, report, night, index, op,
+                          files, modes)
     except BaseException:
         try:
             undo_staging(index, op)
@@ -117,9 +129,10 @@ def _stage_locked(loc: Location, live: bytes | None, trained: bytes | None, trai
     return proposal
 
 
-def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None, candidate: bytes,
-           candidate_text: str, report: ProposalReport, night: date, index: Index,
-           op: journal.Operation) -> Proposal:
+def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_text: str | None,
+           candidate: bytes | None, candidate_text: str | None, report: ProposalReport, night: date, index: Index,
+           op: journal.Operation, files: dict[str, bytes] | None = None,
+           modes: dict[str, str] | None = None) -> Proposal:
     repo, parts, pid = loc.repo, tuple(loc.tree_path.split("/")), op.proposal_id
     when = f"{int(time.time())} +0000"
     parent = _skills_repo_base(loc, live, when) if loc.store == "skills-repo" else g.resolve(repo, "HEAD")
@@ -127,7 +140,13 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
     base_tree = g.tree_of(repo, parent)
     committed = g.blob_at(repo, base_tree, parts)
     committed_bytes = g.read_blob(repo, committed.sha) if committed is not None else None
-    tree = g.replace_path(repo, base_tree, parts, g.write_blob(repo, candidate))
+    tree = g.replace_path(repo, base_tree, parts, g.write_blob(repo, candidate) if candidate is not None else None)
+    if files:
+        if loc.store != "project":
+            raise ProposalError("a package proposal (files besides SKILL.md) needs the skill inside a project's git "
+                                f"repository; {loc.live_path} is not")
+        tree, package = write_files(repo, tree, loc.tree_path, loc.live_path.parent, files, modes or {})
+        report = report.with_(package=package, kind="package")
     if tree == base_tree:
         raise NothingToPropose(f"the candidate is identical to the committed {loc.tree_path}; "
                                "there is nothing to propose.")
@@ -140,9 +159,9 @@ def _write(loc: Location, live: bytes | None, trained: bytes | None, trained_tex
         notes.append("the live file changed while the night ran; this proposal is stale from the start.")
     skill = skill_name_of(loc.live_path)
     n_edits = msg.applied_edits(report) if report.edits else msg.changed_hunks(
-        (committed_bytes or b"").decode("utf-8", "replace"), candidate_text)
+        (committed_bytes or b"").decode("utf-8", "replace"), candidate_text or "")
     report = report.with_(trained_from_sha256=sha256(trained), candidate_sha256=sha256(candidate),
-                          lesson_sha256=lesson_key(candidate_text), uncommitted_changes=uncommitted, notes=notes)
+                          lesson_sha256=lesson_key(candidate_text or ""), uncommitted_changes=uncommitted, notes=notes)
     message = msg.scrub_message(msg.commit_message(skill, report, pid, n_edits, index_id=index.identity), index)
     commit = g.commit_tree(repo, tree, [parent], message, when)
     journal.update(index, op, "commit", commit=commit)
@@ -263,13 +282,14 @@ def _skills_repo_base(loc: Location, live: bytes | None, when: str) -> str:
     return snap
 
 
-def record_in_skills_repo(loc_repo: git.Repo, tree_path: str, live_path: str, text: bytes, subject: str) -> str:
+def record_in_skills_repo(loc_repo: git.Repo, tree_path: str, live_path: str, text: bytes | None, subject: str) -> str:
     """Commit ``text`` at ``tree_path`` on the skills repository's ``main`` (after an adopt;
     the caller holds the repository's lock)."""
     when = f"{int(time.time())} +0000"
     main = g.ref_target(loc_repo, SKILLS_MAIN)
     base = g.tree_of(loc_repo, main) if main else None
-    tree = g.replace_path(loc_repo, base, tuple(tree_path.split("/")), g.write_blob(loc_repo, text))
+    blob = g.write_blob(loc_repo, text) if text is not None else None  # None: the skill was retired
+    tree = g.replace_path(loc_repo, base, tuple(tree_path.split("/")), blob)
     commit = g.commit_tree(loc_repo, tree, [main] if main else [], f"{subject}\n\nLive file: {live_path}\n", when)
     g.update_ref(loc_repo, SKILLS_MAIN, commit, main, "skillopt-sleep: adopt")
     return commit

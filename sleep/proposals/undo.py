@@ -21,7 +21,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from sleep.index import Index
-from sleep.proposals import journal, store
+from sleep.proposals import journal, package, store
 from sleep.proposals.decide import Decision, _atomic_write, _open_or_none
 from sleep.proposals.errors import LiveFileChanged, ProposalDecided, ProposalError
 from sleep.proposals.review import _index, live_sha256
@@ -42,10 +42,12 @@ def undo(ref: str, *, by: str | None = None, index: Index | None = None) -> Deci
                                     f"{p.id} was adopted, so it cannot be restored; nothing was written.")
             live = Path(p.skill_path)
             now = live_sha256(str(live))
+            extra = p.report.package if p.report.kind == "package" else {}
+            befores = _package_befores(p, repo, extra) if extra else {}
             messages: list[str] = []
             if now == p.trained_from_sha256:
                 messages.append(f"{p.skill_path} already had the text from before the adoption; recorded the undo.")
-            elif now != p.candidate_sha256:
+            elif now != (p.candidate_sha256 or None):  # "": a retirement deleted the file
                 what = "was deleted" if now is None else "changed"
                 raise LiveFileChanged(f"{p.skill_path} {what} since proposal {p.id} was adopted, so undoing would "
                                       "overwrite that work; nothing was written. Edit the file by hand "
@@ -56,6 +58,10 @@ def undo(ref: str, *, by: str | None = None, index: Index | None = None) -> Deci
             else:
                 _atomic_write(live, before)
                 messages.append(f"{p.skill_path} has its text from before the adoption again.")
+            for rel, data in sorted(befores.items()):  # the package as one unit: its other files too
+                package.put(live.parent / rel, data, extra[rel].get("mode"))
+            if befores:
+                messages.append(f"{len(befores)} other file(s) of the skill folder have their bytes from before again.")
             if repo is not None and p.store != "project" and before is not None:
                 record_in_skills_repo(repo, p.tree_path, p.skill_path, before, f"undo {p.id}: {p.tree_path}")
             if p.adopted_commit and p.store == "project":
@@ -65,6 +71,23 @@ def undo(ref: str, *, by: str | None = None, index: Index | None = None) -> Deci
                 store.undo(idx, p.id, by=by or _who())
             return Decision(store.get(idx, p.id).proposal, wrote_file=now != p.trained_from_sha256,
                             messages=messages)
+
+
+def _package_befores(p, repo, extra: dict) -> dict[str, bytes | None]:
+    """The package's other files as they were before the adoption (from the staging's parent
+    commit), after checking each still has the adopted bytes (else nothing is written)."""
+    if repo is None:
+        raise ProposalError(f"the repository {p.repo} is gone, so the files of package proposal {p.id} cannot be "
+                            "restored; nothing was written.")
+    package.check_live(Path(p.skill_path).parent, extra, "after_sha256")
+    out = {}
+    for rel, info in extra.items():
+        data = package.file_bytes(repo, p.parent, p.tree_path, rel)
+        if sha256(data) != info["before_sha256"]:
+            raise ProposalError(f"the repository no longer holds {rel} as it was before proposal {p.id}; nothing "
+                                "was written.")
+        out[rel] = data
+    return out
 
 
 def _adopted(p):

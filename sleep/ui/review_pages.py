@@ -111,8 +111,28 @@ async def proposal_page(request: Request) -> Response:
     except UnknownProposal as exc:
         raise HTTPException(404, str(exc)) from None
     flash = u.take_flash(request.query_params.get("flash"))
+    files = [(path, sbs_from_unified(part)) for path, part in per_file(diff)] if diff is not None else []
     return render(request, "proposal.html", p=proposal, r=proposal.report, evidence=instances(proposal.report.evidence),
-                  diff=sbs_from_unified(diff) if diff is not None else None, no_diff=no_diff, flash=flash)
+                  diff=sbs_from_unified(diff) if diff is not None else None, files=files, no_diff=no_diff,
+                  flash=flash, kind=KINDS.get(proposal.report.kind, proposal.report.kind))
+
+
+KINDS = {"edit": "edits to SKILL.md", "create": "a new skill", "retire": "retire the skill (deletes its SKILL.md)",
+         "description": "the description (when the agent loads the skill)",
+         "package": "the skill package (SKILL.md and other files of its folder)"}
+
+
+def per_file(diff: str) -> list[tuple[str, str]]:
+    """(path, its part) for each file of a git diff (one part, path "", when it has no file headers)."""
+    parts: list[tuple[str, list[str]]] = []
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            parts.append((line.split(" b/", 1)[-1] if " b/" in line else line[11:], [line]))
+        elif parts:
+            parts[-1][1].append(line)
+        else:
+            parts.append(("", [line]))
+    return [(path, "\n".join(lines)) for path, lines in parts]
 
 
 async def _decide(request: Request, action: str) -> Response:

@@ -72,10 +72,14 @@ def test_a_night_that_improves_the_skill_stages_one_branch_with_its_evidence(pro
 
 
 def test_a_harmful_correction_is_rejected_recorded_and_nothing_is_staged(project: Path, tmp_path: Path) -> None:
-    night = run_night(options(project, tmp_path, harmful=True), say=lambda _: None)
+    # The skill's tasks pass with or without it here, so the night would propose retiring it
+    # (tests/sleep/test_cycle_lifecycle.py); this test is about the rejected correction only.
+    night = run_night(options(project, tmp_path, "sleep.paired.retire=false", harmful=True), say=lambda _: None)
     assert night.outcome == "no_improvement" and night.proposal is None
     assert branches(project) == []
     assert any("Use pnpm" in rule for rule in night.corrections["rejected"])
+    retiring = run_night(options(project, tmp_path, "sleep.skip_idle=false", harmful=True), say=lambda _: None)
+    assert retiring.proposal["kind"] == "retire" and retiring.paired["verdict"]
 
 
 def test_too_few_tasks_stage_nothing_and_say_why(project: Path, tmp_path: Path) -> None:
