@@ -21,7 +21,7 @@ BASE = CompletionRequest(messages=(Message("user", "q"),), system="skill", max_t
 CHANGES = {
     "messages": (Message("user", "other"),), "system": "other skill", "max_tokens": 8, "temperature": 0.7,
     "json_schema": {"type": "object"}, "seed": 2, "skill": "other", "cwd": "/tmp/checkout",
-    "allowed_commands": ("pnpm",), "checks": ("pytest -q",),
+    "allowed_commands": ("pnpm",), "checks": ("pytest -q",), "document_path": "CLAUDE.md",
 }
 
 

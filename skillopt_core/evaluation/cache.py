@@ -49,6 +49,8 @@ def completion_key(backend: Backend, request: CompletionRequest) -> str:
         fields.pop("allowed_commands", None)
     if not fields.get("checks"):
         fields.pop("checks", None)
+    if fields.get("document_path") is None:
+        fields.pop("document_path", None)
     return "c:" + _digest({"v": CACHE_VERSION, "backend": backend_identity(backend), "request": fields})
 
 
