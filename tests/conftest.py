@@ -17,6 +17,7 @@ with the probe's message instead of killing the pytest session. Nothing here
 imports llama_cpp: importing it loads its native libraries.
 """
 
+import functools
 import importlib.metadata
 import importlib.util
 import ipaddress
@@ -138,8 +139,22 @@ def _is_local(address: object) -> bool:
         ip = ipaddress.ip_address(host)
     except ValueError:  # a host name: resolved before connect() by every client we use, so refuse it
         return False
-    return ip.is_loopback or ip.is_unspecified or (ip.version == 6 and ip.ipv4_mapped is not None
-                                                   and ip.ipv4_mapped.is_loopback)
+    return (ip.is_loopback or ip.is_unspecified or (ip.version == 6 and ip.ipv4_mapped is not None
+                                                    and ip.ipv4_mapped.is_loopback)
+            or _this_computer(str(ip)))
+
+
+@functools.lru_cache(maxsize=64)
+def _this_computer(ip: str) -> bool:
+    """An address of one of this computer's interfaces (only those can be bound): a server a test
+    started, reached the way another computer would (the dashboard's --host 0.0.0.0)."""
+    family = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((ip, 0))
+        return True
+    except OSError:
+        return False
 
 
 @pytest.fixture(autouse=True)
@@ -155,7 +170,10 @@ def remote_model_guard(request, monkeypatch):
     real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
 
     def check(sock: socket.socket, address: object) -> None:
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address):
+        # TCP only: a model API is reached over TCP, and connect() on a UDP socket sends nothing (the
+        # dashboard uses one to learn which address this computer is reached at).
+        if (sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM
+                and not _is_local(address)):
             refused.append(address)
             raise RemoteModelRequest(f"test tried to reach {address!r} outside loopback (a real model?); "
                                      "use the scripted backend or a loopback server, or mark the test remote_model")

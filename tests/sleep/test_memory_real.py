@@ -116,7 +116,7 @@ def test_the_real_gemini_reads_the_gemini_md_candidate_from_the_checkout(gemini,
 
     from skillopt_core.backends.base import CompletionRequest
     from skillopt_core.backends.gemini_cli import GeminiCliBackend
-    from sleep.cycle.checkout import replay_checkout
+    from sleep.replay.checkout import replay_checkout
     from test_real_gemini import MODEL, project as gemini_project
 
     root = tmp_path / "project"
