@@ -147,7 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("outputs/embedded-evidence"))
     ap.add_argument("--json", type=Path, help="also write the rows and the summary here")
     ap.add_argument("--set", dest="extra", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    ap.add_argument("--report", type=Path, nargs="+", metavar="JSON",
+                    help="run nothing: print the summary over the rows of these --json files (seed ranges run apart)")
     args = ap.parse_args(argv)
+    if args.report:
+        rows = [row for f in args.report for row in json.loads(f.read_text(encoding="utf-8"))["rows"]]
+        print_summary(sorted(rows, key=lambda r: r["seed"]))
+        return 0
     out = (args.out / args.optimizer).resolve()
     load = os.getloadavg()
     print(f"cores {os.cpu_count()}, load average before {load[0]:.2f}; optimizer {args.optimizer}", flush=True)
@@ -163,14 +169,19 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['invalid_replies'][0]}; {row['seconds']} s", flush=True)
         if args.json:
             args.json.write_text(json.dumps({"rows": rows, "summary": report(rows)}, indent=2), encoding="utf-8")
+    print_summary(rows)
+    load = os.getloadavg()
+    print(f"load average after {load[0]:.2f}")
+    return 0
+
+
+def print_summary(rows: list[dict]) -> None:
     summary = report(rows)
+    print(f"seeds {[r['seed'] for r in rows]}")
     print(f"mean lift over {summary['seeds']} seeds: {summary['mean_lift']:+.3f} "
           f"[{summary['ci95'][0]:+.3f}, {summary['ci95'][1]:+.3f}] (95 %, Student t over seeds); "
           f"runs accepting an edit: {summary['runs_accepting']}; best skills holding a helpful / neutral / harmful "
           f"pool line: {summary['best_skills_with']}", flush=True)
-    load = os.getloadavg()
-    print(f"load average after {load[0]:.2f}")
-    return 0
 
 
 if __name__ == "__main__":
