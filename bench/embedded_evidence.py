@@ -103,6 +103,23 @@ def invalid_replies(run_dir: Path) -> tuple[int, int]:
     return invalid, calls
 
 
+def decisions(run_dir: Path) -> list[tuple[str, str]]:
+    """(pool label or "other", accept/reject) of every gated step of a run."""
+    actions = {}
+    events = run_dir / "events.jsonl"
+    for line in events.read_text(encoding="utf-8").splitlines() if events.exists() else ():
+        event = json.loads(line)
+        if event.get("event") == "gate_decided":
+            actions[int(event["step"])] = event["action"]
+    out = []
+    for step, action in sorted(actions.items()):
+        selected = run_dir / "steps" / f"step_{step:04d}" / "selected.json"
+        record = json.loads(selected.read_text(encoding="utf-8")) if selected.exists() else {}
+        for edit in record.get("edits") or []:
+            out.append((embedded_pool.label_of(str(edit.get("content") or "")) or "other", action))
+    return out
+
+
 async def one_seed(seed: int, optimizer: str, out: Path, extra: list[str]) -> dict:
     started = time.perf_counter()
     settings = settings_for(seed, optimizer, out, extra)
@@ -133,10 +150,15 @@ def report(rows: list[dict]) -> dict:
     lifts = [r["lift"] for r in rows]
     mean, low, high = mean_ci(lifts)
     labels = [label for r in rows for label in r["labels"]]
+    gated = [d for r in rows for d in decisions(Path(r["run_dir"]))] if all("run_dir" in r for r in rows) else []
+    by_label = {k: {"accepted": sum(1 for lab, act in gated if lab == k and act == "accept"),
+                    "rejected": sum(1 for lab, act in gated if lab == k and act != "accept")}
+                for k in ("helpful", "neutral", "harmful")}
     return {"seeds": len(rows), "mean_lift": mean, "ci95": [low, high],
             "runs_accepting": sum(r["accepted"] > 0 for r in rows),
             "best_skills_with": {k: sum(k in r["labels"] for r in rows) for k in ("helpful", "neutral", "harmful")},
-            "pool_lines_in_best": {k: labels.count(k) for k in ("helpful", "neutral", "harmful")}}
+            "pool_lines_in_best": {k: labels.count(k) for k in ("helpful", "neutral", "harmful")},
+            "gate_by_label": by_label}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -182,6 +204,7 @@ def print_summary(rows: list[dict]) -> None:
           f"[{summary['ci95'][0]:+.3f}, {summary['ci95'][1]:+.3f}] (95 %, Student t over seeds); "
           f"runs accepting an edit: {summary['runs_accepting']}; best skills holding a helpful / neutral / harmful "
           f"pool line: {summary['best_skills_with']}", flush=True)
+    print(f"gate decisions by the line's intended label: {summary['gate_by_label']}", flush=True)
 
 
 if __name__ == "__main__":

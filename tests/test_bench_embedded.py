@@ -58,3 +58,16 @@ def test_the_summary_is_the_mean_over_seeds_with_a_t_interval():
 def test_pool_labels_reads_the_lines_a_skill_holds():
     skill = f"# skill\n{POOL[0].text}\n{POOL[-1].text}\n"
     assert study.pool_labels(skill) == [POOL[0].label, POOL[-1].label]
+
+
+def test_gate_decisions_are_read_per_pool_label_from_the_run_directory(tmp_path):
+    events = [{"event": "gate_decided", "step": 1, "action": "reject"}, {"event": "gate_decided", "step": 2, "action": "accept"},
+              {"event": "step_started", "step": 3}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    harmful = next(line for line in POOL if line.label == "harmful")
+    helpful = next(line for line in POOL if line.label == "helpful")
+    for step, text in ((1, harmful.text), (2, helpful.text)):
+        folder = tmp_path / "steps" / f"step_{step:04d}"
+        folder.mkdir(parents=True)
+        (folder / "selected.json").write_text(json.dumps({"edits": [{"op": "add", "content": text}]}), encoding="utf-8")
+    assert study.decisions(tmp_path) == [("harmful", "reject"), ("helpful", "accept")]
