@@ -92,15 +92,15 @@ def pool_labels(skill_text: str) -> list[str]:
 
 
 def invalid_replies(run_dir: Path) -> tuple[int, int]:
-    """(invalid optimizer replies, reflect calls) from the run's events."""
-    invalid = calls = 0
+    """(invalid optimizer replies, reflection rounds) from the run's ``patches_generated`` events."""
+    invalid = rounds = 0
     events = run_dir / "events.jsonl"
     for line in events.read_text(encoding="utf-8").splitlines() if events.exists() else ():
         event = json.loads(line)
-        if "invalid_replies" in event:
-            invalid += int(event.get("invalid_replies") or 0)
-            calls += int(event.get("calls") or 0)
-    return invalid, calls
+        if event.get("event") == "patches_generated":
+            invalid += int(event.get("n_invalid_replies") or 0)
+            rounds += 1
+    return invalid, rounds
 
 
 def decisions(run_dir: Path) -> list[tuple[str, str]]:

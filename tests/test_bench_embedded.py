@@ -71,3 +71,10 @@ def test_gate_decisions_are_read_per_pool_label_from_the_run_directory(tmp_path)
         folder.mkdir(parents=True)
         (folder / "selected.json").write_text(json.dumps({"edits": [{"op": "add", "content": text}]}), encoding="utf-8")
     assert study.decisions(tmp_path) == [("harmful", "reject"), ("helpful", "accept")]
+
+
+def test_invalid_optimizer_replies_are_counted_from_the_runs_events(tmp_path):
+    events = [{"event": "patches_generated", "step": 1, "n_invalid_replies": 1},
+              {"event": "patches_generated", "step": 2, "n_invalid_replies": 0}, {"event": "gate_decided", "step": 2}]
+    (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    assert study.invalid_replies(tmp_path) == (1, 2)
