@@ -4,7 +4,8 @@ SmolLM2-135M as the target, learn a skill that helps it on held-out items?
 Env ``unitqa`` (distance questions answered as ``<number> km``, a regex
 judge), config ``unitqa/local``. For each seed: one training run (target
 SmolLM2-135M through llama.cpp in this process, the optimizer chosen by
-``--optimizer``; the seed is the proposer's), then ``skillopt compare`` on the test split (the same code:
+``--optimizer``; with the pool the seed is the proposer's, with SmolLM2 the
+training seed), then ``skillopt compare`` on the test split (the same code:
 :func:`skillopt_core.run.compare.compare_skills`) of the env's seed skill (A)
 against the run's best skill (B): B minus A with its 95 % paired bootstrap
 interval over test items. Over the seeds it prints the mean lift with a
@@ -76,9 +77,11 @@ def collect_cache(run_dir: Path, shared: Path) -> None:
 
 
 def settings_for(seed: int, optimizer: str, out: Path, extra: list[str]):
-    # train.seed stays 0: the target is greedy (temperature 0), so the rollout seed changes
-    # only the cache key, and a fixed one lets every run reuse the others' answers (SHARED_CACHE).
-    overrides = ["train.seed=0", f"output.root={out}", f"output.run_id=seed{seed}", "evaluation.eval_test=false",
+    # With the pool, train.seed stays 0: the target is greedy (temperature 0), so the rollout seed
+    # changes only the cache key, and a fixed one lets every run reuse the others' answers
+    # (SHARED_CACHE); the seed is the proposer's. A greedy SmolLM2 optimizer has no seed of its
+    # own: there the seed is train.seed (batch order, hence what the optimizer is shown).
+    overrides = [f"train.seed={0 if optimizer == 'pool' else seed}", f"output.root={out}", f"output.run_id=seed{seed}", "evaluation.eval_test=false",
                  "output.plot=false"]
     if optimizer == "pool":
         # model.judge defaults to the optimizer's model name; the judges here are regexes, never a model.
