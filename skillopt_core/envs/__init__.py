@@ -43,6 +43,7 @@ _ENVS: LazyRegistry[Any] = LazyRegistry(
         "docvqa": "skillopt_core.envs.docvqa",
         "alfworld": "skillopt_core.envs.alfworld",
         "textworld": "skillopt_core.envs.textworld",
+        "unitqa": "skillopt_core.envs.unitqa",
         "jsonl_tasks": "skillopt_core.envs.jsonl_tasks",
         "_template": "skillopt_core.envs._template",
     },
