@@ -9,7 +9,9 @@ chose this family.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 from skillopt_core.envs import register_env
 from skillopt_core.envs.base import PromptEnv
@@ -24,7 +26,7 @@ SEED_SKILL_PATH = Path(__file__).resolve().parent / "seed_skill.md"
 class UnitQAEnv(PromptEnv):
     name = "unitqa"
     seed_skill = SEED_SKILL_PATH.read_text(encoding="utf-8")
-    OPTIONS: dict[str, str] = {}
+    OPTIONS: ClassVar[Mapping[str, str]] = {}
 
     def read_tasks(self) -> list[Task]:
         tasks, problems = load_tasks_jsonl(self.inputs.data_path or TASKS_PATH)
