@@ -52,6 +52,7 @@ from skillopt_core.backends.cli_common import (
     cli_failure,
     exit_error,
     json_lines,
+    mapping,
     tail,
 )
 from skillopt_core.backends.keys import redact
@@ -92,10 +93,6 @@ class PiOutput:
     trajectory: Trajectory = field(default_factory=Trajectory)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
@@ -124,15 +121,15 @@ def parse_events(stdout: str, workdir: Path | None = None) -> PiOutput:
             trace.raw(event)
             continue
         if kind == "message_end":
-            msg = _dict(event.get("message"))
+            msg = mapping(event.get("message"))
             if msg.get("role") != "assistant":
                 continue
             if isinstance(msg.get("model"), str):
                 found.model = msg["model"]
-            usage = _dict(msg.get("usage"))
+            usage = mapping(msg.get("usage"))
             found.input_tokens += sum(_num(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite"))
             found.output_tokens += _num(usage.get("output"))
-            money = _dict(usage.get("cost"))
+            money = mapping(usage.get("cost"))
             if isinstance(money.get("total"), (int, float)):
                 cost, costed = cost + float(money["total"]), True
             if msg.get("stopReason") == "error":
@@ -145,7 +142,7 @@ def parse_events(stdout: str, workdir: Path | None = None) -> PiOutput:
                     texts.append(item["text"])
                 elif item.get("type") == "toolCall":
                     name = str(item.get("name") or "?")
-                    args = _dict(item.get("arguments"))
+                    args = mapping(item.get("arguments"))
                     call_id = str(item.get("id") or "")
                     calls[call_id] = (name, args)
                     trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))

@@ -43,6 +43,11 @@ def corrections_of(evidence: Iterable[dict[str, Any]]) -> list[str]:
     return out
 
 
+def rule_key(rule: str) -> str:
+    """One key for the same rule however it is cased, spaced or ended (the dedupe key of correction edits)."""
+    return " ".join(rule.casefold().rstrip(".!?").split())
+
+
 def correction_edits(evidence: Iterable[dict[str, Any]], limit: int, style: Style | None = None) -> list[Edit]:
     """Deduplicated rule edits from the member prompts' evidence (most repeated first)."""
     style = style or Style()
@@ -51,7 +56,7 @@ def correction_edits(evidence: Iterable[dict[str, Any]], limit: int, style: Styl
     for text in corrections_of(evidence):
         rule = write_rule(text, style)
         if rule:
-            key = " ".join(rule.casefold().rstrip(".!?").split())
+            key = rule_key(rule)
             counts[key] += 1
             first.setdefault(key, (rule, text))
     edits = []

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -43,6 +42,7 @@ from skillopt_core.evaluation.rollout import run_rollouts
 from skillopt_core.evaluation.stats import average_within_item, paired_comparison
 from skillopt_core.run.runtime import build_runtime
 from skillopt_core.skill.document import Skill
+from sleep.cycle.triggers import reply_object
 
 Say = Callable[[str], None]
 DIRS = ("scripts", "references")
@@ -119,15 +119,11 @@ async def propose(optimizer: Any, skill_text: str, texts: dict[str, str], binary
               '{"files": {}} when nothing would help.')
     done = await optimizer.complete(CompletionRequest(messages=(Message("user", user),), max_tokens=3000,
                                                       role="optimizer", stage="package", temperature=0.7))
-    m = re.search(r"\{.*\}", done.text or "", re.S)
-    try:
-        data = json.loads(m.group(0)) if m else {}
-    except json.JSONDecodeError:
-        data = {}
-    files = data.get("files") if isinstance(data, dict) else None
+    data = reply_object(done.text)
+    files = data.get("files")
     return {"files": {str(k): str(v) for k, v in files.items()} if isinstance(files, dict) else {},
-            "skill_line": " ".join(str(data.get("skill_line") or "").split()) if isinstance(data, dict) else "",
-            "rationale": str(data.get("rationale") or "") if isinstance(data, dict) else ""}
+            "skill_line": " ".join(str(data.get("skill_line") or "").split()),
+            "rationale": str(data.get("rationale") or "")}
 
 
 def with_line(skill_text: str, line: str) -> str:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -44,6 +43,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillopt_core.backends.base import CompletionRequest, Message
+from skillopt_core.backends.json_output import json_documents
 
 Say = Callable[[str], None]
 FRONT = re.compile(r"\A---(\r?\n)(.*?)(\r?\n)---(\r?\n|\Z)", re.S)
@@ -140,15 +140,14 @@ def _prompt(host: str, listed: str, query: str) -> CompletionRequest:
                              stage="trigger", temperature=0.0)
 
 
+def reply_object(text: str | None) -> dict[str, Any]:
+    """The first JSON object in a model's reply ({} when there is none): the engine's reader of
+    JSON in replies (:func:`skillopt_core.backends.json_output.json_documents`)."""
+    return next((d for d in json_documents(text or "") if isinstance(d, dict)), {})
+
+
 def _loaded(text: str) -> list[str] | None:
-    m = re.search(r"\{.*\}", text or "", re.S)
-    if not m:
-        return None
-    try:
-        data = json.loads(m.group(0))
-    except json.JSONDecodeError:
-        return None
-    names = data.get("load") if isinstance(data, dict) else None
+    names = reply_object(text).get("load")
     return [str(n) for n in names] if isinstance(names, list) else None
 
 
@@ -208,12 +207,7 @@ async def propose(optimizer: Any, name: str, description: str, misses: list[str]
             'the same kind. Answer with JSON only: {"descriptions": ["..."]}.')
     done = await optimizer.complete(CompletionRequest(messages=(Message("user", user),), max_tokens=800,
                                                       role="optimizer", stage="describe", temperature=0.7))
-    m = re.search(r"\{.*\}", done.text or "", re.S)
-    try:
-        data = json.loads(m.group(0)) if m else {}
-    except json.JSONDecodeError:
-        data = {}
-    raw = data.get("descriptions") if isinstance(data, dict) else None
+    raw = reply_object(done.text).get("descriptions")
     out, dropped = [], []
     for d in raw if isinstance(raw, list) else []:
         d = " ".join(str(d).split())

@@ -22,14 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core import Edit
-from sleep.cycle.corrections import corrections_of
+from sleep.cycle.corrections import corrections_of, rule_key
 from sleep.memory import files, imports
 from sleep.memory.route import MEMORY, classify
 from sleep.rule_text import Style, write_rule
-
-
-def rule_key(rule: str) -> str:
-    return " ".join(rule.casefold().rstrip(".!?").split())
 
 
 @dataclass
