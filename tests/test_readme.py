@@ -47,6 +47,13 @@ def test_every_relative_link_of_the_readme_and_the_docs_leads_to_a_file() -> Non
     assert broken == []
 
 
+def test_every_docs_page_is_in_the_site_nav() -> None:
+    """mkdocs --strict (run by CI) refuses a page that is not in mkdocs.yml's nav."""
+    nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    missing = [p.name for p in sorted((REPO / "docs").glob("*.md")) if f": {p.name}" not in nav]
+    assert missing == []
+
+
 def _codex_tables() -> list[dict]:
     tables = []
     for page in (README, REPO / "docs" / "sleep-overview.md"):
