@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 import numpy as np
 import scipy.sparse as sp
@@ -82,7 +83,7 @@ def _stem(word: str) -> str:
 
 def _stems(text: str) -> set[str]:
     ws = [_stem(w) for w in (*words(text), *path_names(text))]
-    return set(ws) | {f"{a} {b}" for a, b in zip(ws, ws[1:])}
+    return set(ws) | {f"{a} {b}" for a, b in pairwise(ws)}
 
 
 def flags_of(text: str) -> set[str]:
