@@ -1,7 +1,8 @@
 """The miner on the hand-labelled sets, beside the baseline (issue 23 §4).
 
-Sets: tests/sleep/mine_paraphrase.py (issue 31 §4: 35 tasks worded differently, in five
-languages, path-only arguments, 9 near-miss pairs, tune/held split), tests/sleep/mine_hard.py
+Sets: tests/sleep/mine_paraphrase.py (issue 31 §4: ``para``, 51 tasks worded differently, in
+five languages, path-only arguments, 13 near-miss pairs, tune/held split; ``para1``, its first
+round alone: 35 tasks, 9 pairs, the figures of the round before), tests/sleep/mine_hard.py
 (32 tasks in paraphrase, 12 one-argument near-miss pairs, tune/held split) and
 tests/sleep/mine_corpus.py (the earlier, easier set).
 Methods: ``mine`` (default options); ``previous`` (the first round of issue 23: the
@@ -9,7 +10,8 @@ alternatives rule, but merge threshold 0.40, the names of typed paths dropped an
 word typed once paired with an argument); and ``baseline`` (``previous`` without the
 alternatives veto of sleep.mine.alternatives, i.e. the method before issue 23); ``e5``
 (issue 31 §4: ``mine`` with the ``embed`` extra's sentence vectors, sleep.mine.embed; listed
-as not installed without it). bench/mine_embed.py compares more methods and weights.
+as not installed without it); ``lex-r30`` and ``e5-r30``: the two as they were before the
+argument guard (sleep.mine.guard), i.e. today's figures beside the new ones. bench/mine_embed.py compares more methods and weights.
 Definitions of recall, precision and near-miss merges: tests/sleep/mine_score.py.
 Targets: recall >= 0.85, precision >= 0.85, at most 2 near-miss merges (hard set, issue 23);
 recall >= 0.90, precision >= 0.90, at most 2 near-miss merges on the held-out half of the
@@ -33,7 +35,9 @@ METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedd
     "baseline": ({"alternatives": False, "threshold": 0.40},
                  {"alternatives": False, "path_names": False, "once_fillers": False}, None),
     "previous": ({"threshold": 0.40}, {"path_names": False, "once_fillers": False}, None),
+    "lex-r30": ({"guard": False, "action_candidates": 0.0}, {}, None),
     "mine": ({}, {}, None),
+    "e5-r30": ({"guard": False}, {}, "e5"),
     "e5": ({}, {}, "e5"),
 }
 _EMBEDDERS: dict = {}
@@ -65,11 +69,13 @@ def main() -> None:
     import mine_paraphrase
 
     para, para_split = mine_paraphrase.build()
+    para1, para1_split = mine_paraphrase.build(extended=False)
     hard, split = mine_hard.build()
     easy = mine_corpus.build()
     easy_split = {label: "held" for label in easy.clusters()}
     print(f"{'set':<6} {'part':<5} {'method':<9} {'recall':>7} {'prec.':>6} {'merges':>7} {'tasks':>6} {'labelled':>9}")
-    for name, corpus, sp in (("para", para, para_split), ("hard", hard, split), ("easy", easy, easy_split)):
+    for name, corpus, sp in (("para", para, para_split), ("para1", para1, para1_split), ("hard", hard, split),
+                             ("easy", easy, easy_split)):
         rows = {method: run(corpus, sp, method) for method in METHODS}
         for part in (("all", "tune", "held") if name != "easy" else ("all",)):
             for method, r in rows.items():

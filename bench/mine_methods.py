@@ -9,7 +9,8 @@ A. baseline: scikit-learn TF-IDF (word 1-2 grams + character 3-5 grams) of the r
 B. our text features (placeholders for names, synonyms, typo mapping, stems) with
    our average linkage, words only;
 C. B plus what the turns did (action cosine blended in, disjoint programs veto);
-D. C plus the contrast check (different actions *and* different words) = the miner.
+D. C plus the contrast check (different actions *and* different words);
+E. D plus stated arguments (sleep.mine.guard: opposites, typed directories, flags) = the miner.
 
 Usage: ``python bench/mine_methods.py [--synth 10000]``. Prints one table.
 """
@@ -102,11 +103,13 @@ def main() -> None:
     synth = mine_synth.generate(args.synth)
     sets = [("corpus", _pools(corpus.sessions), corpus.labels, corpus.near_miss_pairs),
             (f"synth {args.synth // 1000}k", _pools(synth.sessions), synth.labels, synth.near_miss_pairs)]
-    words_only = cl.ClusterParams(action_weight=0.0, veto=False)
+    unguarded = cl.ClusterParams(guard=False)
+    words_only = cl.ClusterParams(action_weight=0.0, veto=False, guard=False)
     methods = [(f"A. baseline TF-IDF+agglomerative, sim {s}", baseline(s)) for s in (0.3, 0.4, 0.5)]
     methods += [("B. our words, our linkage", ours(words_only, False)),
-                ("C. B + actions (blend, veto)", ours(cl.ClusterParams(), False)),
-                ("D. C + contrast (the miner)", ours(cl.ClusterParams(), True))]
+                ("C. B + actions (blend, veto)", ours(unguarded, False)),
+                ("D. C + contrast", ours(unguarded, True)),
+                ("E. D + stated arguments (the miner)", ours(cl.ClusterParams(), True))]
     head = f"{'method':<44}" + "".join(f" | {name:^30}" for name, *_ in sets)
     print(head)
     print(f"{'':<44}" + " | recall prec.  near-miss  secs" * len(sets))

@@ -34,6 +34,11 @@ class ClusterParams:
     threshold: float = 0.37  # mean pair score two clusters need to merge (0.40 before the path names)
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
+    # Also each node's k nearest by action cosine at least this (0: text only): paraphrases sharing
+    # no word but the same commands become candidates. Off: on the tune halves it found more
+    # paraphrases but merged more near-miss pairs (docs/sleep-mine.md).
+    action_candidates: float = 0.0
+    guard: bool = True  # rows stating different arguments (sleep.mine.guard) never link
     alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
     alt_pairs: bool = True  # ... as single pairs too (not only clusters)
     alt_block: bool = True  # two clusters one argument apart never merge
@@ -137,6 +142,19 @@ def candidates(x: sp.csr_matrix, k: int, min_sim: float, budget: int) -> tuple[n
     return lo[first], hi[first], v[first].astype(np.float32)
 
 
+def union_pairs(x: sp.csr_matrix, base: tuple[np.ndarray, np.ndarray, np.ndarray],
+                more: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``base`` (pairs i < j with their cosine in ``x``) with the pairs of ``more`` not in it added."""
+    i, j, v = base
+    n = np.int64(max(1, x.shape[0]))
+    known = i.astype(np.int64) * n + j
+    extra = more[0].astype(np.int64) * n + more[1]
+    new = ~np.isin(extra, known)
+    ai, aj = more[0][new], more[1][new]
+    return (np.concatenate([i, ai]), np.concatenate([j, aj]),
+            np.concatenate([v, rowwise_dot(x, ai, aj)]).astype(np.float32))
+
+
 def rowwise_dot(m: sp.csr_matrix, i: np.ndarray, j: np.ndarray, block: int = 100_000) -> np.ndarray:
     """m[i[k]] . m[j[k]] for every k, without building sub-matrices: each non-zero of row
     i[k] is looked up in row j[k] by binary search over the matrix's sorted (row, column) keys."""
@@ -210,6 +228,8 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     if p.alternatives and p.alt_pairs and f.alts is not None and f.alts.nnz:
         # One argument apart ("patch" / "minor"): different tasks, however alike the rest.
         score[rowwise_dot(f.alts_over_terms, i, j + f.alts.shape[0]) > 0] = 0.0
+    if p.guard and f.guard is not None:
+        score[f.guard.conflict(i, j)] = 0.0
     if p.veto:
         pm = program_matrix(f.programs) if pm is None else pm
         has_prog = pm.getnnz(axis=1) > 0

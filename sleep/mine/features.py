@@ -297,6 +297,7 @@ class Features:
     file_side: sp.csr_matrix  # files only
     alts: sp.csr_matrix | None = None  # binary: alternatives of the row's words (sleep.mine.alternatives)
     alt: sp.csr_matrix | None = None  # binary, words x words: which words are alternatives of which
+    guard: Any = None  # sleep.mine.guard.Guard: the arguments each row states (set by sleep.mine.group)
 
     @property
     def shell_recorded(self) -> np.ndarray:
@@ -323,7 +324,8 @@ class Features:
         return Features(self.text[idx], self.actions[idx], self.has_actions[idx],
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
                         self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
-                        self.file_side[idx], None if self.alts is None else self.alts[idx], self.alt)
+                        self.file_side[idx], None if self.alts is None else self.alts[idx], self.alt,
+                        None if self.guard is None else self.guard.rows(idx))
 
 
 def _identity(doc: list[str]) -> list[str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sleep.mine import cluster as cl
+from sleep.mine import guard
 from sleep.mine.contrast import Contrast
 from sleep.mine.features import FeatureParams, Features, featurize
 from sleep.mine.linkage import link
@@ -55,6 +56,8 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
         if embedder.threshold is not None:
             params = replace(params, threshold=embedder.threshold)
     f = featurize(texts, [(it.shell, it.files, it.tools, it.skills) for it in pool], fparams, vectors)
+    if params.guard:
+        f.guard = guard.build(texts)
     tasks = sorted({it.task_id for it in pool if it.task_id})
     task_no = {t: k for k, t in enumerate(tasks)}
     fixed_rows = np.array([task_no.get(it.task_id, -1) if it.task_id else -1 for it in pool], dtype=np.int64)
@@ -64,6 +67,9 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
     fixed = fixed_rows[firsts]
     pm = cl.program_matrix(nf.programs)
     i, j, sim = cl.candidates(nf.text, params.k, params.min_text, params.product_budget)
+    if params.action_candidates > 0:
+        ai, aj, _ = cl.candidates(nf.actions, params.k, params.action_candidates, params.product_budget)
+        i, j, sim = cl.union_pairs(nf.text, (i, j, sim), (ai, aj))
     g = cl.Graph(i, j, cl.score_pairs(nf, i, j, params, sim, pm))
 
     def score(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -22,6 +22,7 @@ from sleep.mine.features import Features
 
 if TYPE_CHECKING:
     from sleep.mine.contrast import Contrast
+    from sleep.mine.guard import Guard
 
 
 class _Members:
@@ -62,8 +63,10 @@ class _Linkage:
     """The state of one average-linkage run (see :func:`link`)."""
 
     def __init__(self, weight: np.ndarray, g: Graph, fixed: np.ndarray, p: ClusterParams,
-                 score: Callable[[np.ndarray, np.ndarray], np.ndarray], contrast: Contrast | None) -> None:
+                 score: Callable[[np.ndarray, np.ndarray], np.ndarray], contrast: Contrast | None,
+                 guard: Guard | None = None) -> None:
         n = weight.size
+        self.guard = guard if guard is not None and guard.against.nnz else None
         self.n, self.p, self.score, self.weight = n, p, score, weight.astype(np.float64)
         self.contrast = contrast
         self.labels = np.arange(n, dtype=np.int64)
@@ -125,6 +128,9 @@ class _Linkage:
                 some = np.flatnonzero(passed) if p.alt_block else np.zeros(0, dtype=np.int64)
                 if some.size:
                     passed[some] &= ~self.contrast.one_argument_apart(ma[some], mb[some], self.labels, self.weight)
+            if self.guard is not None and passed.any():
+                some = np.flatnonzero(passed)
+                passed[some] &= ~self._conflicting(ma[some], mb[some])
             self.blocked.update(mk[~passed].tolist())
             ma, mb = ma[passed], mb[passed]
             if ma.size == 0:
@@ -139,6 +145,19 @@ class _Linkage:
             if self.blocked:
                 changed = set(ma.tolist()) | set(mb.tolist())
                 self.blocked = {k for k in self.blocked if k // n not in changed and k % n not in changed}
+
+    def _conflicting(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """A bool per pair of cluster labels: some member of one states an argument that a
+        member of the other states differently (sleep.mine.guard): two tasks at any size."""
+        assert self.guard is not None
+        clusters = np.unique(np.concatenate([a, b]))
+        col = np.full(self.n, -1, dtype=np.int64)
+        col[clusters] = np.arange(clusters.size)
+        rows = np.flatnonzero(col[self.labels] >= 0)
+        member = sp.csr_matrix((np.ones(rows.size, dtype=np.float32), (col[self.labels[rows]], rows)),
+                               shape=(clusters.size, self.n))
+        against, claims = (member @ self.guard.against).tocsr(), (member @ self.guard.claims).tocsr()
+        return rowwise_dot_pairs(against, claims, col[a], col[b]) > 0
 
     def add_centroid_edges(self, text: sp.csr_matrix) -> int:
         """Propose pairs of multi-node clusters whose centroids are close but that no
@@ -188,7 +207,7 @@ def link(weight: np.ndarray, g: Graph, fixed: np.ndarray, p: ClusterParams,
     whose text centroids are close are proposed to each other too, and rounds run
     again (at most ``p.refreshes`` times).
     """
-    state = _Linkage(weight, g, fixed, p, score, contrast)
+    state = _Linkage(weight, g, fixed, p, score, contrast, features.guard if p.guard else None)
     state.rounds()
     for _ in range(p.refreshes):
         if not state.add_centroid_edges(features.text) or not state.rounds():
@@ -251,6 +270,9 @@ def reassign(labels: np.ndarray, g: Graph, weight: np.ndarray, fixed: np.ndarray
             # Never into a cluster where someone typed an alternative of this node's argument.
             terms_sum = (member @ f.terms).tocsr()
             better &= rowwise_dot_pairs(f.alts, terms_sum, node, col[other]) <= 0
+        if p.guard and f.guard is not None and f.guard.against.nnz and better.any():
+            # Never into a cluster holding a prompt that states another argument (sleep.mine.guard).
+            better &= rowwise_dot_pairs(f.guard.against, (member @ f.guard.claims).tocsr(), node, col[other]) <= 0
         if not better.any():
             break
         order = np.lexsort((-to_other[better], node[better]))

@@ -2,7 +2,8 @@
 
 Written by hand before any tuning for it. Four projects (a Go service, a Hugo docs
 site, a Flutter app, a dbt/Airflow pipeline), the four hosts of tests/sleep/mine_hard.py,
-35 recurring tasks and 9 near-miss pairs. What the earlier sets have little of:
+35 recurring tasks and 9 near-miss pairs (the second round, ``TASKS_R31``, adds two projects,
+16 tasks and 4 pairs: 51 tasks, 13 pairs). What the earlier sets have little of:
 
 - paraphrases that share few words ("regenerate the sqlc code" / "I changed
   queries.sql, redo the generated Go" / "refresh internal/db from the SQL files");
@@ -41,6 +42,8 @@ PROJECTS = {
     "docs": "/home/mei/work/docs-site",  # Hugo site in four languages
     "mobile": "/home/mei/work/tidepool-app",  # Flutter app
     "pipe": "/home/mei/work/data-pipeline",  # dbt + Airflow
+    "infra": "/home/mei/work/infra",  # Terraform + Kubernetes (round 2)
+    "shop": "/home/mei/work/shop-web",  # Rails + a JS frontend (round 2)
 }
 
 
@@ -295,6 +298,120 @@ TASKS: list[Task] = [
     ], near_miss=("pipe/seeds-dev",), final="Loaded 5 seeds."),
 ]
 
+# The second round (issue 31 §4, round 2): written before any tuning on it, split by the same
+# rule among themselves (the first round's split is unchanged). Two more projects (Terraform /
+# Kubernetes infrastructure, a Rails shop with a JS frontend), 16 tasks, 4 near-miss pairs:
+# an environment in other words ("production" / "Produktion" / "生产"), opposites worded
+# differently ("scale up" / "add more pods" vs "scale down" / "reduce"), a flag turned on / off
+# (in English and German), a typed locale directory; single tasks with an argument only in a
+# path (``modules/<name>/versions.tf``), with an order number, and in five languages.
+TASKS_R31: list[Task] = [
+    # ------------------------------------------------------------------ infra (Terraform, Kubernetes)
+    T("infra/plan-staging", "infra", ["terraform plan"], [], [
+        m("terraform plan for envs/staging/"),
+        m("show me what would change in staging"),
+        m("run a plan against the staging workspace"),
+        m("zeig mir den Terraform-Plan für Staging"),
+        m("预览 staging 环境的变更"),
+    ], near_miss=("infra/plan-prod",), final="Plan: 2 to add, 1 to change, 0 to destroy."),
+    T("infra/plan-prod", "infra", ["terraform plan"], [], [
+        m("terraform plan for envs/prod/"),
+        m("show me what would change in production"),
+        m("run a plan against the prod workspace"),
+        m("zeig mir den Terraform-Plan für Produktion"),
+        m("预览生产环境的变更"),
+    ], near_miss=("infra/plan-staging",), final="Plan: 0 to add, 1 to change, 0 to destroy."),
+    T("infra/scale-up", "infra", ["kubectl scale"], [], [
+        m("scale the api deployment up to 6 replicas"),
+        m("we're getting a traffic spike, add more api pods"),
+        m("bump the api replicas for the launch"),
+        m("augmente le nombre de pods de l'api"),
+    ], near_miss=("infra/scale-down",), final="deployment.apps/api scaled to 6"),
+    T("infra/scale-down", "infra", ["kubectl scale"], [], [
+        m("scale the api deployment down to 2 replicas"),
+        m("the traffic spike is over, get rid of the extra api pods"),
+        m("reduce the api replicas back to normal"),
+        m("réduis le nombre de pods de l'api"),
+    ], near_miss=("infra/scale-up",), final="deployment.apps/api scaled to 2"),
+    T("infra/certs", "infra", ["kubectl get"], [], [
+        m("check when the TLS certificates expire"),
+        m("are any of our certs about to run out?"),
+        m("list the certificate expiry dates in the cluster"),
+        m("¿cuándo caducan los certificados?"),
+        m("检查证书什么时候过期"),
+    ], final="api-tls expires in 12 days."),
+    T("infra/fmt", "infra", ["terraform fmt", "tflint"], [], [
+        m("format the terraform files and run tflint"),
+        m("tidy up the HCL"),
+        m("terraform fmt -recursive"),
+        m("make the .tf files pass the linter"),
+        m("formatiere die Terraform-Dateien"),
+    ], final="Formatted 4 files; tflint is clean."),
+    T("infra/provider-pin", "infra", [], [], [
+        m("bump the provider version in modules/vpc/versions.tf", files=["modules/vpc/versions.tf"]),
+        m("modules/rds/versions.tf still pins the old aws provider, update it", files=["modules/rds/versions.tf"]),
+        m("update the aws provider constraint in modules/eks/versions.tf", files=["modules/eks/versions.tf"]),
+        m("raise the provider pin in modules/s3/versions.tf", files=["modules/s3/versions.tf"]),
+    ], final="aws provider pinned to ~> 5.40."),
+    T("infra/crashloop", "infra", ["kubectl logs"], [], [
+        m("why are the worker pods crashlooping?"),
+        m("look at the worker logs and tell me what's failing"),
+        m("the worker keeps restarting, find out why"),
+        m("pourquoi les pods worker redémarrent en boucle ?"),
+    ], final="The worker runs out of memory loading the catalogue."),
+    # ------------------------------------------------------------------ shop-web (Rails + JS)
+    T("shop/flag-on", "shop", [], ["config/features.yml"], [
+        m("enable the new_checkout feature flag"),
+        m("turn new_checkout on"),
+        m("switch the new checkout on for everyone"),
+        m("schalte das new_checkout Flag ein"),
+    ], near_miss=("shop/flag-off",), final="new_checkout: true"),
+    T("shop/flag-off", "shop", [], ["config/features.yml"], [
+        m("disable the new_checkout feature flag"),
+        m("turn new_checkout off"),
+        m("switch the new checkout off again, it's breaking payments"),
+        m("schalte das new_checkout Flag aus"),
+    ], near_miss=("shop/flag-on",), final="new_checkout: false"),
+    T("shop/specs", "shop", ["bundle exec rspec"], [], [
+        m("run the rspec suite"),
+        m("are the specs green?"),
+        m("bundle exec rspec and summarize the failures"),
+        m("lance les specs rspec"),
+        m("跑一下 rspec 测试"),
+    ], final="412 examples, 3 failures."),
+    T("shop/locale-fr", "shop", [], ["config/locales/fr/app.yml"], [
+        m("fill in the missing keys in config/locales/fr/"),
+        m("config/locales/fr/ is behind en, add what's missing"),
+        m("sync the French translations with the English ones"),
+        m("complète les traductions dans config/locales/fr/"),
+    ], near_miss=("shop/locale-it",), final="Added 17 French keys."),
+    T("shop/locale-it", "shop", [], ["config/locales/it/app.yml"], [
+        m("fill in the missing keys in config/locales/it/"),
+        m("config/locales/it/ is behind en, add what's missing"),
+        m("sync the Italian translations with the English ones"),
+        m("completa le traduzioni in config/locales/it/"),
+    ], near_miss=("shop/locale-fr",), final="Added 17 Italian keys."),
+    T("shop/assets", "shop", ["npm run build"], ["public/assets/application.js"], [
+        m("rebuild the frontend bundle"),
+        m("the JS changes aren't showing, recompile the assets"),
+        m("npm run build"),
+        m("regenera los assets del frontend"),
+        m("the css is stale in the browser, rebuild it"),
+    ], final="Built public/assets."),
+    T("shop/n-plus-one", "shop", ["bundle exec rails"], ["app/controllers/orders_controller.rb"], [
+        m("the orders page is slow, look for N+1 queries"),
+        m("find the missing includes on the admin dashboard queries"),
+        m("why does /products fire hundreds of SQL queries?"),
+        m("bullet is complaining, fix the N+1"),
+    ], final="Added includes(:line_items)."),
+    T("shop/refund", "shop", ["bin/rails runner"], [], [
+        m("refund order 5512"),
+        m("the customer on order 5530 wants their money back, process it"),
+        m("issue a refund for order 5601"),
+        m("Rückerstattung für Bestellung 5620 bitte"),
+    ], final="Refunded 49.90 EUR."),
+]
+
 ONEOFFS: list[tuple[str, str, list[str], list[str]]] = [
     ("payroll", "run the go tests for the vendor directory only", ["go test"], []),
     ("payroll", "what does the withholding calculator do with negative bonuses?", [], ["internal/tax/withholding.go"]),
@@ -309,16 +426,32 @@ ONEOFFS: list[tuple[str, str, list[str], list[str]]] = [
     ("pipe", "explain the difference between stg_orders and fct_orders", [], ["models/marts/fct_orders.sql"]),
     ("pipe", "load seeds/demo/ for the sales demo", ["dbt seed"], ["seeds/demo/products.csv"]),
 ]
+ONEOFFS_R31: list[tuple[str, str, list[str], list[str]]] = [
+    ("infra", "terraform plan for envs/dev/", ["terraform plan"], []),
+    ("infra", "scale the worker deployment to zero for the weekend", ["kubectl scale"], []),
+    ("infra", "what does the nat gateway cost us per month?", [], []),
+    ("shop", "enable the dark_mode feature flag", [], ["config/features.yml"]),
+    ("shop", "fill in the missing keys in config/locales/ja/", [], ["config/locales/ja/app.yml"]),
+    ("shop", "run only the checkout specs", ["bundle exec rspec"], []),
+]
 
 
 def _sha(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-def split_of() -> dict[str, str]:
-    """Pairs, then single tasks, each ordered by sha1 of their (first) key, alternate tune / held."""
-    pairs = sorted({tuple(sorted((t.key, *t.near_miss))) for t in TASKS if t.near_miss}, key=lambda p: _sha(p[0]))
-    singles = sorted((t.key for t in TASKS if not t.near_miss), key=_sha)
+def split_of(extended: bool = True) -> dict[str, str]:
+    """Pairs, then single tasks, each ordered by sha1 of their (first) key, alternate tune / held;
+    the second round's tasks (``extended``) split the same way among themselves."""
+    out = _split(TASKS)
+    if extended:
+        out.update(_split(TASKS_R31))
+    return out
+
+
+def _split(tasks: list[Task]) -> dict[str, str]:
+    pairs = sorted({tuple(sorted((t.key, *t.near_miss))) for t in tasks if t.near_miss}, key=lambda p: _sha(p[0]))
+    singles = sorted((t.key for t in tasks if not t.near_miss), key=_sha)
     out: dict[str, str] = {}
     for n, pair in enumerate(pairs):
         for key in pair:
@@ -340,14 +473,16 @@ def _session(host: str, sid: str, project: str, day: float) -> Session:
     return s
 
 
-def build() -> tuple[mc.Corpus, dict[str, str]]:
-    """Every session of the set (deterministic), the label of every prompt, and each task's split.
+def build(extended: bool = True) -> tuple[mc.Corpus, dict[str, str]]:
+    """Every session of the set (deterministic), the label of every prompt, and each task's split;
+    ``extended``: with the second round's tasks and one-offs (False: the first round's alone).
 
     Each member is the first prompt of its own session; every fourth member's turn
     recorded no actions ((task number + member number) % 4 == 3)."""
     sessions: list[Session] = []
     labels: dict[tuple[str, str, int], str] = {}
-    for ci, t in enumerate(TASKS):
+    tasks = TASKS + (TASKS_R31 if extended else [])
+    for ci, t in enumerate(tasks):
         for mi, mem in enumerate(t.members):
             host = mem.host or HOSTS[(ci * 3 + mi) % len(HOSTS)]
             day = (ci * 2 + mi * 5) % 21 + mi * 0.07
@@ -366,10 +501,10 @@ def build() -> tuple[mc.Corpus, dict[str, str]]:
             if not quiet:
                 s.tools = {"Bash": 2, "Read": 3} if s.prompts[0].shell else {"Read": 2, "Edit": 1}
             sessions.append(s)
-    for oi, (project, text, shell, files) in enumerate(ONEOFFS):
+    for oi, (project, text, shell, files) in enumerate(ONEOFFS + (ONEOFFS_R31 if extended else [])):
         s = _session(HOSTS[oi % len(HOSTS)], f"p-oneoff-{oi}", project, oi % 19 + 0.5)
         idx = mc._turn(s, text, oi % 19 + 0.5, shell, files, "Here you go.")
         labels[(s.host, s.session_id, idx)] = f"oneoff:{oi}"
         sessions.append(s)
-    pairs = {frozenset((t.key, o)) for t in TASKS for o in t.near_miss}
-    return mc.Corpus(sessions, labels, pairs), split_of()
+    pairs = {frozenset((t.key, o)) for t in tasks for o in t.near_miss}
+    return mc.Corpus(sessions, labels, pairs), split_of(extended)

@@ -8,10 +8,16 @@ import mine_paraphrase
 
 
 def test_the_set_is_what_it_claims() -> None:
+    first, _ = mine_paraphrase.build(extended=False)
+    assert len(first.clusters()) == 35 and len(first.near_miss_pairs) == 9
+    assert len({s.project_dir for s in first.sessions}) == 4
     corpus, split = mine_paraphrase.build()
     clusters = corpus.clusters()
-    assert len(clusters) == 35 and len(corpus.near_miss_pairs) == 9
-    assert len({s.project_dir for s in corpus.sessions}) == 4
+    assert len(clusters) == 51 and len(corpus.near_miss_pairs) == 13
+    assert len({s.project_dir for s in corpus.sessions}) == 6
+    # The first round's sessions are unchanged by the second (its figures stay comparable).
+    assert [s.session_id for s in first.sessions if "oneoff" not in s.session_id] == [
+        s.session_id for s in corpus.sessions if "oneoff" not in s.session_id][:len(first.sessions) - 12]
     assert {s.host for s in corpus.sessions} == {"claude-code", "codex", "copilot-vscode", "copilot-cli"}
     for pair in corpus.near_miss_pairs:  # a pair is never split between tuning and held-out
         assert len({split[k] for k in pair}) == 1
@@ -19,12 +25,18 @@ def test_the_set_is_what_it_claims() -> None:
 
 
 def test_the_split_is_deterministic_and_recorded() -> None:
-    first = mine_paraphrase.split_of()
-    assert first == mine_paraphrase.split_of()
+    first = mine_paraphrase.split_of(extended=False)
+    assert first == mine_paraphrase.split_of(extended=False)
     # The recorded halves (changing them means the held-out half was looked at: say so).
     assert sum(v == "held" for v in first.values()) == 16
     assert sorted(k for k, v in first.items() if v == "held")[:4] == [
         "docs/api-ref", "docs/proofread", "docs/publish-live", "docs/publish-preview"]
+    both = mine_paraphrase.split_of()
+    assert {k: v for k, v in both.items() if k in first} == first  # the second round leaves it alone
+    assert sum(v == "held" for v in both.values()) == 24
+    assert sorted(k for k, v in both.items() if v == "held" and k not in first) == [
+        "infra/fmt", "infra/provider-pin", "shop/assets", "shop/flag-off", "shop/flag-on",
+        "shop/locale-fr", "shop/locale-it", "shop/n-plus-one"]
 
 
 def test_other_languages_are_in_both_halves() -> None:

@@ -1,0 +1,61 @@
+"""Arguments that make two requests two tasks (sleep.mine.guard; issue 31 §4)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sleep.mine import guard
+from sleep.mine.cluster import ClusterParams
+from sleep.mine.group import cluster_pool
+from sleep.mine.select import PoolItem
+
+
+def test_claims_read_opposites_typed_directories_and_flags() -> None:
+    assert set(guard.claims_of("disable the beta banner").values()) == {frozenset({"1"})}
+    assert guard.claims_of("roll back the last deploy") == guard.claims_of("undo the last deploy")
+    assert guard.claims_of("lower the api replicas") == guard.claims_of("scale the api down")  # one axis
+    assert guard.claims_of("regenerate tests/snapshots/cli/") == {"d:tests/snapshots": frozenset({"cli"})}
+    assert guard.claims_of("go test -race ./...")["f"] == frozenset({"race"})
+    # A flag typed elsewhere in the project names an argument in words too.
+    assert guard.claims_of("run the tests with the race detector", frozenset({"race"}))["f"] == {"race"}
+    assert guard.claims_of("explain the retry loop") == {}
+
+
+def test_two_prompts_conflict_only_when_each_states_what_the_other_does_not() -> None:
+    g = guard.build(["copy content/en/ into content/de/", "update content/de/", "update content/es/",
+                     "enable the cache", "disable the cache", "enable and disable the cache twice",
+                     "explain the cache"])
+    pairs = [(0, 1), (1, 2), (0, 2), (3, 4), (3, 5), (4, 5), (3, 6)]
+    i, j = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    assert g.conflict(i, j).tolist() == [False, True, True, True, False, False, False]
+    assert g.conflict(j, i).tolist() == g.conflict(i, j).tolist()
+
+
+def _pool(texts: list[str]) -> list[PoolItem]:
+    return [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=["kubectl scale"]) for n, t in enumerate(texts)]
+
+
+def test_the_words_only_miner_keeps_opposite_requests_apart() -> None:
+    """"up" and "down" are stop words to the text cosine: without the guard the two tasks merge."""
+    up = ["scale the api deployment up to 6 replicas", "scale up the api pods for the launch",
+          "the api needs more replicas, scale it up"]
+    down = ["scale the api deployment down to 2 replicas", "scale down the api pods after the launch",
+            "the api has too many replicas, scale it down"]
+    pool = _pool(up + down)
+    groups, _ = cluster_pool(pool)
+    assert sorted(g.rows for g in groups) == [[0, 1, 2], [3, 4, 5]]
+    merged, _ = cluster_pool(pool, ClusterParams(guard=False))
+    assert [g.rows for g in merged] == [[0, 1, 2, 3, 4, 5]]
+
+
+def test_flags_typed_beside_the_same_words_as_many_others_are_a_slot() -> None:
+    """"Document the new --verbose flag" / "... --since" / "... --limit": one task whose flag changes
+    each time; "go test -race" / "go test -cover": two tasks."""
+    readme = [f"document the new --{f} flag in the README" for f in ("verbose", "since", "limit", "no-color")]
+    go = ["go test -race ./...", "go test -cover ./..."]
+    assert guard.argument_flags(readme + go) == {"race", "cover"}
+    g = guard.build(readme + go)
+    n = len(readme)
+    assert not g.conflict(np.arange(n - 1), np.arange(1, n)).any()
+    assert g.conflict(np.array([n]), np.array([n + 1])).tolist() == [True]
