@@ -113,3 +113,12 @@ def test_strip_claims_keeps_the_rest_verbatim_and_never_touches_code():
     assert removed == ["This answer is correct and complete."]
     assert kept == "The total is 17 km.\n```\n# All tests pass.\n```\nDone."
     assert strip_claims("The total is 17 km.") == ("The total is 17 km.", [])
+
+
+def test_a_decimal_point_does_not_split_a_sentence():
+    from skillopt_core.optim.claim_check import strip_claims
+
+    kept, removed = strip_claims("The result is 3.5 km, see v1.2 of the spec. This answer is correct and complete.")
+    assert kept == "The result is 3.5 km, see v1.2 of the spec." and removed == ["This answer is correct and complete."]
+    kept, removed = strip_claims("The total is 12.5 km, and all requirements are satisfied.")
+    assert "12." not in kept or "12.5" in kept  # a sentence is removed whole or kept whole, never cut at a decimal

@@ -139,7 +139,8 @@ class ClaimCheck:
 
 
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)
-_ANSWER_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.M)
+# A sentence ends at . ! or ? followed by a space or the end (so "3.5" and "v1.2" stay whole), or at a line end.
+_ANSWER_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?![\s.!?]|$))+(?:[.!?]+|$)", re.M)
 
 
 def strip_claims(text: str, model=None, threshold: float = THRESHOLD) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
