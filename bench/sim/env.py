@@ -8,15 +8,13 @@ rollout passes. The judge's token is never shown to the optimizer.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-import re
-
+from bench.sim.world import WorldSpec, register_world, world_named
 from skillopt_core.envs import PromptEnv, register_env
 from skillopt_core.tasks.judges import register_judge
 from skillopt_core.tasks.task import Score, Task
-
-from bench.sim.world import WorldSpec, register_world, world_named
 
 SEED_SKILL = """\
 ---
@@ -37,7 +35,7 @@ def pass_token(index: int) -> str:
 
 @register_judge("sim_judge", {"value": "the item's pass token", "world": "the world's key (WorldSpec.key)"},
                 needs_backend=True)
-def _build_sim_judge(opts: dict[str, Any], backend: Any) -> "SimModelJudge":
+def _build_sim_judge(opts: dict[str, Any], backend: Any) -> SimModelJudge:
     return SimModelJudge(str(opts.get("value", "")), str(opts.get("world", "")))
 
 

@@ -160,7 +160,7 @@ def strip_claims(text: str, model=None, threshold: float = THRESHOLD) -> tuple[s
     if not spans:
         return text, []
     probs = model.predict_proba([m.group(0).strip() for m in spans])[:, 1]
-    drop = [m for m, p in zip(spans, probs) if p >= threshold]
+    drop = [m for m, p in zip(spans, probs, strict=True) if p >= threshold]
     if not drop:
         return text, []
     out, at = [], 0

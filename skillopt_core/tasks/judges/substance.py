@@ -87,7 +87,7 @@ def substance_spec(spec: Any) -> Any | None:
         parts = [substance_spec(part) for part in spec]
         if all(p is None for p in parts):
             return None
-        return [p if p is not None else part for p, part in zip(parts, spec)]
+        return [p if p is not None else part for p, part in zip(parts, spec, strict=True)]
     if not isinstance(spec, dict) or not _calls_a_model(spec):
         return None
     kind = _resolve_type(spec).name
