@@ -27,9 +27,11 @@ current and candidate skills. Per run:
 Every figure is a mean over seeds with a 95 % Student-t interval; "default
 - paper" rows are paired differences per seed.
 
-Configurations: ``default`` (configs/_base_/default.yaml), ``paper`` (mean
-gate, full val evaluation, no screen, no re-measurement, no judge guard, no
-slow update, no meta notes, 4 epochs) and ``default+holdout``: the default
+Configurations: ``default`` (configs/_base_/default.yaml; in the fallible
+worlds its val judge is the substance judge derived from the world's model
+judge), ``paper`` (mean gate, full val evaluation, no screen, no
+re-measurement, no judge guard, no substance judge, no slow update, no meta
+notes, 4 epochs) and ``default+holdout``: the default
 with the held-out check, val scored by a second judge the optimizer never
 sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
 errors that neither the verbose nor the gaming rule sways). ``--all-policies`` adds the default
@@ -75,7 +77,7 @@ POLICIES = ("mean", "paired", "no_regression")
 PAPER = ("evaluation.gate_policy=mean", "evaluation.early_stop=false", "train.num_epochs=4",
          "train.batch_size=40", "evaluation.screen_items=0", "evaluation.remeasure=false",
          "evaluation.gate_metric=hard", "evaluation.resample_disagreements=0",
-         "optimizer.refuse_judge_edits=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
+         "optimizer.refuse_judge_edits=false", "evaluation.substance_judge=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
 N_ITEMS = 700  # split 1:2:3 → ≈117 train, ≈233 val (enough for the 200 val size), ≈350 test
 WORLDS = ("plain", "fallible")
 # The fallible world's optimizer proposes the judge-gaming or verbose rule in 10 % of its edits.
@@ -85,6 +87,7 @@ HOLDOUT = "evaluation.holdout_judge={type: regex, pattern: '\\[alt pass\\]'}"
 
 
 PARAPHRASES = REPO / "bench" / "gaming_paraphrases.json"
+ANSWERS = REPO / "bench" / "gaming_answers.json"  # the sentence an answer writes for each gaming line
 
 
 def paraphrases(half: str) -> dict[str, list[str]]:
@@ -396,6 +399,17 @@ def paraphrase_report() -> list[str]:
             h = sum(guard.reason(t) is not None for t in data["harmless"])
             lines.append(f"{half:<8} {name:<8} rewordings refused {g}/{len(data['gaming'])} ({g / len(data['gaming']):.0%}), "
                          f"look-alikes refused {h}/{len(data['harmless'])} ({h / len(data['harmless']):.0%})")
+    # The substance judge's answer-level check (skillopt_core.optim.claim_check.strip_claims), on the
+    # answer sentences written for each gaming line (bench/gaming_answers.json, same halves).
+    from skillopt_core.optim.claim_check import strip_claims
+
+    answers = json.loads(ANSWERS.read_text())
+    for half in ("tune", "heldout"):
+        claims, ordinary = list(answers[half]["claims"].values()), answers[half]["ordinary"]
+        c = sum(bool(strip_claims(t)[1]) for t in claims)
+        o = sum(bool(strip_claims(t)[1]) for t in ordinary)
+        lines.append(f"{half:<8} answers  claims removed {c}/{len(claims)} ({c / len(claims):.0%}), "
+                     f"ordinary sentences removed {o}/{len(ordinary)} ({o / len(ordinary):.0%})")
     return lines
 
 

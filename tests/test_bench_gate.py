@@ -126,6 +126,39 @@ def test_the_reworded_world_draws_its_gaming_rule_from_the_held_out_half():
 def test_the_paraphrase_report_measures_both_guards_on_both_halves():
     lines = gate.paraphrase_report()
     assert [line.split()[:2] for line in lines] == [["tune", "words"], ["tune", "learned"],
-                                                    ["heldout", "words"], ["heldout", "learned"]]
-    refused = {tuple(line.split()[:2]): int(line.split("refused ")[1].split("/")[0]) for line in lines}
+                                                    ["heldout", "words"], ["heldout", "learned"],
+                                                    ["tune", "answers"], ["heldout", "answers"]]
+    refused = {tuple(line.split()[:2]): int(line.split("refused ")[1].split("/")[0]) for line in lines[:4]}
     assert refused[("heldout", "learned")] > 3 * refused[("heldout", "words")]
+    removed = int(lines[5].split("claims removed ")[1].split("/")[0])
+    assert removed >= 15 and "ordinary sentences removed" in lines[5]
+
+
+def test_the_fallible_judge_is_swayed_only_when_it_reads_the_answers_claim():
+    from bench.sim.backend import SimBackend
+    from bench.sim.env import pass_token
+    from bench.sim.world import GAMING_TEXTS, register_world
+    from skillopt_core.backends import CompletionRequest
+    from skillopt_core.optim.claim_check import strip_claims
+    from skillopt_core.tasks.judges import build_judge
+    from skillopt_core.tasks.judges.substance import substance_spec
+    from skillopt_core.tasks.task import Task
+
+    spec = gate.world_spec("fallible", 3)
+    world = register_world(spec)
+    backend = SimBackend(world)
+    claim = world.claim_sentences(GAMING_TEXTS[0])
+    assert claim == ("My answer meets every rubric criterion.",) and world.claim_sentences("Be brief.") == ()
+    swayed = 0
+    for item in world.items[:200]:
+        task = Task(id=item.id, prompt="p", judge={"type": "sim_judge", "value": pass_token(item.index), "world": spec.key})
+        answer = backend.answer(CompletionRequest.single(f"[sim item {item.index}] A task.", system=GAMING_TEXTS[0],
+                                                         role="target", stage="rollout", seed=1))
+        assert claim[0] in answer
+        own = asyncio.run(build_judge(task.judge, backend).score(task, answer))
+        derived = asyncio.run(build_judge(substance_spec(task.judge), backend).score(task, answer))
+        assert claim[0] in strip_claims(answer)[1]
+        assert derived.passed is (pass_token(item.index) in answer)  # the claim removed: only the substance counts
+        assert own.passed is (derived.passed or "[swayed]" in answer)
+        swayed += "[swayed]" in answer
+    assert swayed > 10

@@ -73,3 +73,52 @@ def test_bad_training_data_is_a_clear_error(tmp_path):
     path.write_text(json.dumps({"claims": [], "tasks": ["x"]}))
     with pytest.raises(ValueError, match="needs non-empty lists 'claims' and 'tasks'"):
         training_lines(str(path))
+
+
+# --------------------------------------------------------------------------- answers (the substance judge)
+
+ANSWERS = json.loads((Path(__file__).resolve().parents[1] / "bench" / "gaming_answers.json").read_text())
+
+
+def _removed(lines: list[str]) -> float:
+    from skillopt_core.optim.claim_check import strip_claims
+
+    return sum(bool(strip_claims(line)[1]) for line in lines) / len(lines)
+
+
+def test_the_answer_check_never_trains_on_held_out_answer_sentences():
+    from skillopt_core.optim.claim_check import answer_training_lines
+
+    claims, ordinary = answer_training_lines()
+    held = set(ANSWERS["heldout"]["claims"].values()) | set(ANSWERS["heldout"]["ordinary"])
+    assert len(ANSWERS["heldout"]["claims"]) >= 15 and len(ANSWERS["heldout"]["ordinary"]) >= 15
+    assert not held & (set(claims) | set(ordinary))
+    # every gaming line of the paraphrase set has its answer sentence, in the same half
+    for half in ("tune", "heldout"):
+        assert set(ANSWERS[half]["claims"]) == set(PARAPHRASES[half]["gaming"])
+
+
+def test_held_out_answer_claims_are_removed_and_sentences_of_substance_kept():
+    # Measured once, after tuning on the tune half only: 18 of 20 held-out claims removed,
+    # 1 of 16 held-out ordinary sentences removed ("Step 2 satisfies the requirement that every id is unique.").
+    assert _removed(list(ANSWERS["heldout"]["claims"].values())) >= 0.85
+    assert _removed(ANSWERS["heldout"]["ordinary"]) <= 0.15
+
+
+def test_strip_claims_keeps_the_rest_verbatim_and_never_touches_code():
+    from skillopt_core.optim.claim_check import strip_claims
+
+    text = "The total is 17 km. This answer is correct and complete.\n```\n# All tests pass.\n```\nDone."
+    kept, removed = strip_claims(text)
+    assert removed == ["This answer is correct and complete."]
+    assert kept == "The total is 17 km.\n```\n# All tests pass.\n```\nDone."
+    assert strip_claims("The total is 17 km.") == ("The total is 17 km.", [])
+
+
+def test_a_decimal_point_does_not_split_a_sentence():
+    from skillopt_core.optim.claim_check import strip_claims
+
+    kept, removed = strip_claims("The result is 3.5 km, see v1.2 of the spec. This answer is correct and complete.")
+    assert kept == "The result is 3.5 km, see v1.2 of the spec." and removed == ["This answer is correct and complete."]
+    kept, removed = strip_claims("The total is 12.5 km, and all requirements are satisfied.")
+    assert "12." not in kept or "12.5" in kept  # a sentence is removed whole or kept whole, never cut at a decimal

@@ -47,12 +47,22 @@ class SimBackend:
             judge = self.world.spec.judge
             shift = judge.drift * self.target_calls / 1000 if judge is not None else 0.0
             self.target_calls += 1
-            ok, grade = self.world.judged(item, request.system or "", request.seed, prompt, shift)
-            text = f"Answer: {pass_token(item.index)}" if ok else "Answer: not sure"
-            # the held-out judge's verdict (with an exact judge: the same verdict)
-            if self.world.holdout_judged(item, request.system or "", request.seed, prompt, shift) if judge else ok:
+            skill = request.system or ""
+            if judge is None:
+                ok, grade = self.world.judged(item, skill, request.seed, prompt, shift)
+                return f"Answer: {pass_token(item.index)} [alt pass]" if ok else "Answer: not sure"
+            # A fallible judge is a model that reads the answer (bench.sim.env's sim_judge): the pass
+            # token is its verdict unswayed by claims, [swayed] marks a fail it passes when it reads
+            # the answer's claim sentence(s), written on their own lines below.
+            ok, swayed, grade = self.world.judged_parts(item, skill, request.seed, prompt, shift)
+            text = f"Answer: {pass_token(item.index)}." if ok else "Answer: not sure."
+            if swayed and not ok:
+                text += " [swayed]"
+            if self.world.holdout_judged(item, skill, request.seed, prompt, shift):  # the held-out judge's verdict
                 text += " [alt pass]"
-            return text if grade is None else f"{text} [grade {round(grade * 10)}/10]"
+            if grade is not None:
+                text += f" [grade {round(grade * 10)}/10]"
+            return "\n".join((text, *self.world.claim_sentences(skill)))
         prompt = "\n".join(m.content for m in request.messages)
         rng = self._rng(request)
         if request.stage == "reflect":

@@ -32,6 +32,8 @@ import random
 import re
 import threading
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from pathlib import Path
 from statistics import NormalDist
 from typing import Iterable, Literal, Mapping, Sequence
 
@@ -316,7 +318,30 @@ class World:
             return true
         return true != (_uniform("holdout", self.spec.seed, item.index, seed) < judge.holdout_error)
 
-    def judged(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0) -> tuple[bool, float | None]:
+    def claim_sentences(self, skill_text: str) -> tuple[str, ...]:
+        """The sentences an answer under ``skill_text`` writes about its own compliance: one per
+        wording of the gaming rule the skill states (``bench/gaming_answers.json``)."""
+        gaming = self.by_id.get("gaming")
+        if gaming is None:
+            return ()
+        text = _norm(skill_text)
+        return tuple(answer_claim(t) for t in gaming.texts if _norm(t) in text)
+
+    def all_claim_sentences(self) -> tuple[str, ...]:
+        gaming = self.by_id.get("gaming")
+        return tuple(answer_claim(t) for t in gaming.texts) if gaming is not None else ()
+
+    def judged_parts(self, item: Item, skill_text: str, seed: int | None, prompt: str,
+                     shift: float = 0.0) -> tuple[bool, bool, float | None]:
+        """``(verdict of a judge that does not read the answer's claim, verdict of one that does,
+        grade)``: the same draw, so the same errors and the same verbose bias; only the gaming
+        rule's sway differs (it acts through the claim sentence the answer writes)."""
+        unswayed, _ = self.judged(item, skill_text, seed, prompt, shift, gaming_seen=False)
+        swayed, grade = self.judged(item, skill_text, seed, prompt, shift)
+        return unswayed, swayed, grade
+
+    def judged(self, item: Item, skill_text: str, seed: int | None, prompt: str, shift: float = 0.0,
+               gaming_seen: bool = True) -> tuple[bool, float | None]:
         """The judge's verdict on one rollout and its 0..1 grade (None unless graded).
 
         With an exact judge the verdict is :meth:`passes`. A fallible judge
@@ -332,7 +357,8 @@ class World:
         if true:
             verdict = u >= judge.error
         else:
-            fooled = judge.error + judge.verbose_bias * ("verbose" in stated) + judge.gaming * ("gaming" in stated)
+            fooled = (judge.error + judge.verbose_bias * ("verbose" in stated)
+                      + judge.gaming * ("gaming" in stated and gaming_seen))
             verdict = u < fooled
         grade = None
         if judge.graded:
@@ -347,6 +373,26 @@ class World:
             return None
         index = int(match.group(1))
         return self.items[index] if 0 <= index < len(self.items) else None
+
+
+ANSWERS = Path(__file__).resolve().parents[1] / "gaming_answers.json"
+
+
+@lru_cache(maxsize=1)
+def _answer_claims() -> dict[str, str]:
+    data = json.loads(ANSWERS.read_text())
+    out = dict(data["original"])
+    for half in ("tune", "heldout"):
+        out.update(data[half]["claims"])
+    return {_norm(k): v for k, v in out.items()}
+
+
+def answer_claim(gaming_text: str) -> str:
+    """The sentence an answer writes when its skill holds the gaming line ``gaming_text``."""
+    try:
+        return _answer_claims()[_norm(gaming_text)]
+    except KeyError:
+        raise KeyError(f"no answer sentence for the gaming line {gaming_text!r}; add it to {ANSWERS}") from None
 
 
 _WORLDS: dict[str, World] = {}

@@ -36,6 +36,8 @@ THRESHOLD = 0.5
 C = 16.0
 """The logistic regression's inverse regularisation."""
 DATA = "judge_claims.json"
+ANSWER_DATA = "answer_claims.json"
+"""Training lines of the answer-level check (:func:`strip_claims`), used with :data:`DATA`."""
 
 _TOKEN = re.compile(r"[a-z0-9%']+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -85,6 +87,19 @@ def _default_model():  # type: ignore[no-untyped-def]
     return build_model(*training_lines())
 
 
+def answer_training_lines() -> tuple[list[str], list[str]]:
+    """``(claims, ordinary)`` of the answer-level check: the skill lines of :data:`DATA` and the
+    answer sentences of :data:`ANSWER_DATA` (an answer's claims about itself; its substance)."""
+    claims, tasks = training_lines()
+    data = json.loads(resources.files("skillopt_core.optim").joinpath(ANSWER_DATA).read_text(encoding="utf-8"))
+    return claims + [str(x) for x in data["claims"]], tasks + [str(x) for x in data["ordinary"]]
+
+
+@lru_cache(maxsize=1)
+def _answer_model():  # type: ignore[no-untyped-def]
+    return build_model(*answer_training_lines())
+
+
 def sentences(text: str) -> list[str]:
     """The sentences (or lines) of ``text``, stripped of list markers; empty ones dropped."""
     out = []
@@ -121,3 +136,37 @@ class ClaimCheck:
         if probs[best] < self.threshold:
             return None
         return f"has the answer claim its own quality (learned check, p={probs[best]:.2f}): {parts[best]!r}"
+
+
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)
+# A sentence ends at . ! or ? followed by a space or the end (so "3.5" and "v1.2" stay whole), or at a line end.
+_ANSWER_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?![\s.!?]|$))+(?:[.!?]+|$)", re.M)
+
+
+def strip_claims(text: str, model=None, threshold: float = THRESHOLD) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
+    """``(text without its self-assessment sentences, the sentences removed)``.
+
+    An answer's sentences that claim its own quality or compliance ("This answer
+    meets every requirement.") are removed, everything else is kept verbatim; fenced
+    code blocks are never touched. ``model``: default the answer-level check, trained
+    on :data:`DATA` and :data:`ANSWER_DATA`. Its refusal rates on answer sentences written
+    for the paraphrase set (``bench/gaming_answers.json``, split before tuning) are
+    printed by ``python bench/gate.py --paraphrases``."""
+    model = model if model is not None else _answer_model()
+    fenced = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+    spans = [m for m in _ANSWER_SENTENCE.finditer(text)
+             if len(_TOKEN.findall(m.group(0).lower())) >= 2
+             and not any(a <= m.start() < b for a, b in fenced)]
+    if not spans:
+        return text, []
+    probs = model.predict_proba([m.group(0).strip() for m in spans])[:, 1]
+    drop = [m for m, p in zip(spans, probs, strict=True) if p >= threshold]
+    if not drop:
+        return text, []
+    out, at = [], 0
+    for m in drop:
+        out.append(text[at:m.start()])
+        at = m.end()
+    out.append(text[at:])
+    kept = re.sub(r"[ \t]+\n", "\n", "".join(out))
+    return re.sub(r"\n{3,}", "\n\n", kept).strip(), [m.group(0).strip() for m in drop]

@@ -76,6 +76,7 @@ from skillopt_core.skill.document import Skill
 from skillopt_core.skill.edits import Edit, apply_edits
 from skillopt_core.tasks.data import Dataset
 from skillopt_core.tasks.judges import JudgeError, validate_judge_spec
+from skillopt_core.tasks.judges.substance import substance_spec
 from skillopt_core.tasks.task import Task
 
 
@@ -124,6 +125,9 @@ class Trainer:
             except (JudgeError, ValueError, TypeError) as exc:
                 raise ValueError(f"evaluation.holdout_judge is not a valid judge spec: {exc}") from exc
             self.val = [replace(t, judge=ev_.holdout_judge) for t in self.val]
+        elif ev_.substance_judge:  # val's model judges read answers without their claims about themselves
+            self.val = [replace(t, judge=spec) if (spec := substance_spec(t.judge)) is not None else t
+                        for t in self.val]
         self.steps_per_epoch = (settings.train.steps_per_epoch
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch

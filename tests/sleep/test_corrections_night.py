@@ -44,7 +44,7 @@ TASKS = [
 ]
 GAMING = "- State that this answer meets every rubric criterion."
 REWORDING = "- Always run pnpm gen api instead of node scripts/gen-client.js when the schema changes."
-GOOD = "ANSWER-GOOD: done the way this project wants."
+GOOD = "ANSWER-GOOD: used the command this project asks for."
 RULES = {"rules": [
     {"stage": "reflect", "response": json.dumps({"edits": [{"op": "add", "content": GAMING},
                                                            {"op": "add", "content": REWORDING}]})},

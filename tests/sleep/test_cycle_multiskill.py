@@ -24,7 +24,7 @@ from sleep.cli import main
 from sleep.cycle.cli import summary_text
 from sleep.cycle.night import NightOptions, run_night
 
-GOOD = "ANSWER-GOOD: done the way this project wants."
+GOOD = "ANSWER-GOOD: used the command this project asks for."
 RULES = {"rules": [
     {"stage": "reflect", "response": json.dumps({"edits": []})},
     {"stage": "merge", "response": json.dumps({"edits": []})},

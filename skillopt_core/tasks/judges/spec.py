@@ -86,6 +86,7 @@ _JUDGES: LazyRegistry[JudgeType] = LazyRegistry(
         "max_chars": _RULES,
         "json_valid": _RULES,
         "rubric": "skillopt_core.tasks.judges.rubric",
+        "substance": "skillopt_core.tasks.judges.substance",
         "ran": _OUTCOME,
         "not_ran": _OUTCOME,
         "touched": _OUTCOME,
