@@ -68,6 +68,7 @@ from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
 from skillopt_core.run.estimate import estimate_run
+from skillopt_core.run.racing import RaceCall, RaceSettings, race, raced_decision
 from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
 from skillopt_core.run.runtime import Runtime, initial_skill
@@ -128,6 +129,7 @@ class Trainer:
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
+        self.race = RaceSettings(ev_.race_z, ev_.race_min_items) if ev_.race_z and ev_.early_stop else None
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
                                  own_words(self.by_id.values(), self.caller_edits),
@@ -192,13 +194,12 @@ class Trainer:
         stop_when = None
         if self.s.evaluation.early_stop:
             def stop_when(partial: Mapping[str, float]) -> bool:
-                return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores,
-                                                                     dict(partial)) is not None
+                return len(partial) < len(self.val) and self._gate_early(current_scores, dict(partial)) is not None
         results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
-            early = decide_early(self.gate_settings, current_scores, cand)
-            assert early is not None  # the evaluation only stops once the decision is certain
+            early = self._gate_early(current_scores, cand)
+            assert early is not None  # the evaluation only stops once the decision is certain or raced
             return early, cand
         extra = self.s.evaluation.resample_disagreements
         disagree = [t for t in self.val if abs(cand[t.id] - current_scores[t.id]) > TIE_EPSILON]
@@ -217,6 +218,17 @@ class Trainer:
             decision = decide(self.gate_settings, cur_more, cand_more)
             return decision, cand
         return decide(self.gate_settings, current_scores, cand), cand
+
+    def _gate_early(self, current_scores: Mapping[str, float], partial: dict[str, float]) -> GateDecision | None:
+        """The gate's decision on a partial evaluation: certain (:func:`decide_early`), or, with
+        ``evaluation.race_z`` and the mean policy, predicted (:mod:`skillopt_core.run.racing`)."""
+        certain = decide_early(self.gate_settings, current_scores, partial)
+        if certain is not None or self.race is None or self.gate_settings.policy != "mean":
+            return certain
+        deltas = [partial[k] - current_scores[k] for k in partial]
+        bar = len(current_scores) * (self.gate_settings.min_effect + TIE_EPSILON)
+        call = race(self.race, deltas, len(current_scores) - len(partial), bar)
+        return None if call is None else raced_decision(self.gate_settings, current_scores, partial, call)
 
     async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: int) -> dict[str, float]:
         """``partial`` completed to every val item (the rest are evaluated now)."""
@@ -255,19 +267,32 @@ class Trainer:
 
         def certain(partial: Mapping[str, float]) -> bool:
             got = math.fsum(partial.values())
-            return got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON
+            if got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON:
+                return True
+            return self._screen_race(current, partial, len(tasks)) is not None
 
         stop_when = certain if self.s.evaluation.early_stop else None
         cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when),
                         metric)
         got = math.fsum(cand.values())
-        passed = got >= bar - TIE_EPSILON
         n = len(tasks)
+        raced = self._screen_race(current, cand, n) if len(cand) < n else None
+        passed = raced.verdict == "pass" if raced is not None else got >= bar - TIE_EPSILON
         verdict = "passes to the val gate" if passed else "rejected before the val gate"
         sign = "≥" if passed else "<"
-        early = f" (decided after {len(cand)} of {n})" if len(cand) < n else ""
+        early = f" (decided after {len(cand)} of {n})" if len(cand) < n and raced is None else ""
+        if raced is not None:
+            early = f" ({raced.describe()})"
+            bar = math.fsum(current[k] for k in cand)
         return {"passed": passed, "items": n, "evaluated": len(cand), "current_sum": bar, "candidate_sum": got,
                 "reason": f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{early}; {verdict}"}
+
+    def _screen_race(self, current: Mapping[str, float], partial: Mapping[str, float], n: int) -> RaceCall | None:
+        """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0."""
+        if self.race is None or len(partial) >= n:
+            return None
+        deltas = [partial[k] - current.get(k, 0.0) for k in partial]
+        return race(self.race, deltas, n - len(partial), -TIE_EPSILON)
 
     def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
                     beat_best: bool = False) -> None:
