@@ -119,6 +119,7 @@ class EvaluationSettings(_Section):
     race_min_items: int = Field(default=10, ge=1)
     screen_items: int = Field(default=20, ge=0)
     remeasure: bool = True
+    remeasure_scope: Literal["all", "disagreements"] = "all"
     resample_disagreements: int = Field(default=0, ge=0)
     holdout_judge: Any = None
     val_limit: int | None = Field(default=None, ge=1)

@@ -92,6 +92,9 @@ def load_notices(env, cache: RolloutCache) -> list[ev.Notice]:
     return notes
 
 
+Seeds = int | Mapping[str, int]  # one sample seed for every item, or each item's own
+
+
 def _mean(scores: Mapping[str, float]) -> float:
     return math.fsum(scores.values()) / len(scores) if scores else 0.0
 
@@ -152,9 +155,13 @@ class Trainer:
         """The sample seed of one round of val measurements (round 0: train.seed)."""
         return self.s.train.seed + 104_729 * gate_round
 
+    def _val_seeds(self, state: TrainState) -> dict[str, int]:
+        """Each val item's sample seed: its round's (``state.val_rounds``, else ``state.gate_round``)."""
+        return {t.id: self._round_seed(state.val_rounds.get(t.id, state.gate_round)) for t in self.val}
+
     async def _rollout(self, skill: Skill, tasks: Sequence[Task], phase: str, label: str = "",
                        stop_when: Callable[[Mapping[str, float]], bool] | None = None,
-                       seed: int | None = None) -> list[RolloutResult]:
+                       seed: Seeds | None = None) -> list[RolloutResult]:
         t = self.s.train
         self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers,
                                      label))
@@ -164,7 +171,8 @@ class Trainer:
 
         results = await run_rollouts(
             self.rt.env, self.rt.target, skill, tasks,
-            samples=t.samples_per_item, workers=t.workers, cache=self.cache, seed=t.seed if seed is None else seed,
+            samples=t.samples_per_item, workers=t.workers, cache=self.cache,
+            seed=seed if isinstance(seed, int) else t.seed, seeds=seed if isinstance(seed, Mapping) else None,
             max_tokens=self.s.model.target_max_tokens, temperature=self.s.model.temperature, on_progress=progress,
             stop_when=stop_when, metric=self.s.evaluation.gate_metric,
         )
@@ -177,12 +185,12 @@ class Trainer:
         return results
 
     async def _val_scores(self, skill: Skill, label: str, items: Sequence[Task] | None = None,
-                          seed: int | None = None) -> dict[str, float]:
+                          seed: Seeds | None = None) -> dict[str, float]:
         results = await self._rollout(skill, self.val if items is None else items, "val", label, seed=seed)
         return per_item(results, self.s.evaluation.gate_metric)
 
     async def _gate(self, candidate: Skill, current: Skill, current_scores: dict[str, float], label: str,
-                    seed: int) -> tuple[GateDecision, dict[str, float]]:
+                    seed: Seeds) -> tuple[GateDecision, dict[str, float]]:
         """Evaluate the candidate on val with ``workers`` calls in flight, stopping
         as soon as the gate's decision is certain (when early stopping is on).
 
@@ -206,7 +214,7 @@ class Trainer:
         if extra and disagree:
             cur_more, cand_more = dict(current_scores), dict(cand)
             for k in range(1, extra + 1):
-                more_seed = seed + k
+                more_seed = seed + k if isinstance(seed, int) else {i: s + k for i, s in seed.items()}
                 cur_k = await self._val_scores(current, f"{label}: resample current", disagree, seed=more_seed)
                 cand_k = await self._val_scores(candidate, f"{label}: resample candidate", disagree, seed=more_seed)
                 for t in disagree:
@@ -230,7 +238,7 @@ class Trainer:
         call = race(self.race, deltas, len(current_scores) - len(partial), bar)
         return None if call is None else raced_decision(self.gate_settings, current_scores, partial, call)
 
-    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: int) -> dict[str, float]:
+    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: Seeds) -> dict[str, float]:
         """``partial`` completed to every val item (the rest are evaluated now)."""
         missing = [t for t in self.val if t.id not in partial]
         if not missing:
@@ -244,11 +252,27 @@ class Trainer:
         (the draw that got the skill accepted is biased upwards: it won a
         comparison), and later candidates are measured on that round too;
         otherwise (or after an ungated accept, which no draw selected) the
-        draw is completed."""
+        draw is completed. With ``evaluation.remeasure_scope: disagreements`` only the
+        items where the accepted skill's draw differed from the current skill's are
+        measured again (that is where the winning draw's luck lies); the others keep
+        their round (``state.val_rounds``), the draw completed where the gate stopped early."""
         if not (self.s.evaluation.remeasure and gated):
-            return await self._full_val(skill, partial, label, self._round_seed(state.gate_round))
+            return await self._full_val(skill, partial, label, self._val_seeds(state))
+        if self.s.evaluation.remeasure_scope == "all":
+            state.gate_round += 1
+            state.val_rounds = {}
+            return await self._val_scores(skill, f"{label} (re-measured)", seed=self._val_seeds(state))
+        before = state.current_scores or {}
+        full = await self._full_val(skill, partial, label, self._val_seeds(state))
+        differ = [t for t in self.val if t.id in partial and abs(partial[t.id] - before.get(t.id, 0.0)) > TIE_EPSILON]
+        rounds = {t.id: state.val_rounds.get(t.id, state.gate_round) for t in self.val}
         state.gate_round += 1
-        return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
+        state.val_rounds = {k: r for k, r in rounds.items() if k not in {t.id for t in differ}}
+        if not differ:
+            return full
+        fresh = await self._val_scores(skill, f"{label} ({len(differ)} differing items re-measured)", differ,
+                                       seed=self._val_seeds(state))
+        return {**full, **fresh}
 
     async def _screen(self, candidate: Skill, batch: Sequence[Task],
                       results: Sequence[RolloutResult]) -> dict[str, Any]:
@@ -599,7 +623,7 @@ class Trainer:
         decision: GateDecision | None = None
         screen: dict[str, Any] | None = None
         cand_scores: dict[str, float] = {}
-        round_seed = self._round_seed(state.gate_round)
+        round_seed = self._val_seeds(state)
         if candidate.hash == current.hash:
             action, reason = "no_change", "candidate identical to the current skill; 0 model calls"
         elif not self.s.evaluation.use_gate:
@@ -715,7 +739,7 @@ class Trainer:
             elif self.s.optimizer.slow_update_gate:
                 decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}),
                                                     "gate slow update",
-                                                    self._round_seed(state.gate_round))
+                                                    self._val_seeds(state))
                 record["gate"] = decision.to_dict()
                 action = "accept" if decision.accept else "reject"
             else:
