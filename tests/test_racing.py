@@ -139,3 +139,15 @@ def test_an_exact_decision_is_what_the_race_reaches_with_nothing_left():
     full = {"a": 1.0, "b": 1.0}
     assert decide(GateSettings(), current, full).accept
     assert race(RACE, [0.0, 1.0], 0, 0.0).verdict == "pass"
+
+
+def test_a_wrong_remeasure_scope_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="remeasure_scope"):
+        settings_for(tmp_path, "evaluation.remeasure_scope=some")
+
+
+def test_a_state_written_before_val_rounds_existed_still_loads():
+    from skillopt_core.run.state import TrainState
+
+    old = {k: v for k, v in TrainState(0, 0, "s", "s", "s", "s", None).to_dict().items() if k != "val_rounds"}
+    assert TrainState.from_dict(old).val_rounds == {}
