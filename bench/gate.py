@@ -38,7 +38,9 @@ errors that neither the verbose nor the gaming rule sways). ``--all-policies`` a
 loop with each gate policy, with and without early stopping. ``--variant
 NAME:key=value,...`` adds one more (e.g. a proposed default), e.g.
 ``--variant no-remeasure:evaluation.remeasure=false`` or
-``--variant p6:train.patience=6``.
+``--variant p6:train.patience=6``; the cost study of issue 34 §2 added
+``--variant r164p4:evaluation.race_z=1.64,train.patience=4`` (racing and
+patience: docs/bench.md, "Racing and partial re-measurement").
 
 Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``;
 ``--paraphrases`` prints the judge guard's refusal rates on both halves of the
@@ -277,7 +279,7 @@ def print_table(rows: list[dict], pairs: list[dict], out=sys.stdout) -> None:
 
 
 # The default's false-reject rates before issue 34 (plain / fallible / independent world), from the issue.
-FR_BEFORE = {"plain": 0.48, "fallible": 0.68}
+FR_BEFORE = {"plain": 0.48, "fallible": 0.68, "reworded": 0.70}
 
 
 def targets(rows: list[dict], pairs: list[dict], default_val: int, config: str = "default") -> list[str]:

@@ -162,3 +162,34 @@ async def test_an_invalid_held_out_judge_is_a_clear_error(tmp_path):
     settings = new_loop(tmp_path, "evaluation.holdout_judge={type: no_such_judge}")
     with pytest.raises(ValueError, match="evaluation.holdout_judge is not a valid judge spec"):
         await train(settings, backends=backends(world([], lambda i, s: "apple")))
+
+
+async def test_re_measuring_only_the_differing_items_keeps_the_others_samples_and_pairs_the_next_gate(tmp_path):
+    seen: list = []
+    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false",
+                        "evaluation.remeasure_scope=disagreements")
+
+    def answer(i, skill):
+        return "banana" if "Always say banana." in skill else "apple"
+
+    summary = await train(settings, backends=backends(world(["Always say banana.", "Be polite."], answer, seen)))
+    history = json.loads(Path(summary.run_dir, "history.json").read_text())
+    assert [h["action"] for h in history] == ["accept", "reject"]
+    state = json.loads(Path(summary.run_dir, "state.json").read_text())
+    val = sorted(state["current_scores"])
+    differ = [k for k in val if int(k[1:]) % 2 == 0]  # banana questions: the accepted skill passes, the old failed
+    same = [k for k in val if k not in differ]
+    assert differ and same
+    assert f"val accepted ({len(differ)} differing items re-measured)" in labels(summary.run_dir)
+    assert state["gate_round"] == 1 and state["val_rounds"] == {k: 0 for k in same}
+
+    def seeds_of(item: str, banana: bool, polite: bool) -> set:
+        return {seed for skill, i, seed in seen
+                if i == int(item[1:]) and ("banana" in skill) == banana and ("polite" in skill) == polite}
+
+    for k in differ:  # the gate's draw, then a fresh one; the next candidate is paired with the fresh one
+        incumbent = seeds_of(k, True, False)
+        assert len(incumbent) == 2 and seeds_of(k, True, True) < incumbent
+        assert not seeds_of(k, True, True) & seeds_of(k, False, False)
+    for k in same:  # not re-measured: the next candidate is paired with the samples the item kept
+        assert len(seeds_of(k, True, False)) == 1 and seeds_of(k, True, True) == seeds_of(k, True, False)

@@ -86,9 +86,11 @@ async def run_rollouts(
     on_progress: Callable[[int, int], object] | None = None,
     stop_when: Callable[[Mapping[str, float]], bool] | None = None,
     metric: str = "hard",
+    seeds: Mapping[str, int] | None = None,
 ) -> list[RolloutResult]:
     """Results in (task, sample) order, for every task unless ``stop_when``
-    ended the evaluation early (then for the tasks finished by then)."""
+    ended the evaluation early (then for the tasks finished by then).
+    ``seeds`` (task id → seed) overrides ``seed`` for the tasks it names."""
     cache = cache if cache is not None else RolloutCache()
     skill_text = skill.render()
     jobs = [(t, s) for t in tasks for s in range(samples)]
@@ -103,8 +105,9 @@ async def run_rollouts(
         nonlocal done
         if stop.is_set():
             return
-        results[i] = await _run_one(env, target, skill_text, task, sample, seed, max_tokens, temperature, cache, sem,
-                                    stop)
+        task_seed = seeds.get(task.id, seed) if seeds else seed
+        results[i] = await _run_one(env, target, skill_text, task, sample, task_seed, max_tokens, temperature, cache,
+                                    sem, stop)
         if results[i] is None:
             return
         done += 1

@@ -46,6 +46,9 @@ class TrainState:
     # Which round of val sample seeds the current skill's scores come from
     # (a new round after each accept when evaluation.remeasure is on).
     gate_round: int = 0
+    # Val items whose scores come from an older round than gate_round (item id → round), after
+    # accepts re-measured only on the items that differed (evaluation.remeasure_scope: disagreements).
+    val_rounds: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"version": STATE_VERSION, **self.__dict__}

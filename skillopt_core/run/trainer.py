@@ -18,6 +18,10 @@ Guarantees (each has its test):
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
   task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
+  With ``evaluation.race_z`` the screen and the mean gate stop once their
+  answer is predicted (:mod:`skillopt_core.run.racing`); with
+  ``evaluation.remeasure_scope: disagreements`` only the val items where the
+  accepted draw differed are re-measured, each item keeping its own round.
   With ``train.candidates_per_step`` above 1, successive halving on the
   step's train items picks one candidate for the screen and the gate.
 - **Patience.** With ``train.patience`` K, training stops (completed, the best
@@ -68,6 +72,7 @@ from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
 from skillopt_core.run.estimate import estimate_run
+from skillopt_core.run.racing import RaceCall, RaceSettings, race, raced_decision
 from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
 from skillopt_core.run.runtime import Runtime, initial_skill
@@ -90,6 +95,9 @@ def load_notices(env, cache: RolloutCache) -> list[ev.Notice]:
         notes.append(ev.Notice("warning",
                                f"{cache.skipped_lines} unreadable rollout-cache lines ignored (they are re-run)"))
     return notes
+
+
+Seeds = int | Mapping[str, int]  # one sample seed for every item, or each item's own
 
 
 def _mean(scores: Mapping[str, float]) -> float:
@@ -132,6 +140,7 @@ class Trainer:
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
+        self.race = RaceSettings(ev_.race_z, ev_.race_min_items) if ev_.race_z and ev_.early_stop else None
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
                                  own_words(self.by_id.values(), self.caller_edits),
@@ -154,9 +163,13 @@ class Trainer:
         """The sample seed of one round of val measurements (round 0: train.seed)."""
         return self.s.train.seed + 104_729 * gate_round
 
+    def _val_seeds(self, state: TrainState) -> dict[str, int]:
+        """Each val item's sample seed: its round's (``state.val_rounds``, else ``state.gate_round``)."""
+        return {t.id: self._round_seed(state.val_rounds.get(t.id, state.gate_round)) for t in self.val}
+
     async def _rollout(self, skill: Skill, tasks: Sequence[Task], phase: str, label: str = "",
                        stop_when: Callable[[Mapping[str, float]], bool] | None = None,
-                       seed: int | None = None) -> list[RolloutResult]:
+                       seed: Seeds | None = None) -> list[RolloutResult]:
         t = self.s.train
         self._emit(ev.RolloutStarted(self._step, self.total_steps, phase, len(tasks) * t.samples_per_item, t.workers,
                                      label))
@@ -166,7 +179,8 @@ class Trainer:
 
         results = await run_rollouts(
             self.rt.env, self.rt.target, skill, tasks,
-            samples=t.samples_per_item, workers=t.workers, cache=self.cache, seed=t.seed if seed is None else seed,
+            samples=t.samples_per_item, workers=t.workers, cache=self.cache,
+            seed=seed if isinstance(seed, int) else t.seed, seeds=seed if isinstance(seed, Mapping) else None,
             max_tokens=self.s.model.target_max_tokens, temperature=self.s.model.temperature, on_progress=progress,
             stop_when=stop_when, metric=self.s.evaluation.gate_metric,
         )
@@ -179,12 +193,12 @@ class Trainer:
         return results
 
     async def _val_scores(self, skill: Skill, label: str, items: Sequence[Task] | None = None,
-                          seed: int | None = None) -> dict[str, float]:
+                          seed: Seeds | None = None) -> dict[str, float]:
         results = await self._rollout(skill, self.val if items is None else items, "val", label, seed=seed)
         return per_item(results, self.s.evaluation.gate_metric)
 
     async def _gate(self, candidate: Skill, current: Skill, current_scores: dict[str, float], label: str,
-                    seed: int) -> tuple[GateDecision, dict[str, float]]:
+                    seed: Seeds) -> tuple[GateDecision, dict[str, float]]:
         """Evaluate the candidate on val with ``workers`` calls in flight, stopping
         as soon as the gate's decision is certain (when early stopping is on).
 
@@ -196,20 +210,19 @@ class Trainer:
         stop_when = None
         if self.s.evaluation.early_stop:
             def stop_when(partial: Mapping[str, float]) -> bool:
-                return len(partial) < len(self.val) and decide_early(self.gate_settings, current_scores,
-                                                                     dict(partial)) is not None
+                return len(partial) < len(self.val) and self._gate_early(current_scores, dict(partial)) is not None
         results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
-            early = decide_early(self.gate_settings, current_scores, cand)
-            assert early is not None  # the evaluation only stops once the decision is certain
+            early = self._gate_early(current_scores, cand)
+            assert early is not None  # the evaluation only stops once the decision is certain or raced
             return early, cand
         extra = self.s.evaluation.resample_disagreements
         disagree = [t for t in self.val if abs(cand[t.id] - current_scores[t.id]) > TIE_EPSILON]
         if extra and disagree:
             cur_more, cand_more = dict(current_scores), dict(cand)
             for k in range(1, extra + 1):
-                more_seed = seed + k
+                more_seed = seed + k if isinstance(seed, int) else {i: s + k for i, s in seed.items()}
                 cur_k = await self._val_scores(current, f"{label}: resample current", disagree, seed=more_seed)
                 cand_k = await self._val_scores(candidate, f"{label}: resample candidate", disagree, seed=more_seed)
                 for t in disagree:
@@ -222,7 +235,18 @@ class Trainer:
             return decision, cand
         return decide(self.gate_settings, current_scores, cand), cand
 
-    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: int) -> dict[str, float]:
+    def _gate_early(self, current_scores: Mapping[str, float], partial: dict[str, float]) -> GateDecision | None:
+        """The gate's decision on a partial evaluation: certain (:func:`decide_early`), or, with
+        ``evaluation.race_z`` and the mean policy, predicted (:mod:`skillopt_core.run.racing`)."""
+        certain = decide_early(self.gate_settings, current_scores, partial)
+        if certain is not None or self.race is None or self.gate_settings.policy != "mean":
+            return certain
+        deltas = [partial[k] - current_scores[k] for k in partial]
+        bar = len(current_scores) * (self.gate_settings.min_effect + TIE_EPSILON)
+        call = race(self.race, deltas, len(current_scores) - len(partial), bar)
+        return None if call is None else raced_decision(self.gate_settings, current_scores, partial, call)
+
+    async def _full_val(self, skill: Skill, partial: dict[str, float], label: str, seed: Seeds) -> dict[str, float]:
         """``partial`` completed to every val item (the rest are evaluated now)."""
         missing = [t for t in self.val if t.id not in partial]
         if not missing:
@@ -236,11 +260,27 @@ class Trainer:
         (the draw that got the skill accepted is biased upwards: it won a
         comparison), and later candidates are measured on that round too;
         otherwise (or after an ungated accept, which no draw selected) the
-        draw is completed."""
+        draw is completed. With ``evaluation.remeasure_scope: disagreements`` only the
+        items where the accepted skill's draw differed from the current skill's are
+        measured again (that is where the winning draw's luck lies); the others keep
+        their round (``state.val_rounds``), the draw completed where the gate stopped early."""
         if not (self.s.evaluation.remeasure and gated):
-            return await self._full_val(skill, partial, label, self._round_seed(state.gate_round))
+            return await self._full_val(skill, partial, label, self._val_seeds(state))
+        if self.s.evaluation.remeasure_scope == "all":
+            state.gate_round += 1
+            state.val_rounds = {}
+            return await self._val_scores(skill, f"{label} (re-measured)", seed=self._val_seeds(state))
+        before = state.current_scores or {}
+        full = await self._full_val(skill, partial, label, self._val_seeds(state))
+        differ = [t for t in self.val if t.id in partial and abs(partial[t.id] - before.get(t.id, 0.0)) > TIE_EPSILON]
+        rounds = {t.id: state.val_rounds.get(t.id, state.gate_round) for t in self.val}
         state.gate_round += 1
-        return await self._val_scores(skill, f"{label} (re-measured)", seed=self._round_seed(state.gate_round))
+        state.val_rounds = {k: r for k, r in rounds.items() if k not in {t.id for t in differ}}
+        if not differ:
+            return full
+        fresh = await self._val_scores(skill, f"{label} ({len(differ)} differing items re-measured)", differ,
+                                       seed=self._val_seeds(state))
+        return {**full, **fresh}
 
     async def _screen(self, candidate: Skill, batch: Sequence[Task],
                       results: Sequence[RolloutResult]) -> dict[str, Any]:
@@ -259,19 +299,32 @@ class Trainer:
 
         def certain(partial: Mapping[str, float]) -> bool:
             got = math.fsum(partial.values())
-            return got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON
+            if got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON:
+                return True
+            return self._screen_race(current, partial, len(tasks)) is not None
 
         stop_when = certain if self.s.evaluation.early_stop else None
         cand = per_item(await self._rollout(candidate, tasks, "screen", "screen candidate", stop_when=stop_when),
                         metric)
         got = math.fsum(cand.values())
-        passed = got >= bar - TIE_EPSILON
         n = len(tasks)
+        raced = self._screen_race(current, cand, n) if len(cand) < n else None
+        passed = raced.verdict == "pass" if raced is not None else got >= bar - TIE_EPSILON
         verdict = "passes to the val gate" if passed else "rejected before the val gate"
         sign = "≥" if passed else "<"
-        early = f" (decided after {len(cand)} of {n})" if len(cand) < n else ""
+        early = f" (decided after {len(cand)} of {n})" if len(cand) < n and raced is None else ""
+        if raced is not None:
+            early = f" ({raced.describe()})"
+            bar = math.fsum(current[k] for k in cand)
         return {"passed": passed, "items": n, "evaluated": len(cand), "current_sum": bar, "candidate_sum": got,
                 "reason": f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{early}; {verdict}"}
+
+    def _screen_race(self, current: Mapping[str, float], partial: Mapping[str, float], n: int) -> RaceCall | None:
+        """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0."""
+        if self.race is None or len(partial) >= n:
+            return None
+        deltas = [partial[k] - current.get(k, 0.0) for k in partial]
+        return race(self.race, deltas, n - len(partial), -TIE_EPSILON)
 
     def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
                     beat_best: bool = False) -> None:
@@ -578,7 +631,7 @@ class Trainer:
         decision: GateDecision | None = None
         screen: dict[str, Any] | None = None
         cand_scores: dict[str, float] = {}
-        round_seed = self._round_seed(state.gate_round)
+        round_seed = self._val_seeds(state)
         if candidate.hash == current.hash:
             action, reason = "no_change", "candidate identical to the current skill; 0 model calls"
         elif not self.s.evaluation.use_gate:
@@ -694,7 +747,7 @@ class Trainer:
             elif self.s.optimizer.slow_update_gate:
                 decision, scores = await self._gate(candidate, current, dict(state.current_scores or {}),
                                                     "gate slow update",
-                                                    self._round_seed(state.gate_round))
+                                                    self._val_seeds(state))
                 record["gate"] = decision.to_dict()
                 action = "accept" if decision.accept else "reject"
             else:
