@@ -38,9 +38,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_list, head_records, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, parse_log
 from sleep.sessions import Session, iso_utc
@@ -69,9 +68,6 @@ def user_text(content: Any) -> str:
     return ""
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
 
 def entry_ids(path: str, ctx: ParseContext) -> set[str]:
     """The ids of the ``message`` entries of the session file ``path`` (a fork's parent: ``pi
@@ -95,15 +91,8 @@ def entry_ids(path: str, ctx: ParseContext) -> set[str]:
     return ids
 
 
-class PiSource:
+class PiSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
 
     @property
     def sessions(self) -> Path:
@@ -203,7 +192,7 @@ class _PiParser(LogParser):
             model = msg.get("model")
             self.s.note_model(model if isinstance(model, str) else None)
             texts = []
-            for block in _list(msg.get("content")):
+            for block in as_list(msg.get("content")):
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):
