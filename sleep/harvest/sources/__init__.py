@@ -126,6 +126,15 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def block_text(content: Any) -> str:
+    """The text of a message's content: the string, or its ``text`` blocks joined (tool calls,
+    images and other blocks left out)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in as_list(content)
+                     if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+
+
 def slugify(path: str) -> str:
     """Claude Code's project folder name for a working directory."""
     return re.sub(r"[^A-Za-z0-9]", "-", path)

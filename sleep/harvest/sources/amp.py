@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlparse
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
@@ -98,8 +98,7 @@ class AmpSource(HomeSource):
             at = iso_utc(meta.get("sentAt"))
             s.note_time(at)
             items = as_list(msg.get("content"))
-            text = "\n".join(i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text"
-                             and isinstance(i.get("text"), str)).strip()
+            text = block_text(items).strip()
             role = msg.get("role")
             if role == "user":
                 if not text:

@@ -45,7 +45,7 @@ import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
@@ -171,15 +171,6 @@ def _read(path: str, ctx: ParseContext) -> bytes | None:
         return None
 
 
-def _text(blocks: Any) -> str:
-    if isinstance(blocks, str):
-        return blocks
-    if not isinstance(blocks, list):
-        return ""
-    return "\n".join(b["text"] for b in blocks
-                     if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-
-
 class _Reader:
     """One session's records, across its generations, in order."""
 
@@ -244,7 +235,7 @@ class _Reader:
         if source.get("kind") != "user":
             return  # injected context, another agent's relay
         mid = data.get("id")
-        text = _text(data.get("content")).strip()
+        text = block_text(data.get("content")).strip()
         key = mid if isinstance(mid, str) and mid else text
         if not text or key in self.seen_messages:
             return

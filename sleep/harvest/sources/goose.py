@@ -36,7 +36,7 @@ import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, block_text
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.session_db import list_sessions, read_session
 from sleep.harvest.sources.sqlite_ro import as_bytes, columns, row_path
@@ -125,9 +125,7 @@ class GooseSource(HomeSource):
             ctx.stats.kept()
             at = iso_utc(at_s) if isinstance(at_s, (int, float)) else None
             s.note_time(at)
-            texts = [i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text"
-                     and isinstance(i.get("text"), str)]
-            text = "\n".join(texts).strip()
+            text = block_text(items).strip()
             if role == "user":
                 meta_doc = _json(metadata, None, ctx) if metadata is not None else None
                 if isinstance(meta_doc, dict) and meta_doc.get("userVisible") is False:

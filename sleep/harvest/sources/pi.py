@@ -39,7 +39,7 @@ import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_list, head_records, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_list, block_text, head_records, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, parse_log
 from sleep.sessions import Session, iso_utc
@@ -56,16 +56,6 @@ _SEP_RX = re.compile(r"[/\\:]")
 def folder_name(cwd: str) -> str:
     """The session folder Pi names after a working directory (``/w/app`` -> ``--w-app--``)."""
     return "--" + _SEP_RX.sub("-", cwd[1:] if cwd[:1] in ("/", "\\") else cwd) + "--"
-
-
-def user_text(content: Any) -> str:
-    """The text of a ``user`` message: the string, or its ``text`` blocks joined (images left out)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-    return ""
 
 
 
@@ -185,7 +175,7 @@ class _PiParser(LogParser):
     def _message(self, msg: dict[str, Any], at: str | None) -> None:
         role = msg.get("role")
         if role == "user":
-            text = user_text(msg.get("content")).strip()
+            text = block_text(msg.get("content")).strip()
             if text:
                 self._prompt(text, at)
         elif role == "assistant":
