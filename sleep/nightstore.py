@@ -212,12 +212,3 @@ def nights(index: Index, project: str | None = None, limit: int = 50, *,
 def count(index: Index) -> int:
     """How many nights the index holds (every project)."""
     return int(index.conn.execute("SELECT COUNT(*) FROM cycles").fetchone()[0])
-
-
-def last_completed(index: Index, project: str) -> NightRecord | None:
-    """The newest night of ``project`` that trained or found nothing to do (not failed or interrupted)."""
-    for night in nights(index, project, limit=20):
-        settled = ("staged", "would_stage", "already_proposed", "no_improvement", "idle")
-        if night.outcome in settled and not night.dry_run:
-            return night
-    return None

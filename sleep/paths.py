@@ -137,18 +137,6 @@ def copilot_cli_home() -> Path:
     return source_home("copilot-cli")
 
 
-def gemini_home() -> Path:
-    """Gemini CLI's ``.gemini`` folder: under ``$GEMINI_CLI_HOME`` when set (the CLI's own
-    override of the home directory), else under the home directory (sleep/hosts/gemini.py)."""
-    return source_home("gemini-cli")
-
-
-def opencode_home() -> Path:
-    """OpenCode's data folder: ``$XDG_DATA_HOME/opencode``, else ``~/.local/share/opencode``
-    (OpenCode uses the XDG layout on every platform; sleep/hosts/opencode.py)."""
-    return source_home("opencode")
-
-
 def cursor_user_dirs() -> list[Path]:
     """Every Cursor IDE ``User`` folder: ``$SKILLOPT_CURSOR_IDE_HOME`` when set, else the
     platforms' default places that exist (Linux ``$XDG_CONFIG_HOME`` or ``~/.config``,

@@ -53,16 +53,6 @@ def iso_utc(value: Any) -> str | None:
     return utc_iso(dt)
 
 
-def parse_iso(value: str | None) -> datetime | None:
-    """The aware datetime of an ISO UTC string from :func:`iso_utc` (None stays None)."""
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def _same_dir(a: str, b: str) -> bool:
     return a.rstrip("/\\") == b.rstrip("/\\")
 
@@ -229,14 +219,6 @@ class Session:
                          for f in copy.feedback if f.prompt_index in index_of]
         copy.project_dir = first
         return copy
-
-    @property
-    def turn_count(self) -> int:
-        return len(self.prompts)
-
-    def turns(self) -> list[tuple[Prompt, str | None]]:
-        """(prompt, final answer) pairs in order."""
-        return list(zip(self.prompts, self.finals))
 
     # ----- (de)serialisation -------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from toy_world import write_yes_world
 
 from skillopt_core.cli.main import main
 
@@ -14,18 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def scripted_config(tmp_path):
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(
-        json.dumps({"id": f"q{i}", "prompt": f"Say the word {i}", "judge": {"type": "contains", "value": "yes"}}) + "\n"
-        for i in range(20)))
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"rules": [
-        {"stage": "reflect", "response": json.dumps({"edits": [{"op": "add", "content": "Always reply yes."}]})},
-        {"stage": "slow_update", "response": json.dumps({"guidance": "- Reply yes."})},
-        {"stage": "meta_skill", "response": json.dumps({"notes": "- Adding yes helped."})},
-        {"stage": "rollout", "regex": "Always reply yes", "response": "yes"},
-        {"stage": "rollout", "response": "no"},
-    ]}))
+    tasks, rules = write_yes_world(tmp_path)
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump({
         "_base_": str(REPO / "configs" / "_base_" / "default.yaml"),

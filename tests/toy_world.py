@@ -12,12 +12,32 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
+
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.run.config import load_settings
 
 GOOD = {"op": "add", "content": "Always say banana.", "rationale": "banana tasks fail"}
 HARMFUL = {"op": "replace", "target": "Always say banana.", "content": "Never answer.", "rationale": "shorter"}
 NEUTRAL = {"op": "add", "content": "Be polite.", "rationale": "tone"}
+
+
+def write_yes_world(folder: Path, n_tasks: int = 20) -> tuple[Path, Path]:
+    """The "yes" world of the CLI and MCP tests: ``tasks.jsonl`` (every task passes on "yes") and the
+    scripted ``rules.yaml`` (the optimizer adds "Always reply yes.", the target says yes only then)."""
+    tasks = folder / "tasks.jsonl"
+    tasks.write_text("".join(
+        json.dumps({"id": f"q{i}", "prompt": f"Say the word {i}", "judge": {"type": "contains", "value": "yes"}})
+        + "\n" for i in range(n_tasks)))
+    rules = folder / "rules.yaml"
+    rules.write_text(yaml.safe_dump({"rules": [
+        {"stage": "reflect", "response": json.dumps({"edits": [{"op": "add", "content": "Always reply yes."}]})},
+        {"stage": "slow_update", "response": json.dumps({"guidance": "- Reply yes."})},
+        {"stage": "meta_skill", "response": json.dumps({"notes": "- Adding yes helped."})},
+        {"stage": "rollout", "regex": "Always reply yes", "response": "yes"},
+        {"stage": "rollout", "response": "no"},
+    ]}))
+    return tasks, rules
 
 
 def write_tasks(path: Path, n: int = 40) -> Path:

@@ -222,7 +222,8 @@ _KINDS.update((_snake(cls.__name__), cls) for cls in (
     EditsApplied, GateDecided, BestChanged, EpochEnd, Notice, RunStopped, RunEnd))
 
 
-def _score(value: Any) -> str:
+def score_text(value: Any) -> str:
+    """A score as the event lines show it (``0.75``; ``-`` when there is none)."""
     return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 
@@ -230,20 +231,20 @@ _LINES: dict[type[Event], Callable[[Any, str], str]] = {
     RunStarted: lambda e, _: (f"Run {e.run_id} ({e.env}): {e.total_steps} steps"
                               + (f", resumed after step {e.resumed_at_step}" if e.resumed_at_step else "")),
     StepStarted: lambda e, where: f"{where} started (epoch {e.epoch})",
-    RolloutDone: lambda e, where: (f"{where or '[Eval]'} {e.label or e.phase} score {_score(e.score)} over "
+    RolloutDone: lambda e, where: (f"{where or '[Eval]'} {e.label or e.phase} score {score_text(e.score)} over "
                                    f"{e.n_items} items" + (f", {e.failed} failed" if e.failed else "")),
     RolloutStarted: lambda e, where: f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.n_items} items",
     PatchesGenerated: lambda e, where: f"{where} {e.n_patches} edit patches generated",
     EditsSelected: lambda e, where: f"{where} selected {e.n_selected} of {e.n_candidates} edits ({e.budget_text})",
     EditsApplied: lambda e, where: f"{where} update: {e.outcomes or 'no edits'}",
-    GateDecided: lambda e, where: (f"{where} gate: {e.action} (candidate {_score(e.candidate)} vs current "
-                                   f"{_score(e.current)}): {e.reason}"),
+    GateDecided: lambda e, where: (f"{where} gate: {e.action} (candidate {score_text(e.candidate)} vs current "
+                                   f"{score_text(e.current)}): {e.reason}"),
     BestChanged: lambda e, _: f"[Best] {e.source}: {e.reason}",
     EpochEnd: lambda e, _: f"[Epoch {e.epoch}/{e.num_epochs}] ended",
     Notice: lambda e, _: f"[{e.level or 'info'}] {e.text}",
     RunStopped: lambda e, _: f"[Stopped] {e.status}: {e.message}",
     RunEnd: lambda e, _: (f"Done ({e.status}) after {e.steps_done} step{'' if e.steps_done == 1 else 's'}; "
-                          f"best val {_score(e.best_val)}"),
+                          f"best val {score_text(e.best_val)}"),
 }
 
 

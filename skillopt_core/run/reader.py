@@ -45,11 +45,12 @@ if TYPE_CHECKING:  # loaded by the methods that type records: the MCP server sta
     from skillopt_core.run.record import GateRecord, SelectedEdit, StepRecord
     from skillopt_core.skill.edits import Edit
 
-__all__ = ["RunFileError", "RunReader", "json_object", "list_in_run", "open_in_run", "parse_json", "read_bytes",
-           "val_rollouts"]
+__all__ = ["RunFileError", "RunReader", "is_run_dir", "json_object", "list_in_run", "open_in_run", "parse_json",
+           "read_bytes", "val_rollouts"]
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 TAIL_BYTES = 64 * 1024  # the last events are looked for in the file's last 64 KiB
+_RUN_MARKERS = ("events.jsonl", "state.json", "summary.json")  # with config.yaml: a run directory
 
 
 class RunFileError(Exception):
@@ -158,6 +159,14 @@ def list_in_run(run_dir: Path | str, rel: str) -> list[str]:
         return []
 
 
+def is_run_dir(path: Path | str) -> bool:
+    """A run directory: ``config.yaml`` and at least one of events, state or summary (string paths:
+    a scan of many folders stays fast)."""
+    path = str(path)
+    isfile = os.path.isfile
+    return isfile(path + "/config.yaml") and any(isfile(f"{path}/{name}") for name in _RUN_MARKERS)
+
+
 def val_rollouts(rows: Iterable[Mapping[str, Any]], skill_texts: Iterable[str],
                  task_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Per task id, the first completion row and the first score row of the rollout cache ``rows``
@@ -220,8 +229,8 @@ class RunReader:
         return os.path.isfile(self.path / rel)
 
     def is_run(self) -> bool:
-        """A run directory: ``config.yaml`` and at least one of events, state or summary."""
-        return self.exists(self.CONFIG) and any(self.exists(n) for n in (self.EVENTS, self.STATE, self.SUMMARY))
+        """A run directory (:func:`is_run_dir`)."""
+        return is_run_dir(self.path)
 
     # ----- raw reads --------------------------------------------------------------------------
 

@@ -233,15 +233,3 @@ class LineReader:
 def open_binary(path: str) -> io.BufferedReader:
     """Open a transcript for reading with a large buffer (tests patch this to fail)."""
     return open(path, "rb", buffering=BUFFER_BYTES)
-
-
-def read_whole(path: str, ctx: ParseContext, limit: int | None = None) -> bytes | None:
-    """The whole file, or None (counted ``file_too_large``) past ``limit`` bytes."""
-    limit = limit or ctx.max_line_bytes * 4
-    with open_binary(path) as f:
-        data = f.read(limit + 1)
-    ctx.stats.bytes_read += len(data)
-    if len(data) > limit:
-        ctx.stats.skip_file("file_too_large", path)
-        return None
-    return data

@@ -93,6 +93,9 @@ class JobRecord:
     def stdout(self) -> str:
         return _read_text(self.job_dir / "stdout.txt")
 
+    def runner_log(self) -> str:
+        return _read_text(self.job_dir / "runner.log")
+
     def stderr_tail(self, max_chars: int = 2000) -> str:
         text = _read_text(self.job_dir / "stderr.txt")
         return text[-max_chars:]

@@ -21,10 +21,6 @@ def event_line(e: dict[str, Any]) -> str:
     return ev.event_line(ev.Event.from_dict(e))
 
 
-def _f(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
-
-
 def job_info(job: jobs.JobRecord, *, detail: bool = True) -> JobInfo:
     spec = job.spec
     info: dict[str, Any] = dict(
@@ -40,7 +36,7 @@ def job_info(job: jobs.JobRecord, *, detail: bool = True) -> JobInfo:
         if e.get("event") == "best_changed":
             info["best_val"] = e.get("val")
         if e.get("event") == "rollout_done":
-            info["last_score"] = f"{e.get('label') or e.get('phase')} {_f(e.get('score'))}"
+            info["last_score"] = f"{e.get('label') or e.get('phase')} {ev.score_text(e.get('score'))}"
         if e.get("event") == "run_end":
             info["step"] = e.get("steps_done")
             info["best_val"] = e.get("best_val")
@@ -72,8 +68,9 @@ def _add_result(job: jobs.JobRecord, info: dict[str, Any]) -> None:
         info["run_id"] = out.get("run_id", info["run_id"])
     elif job.spec.kind == "sleep_run" and isinstance(out, dict):
         info["night"] = out
-    if job.state in ("failed", "error", "lost", "busy") or (job.exit_code not in (None, 0) and job.state != "cancelled"):
-        tail = job.stderr_tail() or _read(job.job_dir / "runner.log")[-2000:]
+    if (job.state in ("failed", "error", "lost", "busy")
+            or (job.exit_code not in (None, 0) and job.state != "cancelled")):
+        tail = job.stderr_tail() or job.runner_log()[-2000:]
         lines = [ln for ln in tail.splitlines() if ln.strip()]
         info["error"] = "\n".join(lines[-12:]) or f"exit code {job.exit_code}"
 
@@ -90,13 +87,6 @@ def _json_out(text: str) -> Any:
             return json.loads(text[start + 1:]) if start >= 0 else None
         except ValueError:
             return None
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _next(job: jobs.JobRecord, info: dict[str, Any]) -> str:

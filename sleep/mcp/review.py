@@ -193,18 +193,17 @@ async def proposal_resource(ctx: Context, proposal_id: str) -> str:
 
 
 async def run_history(ctx: Context, run_id: str) -> str:
-    config = guards.server_config(ctx)
-    text = rd.read_text(_run(config, run_id), "history.json")
-    if text is None:
-        raise ResourceNotFoundError(f"run {run_id} has no history.json yet")
-    return text
+    return _run_file(ctx, run_id, "history.json")
 
 
 async def run_best_skill(ctx: Context, run_id: str) -> str:
-    config = guards.server_config(ctx)
-    text = rd.read_text(_run(config, run_id), "best_skill.md")
+    return _run_file(ctx, run_id, "best_skill.md")
+
+
+def _run_file(ctx: Context, run_id: str, name: str) -> str:
+    text = rd.read_text(_run(guards.server_config(ctx), run_id), name)
     if text is None:
-        raise ResourceNotFoundError(f"run {run_id} has no best_skill.md yet")
+        raise ResourceNotFoundError(f"run {run_id} has no {name} yet")
     return text
 
 

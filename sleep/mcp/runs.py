@@ -15,9 +15,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from skillopt_core.run.reader import RunFileError, RunReader
+from skillopt_core.run.reader import RunFileError, RunReader, is_run_dir
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -37,9 +36,9 @@ class RunRef:
     def kind(self) -> str:
         return "evaluate" if self.run_id.startswith("eval-") else "train"
 
-
-def is_run_dir(path: Path) -> bool:
-    return RunReader(path).is_run()
+    @property
+    def reader(self) -> RunReader:
+        return RunReader(self.path)
 
 
 def iter_runs(roots: Iterable[Path]) -> Iterator[RunRef]:
@@ -102,35 +101,12 @@ def _check_id(value: str, what: str) -> None:
         raise RunError(f"{value!r} is not a valid {what} (letters, digits, '.', '_' and '-'; no '..').")
 
 
-def read_json(run: RunRef, name: str) -> Any:
-    """A JSON file of the run, or None when missing, refused or not JSON."""
-    try:
-        return RunReader(run.path).read_json(name)
-    except (ValueError, RunFileError):
-        return None
-
-
 def read_text(run: RunRef, name: str) -> str | None:
     """A file of the run, or None when missing or when the file opened leaves the run directory."""
     try:
-        return RunReader(run.path).read_text(name)
+        return run.reader.read_text(name)
     except RunFileError:
         return None
-
-
-def tail_events(events_path: Path, limit: int = 200) -> list[dict[str, Any]]:
-    """The last ``limit`` events of a run's ``events.jsonl`` (read from its last 64 KiB)."""
-    return RunReader(events_path.parent).last_events(limit)
-
-
-def first_event(events_path: Path) -> dict[str, Any] | None:
-    return RunReader(events_path.parent).first_event()
-
-
-def events_path(run: RunRef) -> Path | None:
-    path = run.path / "events.jsonl"
-    real = _real(path)
-    return real if real is not None and _inside(real, run.path) else None
 
 
 def _children(folder: Path) -> list[Path]:

@@ -253,14 +253,10 @@ async def get_run(ctx: Context, run: RunRef) -> RunDetail:
     config = guards.server_config(ctx)
     ref = _resolve(config, run)
     active = _active_on(ref.path)
-    history = rd.read_json(ref, "history.json")
-    path = rd.events_path(ref)
-    events = rd.tail_events(path, 12) if path else []
-    return RunDetail(run=run_info(ref, active.spec.job_id if active else None),
-                     summary=_dict(rd.read_json(ref, "summary.json")),
-                     history=history if isinstance(history, list) else [],
-                     best_skill=rd.read_text(ref, "best_skill.md"),
-                     recent_events=[event_line(e) for e in events])
+    reader = ref.reader
+    return RunDetail(run=run_info(ref, active.spec.job_id if active else None), summary=reader.summary(),
+                     history=reader.history_records(), best_skill=rd.read_text(ref, "best_skill.md"),
+                     recent_events=[event_line(e) for e in reader.last_events(12)])
 
 
 TOOLS = (
@@ -306,14 +302,10 @@ def _sets(values: list[str]) -> list[str]:
     return [arg for v in values for arg in ("--set", v)]
 
 
-def _dict(value: object) -> dict | None:
-    return value if isinstance(value, dict) else None
-
-
 def run_info(ref: rd.RunRef, job_id: str | None = None) -> RunInfo:
-    summary = _dict(rd.read_json(ref, "summary.json")) or {}
-    path = rd.events_path(ref)
-    first = rd.first_event(path) if path else None
+    reader = ref.reader
+    summary = reader.summary() or {}
+    first = reader.first_event()
     info = RunInfo(run_id=ref.run_id, env=ref.env, kind=ref.kind, run_dir=str(ref.path), status="incomplete",
                    started_at=(first or {}).get("at"), job_id=job_id)
     if ref.kind == "evaluate":
@@ -327,7 +319,7 @@ def run_info(ref: rd.RunRef, job_id: str | None = None) -> RunInfo:
     elif summary.get("status"):
         info.status = summary["status"]
     else:
-        last = rd.tail_events(path, 1) if path else []
+        last = reader.last_events(1)
         if last and last[-1].get("event") == "run_end":
             info.status = last[-1].get("status") or "incomplete"
     if info.total_steps is None and first:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,6 @@ from sleep.cycle.corrections import corrections_of, rule_key
 from sleep.memory import files, imports
 from sleep.memory.route import MEMORY, classify
 from sleep.rule_text import Style, write_rule
-
-
-@dataclass
-class _Lesson:
-    rule: str  # in the default style
-    said: str
-    reason: str
-    source: str  # the skill path it was routed out of
 
 
 class MemoryPlan:

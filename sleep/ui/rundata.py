@@ -23,12 +23,12 @@ from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
 from sleep.ui.runfiles import FileCache, RunFileError, open_in_run, parse_json
-from sleep.ui.runrow import RunRow, event_file_size, scan_tail
+from sleep.ui.runrow import RunRow
 from sleep.ui.runs import RunRef
 
 T = TypeVar("T")
-STAGES = ("rollout", "reflect", "aggregate", "select_update", "gate")
 MAX_TEXT = 2_000_000  # larger skill or notes files are cut (and the page says so)
+TAIL_SCAN = 4 << 20  # the run page looks for warnings in the last 4 MiB of events
 CACHE = FileCache()
 
 
@@ -187,7 +187,7 @@ def _history(value: Any, p: Problems) -> list[StepRow]:
 
 
 def history(run: Path, problems: Problems) -> list[StepRow]:
-    return load_json(run, "history.json", problems, _history, [])
+    return load_json(run, RunReader.HISTORY, problems, _history, [])
 
 
 # ----- epochs ------------------------------------------------------------------------------
@@ -290,17 +290,23 @@ def _start(event: dict[Any, Any] | None, p: Problems) -> RunStart:
 
 def load_run(ref: RunRef, row: RunRow) -> RunPage:
     path = ref.path
+    reader = RunReader(path)
     problems = Problems()
     # Take the offset before reading history.json, so a live page misses no event.
-    offset = event_file_size(path, problems)
+    try:
+        offset = reader.events_size()
+    except RunFileError as exc:
+        problems.add(str(exc))
+        offset = 0
     steps = history(path, problems)
-    epoch_numbers = sorted(set(numbered(path, "slow_update", "epoch_")) | set(numbered(path, "meta_skill", "epoch_")))
+    epoch_numbers = sorted(set(reader.numbered("slow_update", "epoch_")) | set(reader.numbered("meta_skill", "epoch_")))
     epochs = [_epoch(path, n, problems) for n in epoch_numbers]
-    reader = RunReader(path)
     started = _start(reader.first_event(), problems)
-    notices = scan_tail(path, _is_warning, lambda e: c.text(e.get("text"), problems, "events.jsonl", "text"))
+    # Lines are picked by their bytes ("notice") before parsing, so a long run's page stays fast.
+    notices = [c.text(e.get("text"), problems, "events.jsonl", "text")
+               for e in reader.last_events(None, TAIL_SCAN, b'"notice"') if _is_warning(e)]
     activity = activity_text(reader.head_and_tail()[2]) if row.live else ""
-    return RunPage(ref, row, started, steps, epochs, numbered(path, "skills", "step_", ".md"), offset,
+    return RunPage(ref, row, started, steps, epochs, reader.numbered("skills", "step_", ".md"), offset,
                    notices[-20:], problems.lines, activity)
 
 
@@ -332,11 +338,11 @@ def _is_warning(e: dict[Any, Any]) -> bool:
 
 def skill_text(ref: RunRef, step: int) -> str | None:
     """The skill after ``step`` (:class:`RunFileError` when refused)."""
-    return text_file(ref.path, f"skills/step_{step:04d}.md")
+    return text_file(ref.path, RunReader.skill_file(step))
 
 
 def best_text(ref: RunRef) -> str | None:
-    return text_file(ref.path, "best_skill.md")
+    return text_file(ref.path, RunReader.BEST_SKILL)
 
 
 def check_file(run: Path, rel: str) -> None:

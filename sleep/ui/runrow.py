@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import calendar
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from skillopt_core.run.reader import RunReader
 from sleep.ui import coerce as c
-from sleep.ui.coerce import Ignore, Problems  # the list shows no problems: the run page does
+from sleep.ui.coerce import Ignore  # the list shows no problems: the run page does
 from sleep.ui.labels import LABELS, Labels, read_labels
 from sleep.ui.runconfig import RunConfig, read_config
 from sleep.ui.runfiles import RunFileError, file_sig, json_object, read_bytes
@@ -33,11 +32,9 @@ from sleep.ui.runfiles import RunFileError, file_sig, json_object, read_bytes
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
 
-T = TypeVar("T")
 EVENTS = "events.jsonl"
 STALL_SECONDS = 3600  # a run silent this long without a run_end is shown as interrupted
 STATUS_LABELS = {"budget_exhausted": "budget stop"}
-TAIL_SCAN = 4 << 20  # the run page looks for warnings in the last 4 MiB of events
 
 
 @dataclass(frozen=True)
@@ -100,23 +97,6 @@ class EventFold:
         elif kind == "gate_decided":
             self.step = max(self.step, c.count(e.get("step"), p, where, "step"))
         self.last_at = c.opt_text(e.get("at"), p, where, "at") or self.last_at
-
-
-# ----- reading events.jsonl ------------------------------------------------------------------
-
-def event_file_size(run: Path, problems: Problems) -> int:
-    """The size of the run's ``events.jsonl`` (0 when absent or refused, which ``problems`` notes)."""
-    try:
-        return RunReader(run).events_size()
-    except RunFileError as exc:
-        problems.add(str(exc))
-        return 0
-
-
-def scan_tail(run: Path, keep: Callable[[dict[Any, Any]], bool], extract: Callable[[dict[Any, Any]], T]) -> list[T]:
-    """``extract(e)`` for the events ``e`` of the last :data:`TAIL_SCAN` bytes that ``keep`` accepts.
-    Lines are pre-filtered by their bytes (``"notice"``), so a long run's page stays fast."""
-    return [extract(e) for e in RunReader(run).last_events(None, TAIL_SCAN, b'"notice"') if keep(e)]
 
 
 # ----- the row -------------------------------------------------------------------------------

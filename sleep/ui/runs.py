@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from skillopt_core.run.reader import is_run_dir
 from sleep.ui import outbound
 from sleep.ui.runrow import EventFold, RunRow, build_row, row_sig
 
@@ -36,7 +37,6 @@ OUTPUTS_DEPTH = 3
 DATA_DEPTH = 5
 MAX_SCANNED_DIRS = 20_000
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._@+=-]{0,199}$")
-_RUN_MARKERS = ("events.jsonl", "summary.json", "state.json")
 
 
 class RunNotFound(LookupError):
@@ -46,10 +46,6 @@ class RunNotFound(LookupError):
 def plain_name(name: str) -> bool:
     """A single path component that cannot climb, hide or separate (``..``, ``.x``, ``a/b``)."""
     return bool(_NAME.match(name or ""))
-
-
-def is_run_dir(path: Path) -> bool:
-    return _is_run_dir(str(path))
 
 
 def _inside(path: Path, base: Path) -> bool:
@@ -197,11 +193,6 @@ class RunCatalog:
         return build_row(ref)[0]
 
 
-def _is_run_dir(path: str) -> bool:
-    isfile = os.path.isfile
-    return isfile(path + "/config.yaml") and any(isfile(f"{path}/{m}") for m in _RUN_MARKERS)
-
-
 def _walk(base: str, depth: int, budget: list[int], skipped: list[str]):
     """(run directory, reached through a symlink) at most ``depth`` levels below ``base``
     (hidden folders and ``*.git`` skipped; never descending into a run)."""
@@ -209,7 +200,7 @@ def _walk(base: str, depth: int, budget: list[int], skipped: list[str]):
     while stack and budget[0] > 0:
         folder, level, via_link = stack.pop()
         budget[0] -= 1
-        if _is_run_dir(folder):
+        if is_run_dir(folder):
             yield folder, via_link
             continue
         if level >= depth:

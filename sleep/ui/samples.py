@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillopt_core.run.reader import RunReader
 from sleep.ui import coerce as c
 from sleep.ui import rundata
 from sleep.ui.coerce import Problems
@@ -180,7 +181,7 @@ def _samples(value: Any, p: Problems) -> list[Sample]:
 
 
 def step_samples(ref: RunRef, step: int, problems: Problems) -> list[Sample]:
-    return load_json(ref.path, f"steps/step_{step:04d}/rollouts.json", problems, _samples, [])
+    return load_json(ref.path, f"{RunReader.step_dir(step)}/rollouts.json", problems, _samples, [])
 
 
 @dataclass
@@ -236,7 +237,7 @@ def _splits(ref: RunRef, p: Problems) -> dict[str, list[str]]:
     def build(value: Any, q: Problems) -> dict[str, list[str]]:
         splits = c.mapping(c.mapping(value, q, "dataset.json", "the file").get("splits"), q, "dataset.json", "splits")
         return {str(k): c.texts(v, q, "dataset.json", f"splits.{k}") for k, v in splits.items()}
-    return load_json(ref.path, "dataset.json", p, build, {})
+    return load_json(ref.path, RunReader.DATASET, p, build, {})
 
 
 def matrix(ref: RunRef, first: int | None = None, last: int | None = None) -> Matrix:
@@ -255,9 +256,7 @@ def matrix(ref: RunRef, first: int | None = None, last: int | None = None) -> Ma
     # Val: the gate's deltas per step.
     deltas: dict[int, dict[str, float]] = {}
     for s in cols:
-        def gate(value: Any, q: Problems) -> dict[str, float]:
-            return dict(c.numbers_by_name(c.mapping(value, q, "gate.json", "the file").get("deltas"), q, "gate.json", "deltas"))
-        deltas[s] = load_json(ref.path, f"steps/step_{s:04d}/gate.json", p, gate, {})
+        deltas[s] = load_json(ref.path, f"{RunReader.step_dir(s)}/gate.json", p, _gate_deltas, {})
     val_ids = list(splits.get("val") or sorted({i for d in deltas.values() for i in d}))
     val_rows = []
     for item in val_ids:
@@ -323,12 +322,15 @@ def item_history(ref: RunRef, item_id: str) -> ItemHistory | None:
     train, val = [], []
     for s in steps:
         train += [(s, smp) for smp in step_samples(ref, s, p) if smp.task_id == item_id]
-
-        def gate(value: Any, q: Problems) -> dict[str, float]:
-            return dict(c.numbers_by_name(c.mapping(value, q, "gate.json", "the file").get("deltas"), q, "gate.json", "deltas"))
-        d = load_json(ref.path, f"steps/step_{s:04d}/gate.json", p, gate, {}).get(item_id)
+        d = load_json(ref.path, f"{RunReader.step_dir(s)}/gate.json", p, _gate_deltas, {}).get(item_id)
         if d is not None:
             val.append((s, d, actions.get(s, "")))
     if not (train or val or split or item_id in by_id):
         return None
     return ItemHistory(item_id, by_id.get(item_id), note, split, train, val, p.lines)
+
+
+def _gate_deltas(value: Any, q: Problems) -> dict[str, float]:
+    """A step's ``gate.json`` as item id -> the candidate's change on it."""
+    return dict(c.numbers_by_name(c.mapping(value, q, "gate.json", "the file").get("deltas"), q, "gate.json",
+                                  "deltas"))

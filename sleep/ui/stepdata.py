@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from skillopt_core.run.reader import RunReader
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.rundata import StepRow, history, load_json, text_or_problem
@@ -161,7 +162,7 @@ class StepPage:
 def load_step(ref: RunRef, step: int) -> StepPage | None:
     """One step's files, or None if the run has no such step."""
     path = ref.path
-    sdir = f"steps/step_{step:04d}"
+    sdir = RunReader.step_dir(step)
     problems = Problems()
     record = next((h for h in history(path, problems) if h.step == step), None)
     if record is None and not (path / sdir).is_dir():
@@ -172,6 +173,6 @@ def load_step(ref: RunRef, step: int) -> StepPage | None:
         load_json(path, f"{sdir}/patches.json", problems, _patches, Patches()),
         load_json(path, f"{sdir}/rollouts.json", problems, _rollouts, Rollouts()),
         text_or_problem(path, f"{sdir}/candidate.md", problems),
-        text_or_problem(path, f"skills/step_{step - 1:04d}.md", problems) if step > 0 else None,
+        text_or_problem(path, RunReader.skill_file(step - 1), problems) if step > 0 else None,
         problems.lines)
 

@@ -23,6 +23,7 @@ from typing import Any, AsyncIterator
 import yaml
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+from toy_world import write_yes_world
 
 REPO = Path(__file__).resolve().parents[2]
 BASE_CONFIG = REPO / "skillopt_core" / "configs" / "_base_" / "default.yaml"
@@ -79,18 +80,7 @@ async def call_error(client: Client, name: str, args: dict[str, Any]) -> str:
 def scripted_config(tmp_path: Path, *, steps: int = 2, slow: bool = False, n_tasks: int = 20,
                     run_id: str | None = None) -> Path:
     """A training config on the scripted backend (``slow``: the target is the fake copilot)."""
-    tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text("".join(
-        json.dumps({"id": f"q{i}", "prompt": f"Say the word {i}", "judge": {"type": "contains", "value": "yes"}})
-        + "\n" for i in range(n_tasks)))
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"rules": [
-        {"stage": "reflect", "response": json.dumps({"edits": [{"op": "add", "content": "Always reply yes."}]})},
-        {"stage": "slow_update", "response": json.dumps({"guidance": "- Reply yes."})},
-        {"stage": "meta_skill", "response": json.dumps({"notes": "- Adding yes helped."})},
-        {"stage": "rollout", "regex": "Always reply yes", "response": "yes"},
-        {"stage": "rollout", "response": "no"},
-    ]}))
+    tasks, rules = write_yes_world(tmp_path, n_tasks)
     model: dict[str, Any] = {"backend": "scripted", "scripted": str(rules)}
     evaluation: dict[str, Any] = {}
     if slow:

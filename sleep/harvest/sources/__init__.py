@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
+from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient, open_binary
 from sleep.sessions import HistoryPrompt, Session
 
@@ -95,6 +96,43 @@ class Source(Protocol):
     def scope_hint(self, file: SourceFile, project: str) -> bool | None:
         """False if the path alone rules the file out of ``project``; None if unknown."""
         ...
+
+
+class HomeSource:
+    """What most sources share: they read one folder of their host, ``home`` when given
+    (a test's folder), else the host's own (:func:`sleep.paths.source_home` of :attr:`name`),
+    and no path alone rules a file out (:meth:`scope_hint` None) unless the source says so."""
+
+    name: str
+
+    def __init__(self, home: Path | None = None) -> None:
+        self._home = home
+
+    @property
+    def home(self) -> Path:
+        return self._home or paths.source_home(self.name)
+
+    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
+        return None
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when a record holds an object there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when a record holds a list there, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def block_text(content: Any) -> str:
+    """The text of a message's content: the string, or its ``text`` blocks joined (tool calls,
+    images and other blocks left out)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b["text"] for b in as_list(content)
+                     if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
 
 
 def slugify(path: str) -> str:

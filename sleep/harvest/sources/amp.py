@@ -20,9 +20,8 @@ from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
@@ -35,8 +34,8 @@ _MAX_THREAD = 64 << 20
 
 def project_of_thread(doc: dict[str, Any]) -> str | None:
     """The folder of the thread's first ``file://`` tree."""
-    env = _dict(doc.get("env"))
-    initial = _dict(env.get("initial"))
+    env = as_dict(doc.get("env"))
+    initial = as_dict(env.get("initial"))
     for tree in initial.get("trees") or []:
         uri = tree.get("uri") if isinstance(tree, dict) else None
         if isinstance(uri, str) and uri.startswith("file://"):
@@ -44,31 +43,15 @@ def project_of_thread(doc: dict[str, Any]) -> str | None:
     return None
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-class AmpSource:
+class AmpSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         for entry in sorted(scan_dir(self.home / "threads", stats), key=lambda e: e.name):
             if entry.name.startswith("T-") and entry.name.endswith(".json") and entry.is_file():
                 yield SourceFile(entry.path, HOST, "thread", incremental=False, session_id=entry.name[:-5])
-
-    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
-        return None
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         try:
@@ -111,12 +94,11 @@ class AmpSource:
                 ctx.stats.skip_line("not_an_object", f"{file.path}#messages/{n}")
                 continue
             ctx.stats.kept()
-            meta = _dict(msg.get("meta"))
+            meta = as_dict(msg.get("meta"))
             at = iso_utc(meta.get("sentAt"))
             s.note_time(at)
-            items = _list(msg.get("content"))
-            text = "\n".join(i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text"
-                             and isinstance(i.get("text"), str)).strip()
+            items = as_list(msg.get("content"))
+            text = block_text(items).strip()
             role = msg.get("role")
             if role == "user":
                 if not text:
@@ -126,7 +108,7 @@ class AmpSource:
                 open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
                 answered = False
             elif role == "assistant":
-                usage = _dict(msg.get("usage"))
+                usage = as_dict(msg.get("usage"))
                 s.note_model(usage.get("model") if isinstance(usage.get("model"), str) else None)
                 for item in items:
                     if isinstance(item, dict) and item.get("type") == "tool_use":
@@ -135,7 +117,7 @@ class AmpSource:
                 if text and s.prompts:
                     s.finals[-1] = ctx.redactor.redact(text)
                     answered = True
-                state = _dict(msg.get("state"))
+                state = as_dict(msg.get("state"))
                 if state.get("type") == "cancelled" and s.prompts:
                     s.feedback.append(Feedback("interruption", "", at, len(s.prompts) - 1))
         if not s.prompts and s.started_at is None:

@@ -18,9 +18,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.history import parse_claude_history
 from sleep.harvest.sources.turns import LogParser, parse_log
@@ -125,15 +124,8 @@ def ts_from_bytes(data: bytes, start: int = 0) -> str | None:
         return None
 
 
-class ClaudeCodeSource:
+class ClaudeCodeSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.claude_home()
 
     # ----- discovery -------------------------------------------------------------------
 

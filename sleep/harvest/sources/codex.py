@@ -37,9 +37,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.code_mode import nested_calls
 from sleep.harvest.sources.history import parse_codex_history
@@ -108,15 +107,8 @@ _INJECTED_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.
                       "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
 
 
-class CodexSource:
+class CodexSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.codex_home()
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         def want(name: str) -> bool:
@@ -128,9 +120,6 @@ class CodexSource:
         history = self.home / "history.jsonl"
         if history.exists() or history.is_symlink():
             yield SourceFile(str(history), HOST, "history")
-
-    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
-        return None
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         """The cwd of ``session_meta`` or ``turn_context`` in the first lines."""

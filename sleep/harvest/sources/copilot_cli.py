@@ -27,10 +27,9 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, open_turn, parse_log
 from sleep.sessions import Session, iso_utc
@@ -99,15 +98,8 @@ def workspace_cwd(session_dir: Path) -> str | None:
     return m.group(1) if m else None
 
 
-class CopilotCliSource:
+class CopilotCliSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.copilot_cli_home()
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         for entry in sorted(scan_dir(self.home / "session-state", stats), key=lambda e: e.name):
@@ -121,9 +113,6 @@ class CopilotCliSource:
             if entry.name.endswith(".json"):
                 yield SourceFile(entry.path, HOST, "legacy", incremental=False,
                                  session_id=entry.name[:-5])
-
-    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
-        return None
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         if file.kind != "events":

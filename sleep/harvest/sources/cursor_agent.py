@@ -42,7 +42,7 @@ import orjson
 from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import connect_read_only, tables
@@ -67,16 +67,12 @@ def workspace_hash(project: str) -> str:
     return hashlib.md5(project.encode("utf-8")).hexdigest()
 
 
-class CursorAgentSource:
+class CursorAgentSource(HomeSource):
     name = HOST
 
     def __init__(self, home: Path | None = None, ide_user_dirs: list[Path] | None = None) -> None:
-        self._home = home
+        super().__init__(home)
         self._ide_user_dirs = ide_user_dirs
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         listed = list(transcripts.listing(str(self.home / "projects"), stats))

@@ -44,9 +44,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
@@ -95,23 +94,10 @@ def decompress(path: str, data: bytes) -> bytes | None:
     return done.stdout  # a truncated last frame: zstd exits non-zero after writing what it could
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-class DshSource:
-    name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
+class DshSource(HomeSource):
+    name = HOST  # no scope_hint: the project key folds case and separators, only the header tells
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         for project in sorted(scan_dir(self.home / "sessions", stats), key=lambda e: e.name):
@@ -125,9 +111,6 @@ class DshSource:
                     # The newest generation stands for the session: it changes when the session does.
                     yield SourceFile(logs[-1], HOST, "session", incremental=False, session_id=folder.name,
                                      project_slug=project.name)
-
-    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
-        return None  # the project key folds case and separators: only the header tells
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         header = self._header(file.path)
@@ -188,15 +171,6 @@ def _read(path: str, ctx: ParseContext) -> bytes | None:
         return None
 
 
-def _text(blocks: Any) -> str:
-    if isinstance(blocks, str):
-        return blocks
-    if not isinstance(blocks, list):
-        return ""
-    return "\n".join(b["text"] for b in blocks
-                     if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-
-
 class _Reader:
     """One session's records, across its generations, in order."""
 
@@ -222,7 +196,7 @@ class _Reader:
             return
         at = iso_utc(rec.get("time"))
         self.s.note_time(at)
-        data = _dict(rec.get("data"))
+        data = as_dict(rec.get("data"))
         if rtype == "session":
             self._header(rec)
         elif rtype == "user/message":
@@ -232,7 +206,7 @@ class _Reader:
         elif rtype == "tool/call":
             self._tool(data.get("callId"), data.get("name"), data.get("arguments"))
         elif rtype == "turn/end":
-            reason = _dict(data.get("reason"))
+            reason = as_dict(data.get("reason"))
             if reason.get("kind") == "aborted" and self.s.prompts:
                 self.s.feedback.append(Feedback("interruption", "", at, len(self.s.prompts) - 1))
         else:
@@ -257,11 +231,11 @@ class _Reader:
             self.s.parent_session_id = parent if isinstance(parent, str) else None
 
     def _user(self, data: dict[str, Any], at: str | None) -> None:
-        source = _dict(data.get("source"))
+        source = as_dict(data.get("source"))
         if source.get("kind") != "user":
             return  # injected context, another agent's relay
         mid = data.get("id")
-        text = _text(data.get("content")).strip()
+        text = block_text(data.get("content")).strip()
         key = mid if isinstance(mid, str) and mid else text
         if not text or key in self.seen_messages:
             return
@@ -276,12 +250,12 @@ class _Reader:
         self.answered = False
 
     def _assistant(self, data: dict[str, Any]) -> None:
-        msg = _dict(data.get("message"))
-        source = _dict(msg.get("source"))
+        msg = as_dict(data.get("message"))
+        source = as_dict(msg.get("source"))
         model = source.get("model")
         self.s.note_model(model if isinstance(model, str) else None)
         texts = []
-        for block in _list(msg.get("content")):
+        for block in as_list(msg.get("content")):
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text" and isinstance(block.get("text"), str):

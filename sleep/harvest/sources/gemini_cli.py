@@ -52,10 +52,9 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.side_files import SideFileError, read_side_file
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import row_path
 from sleep.harvest.sources.turns import open_turn
@@ -95,15 +94,8 @@ def project_hash(path: str) -> str:
     return hashlib.sha256(path.encode("utf-8")).hexdigest()
 
 
-class GeminiCliSource:
+class GeminiCliSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.gemini_home()
 
     def _projects(self) -> dict[str, str]:
         """Folder label or hash -> project path, from ``projects.json`` and ``.project_root`` files."""

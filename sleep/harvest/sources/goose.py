@@ -35,17 +35,11 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path, is_replay_prompt
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, block_text
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.sqlite_ro import (
-    as_bytes,
-    columns,
-    connect_read_only,
-    row_path,
-    tables,
-)
+from sleep.harvest.sources.session_db import list_sessions, read_session
+from sleep.harvest.sources.sqlite_ro import as_bytes, columns, row_path
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
@@ -72,36 +66,15 @@ def _epoch(value: Any) -> float:
     return 0.0
 
 
-class GooseSource:
+class GooseSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         db = database(self.home)
-        if not db.is_file():
-            return
-        try:
-            conn = connect_read_only(str(db))
-            try:
-                names = tables(conn)
-                if not {"sessions", "messages"} <= names:
-                    return
-                rows = conn.execute(
-                    "SELECT s.id, s.working_dir, s.updated_at, "
-                    "(SELECT max(m.created_timestamp) FROM messages m WHERE m.session_id = s.id), "
-                    "(SELECT count(*) FROM messages m WHERE m.session_id = s.id) FROM sessions s ORDER BY s.id"
-                ).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            stats.skip_file("unreadable_sqlite", str(db))
-            return
+        rows = list_sessions(db, "SELECT s.id, s.working_dir, s.updated_at, "
+                                 "(SELECT max(m.created_timestamp) FROM messages m WHERE m.session_id = s.id), "
+                                 "(SELECT count(*) FROM messages m WHERE m.session_id = s.id) "
+                                 "FROM sessions s ORDER BY s.id", stats)
         for sid, cwd, updated, last, count in rows:
             if not isinstance(sid, str) or not sid:
                 continue
@@ -110,33 +83,22 @@ class GooseSource:
                              project_dir=cwd if isinstance(cwd, str) and cwd else None, container=str(db),
                              version=(1 + int(count or 0), int(seconds * 10**9)))
 
-    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
-        return None
-
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         return file.project_dir
 
     def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
-        db, sid = file.container or "", file.session_id or ""
-        try:
-            conn = connect_read_only(db)
-            try:
-                have = set(columns(conn, "sessions"))
-                want = [c for c in ("working_dir", "session_type", "created_at", "provider_name",
-                                    "model_config_json") if c in have]
-                head = conn.execute(f"SELECT {', '.join(want)} FROM sessions WHERE id = ?", (sid,)).fetchone()
-                if head is None:
-                    return ParseResult(None, file_skip_reason="session_gone")
-                meta = "metadata_json" if "metadata_json" in columns(conn, "messages") else "NULL"
-                rows = conn.execute(f"SELECT id, role, content_json, created_timestamp, {meta} FROM messages "
-                                    "WHERE session_id = ? ORDER BY created_timestamp, id", (sid,)).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            ctx.stats.skip_file("unreadable_sqlite", file.path)
-            return ParseResult(None, file_skip_reason="unreadable_sqlite")
-        info = dict(zip(want, head, strict=True))
+        def messages(conn: sqlite3.Connection) -> str:
+            meta = "metadata_json" if "metadata_json" in columns(conn, "messages") else "NULL"
+            return (f"SELECT id, role, content_json, created_timestamp, {meta} FROM messages "
+                    "WHERE session_id = ? ORDER BY created_timestamp, id")
+
+        got = read_session(file, ("working_dir", "session_type", "created_at", "provider_name", "model_config_json"),
+                           messages, ctx.stats)
+        if isinstance(got, str):
+            return ParseResult(None, file_skip_reason=got)
+        info, rows = got
+        sid = file.session_id or ""
         s = Session(host=HOST, session_id=sid, source_path=file.path)
         cwd = info.get("working_dir")
         s.project_dir = cwd if isinstance(cwd, str) and cwd else None
@@ -163,9 +125,7 @@ class GooseSource:
             ctx.stats.kept()
             at = iso_utc(at_s) if isinstance(at_s, (int, float)) else None
             s.note_time(at)
-            texts = [i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text"
-                     and isinstance(i.get("text"), str)]
-            text = "\n".join(texts).strip()
+            text = block_text(items).strip()
             if role == "user":
                 meta_doc = _json(metadata, None, ctx) if metadata is not None else None
                 if isinstance(meta_doc, dict) and meta_doc.get("userVisible") is False:

@@ -21,19 +21,17 @@ as from a terminal): its sessions have no project. Each session is a row file
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
 from skillopt_core.replay import is_replay_prompt
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.sqlite_ro import columns, connect_read_only, row_path, tables
+from sleep.harvest.sources.session_db import list_sessions, read_session
+from sleep.harvest.sources.sqlite_ro import row_path
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
@@ -42,34 +40,14 @@ KIND = "db-session"
 _SHELL_TOOLS = frozenset({"terminal"})  # its terminal tool ({command}); other tools are counted by name
 
 
-class HermesSource:
+class HermesSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
 
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         db = self.home / "state.db"
-        if not db.is_file():
-            return
-        try:
-            conn = connect_read_only(str(db))
-            try:
-                if not {"sessions", "messages"} <= tables(conn):
-                    return
-                rows = conn.execute(
-                    "SELECT s.id, s.started_at, (SELECT max(m.timestamp) FROM messages m WHERE m.session_id = s.id), "
-                    "(SELECT count(*) FROM messages m WHERE m.session_id = s.id) FROM sessions s ORDER BY s.id"
-                ).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            stats.skip_file("unreadable_sqlite", str(db))
-            return
+        rows = list_sessions(db, "SELECT s.id, s.started_at, (SELECT max(m.timestamp) FROM messages m "
+                                 "WHERE m.session_id = s.id), (SELECT count(*) FROM messages m "
+                                 "WHERE m.session_id = s.id) FROM sessions s ORDER BY s.id", stats)
         for sid, started, last, count in rows:
             if isinstance(sid, str) and sid:
                 seconds = max(float(started or 0), float(last or 0))
@@ -84,23 +62,13 @@ class HermesSource:
 
     def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
-        db, sid = file.container or "", file.session_id or ""
-        try:
-            conn = connect_read_only(db)
-            try:
-                have = set(columns(conn, "sessions"))
-                want = [c for c in ("source", "model", "parent_session_id", "started_at", "ended_at") if c in have]
-                head = conn.execute(f"SELECT {', '.join(want)} FROM sessions WHERE id = ?", (sid,)).fetchone()
-                if head is None:
-                    return ParseResult(None, file_skip_reason="session_gone")
-                rows = conn.execute("SELECT id, role, content, tool_calls, timestamp FROM messages "
-                                    "WHERE session_id = ? ORDER BY timestamp, id", (sid,)).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error:
-            ctx.stats.skip_file("unreadable_sqlite", file.path)
-            return ParseResult(None, file_skip_reason="unreadable_sqlite")
-        info = dict(zip(want, head, strict=True))
+        got = read_session(file, ("source", "model", "parent_session_id", "started_at", "ended_at"),
+                           lambda _: "SELECT id, role, content, tool_calls, timestamp FROM messages "
+                                     "WHERE session_id = ? ORDER BY timestamp, id", ctx.stats)
+        if isinstance(got, str):
+            return ParseResult(None, file_skip_reason=got)
+        info, rows = got
+        sid = file.session_id or ""
         s = Session(host=HOST, session_id=sid, source_path=file.path)
         s.entrypoint = info.get("source") if isinstance(info.get("source"), str) else None
         parent = info.get("parent_session_id")

@@ -26,25 +26,17 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import ParseResult, SourceFile, opencode_db, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, opencode_db, scan_dir
 from sleep.harvest.sources.opencode_map import HOST, Message, build_session, session_dir
 from sleep.sessions import Session
 
 MAX_JSON_BYTES = 16 << 20
 
 
-class OpenCodeSource:
+class OpenCodeSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.opencode_home()
 
     @property
     def storage(self) -> Path:
@@ -67,9 +59,6 @@ class OpenCodeSource:
                 if entry.name.endswith(".json") and entry.name[:-5] not in in_db:
                     yield SourceFile(entry.path, HOST, "session", incremental=False,
                                      session_id=entry.name[:-5], project_slug=project.name)
-
-    def scope_hint(self, file: SourceFile, project: str) -> bool | None:
-        return None
 
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         if file.container is not None:

@@ -38,9 +38,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from skillopt_core.replay import is_replay_path
-from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, head_records, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_list, block_text, head_records, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, parse_log
 from sleep.sessions import Session, iso_utc
@@ -58,19 +57,6 @@ def folder_name(cwd: str) -> str:
     """The session folder Pi names after a working directory (``/w/app`` -> ``--w-app--``)."""
     return "--" + _SEP_RX.sub("-", cwd[1:] if cwd[:1] in ("/", "\\") else cwd) + "--"
 
-
-def user_text(content: Any) -> str:
-    """The text of a ``user`` message: the string, or its ``text`` blocks joined (images left out)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content
-                         if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
-    return ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def entry_ids(path: str, ctx: ParseContext) -> set[str]:
@@ -95,15 +81,8 @@ def entry_ids(path: str, ctx: ParseContext) -> set[str]:
     return ids
 
 
-class PiSource:
+class PiSource(HomeSource):
     name = HOST
-
-    def __init__(self, home: Path | None = None) -> None:
-        self._home = home
-
-    @property
-    def home(self) -> Path:
-        return self._home or paths.source_home(HOST)
 
     @property
     def sessions(self) -> Path:
@@ -196,14 +175,14 @@ class _PiParser(LogParser):
     def _message(self, msg: dict[str, Any], at: str | None) -> None:
         role = msg.get("role")
         if role == "user":
-            text = user_text(msg.get("content")).strip()
+            text = block_text(msg.get("content")).strip()
             if text:
                 self._prompt(text, at)
         elif role == "assistant":
             model = msg.get("model")
             self.s.note_model(model if isinstance(model, str) else None)
             texts = []
-            for block in _list(msg.get("content")):
+            for block in as_list(msg.get("content")):
                 if not isinstance(block, dict):
                     continue
                 if block.get("type") == "text" and isinstance(block.get("text"), str):

@@ -15,7 +15,7 @@ or its WAL changes, and is removed then or when the process ends. A database who
 a lock in rollback-journal mode answers ``database is locked`` after the timeout; the
 source counts the file as unreadable and the next harvest tries again.
 
-One database holds many chats: a source lists them (:func:`rows_of`) and yields one
+One database holds many chats: a source lists them and yields one
 *row file* per chat, ``<database path>#<key>`` (:func:`row_path`), whose ``version``
 is what the listing knows of the chat's last change (sleep.harvest.sources.SourceFile).
 """
@@ -28,7 +28,6 @@ import shutil
 import sqlite3
 import sys
 import tempfile
-from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -148,7 +147,3 @@ def as_bytes(value: Any) -> bytes | None:
     if isinstance(value, str):
         return value.encode("utf-8", "surrogatepass")
     return None
-
-
-def rows_of(conn: sqlite3.Connection, sql: str, args: Iterable[Any] = ()) -> list[tuple]:
-    return conn.execute(sql, tuple(args)).fetchall()
