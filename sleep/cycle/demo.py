@@ -172,7 +172,9 @@ def _demo(root: Path, backend: str, overrides: list[str]) -> int:
          f"  the night runs with backend '{backend}'\n")
     if backend == "local":
         _say("The embedded SmolLM2-135M is a weak model: it barely follows instructions, and as the judge of the\n"
-             "rubric it is noisy. The night below is real end to end; expect the gate to reject most candidates.\n")
+             "rubric it is noisy. What it can follow is a rule shown by worked examples, like the correction the\n"
+             "person gave twice in these sessions (\"use USD for amounts: 7000 cents is 70.00 USD, ...\"). The\n"
+             "night below is real end to end: the gate on held-out requests decides whether any line is kept.\n")
     cli = [sys.executable, "-m", "sleep.cli"]
     night = [*cli, "run", "--project", str(project), "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"),
              "--backend", backend, *[a for o in overrides for a in ("--set", o)]]
