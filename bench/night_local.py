@@ -1,7 +1,8 @@
 """Wall time of a default night on the embedded local model, stage by stage.
 
 Builds the demo home (the team's two weeks of Claude Code, Codex and Copilot
-sessions for tiny-ledger, ``sleep/demo_transcripts``) in a scratch directory,
+sessions for tiny-ledger, ``sleep/demo_transcripts``, with the demo's own
+``amounts`` sessions) in a scratch directory,
 then runs ``skillopt-sleep run --dry-run`` in a child process with the
 default settings and ``--backend local`` (so the local-model profile,
 ``sleep/configs/local.yaml``, applies as it does for a person without an agent
@@ -40,11 +41,11 @@ _STAGE = re.compile(r"^\[(Harvest|Mine|Tasks|Replay|Setup|Step \d+/\d+|Gate|Prop
 
 
 def build_home(root: Path) -> tuple[Path, dict[str, str]]:
-    from sleep.cycle.demo import install_transcripts, make_project, scratch_env
+    from sleep.cycle.demo import DEMO_SETS, install_transcripts, make_project, scratch_env
 
     project = make_project(root / "tiny-ledger")
     env = scratch_env(root)
-    install_transcripts(Path(env["HOME"]), project)
+    install_transcripts(Path(env["HOME"]), project, DEMO_SETS)
     return project, env
 
 

@@ -584,7 +584,8 @@ class Trainer:
         timings["reflect"] = time.perf_counter() - t1
         t2 = time.perf_counter()
         caller = self.caller_edits if gs == 0 else []
-        proposed, refused = refl.edits + caller, list[Refusal]()
+        # The caller's edits (a night's: the person's corrections) first, so they rank first on equal support.
+        proposed, refused = caller + refl.edits, list[Refusal]()
         if self.guard is not None:
             proposed, refused = self.guard.split(proposed)
             for r in refused:
@@ -592,7 +593,7 @@ class Trainer:
         agg = await aggregate(self.rt.optimizer, proposed, use_model=o.merge_with_model,
                               max_tokens=self.s.model.optimizer_max_tokens)
         atomic_write_json(sdir / "patches.json", {
-            "proposed": [e.to_dict() for e in refl.edits + caller], "merged": [p.to_dict() for p in agg.patches],
+            "proposed": [e.to_dict() for e in caller + refl.edits], "merged": [p.to_dict() for p in agg.patches],
             "refused": [r.to_dict() for r in refused],
             "invalid_replies": refl.invalid_replies, "problems": refl.problems,
             "merge_used_model": agg.used_model, "merge_fallback": agg.fallback_reason, "merge_dropped": agg.dropped,

@@ -21,6 +21,12 @@ from pathlib import Path
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "demo_transcripts"
 HOST_DIRS = {"claude": ".claude", "codex": ".codex", "vscode": ".config/Code"}
+# Sessions kept apart from the two weeks the tests replay (their mined tasks stay as they are): the demo
+# adds them. ``amounts``: a fifth recurring task, "how much is N cents in dollars?", where the person
+# corrected the agent twice ("use USD for amounts ...: 2599 cents is 25.99 USD"): a format a 135M model
+# follows once a skill line shows it (docs/sleep-overview.md, "The demo").
+EXTRA_SETS = ("amounts",)
+DEMO_SETS = ("amounts",)
 
 STARTING_SKILL = """---
 name: ledger-dev
@@ -43,14 +49,23 @@ PROJECT_FILES = {
 }
 
 
-def install_transcripts(home: Path, project: Path) -> int:
-    """Write the demo sessions into ``home`` (its ~/.claude, ~/.codex, ~/.config/Code) for ``project``."""
+def install_transcripts(home: Path, project: Path, sets: tuple[str, ...] = ()) -> int:
+    """Write the demo sessions into ``home`` (its ~/.claude, ~/.codex, ~/.config/Code) for ``project``:
+    the two weeks of ``sleep/demo_transcripts``, plus each named extra set of sessions in its folder of
+    that name (``amounts``: the demo's own, see :data:`DEMO_SETS`)."""
+    unknown = [name for name in sets if name not in EXTRA_SETS]
+    if unknown:
+        raise ValueError(f"no such set of demo sessions: {', '.join(unknown)} (there are: {', '.join(EXTRA_SETS)})")
     slug = re.sub(r"[^A-Za-z0-9]", "-", str(project))
     written = 0
     for source in sorted(TRANSCRIPTS.rglob("*")):
         if not source.is_file() or source.name == "README.md":
             continue
         top, *rest = source.relative_to(TRANSCRIPTS).parts
+        if top in EXTRA_SETS:
+            if top not in sets:
+                continue
+            top, *rest = rest
         target = home / HOST_DIRS[top] / Path(*[slug if part == "__SLUG__" else part for part in rest])
         target.parent.mkdir(parents=True, exist_ok=True)
         text = source.read_text(encoding="utf-8")
@@ -150,14 +165,16 @@ def _demo(root: Path, backend: str, overrides: list[str]) -> int:
     root.mkdir(parents=True, exist_ok=True)
     project = make_project(root / "tiny-ledger")
     env = scratch_env(root)
-    count = install_transcripts(Path(env["HOME"]), project)
+    count = install_transcripts(Path(env["HOME"]), project, DEMO_SETS)
     _say(f"SkillOpt-Sleep demo in {root}\n"
          f"  a project: {project} (git, with the starting skill .claude/skills/ledger-dev/SKILL.md)\n"
          f"  {count} session files of two weeks with Claude Code, Codex and Copilot Chat, written by the team\n"
          f"  the night runs with backend '{backend}'\n")
     if backend == "local":
         _say("The embedded SmolLM2-135M is a weak model: it barely follows instructions, and as the judge of the\n"
-             "rubric it is noisy. The night below is real end to end; expect the gate to reject most candidates.\n")
+             "rubric it is noisy. What it can follow is a rule shown by worked examples, like the correction the\n"
+             "person gave twice in these sessions (\"use USD for amounts: 7000 cents is 70.00 USD, ...\"). The\n"
+             "night below is real end to end: the gate on held-out requests decides whether any line is kept.\n")
     cli = [sys.executable, "-m", "sleep.cli"]
     night = [*cli, "run", "--project", str(project), "--skill", str(project / ".claude/skills/ledger-dev/SKILL.md"),
              "--backend", backend, *[a for o in overrides for a in ("--set", o)]]

@@ -49,9 +49,9 @@ RULES = {"rules": [
     {"stage": "reflect", "response": json.dumps({"edits": [{"op": "add", "content": GAMING},
                                                            {"op": "add", "content": REWORDING}]})},
     {"stage": "merge", "response": json.dumps({"edits": []})},
-    # A capable optimizer ranks the person's corrections first (patches: its own rewording, then the corrections).
-    {"stage": "rank", "regex": "gen api", "response": json.dumps({"order": [2, 3, 1]})},
-    {"stage": "rank", "response": json.dumps({"order": [2, 1]})},
+    # A capable optimizer ranks the person's corrections first (patches: the corrections, then its own rewording).
+    {"stage": "rank", "regex": "gen api", "response": json.dumps({"order": [1, 2, 3]})},
+    {"stage": "rank", "response": json.dumps({"order": [1, 2]})},
     {"stage": "judge", "regex": "ANSWER-GOOD", "response": json.dumps({"score": 10, "pass": True, "feedback": "Done."})},
     {"stage": "judge", "response": json.dumps({"score": 1, "pass": False, "feedback": "Not what was asked."})},
     {"stage": "rollout", "regex": "Use pnpm, not npm|Use conventional commits", "response": GOOD},

@@ -1,11 +1,8 @@
 """Pieces of the night on their own: phrasing corrections, the replay backend
-choice, bad --skill input, the history listing, and the demo on the real model."""
+choice, bad --skill input, and the history listing (the demo on the real model: test_demo_night.py)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -108,27 +105,3 @@ def test_a_skill_outside_the_project_must_exist(tmp_path: Path) -> None:
 def test_history_says_when_there_is_no_night_yet(capsys) -> None:
     assert main(["history"]) == 0
     assert "No nights yet" in capsys.readouterr().out
-
-
-@pytest.mark.local_model
-@pytest.mark.timeout(900)
-def test_the_demo_runs_a_night_on_the_local_model_and_prints_the_review(tmp_path: Path) -> None:
-    keep = tmp_path / "demo"
-    proc = subprocess.run([sys.executable, "-m", "sleep.cli", "demo", "--keep", str(keep)], cwd=tmp_path,
-                          env=os.environ, capture_output=True, text=True, timeout=840)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = proc.stdout
-    for line in ("[Harvest] 17 new", "[Mine] ", "[Tasks] ", "$ skillopt-sleep review", "$ skillopt-sleep history"):
-        assert line in out, line
-    assert "Night n" in out and ("staged" in out or "Nothing was staged" in out)
-    import json
-
-    from sleep.cycle.demo import scratch_env
-
-    night = json.loads(subprocess.run([sys.executable, "-m", "sleep.cli", "history", "--json", "--all-projects"],
-                                      env=scratch_env(keep), capture_output=True, text=True,
-                                      cwd=tmp_path).stdout)[0]
-    assert out.count(night["reason"]) == 1, night["reason"]  # the night's reason, said once (in its summary)
-    assert (keep / "skillopt" / "sleep.sqlite3").is_file()
-    assert subprocess.run(["git", "-C", str(keep / "tiny-ledger"), "status", "--porcelain"],
-                          capture_output=True, text=True).stdout == ""
