@@ -12,8 +12,8 @@ from sleep_testutil import Homes
 
 from skillopt_core import load_settings
 from sleep.cycle.backends import cli_ready, target_backend
-from sleep.replay.egress import API_HOSTS
-from sleep.replay.sandbox import AUTH_FILES, KEY_VARS, BwrapLauncher
+from sleep.hosts import replaying
+from sleep.replay.sandbox import BwrapLauncher
 
 CASES = [  # (source, family, backend, executable, login file under HOME, key variable)
     ("gemini-cli", "gemini", "gemini-cli", "gemini", ".gemini/oauth_creds.json", "GEMINI_API_KEY"),
@@ -62,17 +62,18 @@ def test_sessions_replay_through_the_hosts_own_cli_once_it_is_ready(source, fami
 @pytest.mark.parametrize("backend", [c[2] for c in CASES])
 def test_the_sandbox_copies_the_login_and_keeps_the_key_of_each(backend: str, homes: Homes, tmp_path: Path,
                                                                monkeypatch) -> None:
-    variable, folder, inside, _ = AUTH_FILES[backend]
+    host = replaying(backend)
+    folder, inside, key = host.sandbox.folder, host.sandbox.auth_files, host.sandbox.key_vars[0]
     (homes.home / folder).mkdir(parents=True)
     (homes.home / folder / inside[0]).write_text('{"token": "login"}')
     launcher = BwrapLauncher(backend, home=homes.home)
     scratch = launcher.scratch_home(tmp_path)
     assert (scratch / folder / inside[0]).read_text() == '{"token": "login"}'
-    monkeypatch.setenv(KEY_VARS[backend][0], "secret")
+    monkeypatch.setenv(key, "secret")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "other")
     env = launcher.environment(dict(__import__("os").environ), scratch)
-    assert env[KEY_VARS[backend][0]] == "secret" and "AWS_SECRET_ACCESS_KEY" not in env
-    assert "" not in env and API_HOSTS[backend]
+    assert env[key] == "secret" and "AWS_SECRET_ACCESS_KEY" not in env
+    assert "" not in env and host.api_hosts
 
 
 def test_pis_custom_provider_endpoint_is_let_through(homes: Homes, monkeypatch) -> None:
