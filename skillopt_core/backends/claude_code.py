@@ -143,11 +143,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
     pending: dict[str, tuple[str, dict[str, Any]]] = {}
     commands: dict[str, int] = {}
     result: dict[str, Any] | None = None
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN_TYPES:
-            trace.raw(event)
-            continue
+    for kind, event in cli.known_events(events, _KNOWN_TYPES, trace):
         if kind == "result":
             result = event
             continue

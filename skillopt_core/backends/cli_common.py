@@ -86,7 +86,7 @@ from skillopt_core.backends.cli_skill import SkillDoc, instruction_of, shared_sk
 from skillopt_core.backends.images import text_only
 from skillopt_core.backends.json_output import schema_instruction
 from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import CheckRun, Trajectory, bounded
+from skillopt_core.backends.trajectory import CheckRun, Trajectory, TrajectoryBuilder, bounded
 from skillopt_core.replay import REPLAY_MARKER, replay_root
 
 log = logging.getLogger(__name__)
@@ -518,6 +518,18 @@ def json_lines(stdout: str) -> tuple[list[dict[str, Any]], int]:
         else:
             other += 1
     return objects, other
+
+
+def known_events(events: list[dict[str, Any]], known: frozenset[str],
+                 trace: TrajectoryBuilder) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(type, event)`` for each event whose ``type`` the parser knows; any other is kept in
+    ``trace`` as a raw step (and counted), so nothing a newer CLI prints is silently lost."""
+    for event in events:
+        kind = event.get("type")
+        if isinstance(kind, str) and kind in known:
+            yield kind, event
+        else:
+            trace.raw(event)
 
 
 class CliBackend:

@@ -135,11 +135,8 @@ def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
     events, skipped = cli.json_lines(stdout)
     found = CodexEvents(skipped_lines=skipped)
     trace = tj.TrajectoryBuilder()
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN_EVENTS:
-            trace.raw(event)
-        elif kind == "item.completed":
+    for kind, event in cli.known_events(events, _KNOWN_EVENTS, trace):
+        if kind == "item.completed":
             item = event.get("item") or {}
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 found.text = item["text"]

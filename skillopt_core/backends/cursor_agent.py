@@ -142,11 +142,8 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
     found = CursorOutput()
     trace = tj.TrajectoryBuilder()
     turn = _Text(trace)
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN:
-            trace.raw(event)
-        elif kind == "system":
+    for kind, event in cli.known_events(events, _KNOWN, trace):
+        if kind == "system":
             found.model = str(event.get("model") or "") or found.model
         elif kind == "assistant":
             message = cli.mapping(event.get("message"))

@@ -117,11 +117,8 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             found.text = "".join(chunks)
         chunks.clear()
 
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN:
-            trace.raw(event)
-        elif kind == "init":
+    for kind, event in cli.known_events(events, _KNOWN, trace):
+        if kind == "init":
             found.model = str(event.get("model") or "") or None
         elif kind == "message":
             if event.get("role") == "assistant" and isinstance(event.get("content"), str):

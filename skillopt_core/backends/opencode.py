@@ -116,12 +116,9 @@ def parse_events(stdout: str, workdir: Path | None = None) -> cli.CliOutput:
     step_text: list[str] = []
     cost = 0.0
     costed = False
-    for event in events:
-        kind = event.get("type")
+    for kind, event in cli.known_events(events, _KNOWN, trace):
         part = cli.mapping(event.get("part"))
-        if kind not in _KNOWN:
-            trace.raw(event)
-        elif kind == "step_start":
+        if kind == "step_start":
             step_text = []
         elif kind == "text" and isinstance(part.get("text"), str):
             step_text.append(part["text"])

@@ -80,11 +80,7 @@ def parse_events(stdout: str, workdir: Path | None = None) -> cli.CliOutput:
     trace = tj.TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     cost, costed = 0.0, False
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN:
-            trace.raw(event)
-            continue
+    for kind, event in cli.known_events(events, _KNOWN, trace):
         if kind == "message_end":
             msg = cli.mapping(event.get("message"))
             if msg.get("role") != "assistant":
