@@ -87,3 +87,39 @@ def test_pis_custom_provider_endpoint_is_let_through(homes: Homes, monkeypatch) 
     assert [(e.host, e.port) for e in found] == [("gateway.internal", 8080)]
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(homes.home / "elsewhere"))
     assert configured_endpoints("pi", dict(__import__("os").environ), homes.home) == ()
+
+
+def test_a_new_replaying_host_is_one_description(homes: Homes, tmp_path: Path, monkeypatch) -> None:
+    """Its ready check, login files, key variables, quiet settings, endpoints and API hosts reach
+    the login check, the sandbox and the egress proxy without an edit anywhere else."""
+    from sleep import hosts
+    from sleep.hosts import Home, Host, Sandbox, Source
+    from sleep.replay.egress import EgressProxy
+    from sleep.replay.endpoints import configured_endpoints
+
+    host = Host(name="toyr", label="Toy replaying agent",
+                sources=(Source("toyr-chats", "sleep_testutil:Homes", Home(None, {"*": ".toyr"})),),
+                replay="toyr-cli", ready=lambda: (True, "`toyr` is ready"),  # type: ignore[arg-type]
+                sandbox=Sandbox(folder=".toyr", folder_env="TOYR_HOME", auth_files=("auth.json",),
+                                key_vars=("TOYR_KEY",), extra_env=(("TOYR_TELEMETRY", "0"),),
+                                endpoints=lambda env, home: [env.get("TOYR_BASE_URL", "")]),  # type: ignore[arg-type]
+                api_hosts=("api.toyr.example",))
+    hosts.register(host)
+    try:
+        assert cli_ready("toyr") == (True, "`toyr` is ready")
+        (homes.home / ".toyr").mkdir()
+        (homes.home / ".toyr" / "auth.json").write_text("{}")
+        launcher = BwrapLauncher("toyr-cli", home=homes.home)
+        scratch = launcher.scratch_home(tmp_path)
+        assert (scratch / ".toyr" / "auth.json").is_file()
+        env = launcher.environment({"TOYR_KEY": "k", "OTHER_KEY": "o", "PATH": "/bin"}, scratch)
+        assert env["TOYR_KEY"] == "k" and "OTHER_KEY" not in env
+        assert env["TOYR_HOME"] == str(scratch / ".toyr") and env["TOYR_TELEMETRY"] == "0"
+        assert [e.port for e in configured_endpoints("toyr", {"TOYR_BASE_URL": "http://127.0.0.1:9"}, homes.home)] == [9]
+        proxy = EgressProxy.for_cli("toyr-cli", env={}, home=homes.home)
+        try:
+            assert proxy.hosts == ("api.toyr.example",)
+        finally:
+            proxy.close()
+    finally:
+        hosts.unregister("toyr")
