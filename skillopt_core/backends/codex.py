@@ -96,7 +96,7 @@ def _item_step(item: dict[str, Any], trace: tj.TrajectoryBuilder, workdir: Path 
         declined = item.get("status") == "declined"
         trace.add(tj.CommandRun(unwrap_shell(str(item.get("command") or "")),
                                 int(code) if isinstance(code, int) else None,
-                             tj.bounded(item.get("aggregated_output") or ""), denied=declined))
+                                tj.bounded(item.get("aggregated_output") or ""), denied=declined))
     elif kind == "file_change":
         if item.get("status") == "failed":  # the patch did not apply: nothing changed
             found.failed_changes += len(item.get("changes") or [])
@@ -104,14 +104,14 @@ def _item_step(item: dict[str, Any], trace: tj.TrajectoryBuilder, workdir: Path 
         for change in item.get("changes") or []:
             if isinstance(change, dict) and change.get("path"):
                 trace.add(tj.FileChange(cli.relative_path(str(change["path"]), workdir),
-                                     _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
+                                        _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
     elif kind == "mcp_tool_call":
         name = f"{item.get('server') or '?'}.{item.get('tool') or '?'}"
         arguments = tj.bounded(item.get("arguments") or {}, tj.MAX_INPUT_CHARS)
         trace.add(tj.ToolCall(name, arguments, str(item.get("id") or "")))
         error = item.get("error")
         trace.add(tj.ToolResult(str(item.get("id") or ""), tj.bounded(error or item.get("result") or ""),
-                             bool(error) or item.get("status") == "failed", name))
+                                bool(error) or item.get("status") == "failed", name))
     elif kind == "error":
         # A non-fatal error Codex reports as an item (the turn goes on): kept, and said if no answer comes.
         message = str(item.get("message") or "error")
@@ -232,7 +232,7 @@ class CodexBackend(cli.CliBackend):
     def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
         if out.text is None and not out.errors and result.returncode == 0:
             return cli.cli_failure(self.name, "codex finished without an answer (no agent_message event)",
-                               cli.tail(result.stderr), _LOGIN_HINT)
+                                   cli.tail(result.stderr), _LOGIN_HINT)
         return super().failure(out, result)
 
 

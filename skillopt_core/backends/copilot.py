@@ -130,7 +130,7 @@ def _trajectory_step(kind: str, data: dict[str, Any], trace: tj.TrajectoryBuilde
             trace.steps.remove(change)
         if name in _SHELL_TOOLS:
             trace.add(tj.CommandRun(str(args.get("command") or ""), 0 if ok else None, tj.bounded(output or ""),
-                                 denied=denied))
+                                    denied=denied))
     elif not kind.startswith(_QUIET_PREFIXES):
         trace.raw({"type": kind, "data": data})
 
@@ -232,7 +232,7 @@ class CopilotBackend(cli.CliBackend):
         if result.returncode != 0:
             if out.errors:
                 return cli.cli_failure(self.name, f"`{COMMAND}` exited with code {result.returncode}",
-                                   redact(out.errors[-1]) + "\n" + cli.tail(result.stderr), _LOGIN_HINT)
+                                       redact(out.errors[-1]) + "\n" + cli.tail(result.stderr), _LOGIN_HINT)
             return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         if out.text is None:
             reason = redact(out.errors[-1]) if out.errors else "no assistant message in the output"

@@ -169,7 +169,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
                 code = payload.get("exitCode")
                 exit_code = int(code) if isinstance(code, int) else (0 if ok else None)
                 trace.add(tj.CommandRun(str(args.get("command") or payload.get("command") or ""), exit_code,
-                                     tj.bounded(output), denied="rejected" in (call.get("result") or {})))
+                                        tj.bounded(output), denied="rejected" in (call.get("result") or {})))
             elif name in _EDIT_KINDS and ok and isinstance(args.get("path"), str):
                 trace.add(tj.FileChange(cli.relative_path(args["path"], workdir), _EDIT_KINDS[name]))
         elif kind == "result":

@@ -149,7 +149,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             if name == SHELL_TOOL:
                 denied = error is not None and error.get("type") == "policy_violation"
                 trace.add(tj.CommandRun(str(params.get("command") or ""), _exit_code(ok, output), tj.bounded(output),
-                                     denied=denied))
+                                        denied=denied))
             elif ok:
                 change = _file_change(name, params, workdir)
                 if change is not None:
@@ -213,12 +213,12 @@ class GeminiCliBackend(cli.CliBackend):
         if result.returncode != 0 or getattr(out, "result_status", None) == "error":
             if out.errors:
                 return cli.cli_failure(self.name, f"gemini reported an error (exit code {result.returncode})",
-                                   redact(out.errors[-1]) + "\n" + cli.tail(result.stderr), _LOGIN_HINT,
-                                   usage=out.usage)
+                                       redact(out.errors[-1]) + "\n" + cli.tail(result.stderr), _LOGIN_HINT,
+                                       usage=out.usage)
             return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         if out.text is None:
             return cli.cli_failure(self.name, "gemini finished without an answer (no assistant message)",
-                               cli.tail(result.stderr), _LOGIN_HINT, usage=out.usage)
+                                   cli.tail(result.stderr), _LOGIN_HINT, usage=out.usage)
         return None
 
 
