@@ -40,7 +40,8 @@ def main() -> int:
         from skillopt_core import BackendSpec, CompletionRequest, create_backend
         from sleep.replay.checkout import replay_checkout
         from sleep.replay.backend import ActionReplayBackend
-        from sleep.replay.egress import API_HOSTS, EgressProxy
+        from sleep.hosts import replaying
+        from sleep.replay.egress import EgressProxy
         from sleep.replay.sandbox import BwrapLauncher, sandbox_available
 
         ok, why = sandbox_available()
@@ -63,7 +64,7 @@ def main() -> int:
                                                cwd=str(template), allowed_commands=("npm", "ls"),
                                                checks=("npm test",))
             plain = create_backend(spec())
-            egress = EgressProxy(API_HOSTS["claude-code"])
+            egress = EgressProxy(replaying("claude-code").api_hosts)
             acting_inner = create_backend(spec())
             acting_inner.act(BwrapLauncher("claude-code", egress=egress), output_cap=2_000_000)
             acting = ActionReplayBackend(acting_inner)

@@ -88,3 +88,32 @@ def test_registry_names_are_exported_at_the_package_root():
     assert skillopt_core.register_judge is register_judge
     assert skillopt_core.judge_types is judge_types
     assert {"register_judge", "judge_types", "JudgeType"} <= set(skillopt_core.__all__)
+
+
+def test_what_a_judge_grades_is_declared_on_its_registration_and_read_by_the_read_only_fallback_and_the_miner(
+        starts_with):
+    from skillopt_core.tasks.judges.spec import as_text, judge_type, text_rule_types
+    from sleep.mine.assist import judge_schema, rule_schema
+
+    @register_judge("opened", {"path": "a file the agent must open"}, reads_trajectory=True,
+                    as_text=lambda rule, siblings: [{"type": "contains", "value": rule["path"]}])
+    def build_opened(options, backend):
+        return StartsWith("")
+
+    try:
+        assert judge_type("opened").reads_trajectory and not judge_type("starts_with").reads_trajectory
+        # a read-only replay grades the answer: the trajectory judge stands as its text rule, a text judge stays
+        assert as_text([{"type": "opened", "path": "README.md"}, {"type": "starts_with", "prefix": "ok"}]) == [
+            {"type": "contains", "value": "README.md"}, {"type": "starts_with", "prefix": "ok"}]
+        assert as_text({"type": "touched", "path": "x"}) == {"type": "max_chars", "limit": 100000}
+        assert as_text([{"type": "ran", "command": "uv run pytest"}, {"type": "not_ran", "command": "pytest"}]) == [
+            {"type": "contains", "value": "uv run pytest"}]
+        # the miner may propose exactly the judges that grade the answer text alone
+        kinds = {t.name for t in text_rule_types()}
+        assert {"starts_with", "contains", "regex"} <= kinds
+        assert not kinds & {"opened", "ran", "touched", "check", "rubric", "exact", "f1"}
+        assert "starts_with" in rule_schema()["properties"]["type"]["enum"]
+        assert rule_schema()["properties"]["prefix"] == {}
+        assert judge_schema()["properties"]["rules"]["items"] == rule_schema()
+    finally:
+        _JUDGES._entries.pop("opened")

@@ -60,35 +60,15 @@ import json
 import logging
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
-from skillopt_core.backends.cli_common import (
-    CliBackend,
-    allowed_tools,
-    cli_failure,
-    exit_error,
-    json_lines,
-    mapping,
-    tail,
-)
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import BackendError, CompletionRequest, RequestFailed, Usage
 from skillopt_core.backends.cli_skill import skill_doc
 from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    Change,
-    CommandRun,
-    FileChange,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +91,7 @@ _LOGIN_HINT = "Check that `claude -p hello` works in a terminal (log in with `cl
 def parse_result(stdout: str) -> dict[str, Any] | None:
     """The ``type: result`` object from ``--output-format json`` output (the
     last one if several lines are printed), or None."""
-    results = [obj for obj in json_lines(stdout)[0] if obj.get("type") == "result"]
+    results = [obj for obj in cli.json_lines(stdout)[0] if obj.get("type") == "result"]
     if results:
         return results[-1]
     # Not one object a line: the whole output may be one (pretty-printed) document.
@@ -126,35 +106,25 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
 # ``--tools`` without a word; the init event's tool list shows it missing); older streams may still hold it.
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 # ``tool_use_result.type`` of a successful Write: a new file, or one overwritten.
-_WRITE_KINDS: dict[str, Change] = {"create": "added", "update": "modified"}
+_WRITE_KINDS: dict[str, tj.Change] = {"create": "added", "update": "modified"}
 _EXIT_CODE = re.compile(r"^\s*Exit code:?\s*(-?\d+)", re.I)
 _KNOWN_TYPES = frozenset({"system", "assistant", "user", "result", "stream_event"})
-
-
-def relative_path(path: str, workdir: Path | None) -> str:
-    """``path`` relative to ``workdir`` when it lies inside it (the agent's tools report absolute paths)."""
-    if workdir is not None and path.startswith("/"):
-        try:
-            return str(Path(path).resolve().relative_to(workdir.resolve()))
-        except ValueError:
-            return path
-    return path
 
 
 def _result_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
-    return content if isinstance(content, str) else bounded(content)
+    return content if isinstance(content, str) else tj.bounded(content)
 
 
-def _change_kind(event: dict[str, Any], name: str, results: int) -> Change:
+def _change_kind(event: dict[str, Any], name: str, results: int) -> tj.Change:
     """added or modified, from the ``user`` event's ``tool_use_result`` (one result in the event)."""
     extra = event.get("tool_use_result") if results == 1 else None
     kind = extra.get("type") if isinstance(extra, dict) else None
     return _WRITE_KINDS.get(str(kind), "modified") if name == "Write" else "modified"
 
 
-def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, Any] | None, Trajectory]:
+def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, Any] | None, tj.Trajectory]:
     """(the final ``result`` object, the trajectory) from ``--output-format
     stream-json --verbose`` output: one JSON object a line, ``system`` (init,
     hook events), ``assistant`` and ``user`` messages whose ``content`` holds
@@ -168,20 +138,16 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
     it has not read, "File has not been read yet"): ``added`` when the event's
     ``tool_use_result.type`` is ``create``, else ``modified``. Other event
     types are kept as raw steps and counted."""
-    events, _ = json_lines(stdout)
-    trace = TrajectoryBuilder()
+    events, _ = cli.json_lines(stdout)
+    trace = tj.TrajectoryBuilder()
     pending: dict[str, tuple[str, dict[str, Any]]] = {}
     commands: dict[str, int] = {}
     result: dict[str, Any] | None = None
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN_TYPES:
-            trace.raw(event)
-            continue
+    for kind, event in cli.known_events(events, _KNOWN_TYPES, trace):
         if kind == "result":
             result = event
             continue
-        message = mapping(event.get("message"))
+        message = cli.mapping(event.get("message"))
         content = message.get("content")
         if kind not in ("assistant", "user") or not isinstance(content, list):
             continue
@@ -193,25 +159,25 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
             if btype == "text":
                 # A user text block is what the CLI adds itself (a skill's body after the Skill tool).
                 if kind == "assistant" and str(block.get("text") or "").strip():
-                    trace.add(TextStep(bounded(block["text"])))
+                    trace.add(tj.TextStep(tj.bounded(block["text"])))
             elif btype == "tool_use":
                 name, tool_input = str(block.get("name") or "?"), block.get("input") or {}
                 tool_id = str(block.get("id") or "")
                 pending[tool_id] = (name, tool_input if isinstance(tool_input, dict) else {})
-                trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), tool_id))
+                trace.add(tj.ToolCall(name, tj.bounded(tool_input, tj.MAX_INPUT_CHARS), tool_id))
             elif btype == "tool_result":
                 tool_id = str(block.get("tool_use_id") or "")
                 output, is_error = _result_text(block.get("content")), bool(block.get("is_error"))
                 name, tool_input = pending.get(tool_id, ("", {}))
-                trace.add(ToolResult(tool_id, bounded(output), is_error, name))
+                trace.add(tj.ToolResult(tool_id, tj.bounded(output), is_error, name))
                 if name == "Bash":
                     code = _EXIT_CODE.match(output)
                     exit_code = int(code.group(1)) if code else (None if is_error else 0)
                     commands[tool_id] = len(trace.steps)
-                    trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output)))
+                    trace.add(tj.CommandRun(str(tool_input.get("command") or ""), exit_code, tj.bounded(output)))
                 path = tool_input.get("file_path") or tool_input.get("notebook_path")
                 if name in _EDIT_TOOLS and isinstance(path, str) and not is_error:
-                    trace.add(FileChange(relative_path(path, workdir), _change_kind(event, name, results)))
+                    trace.add(tj.FileChange(cli.relative_path(path, workdir), _change_kind(event, name, results)))
             elif btype != "thinking":
                 trace.raw({"type": f"{kind}.{btype}"})
     if result is not None:
@@ -222,10 +188,10 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> tuple[dict[str, An
             where = commands.get(tool_id)
             if where is not None and where < len(trace.steps):
                 step = trace.steps[where]
-                trace.steps[where] = CommandRun(step.command, None, step.output, denied=True)  # type: ignore[union-attr]
+                trace.steps[where] = tj.CommandRun(step.command, None, step.output, denied=True)  # type: ignore[union-attr]
             elif str(denial.get("tool_name")) == "Bash" and tool_id not in commands:
                 command = (denial.get("tool_input") or {}).get("command", "")
-                trace.add(CommandRun(str(command), None, "", denied=True))
+                trace.add(tj.CommandRun(str(command), None, "", denied=True))
     return result, trace.build()
 
 
@@ -267,7 +233,7 @@ def skill_plugin(meta: Path, skill_text: str, backend: str) -> Path:
     return root
 
 
-class ClaudeCodeBackend(CliBackend):
+class ClaudeCodeBackend(cli.CliBackend):
     name = "claude-code"
     env_keep: tuple[str, ...] = ("ANTHROPIC_", "CLAUDE_")
     command = COMMAND
@@ -275,7 +241,7 @@ class ClaudeCodeBackend(CliBackend):
     install_hint = _INSTALL_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self._tools = allowed_tools(options, READ_ONLY_TOOLS)
+        self._tools = cli.allowed_tools(options, READ_ONLY_TOOLS)
         # Cloud credentials only with the switch that makes Claude Code use them.
         self.env_keep = type(self).env_keep + (("AWS_",) if os.environ.get("CLAUDE_CODE_USE_BEDROCK") else ()) + (
             ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_", "VERTEX_")
@@ -313,46 +279,46 @@ class ClaudeCodeBackend(CliBackend):
             args += ["--model", self._cli_model]
         return args
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
         tools, allowed = (self._tools, None) if self._is_target(request) else ((), None)
         if self._acts_on(request):
             tools, allowed = self.action_tools(request)
-        async with self._replay(request) as (where, prompt):
-            has_skill = bool(request.skill and request.skill.strip()) and not request.document_path
-            plugin = skill_plugin(where.meta, request.skill or "", self.name) if has_skill else None
-            result = await self._run(self.argv(tools, allowed, plugin, memory_dir=where.work), where,
-                                     stdin_text=prompt, request=request, extra_env=MEMORY_ENV)
-            parsed, trajectory = parse_stream(result.stdout, where.work)
-            checks = await self._run_checks(request, where) if parsed is not None else []
-        if parsed is None:
-            parsed = parse_result(result.stdout)
+        has_skill = bool(request.skill and request.skill.strip()) and not request.document_path
+        plugin = skill_plugin(where.meta, request.skill or "", self.name) if has_skill else None
+        return cli.CliCall(self.argv(tools, allowed, plugin, memory_dir=where.work), stdin=prompt, env=MEMORY_ENV)
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        parsed, trajectory = parse_stream(result.stdout, where.work)
+        out = cli.CliOutput(trajectory=trajectory, answered=parsed is not None)
+        out.result = parsed if parsed is not None else parse_result(result.stdout)
+        if out.result is not None:
+            out.text = str(out.result.get("result") or "")
+            usage = usage_from_result(out.result)
+            out.input_tokens, out.output_tokens, out.cost = usage.input_tokens, usage.output_tokens, usage.cost_usd
+            out.model = model_from_result(out.result, self.model)
+        return out
+
+    def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
+        parsed = out.result
         if parsed is None:
             if result.returncode != 0:
-                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise cli_failure(
-                self.name, "`claude` printed no JSON result", tail(result.stdout) or tail(result.stderr), _LOGIN_HINT
+                return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+            return cli.cli_failure(
+                self.name, "`claude` printed no JSON result", cli.tail(result.stdout) or cli.tail(result.stderr),
+                _LOGIN_HINT
             )
         subtype = str(parsed.get("subtype") or "")
         if parsed.get("is_error") or subtype != "success":
             if subtype == "error_max_turns":
-                raise RequestFailed(
+                return RequestFailed(
                     f"{self.name}: the agent used all {self._max_turns} turns without a final answer "
                     "(raise model.max_turns).",
-                    usage=usage_from_result(parsed),
+                    usage=out.usage,
                 )
             message = redact(str(parsed.get("result") or subtype or "unknown error"))
             kind = f" ({subtype})" if subtype not in ("", "success") else ""
-            raise cli_failure(
-                self.name, f"claude reported an error{kind}", message, _LOGIN_HINT, usage=usage_from_result(parsed)
-            )
-        return Completion(
-            text=str(parsed.get("result") or ""),
-            usage=usage_from_result(parsed),
-            model=model_from_result(parsed, self.model),
-            latency_s=time.monotonic() - started,
-            trajectory=trajectory.with_steps(*checks),
-        )
+            return cli.cli_failure(self.name, f"claude reported an error{kind}", message, _LOGIN_HINT, usage=out.usage)
+        return None
 
 
 @register_backend("claude-code")

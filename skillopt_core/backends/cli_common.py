@@ -1,4 +1,9 @@
-"""What the agent-CLI backends (claude-code, codex, copilot, gemini-cli, opencode, cursor-agent) share.
+"""What the agent-CLI backends (claude-code, codex, copilot, gemini-cli, opencode, cursor-agent, pi) share.
+
+One :meth:`CliBackend.complete` drives every CLI; a backend gives its hooks:
+:meth:`~CliBackend.command_line` (argv, stdin, extra variables),
+:meth:`~CliBackend.parse` (the CLI's output as a :class:`CliOutput`) and, where its
+failures read differently, :meth:`~CliBackend.failure`.
 
 Contract:
 
@@ -64,13 +69,14 @@ import signal
 import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from skillopt_core.backends.base import (
     BackendConfigError,
     BackendError,
+    Completion,
     CompletionRequest,
     RequestFailed,
     RequestRejected,
@@ -80,7 +86,7 @@ from skillopt_core.backends.cli_skill import SkillDoc, instruction_of, shared_sk
 from skillopt_core.backends.images import text_only
 from skillopt_core.backends.json_output import schema_instruction
 from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import CheckRun, bounded
+from skillopt_core.backends.trajectory import CheckRun, Trajectory, TrajectoryBuilder, bounded
 from skillopt_core.replay import REPLAY_MARKER, replay_root
 
 log = logging.getLogger(__name__)
@@ -115,6 +121,51 @@ class CliResult:
     returncode: int
     seconds: float
     cut: int = 0  # bytes of output dropped over the cap (both streams)
+
+
+@dataclass(frozen=True)
+class CliCall:
+    """How one call starts the CLI: its command line, what it reads on stdin, variables on top."""
+
+    argv: list[str]
+    stdin: str | None = None
+    env: dict[str, str] | None = None
+
+
+@dataclass
+class CliOutput:
+    """What a CLI's output said (a backend's :meth:`CliBackend.parse`): the answer (None: none),
+    usage, the model that answered, the errors it reported, the trajectory. ``result``: the
+    CLI's final result object, where it prints one; ``answered``: the agent finished, so
+    ``request.checks`` run (None: when there is an answer)."""
+
+    text: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    model: str | None = None
+    errors: list[str] = field(default_factory=list)
+    trajectory: Trajectory = field(default_factory=Trajectory)
+    result: dict[str, Any] | None = None
+    answered: bool | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens, self.cost)
+
+    @property
+    def finished(self) -> bool:
+        return self.text is not None if self.answered is None else self.answered
+
+
+def relative_path(path: str, workdir: Path | None) -> str:
+    """``path`` relative to ``workdir`` when it lies inside it (the agent's tools report absolute paths)."""
+    if workdir is not None and path.startswith("/"):
+        try:
+            return str(Path(path).resolve().relative_to(workdir.resolve()))
+        except ValueError:
+            return path
+    return path
 
 
 def allowed_tools(options: dict[str, Any], default: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -469,16 +520,32 @@ def json_lines(stdout: str) -> tuple[list[dict[str, Any]], int]:
     return objects, other
 
 
+def known_events(events: list[dict[str, Any]], known: frozenset[str],
+                 trace: TrajectoryBuilder) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(type, event)`` for each event whose ``type`` the parser knows; any other is kept in
+    ``trace`` as a raw step (and counted), so nothing a newer CLI prints is silently lost."""
+    for event in events:
+        kind = event.get("type")
+        if isinstance(kind, str) and kind in known:
+            yield kind, event
+        else:
+            trace.raw(event)
+
+
 class CliBackend:
-    """Base of the three CLI backends: the options they share, the executable,
-    and a prepared replay directory per call. Subclasses set ``name``,
-    ``command``, ``skill_dir`` (where the host reads skills, relative to the
-    working directory) and ``install_hint``."""
+    """Base of the agent-CLI backends: the options they share, the executable, a
+    prepared replay directory per call and the one :meth:`complete`. Subclasses set
+    ``name``, ``command``, ``skill_dir`` (where the host reads skills, relative to the
+    working directory), ``install_hint``, ``login_hint`` and ``no_answer`` (what is
+    missing from output without an answer), and give :meth:`command_line` and
+    :meth:`parse` (and :meth:`failure` where theirs differ)."""
 
     name: str
     command: str
     skill_dir: str
     install_hint: str
+    login_hint: str = ""
+    no_answer: str = "no answer in the output"
     # The CLI's own variables (names, ``PREFIX_`` prefixes) kept when a call outside the sandbox
     # scrubs credentials from the environment (:func:`child_environment`).
     env_keep: tuple[str, ...] = ()
@@ -488,6 +555,7 @@ class CliBackend:
         self._cli_model = model
         self._role = role
         self._timeout = timeout_from(options)
+        self._allowed: tuple[str, ...] = allowed_tools(options)  # model.allowed_tools, on top of the read-only set
         self._exe = find_executable(self.command, self.name, self.install_hint)
         self._launcher: Launcher | None = None
         self._output_cap: int | None = None
@@ -575,6 +643,45 @@ class CliBackend:
                 instruction = instruction_of(request)
                 yield where, render_prompt(replace(request, system=instruction or None, skill=None),
                                            skill=None, skill_path=None)
+
+    def command_line(self, request: CompletionRequest, where: ReplayDir, prompt: str) -> CliCall:
+        """How this call starts the CLI (the backend's hook)."""
+        raise NotImplementedError
+
+    def parse(self, result: CliResult, where: ReplayDir, request: CompletionRequest) -> CliOutput:
+        """What the CLI printed (the backend's hook)."""
+        raise NotImplementedError
+
+    def failure(self, out: CliOutput, result: CliResult) -> BackendError | None:
+        """The error of a call that failed, or None. By default: no answer fails with the CLI's
+        last error, else its exit code, else as output without an answer; a non-zero exit fails
+        even with one (:func:`cli_failure` decides whether the cause is systemic)."""
+        if out.text is None:
+            if out.errors:
+                return cli_failure(self.name, f"{self.command} reported an error", redact(out.errors[-1]),
+                                   self.login_hint, usage=out.usage)
+            if result.returncode != 0:
+                return exit_error(self.name, self.command, result, self.login_hint)
+            return cli_failure(self.name, f"{self.command} finished without an answer ({self.no_answer})",
+                               tail(result.stderr), self.login_hint, usage=out.usage)
+        if result.returncode != 0:
+            return exit_error(self.name, self.command, result, self.login_hint)
+        return None
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """One run of the CLI in the call's replay directory, then ``request.checks`` when the agent
+        finished; the answer, usage and trajectory, or the error :meth:`failure` names."""
+        started = time.monotonic()
+        async with self._replay(request) as (where, prompt):
+            call = self.command_line(request, where, prompt)
+            result = await self._run(call.argv, where, stdin_text=call.stdin, request=request, extra_env=call.env)
+            out = self.parse(result, where, request)
+            checks = await self._run_checks(request, where) if out.finished else []
+        error = self.failure(out, result)
+        if error is not None:
+            raise error
+        return Completion(text=out.text or "", usage=out.usage, model=out.model or self.model,
+                          latency_s=time.monotonic() - started, trajectory=out.trajectory.with_steps(*checks))
 
     async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
                    request: CompletionRequest | None = None, extra_env: dict[str, str] | None = None) -> CliResult:

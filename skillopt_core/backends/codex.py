@@ -43,30 +43,15 @@ from __future__ import annotations
 import logging
 import os
 import shlex
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, tail
-from skillopt_core.backends.keys import redact
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import BackendError, CompletionRequest
 from skillopt_core.backends.pricing import estimate_cost
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    Change,
-    CommandRun,
-    FileChange,
-    RawStep,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
 
 log = logging.getLogger(__name__)
 
@@ -77,19 +62,14 @@ _LOGIN_HINT = "Check that `codex exec hello` works in a terminal (log in with `c
 
 
 @dataclass
-class CodexEvents:
+class CodexEvents(cli.CliOutput):
     """What a ``codex exec --json`` event stream said."""
 
-    text: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    errors: list[str] = field(default_factory=list)
     skipped_lines: int = 0
     failed_changes: int = 0  # file changes of patches that did not apply (left out of the trajectory)
-    trajectory: Trajectory = field(default_factory=Trajectory)
 
 
-_CHANGE_KINDS: dict[str, Change] = {"add": "added", "delete": "deleted", "update": "modified"}
+_CHANGE_KINDS: dict[str, tj.Change] = {"add": "added", "delete": "deleted", "update": "modified"}
 _KNOWN_EVENTS = frozenset({"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started",
                            "item.updated", "item.completed", "error"})
 _QUIET_ITEMS = frozenset({"reasoning", "todo_list", "web_search"})
@@ -107,34 +87,36 @@ def unwrap_shell(command: str) -> str:
     return command
 
 
-def _item_step(item: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None, found: CodexEvents) -> None:
+def _item_step(item: dict[str, Any], trace: tj.TrajectoryBuilder, workdir: Path | None, found: CodexEvents) -> None:
     kind = item.get("type")
     if kind == "agent_message" and isinstance(item.get("text"), str):
-        trace.add(TextStep(bounded(item["text"])))
+        trace.add(tj.TextStep(tj.bounded(item["text"])))
     elif kind == "command_execution":
         code = item.get("exit_code")
         declined = item.get("status") == "declined"
-        trace.add(CommandRun(unwrap_shell(str(item.get("command") or "")), int(code) if isinstance(code, int) else None,
-                             bounded(item.get("aggregated_output") or ""), denied=declined))
+        trace.add(tj.CommandRun(unwrap_shell(str(item.get("command") or "")),
+                                int(code) if isinstance(code, int) else None,
+                                tj.bounded(item.get("aggregated_output") or ""), denied=declined))
     elif kind == "file_change":
         if item.get("status") == "failed":  # the patch did not apply: nothing changed
             found.failed_changes += len(item.get("changes") or [])
             return
         for change in item.get("changes") or []:
             if isinstance(change, dict) and change.get("path"):
-                trace.add(FileChange(relative_path(str(change["path"]), workdir),
-                                     _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
+                trace.add(tj.FileChange(cli.relative_path(str(change["path"]), workdir),
+                                        _CHANGE_KINDS.get(str(change.get("kind")), "modified")))
     elif kind == "mcp_tool_call":
         name = f"{item.get('server') or '?'}.{item.get('tool') or '?'}"
-        trace.add(ToolCall(name, bounded(item.get("arguments") or {}, MAX_INPUT_CHARS), str(item.get("id") or "")))
+        arguments = tj.bounded(item.get("arguments") or {}, tj.MAX_INPUT_CHARS)
+        trace.add(tj.ToolCall(name, arguments, str(item.get("id") or "")))
         error = item.get("error")
-        trace.add(ToolResult(str(item.get("id") or ""), bounded(error or item.get("result") or ""),
-                             bool(error) or item.get("status") == "failed", name))
+        trace.add(tj.ToolResult(str(item.get("id") or ""), tj.bounded(error or item.get("result") or ""),
+                                bool(error) or item.get("status") == "failed", name))
     elif kind == "error":
         # A non-fatal error Codex reports as an item (the turn goes on): kept, and said if no answer comes.
         message = str(item.get("message") or "error")
         found.errors.append(message)
-        trace.add(RawStep("error", bounded(message, 500)))
+        trace.add(tj.RawStep("error", tj.bounded(message, 500)))
     elif kind in _QUIET_ITEMS:
         return
     else:
@@ -150,14 +132,11 @@ def parse_events(stdout: str, workdir: Path | None = None) -> CodexEvents:
     relative to ``workdir``, left out when its ``status`` is ``failed``;
     ``mcp_tool_call``; ``error``, kept as an ``error`` step and in the errors);
     unknown event or item types are kept as raw steps and counted."""
-    events, skipped = json_lines(stdout)
+    events, skipped = cli.json_lines(stdout)
     found = CodexEvents(skipped_lines=skipped)
-    trace = TrajectoryBuilder()
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN_EVENTS:
-            trace.raw(event)
-        elif kind == "item.completed":
+    trace = tj.TrajectoryBuilder()
+    for kind, event in cli.known_events(events, _KNOWN_EVENTS, trace):
+        if kind == "item.completed":
             item = event.get("item") or {}
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
                 found.text = item["text"]
@@ -205,12 +184,13 @@ def provider_env_keys() -> tuple[str, ...]:
     return tuple(str(p["env_key"]) for p in providers.values() if isinstance(p, dict) and p.get("env_key"))
 
 
-class CodexBackend(CliBackend):
+class CodexBackend(cli.CliBackend):
     name = "codex"
     env_keep: tuple[str, ...] = ("OPENAI_", "CODEX_", "AZURE_OPENAI_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
+    login_hint = _LOGIN_HINT
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         super().__init__(model=model, role=role, options=options)
@@ -234,38 +214,26 @@ class CodexBackend(CliBackend):
             args += ["-m", self._cli_model]
         return [*args, "-"]
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        acting = self._acts_on(request)
-        async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(str(where.work), acting), where, stdin_text=prompt, request=request)
-            events = parse_events(result.stdout, where.work)
-            checks = await self._run_checks(request, where) if events.text is not None else []
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
+        return cli.CliCall(self.argv(str(where.work), self._acts_on(request)), stdin=prompt)
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        events = parse_events(result.stdout, where.work)
+        events.cost = estimate_cost(self._cli_model, events.input_tokens, events.output_tokens)
         if events.skipped_lines:
             log.debug("codex: skipped %d non-JSON output line(s)", events.skipped_lines)
-        blind = _blind_spot(events) if acting else None
+        blind = _blind_spot(events) if self._acts_on(request) else None
         if blind:
             log.warning("codex: %s", blind)
-            events.trajectory = events.trajectory.with_steps(RawStep(BLIND_SPOT, blind))
-        if events.text is None:
-            if events.errors:
-                message = redact(events.errors[-1]) + (f" ({blind})" if blind else "")
-                raise cli_failure(self.name, "codex reported an error", message, _LOGIN_HINT)
-            if result.returncode != 0:
-                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise cli_failure(
-                self.name, "codex finished without an answer (no agent_message event)", tail(result.stderr), _LOGIN_HINT
-            )
-        if result.returncode != 0:
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-        return Completion(
-            text=events.text,
-            usage=Usage(events.input_tokens, events.output_tokens,
-                        estimate_cost(self._cli_model, events.input_tokens, events.output_tokens)),
-            model=self.model,
-            latency_s=time.monotonic() - started,
-            trajectory=events.trajectory.with_steps(*checks),
-        )
+            events.trajectory = events.trajectory.with_steps(tj.RawStep(BLIND_SPOT, blind))
+            events.errors[-1] += f" ({blind})"
+        return events
+
+    def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
+        if out.text is None and not out.errors and result.returncode == 0:
+            return cli.cli_failure(self.name, "codex finished without an answer (no agent_message event)",
+                                   cli.tail(result.stderr), _LOGIN_HINT)
+        return super().failure(out, result)
 
 
 @register_backend("codex")

@@ -35,26 +35,15 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, mapping, tail
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import BackendError, CompletionRequest
 from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    CommandRun,
-    FileChange,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +56,9 @@ _LOGIN_HINT = "Check that `copilot -p hello` works in a terminal (log in with `c
 
 
 @dataclass
-class CopilotOutput:
-    text: str | None = None
-    errors: list[str] = field(default_factory=list)
+class CopilotOutput(cli.CliOutput):
     json_lines: int = 0
     other_lines: int = 0
-    trajectory: Trajectory = field(default_factory=Trajectory)
 
 
 _SHELL_TOOLS = frozenset({"bash", "shell", "powershell"})
@@ -95,38 +81,38 @@ def refused(data: dict[str, Any], denied_calls: set[str]) -> bool:
         return False
     if str(data.get("toolCallId") or "") in denied_calls:
         return True
-    error = mapping(data.get("error"))
+    error = cli.mapping(data.get("error"))
     return str(error.get("code") or "").lower() in _REFUSED_CODES \
         or str(error.get("message") or "").lower().startswith(_REFUSED_WORDS)
 
 
-def _change(name: str, args: dict[str, Any]) -> FileChange | None:
+def _change(name: str, args: dict[str, Any]) -> tj.FileChange | None:
     if name in _WRITE_TOOLS and isinstance(args.get("path"), str):
-        return FileChange(args["path"], "added" if name == "create" else "modified")
+        return tj.FileChange(args["path"], "added" if name == "create" else "modified")
     return None
 
 
-def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
+def _trajectory_step(kind: str, data: dict[str, Any], trace: tj.TrajectoryBuilder,
                      calls: dict[str, tuple[str, dict[str, Any]]], permissions: dict[str, str],
                      denied_calls: set[str]) -> None:
     if kind == "assistant.message":
         if isinstance(data.get("content"), str) and data["content"].strip():
-            trace.add(TextStep(bounded(data["content"])))
+            trace.add(tj.TextStep(tj.bounded(data["content"])))
     elif kind == "tool.execution_start":
         name, args = str(data.get("toolName") or "?"), data.get("arguments")
         args = args if isinstance(args, dict) else {}
         call_id = str(data.get("toolCallId") or "")
         calls[call_id] = (name, args)
-        trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
+        trace.add(tj.ToolCall(name, tj.bounded(args, tj.MAX_INPUT_CHARS), call_id))
         change = _change(name, args)
         if change is not None:
             trace.add(change)
     elif kind == "permission.requested":  # its request names the tool call; the completion may not
-        request = mapping(data.get("permissionRequest"))
+        request = cli.mapping(data.get("permissionRequest"))
         if request.get("toolCallId"):
             permissions[str(data.get("requestId") or "")] = str(request["toolCallId"])
     elif kind == "permission.completed":
-        result = mapping(data.get("result"))
+        result = cli.mapping(data.get("result"))
         call_id = str(data.get("toolCallId") or permissions.get(str(data.get("requestId") or "")) or "")
         if str(result.get("kind") or "").startswith("denied") and call_id:
             denied_calls.add(str(call_id))
@@ -138,13 +124,13 @@ def _trajectory_step(kind: str, data: dict[str, Any], trace: TrajectoryBuilder,
         if not output and isinstance(error, dict):
             output = error.get("message")
         ok, denied = data.get("success") is not False, refused(data, denied_calls)
-        trace.add(ToolResult(call_id, bounded(output or ""), not ok, name))
+        trace.add(tj.ToolResult(call_id, tj.bounded(output or ""), not ok, name))
         change = _change(name, args)
         if denied and change is not None and change in trace.steps:  # a refused write changed nothing
             trace.steps.remove(change)
         if name in _SHELL_TOOLS:
-            trace.add(CommandRun(str(args.get("command") or ""), 0 if ok else None, bounded(output or ""),
-                                 denied=denied))
+            trace.add(tj.CommandRun(str(args.get("command") or ""), 0 if ok else None, tj.bounded(output or ""),
+                                    denied=denied))
     elif not kind.startswith(_QUIET_PREFIXES):
         trace.raw({"type": kind, "data": data})
 
@@ -154,15 +140,15 @@ def parse_output(stdout: str) -> CopilotOutput:
     (``tool.execution_start``/``tool.execution_complete`` pairs by ``toolCallId``;
     shell tools become commands, write tools file changes, a refused call is denied
     (:func:`refused`); other event types kept as raw steps and counted)."""
-    events, other = json_lines(stdout)
+    events, other = cli.json_lines(stdout)
     found = CopilotOutput(json_lines=len(events), other_lines=other)
-    trace = TrajectoryBuilder()
+    trace = tj.TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     permissions: dict[str, str] = {}  # permission requestId -> toolCallId
     denied_calls: set[str] = set()  # toolCallIds a permission.completed refused
     for event in events:
         kind = str(event.get("type") or "")
-        data = mapping(event.get("data"))
+        data = cli.mapping(event.get("data"))
         if kind != "session.error":
             _trajectory_step(kind, data, trace, calls, permissions, denied_calls)
         if kind == "assistant.message" and isinstance(data.get("content"), str) and data["content"].strip():
@@ -200,7 +186,7 @@ def parse_usage_file(path: Path) -> tuple[int, int, str | None]:
     return used_in, used_out, top_model
 
 
-class CopilotBackend(CliBackend):
+class CopilotBackend(cli.CliBackend):
     name = "copilot"
     env_keep = ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_")
     command = COMMAND
@@ -209,19 +195,19 @@ class CopilotBackend(CliBackend):
 
     def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
         tools = options.get("allowed_tools")
-        self._allowed = tuple(tools) if tools is not None else None
+        self._tools = tuple(tools) if tools is not None else None
         super().__init__(model=model, role=role, options=options)
 
     def describe(self) -> str:
-        tools = ",".join(self._allowed) if self._allowed is not None else "all but " + ",".join(DENIED_BY_DEFAULT)
+        tools = ",".join(self._tools) if self._tools is not None else "all but " + ",".join(DENIED_BY_DEFAULT)
         return f"copilot:{self.model} (copilot -p, tools {tools})"
 
     def tool_flags(self, request: CompletionRequest | None = None) -> list[str]:
         if request is not None and self._acts_on(request):
             # Acting: reads and writes in the working directory, the shell only for the named programs.
             return ["--allow-tool=write"] + [f"--allow-tool=shell({c})" for c in request.allowed_commands or ()]
-        if self._allowed is not None:
-            return [f"--allow-tool={t}" for t in self._allowed]
+        if self._tools is not None:
+            return [f"--allow-tool={t}" for t in self._tools]
         return ["--allow-all-tools"] + [f"--deny-tool={t}" for t in DENIED_BY_DEFAULT]
 
     def argv(self, prompt: str, workdir: Path, usage_file: Path, request: CompletionRequest | None = None) -> list[str]:
@@ -232,31 +218,26 @@ class CopilotBackend(CliBackend):
             args += ["--model", self._cli_model]
         return args + self.tool_flags(request)
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        async with self._replay(request) as (where, prompt):
-            usage_file = where.meta / "usage.json"
-            result = await self._run(self.argv(prompt, where.work, usage_file, request), where, request=request)
-            used_in, used_out, model = parse_usage_file(usage_file) if result.returncode == 0 else (0, 0, None)
-            out = parse_output(result.stdout)
-            checks = await self._run_checks(request, where) if out.text is not None and result.returncode == 0 else []
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
+        return cli.CliCall(self.argv(prompt, where.work, where.meta / "usage.json", request))
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        out = parse_output(result.stdout)
+        if result.returncode == 0:
+            out.input_tokens, out.output_tokens, out.model = parse_usage_file(where.meta / "usage.json")
+        out.answered = out.text is not None and result.returncode == 0
+        return out
+
+    def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
         if result.returncode != 0:
             if out.errors:
-                raise cli_failure(
-                    self.name, f"`{COMMAND}` exited with code {result.returncode}",
-                    redact(out.errors[-1]) + "\n" + tail(result.stderr), _LOGIN_HINT,
-                )
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+                return cli.cli_failure(self.name, f"`{COMMAND}` exited with code {result.returncode}",
+                                       redact(out.errors[-1]) + "\n" + cli.tail(result.stderr), _LOGIN_HINT)
+            return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         if out.text is None:
             reason = redact(out.errors[-1]) if out.errors else "no assistant message in the output"
-            raise cli_failure(self.name, "copilot finished without an answer", reason, _LOGIN_HINT)
-        return Completion(
-            text=out.text,
-            usage=Usage(used_in, used_out, None),
-            model=model or self.model,
-            latency_s=time.monotonic() - started,
-            trajectory=out.trajectory.with_steps(*checks),
-        )
+            return cli.cli_failure(self.name, "copilot finished without an answer", reason, _LOGIN_HINT)
+        return None
 
 
 @register_backend("copilot")

@@ -38,28 +38,15 @@ https://cursor.com/docs/cli/reference/output-format)::
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import CliBackend, cli_failure, exit_error, json_lines, mapping, tail
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import BackendError, CompletionRequest
 from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    Change,
-    CommandRun,
-    FileChange,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
 
 log = logging.getLogger(__name__)
 
@@ -67,21 +54,18 @@ COMMAND = "cursor-agent"
 SKILL_DIR = ".cursor/skills"
 _INSTALL_HINT = "Install the Cursor CLI (curl https://cursor.com/install -fsS | bash) and run `cursor-agent login`."
 _LOGIN_HINT = "Check that `cursor-agent -p hello` works in a terminal (log in with `cursor-agent login`)."
-_EDIT_KINDS: dict[str, Change] = {"writeToolCall": "added", "editToolCall": "modified", "deleteToolCall": "deleted"}
+_EDIT_KINDS: dict[str, tj.Change] = {"writeToolCall": "added", "editToolCall": "modified", "deleteToolCall": "deleted"}
 _KNOWN = frozenset({"system", "user", "assistant", "tool_call", "result", "thinking"})
 
 
 @dataclass
-class CursorOutput:
-    result: dict[str, Any] | None = None
-    model: str | None = None
+class CursorOutput(cli.CliOutput):
     final_text: str = ""  # the assistant messages after the last tool call
-    trajectory: Trajectory = field(default_factory=Trajectory)
 
 
 def _tool(event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """(the ``<kind>ToolCall`` key, its object) of a ``tool_call`` event."""
-    holder = mapping(event.get("tool_call"))
+    holder = cli.mapping(event.get("tool_call"))
     for key, value in holder.items():
         if key.endswith("ToolCall") and isinstance(value, dict):
             return key, value
@@ -93,7 +77,7 @@ def _tool(event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def _outcome(call: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
     """(succeeded, the result's payload) of a completed tool call."""
-    result = mapping(call.get("result"))
+    result = cli.mapping(call.get("result"))
     if isinstance(result.get("success"), dict):
         return True, result["success"]
     for key in ("failure", "error", "rejected"):
@@ -110,7 +94,7 @@ def _result_text(payload: dict[str, Any]) -> str:
             if key == "stdout" and isinstance(payload.get("stderr"), str) and payload["stderr"]:
                 text += "\n" + payload["stderr"]
             return text
-    return bounded(payload) if payload else ""
+    return tj.bounded(payload) if payload else ""
 
 
 class _Text:
@@ -118,7 +102,7 @@ class _Text:
     delta as an ``assistant`` event and then the whole message once more (seen in a
     captured GPT-5.1 run); a message that equals the deltas before it replaces them."""
 
-    def __init__(self, trace: TrajectoryBuilder) -> None:
+    def __init__(self, trace: tj.TrajectoryBuilder) -> None:
         self.trace = trace
         self.messages: list[str] = []
         self.deltas: list[str] = []
@@ -133,7 +117,7 @@ class _Text:
     def _done(self, text: str) -> None:
         self.messages.append(text)
         if text.strip():
-            self.trace.add(TextStep(bounded(text)))
+            self.trace.add(tj.TextStep(tj.bounded(text)))
 
     def flush(self) -> None:
         if self.deltas:
@@ -154,18 +138,15 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
     doc): the terminal ``result`` and the trajectory. ``shellToolCall`` becomes a
     command (its ``exitCode``), ``writeToolCall``/``editToolCall``/``deleteToolCall``
     a file change; other event types are kept as raw steps."""
-    events, _ = json_lines(stdout)
+    events, _ = cli.json_lines(stdout)
     found = CursorOutput()
-    trace = TrajectoryBuilder()
+    trace = tj.TrajectoryBuilder()
     turn = _Text(trace)
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN:
-            trace.raw(event)
-        elif kind == "system":
+    for kind, event in cli.known_events(events, _KNOWN, trace):
+        if kind == "system":
             found.model = str(event.get("model") or "") or found.model
         elif kind == "assistant":
-            message = mapping(event.get("message"))
+            message = cli.mapping(event.get("message"))
             content = message.get("content")
             blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
             turn.add("".join(str(b.get("text") or "") for b in blocks
@@ -173,38 +154,44 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> CursorOutput:
         elif kind == "tool_call":
             name, call = _tool(event)
             call_id = str(event.get("call_id") or "")
-            args = mapping(call.get("args"))
+            args = cli.mapping(call.get("args"))
             if event.get("subtype") == "started":
                 turn.new_turn()
-                trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
+                trace.add(tj.ToolCall(name, tj.bounded(args, tj.MAX_INPUT_CHARS), call_id))
                 continue
             if event.get("subtype") != "completed":
                 continue
             turn.flush()
             ok, payload = _outcome(call)
             output = _result_text(payload)
-            trace.add(ToolResult(call_id, bounded(output), not ok, name))
+            trace.add(tj.ToolResult(call_id, tj.bounded(output), not ok, name))
             if name == "shellToolCall":
                 code = payload.get("exitCode")
                 exit_code = int(code) if isinstance(code, int) else (0 if ok else None)
-                trace.add(CommandRun(str(args.get("command") or payload.get("command") or ""), exit_code,
-                                     bounded(output), denied="rejected" in (call.get("result") or {})))
+                trace.add(tj.CommandRun(str(args.get("command") or payload.get("command") or ""), exit_code,
+                                        tj.bounded(output), denied="rejected" in (call.get("result") or {})))
             elif name in _EDIT_KINDS and ok and isinstance(args.get("path"), str):
-                trace.add(FileChange(relative_path(args["path"], workdir), _EDIT_KINDS[name]))
+                trace.add(tj.FileChange(cli.relative_path(args["path"], workdir), _EDIT_KINDS[name]))
         elif kind == "result":
             found.result = event
     found.final_text = turn.text()
     found.trajectory = trace.build()
+    if found.result is not None:
+        _usage(found, found.result)
+        found.text = found.final_text if found.final_text.strip() else str(found.result.get("result") or "")
+        found.answered = not found.result.get("is_error")
+    else:
+        found.answered = False
     return found
 
 
-def usage_of(result: dict[str, Any]) -> Usage:
-    usage = mapping(result.get("usage"))
-    used_in = sum(int(usage.get(k) or 0) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
-    return Usage(used_in, int(usage.get("outputTokens") or 0), None)
+def _usage(found: CursorOutput, result: dict[str, Any]) -> None:
+    usage = cli.mapping(result.get("usage"))
+    found.input_tokens = sum(int(usage.get(k) or 0) for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"))
+    found.output_tokens = int(usage.get("outputTokens") or 0)
 
 
-class CursorAgentBackend(CliBackend):
+class CursorAgentBackend(cli.CliBackend):
     name = "cursor-agent"
     env_keep = ("CURSOR_",)
     command = COMMAND
@@ -228,32 +215,25 @@ class CursorAgentBackend(CliBackend):
             args += ["--model", self._cli_model]
         return [*args, prompt]
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(prompt, self._acts_on(request)), where, request=request)
-            out = parse_stream(result.stdout, where.work)
-            ok = out.result is not None and not out.result.get("is_error")
-            checks = await self._run_checks(request, where) if ok else []
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
+        return cli.CliCall(self.argv(prompt, self._acts_on(request)))
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        return parse_stream(result.stdout, where.work)
+
+    def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
         if out.result is None:
             if result.returncode != 0:
-                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise cli_failure(self.name, "cursor-agent printed no result", tail(result.stderr) or tail(result.stdout),
-                              _LOGIN_HINT)
-        usage = usage_of(out.result)
+                return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+            evidence = cli.tail(result.stderr) or cli.tail(result.stdout)
+            return cli.cli_failure(self.name, "cursor-agent printed no result", evidence, _LOGIN_HINT)
         if out.result.get("is_error") or str(out.result.get("subtype") or "success") != "success":
             message = redact(str(out.result.get("result") or out.result.get("subtype") or "unknown error"))
-            raise cli_failure(self.name, "cursor-agent reported an error", message + "\n" + tail(result.stderr),
-                              _LOGIN_HINT, usage=usage)
+            evidence = message + "\n" + cli.tail(result.stderr)
+            return cli.cli_failure(self.name, "cursor-agent reported an error", evidence, _LOGIN_HINT, usage=out.usage)
         if result.returncode != 0:
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-        return Completion(
-            text=out.final_text if out.final_text.strip() else str(out.result.get("result") or ""),
-            usage=usage,
-            model=out.model or self.model,
-            latency_s=time.monotonic() - started,
-            trajectory=out.trajectory.with_steps(*checks),
-        )
+            return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+        return None
 
 
 @register_backend("cursor-agent")

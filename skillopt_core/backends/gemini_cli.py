@@ -53,37 +53,15 @@ from __future__ import annotations
 
 import logging
 import re
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, RequestFailed, Usage
-from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import (
-    CliBackend,
-    allowed_tools,
-    also_allowed,
-    cli_failure,
-    exit_error,
-    json_lines,
-    mapping,
-    tail,
-)
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import BackendError, CompletionRequest, RequestFailed
 from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    Change,
-    CommandRun,
-    FileChange,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
 
 log = logging.getLogger(__name__)
 
@@ -93,19 +71,13 @@ SHELL_TOOL = "run_shell_command"
 TURN_LIMIT_EXIT = 53
 _INSTALL_HINT = "Install Gemini CLI (npm i -g @google/gemini-cli) and run `gemini` once to log in."
 _LOGIN_HINT = "Check that `gemini -p hello` works in a terminal (log in with `gemini`, or set GEMINI_API_KEY)."
-_WRITE_TOOLS: dict[str, Change] = {"write_file": "added", "replace": "modified", "edit": "modified"}
+_WRITE_TOOLS: dict[str, tj.Change] = {"write_file": "added", "replace": "modified", "edit": "modified"}
 _KNOWN = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
 
 
 @dataclass
-class GeminiOutput:
-    text: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    model: str | None = None
-    errors: list[str] = field(default_factory=list)
+class GeminiOutput(cli.CliOutput):
     result_status: str | None = None
-    trajectory: Trajectory = field(default_factory=Trajectory)
 
 
 _NOT_FOUND = re.compile(r"^\S*(?:bash|sh)(?::| -c:)? (?:line \d+: |\d+: )?\S+: (?:command )?not found$", re.M)
@@ -119,10 +91,10 @@ def _exit_code(ok: bool, output: str) -> int | None:
     return 127 if _NOT_FOUND.search(output) else 0
 
 
-def _file_change(name: str, params: dict[str, Any], workdir: Path | None) -> FileChange | None:
+def _file_change(name: str, params: dict[str, Any], workdir: Path | None) -> tj.FileChange | None:
     path = params.get("file_path") or params.get("absolute_path") or params.get("path")
     if name in _WRITE_TOOLS and isinstance(path, str):
-        return FileChange(relative_path(path, workdir), _WRITE_TOOLS[name])
+        return tj.FileChange(cli.relative_path(path, workdir), _WRITE_TOOLS[name])
     return None
 
 
@@ -132,24 +104,21 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
     the answer is the last turn's text. ``run_shell_command`` calls become
     commands, ``write_file``/``replace`` file changes; unknown event types are
     kept as raw steps."""
-    events, _ = json_lines(stdout)
+    events, _ = cli.json_lines(stdout)
     found = GeminiOutput()
-    trace = TrajectoryBuilder()
+    trace = tj.TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     open_calls: list[str] = []
     chunks: list[str] = []
 
     def flush() -> None:
         if chunks and "".join(chunks).strip():
-            trace.add(TextStep(bounded("".join(chunks))))
+            trace.add(tj.TextStep(tj.bounded("".join(chunks))))
             found.text = "".join(chunks)
         chunks.clear()
 
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN:
-            trace.raw(event)
-        elif kind == "init":
+    for kind, event in cli.known_events(events, _KNOWN, trace):
+        if kind == "init":
             found.model = str(event.get("model") or "") or None
         elif kind == "message":
             if event.get("role") == "assistant" and isinstance(event.get("content"), str):
@@ -159,11 +128,11 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
         elif kind == "tool_use":
             flush()
             name = str(event.get("tool_name") or "?")
-            params = mapping(event.get("parameters"))
+            params = cli.mapping(event.get("parameters"))
             call_id = str(event.get("tool_id") or "")
             calls[call_id] = (name, params)
             open_calls.append(call_id)
-            trace.add(ToolCall(name, bounded(params, MAX_INPUT_CHARS), call_id))
+            trace.add(tj.ToolCall(name, tj.bounded(params, tj.MAX_INPUT_CHARS), call_id))
         elif kind == "tool_result":
             call_id = str(event.get("tool_id") or "")
             if not call_id and open_calls:  # a stream without tool ids: results follow their calls
@@ -171,16 +140,16 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             if call_id in open_calls:
                 open_calls.remove(call_id)
             name, params = calls.get(call_id, ("", {}))
-            error = mapping(event.get("error")) or None
+            error = cli.mapping(event.get("error")) or None
             ok = event.get("status") != "error"
             output = str(event["output"]) if isinstance(event.get("output"), str) else ""
             if error and not output:
                 output = str(error.get("message") or "")
-            trace.add(ToolResult(call_id, bounded(output), not ok, name))
+            trace.add(tj.ToolResult(call_id, tj.bounded(output), not ok, name))
             if name == SHELL_TOOL:
                 denied = error is not None and error.get("type") == "policy_violation"
-                trace.add(CommandRun(str(params.get("command") or ""), _exit_code(ok, output), bounded(output),
-                                     denied=denied))
+                trace.add(tj.CommandRun(str(params.get("command") or ""), _exit_code(ok, output), tj.bounded(output),
+                                        denied=denied))
             elif ok:
                 change = _file_change(name, params, workdir)
                 if change is not None:
@@ -193,7 +162,7 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
             found.result_status = str(event.get("status") or "")
             if isinstance(event.get("response"), str) and event["response"].strip():
                 found.text = event["response"]  # a result that carries the whole answer itself wins
-            stats = mapping(event.get("stats"))
+            stats = cli.mapping(event.get("stats"))
             found.input_tokens = int(stats.get("input_tokens") or 0)
             found.output_tokens = int(stats.get("output_tokens") or 0)
             error = event.get("error") if isinstance(event.get("error"), dict) else None
@@ -206,19 +175,15 @@ def parse_stream(stdout: str, workdir: Path | None = None) -> GeminiOutput:
     return found
 
 
-class GeminiCliBackend(CliBackend):
+class GeminiCliBackend(cli.CliBackend):
     name = "gemini-cli"
     env_keep = ("GEMINI_", "GOOGLE_")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
 
-    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self._allowed = allowed_tools(options)
-        super().__init__(model=model, role=role, options=options)
-
     def describe(self) -> str:
-        extra = also_allowed(self._allowed)
+        extra = cli.also_allowed(self._allowed)
         return f"gemini-cli:{self.model} (gemini -p, read-only tools{extra})"
 
     def tool_flags(self, request: CompletionRequest | None = None) -> list[str]:
@@ -235,31 +200,26 @@ class GeminiCliBackend(CliBackend):
             args += ["-m", self._cli_model]
         return args + self.tool_flags(request)
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(prompt, request), where, request=request)
-            out = parse_stream(result.stdout, where.work)
-            checks = await self._run_checks(request, where) if out.text is not None else []
-        usage = Usage(out.input_tokens, out.output_tokens, None)
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
+        return cli.CliCall(self.argv(prompt, request))
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        return parse_stream(result.stdout, where.work)
+
+    def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
         if result.returncode == TURN_LIMIT_EXIT:
-            raise RequestFailed(f"{self.name}: the agent reached Gemini CLI's turn limit without a final answer "
-                                "(maxSessionTurns in its settings).", usage=usage)
-        if result.returncode != 0 or out.result_status == "error":
+            return RequestFailed(f"{self.name}: the agent reached Gemini CLI's turn limit without a final answer "
+                                 "(maxSessionTurns in its settings).", usage=out.usage)
+        if result.returncode != 0 or getattr(out, "result_status", None) == "error":
             if out.errors:
-                raise cli_failure(self.name, f"gemini reported an error (exit code {result.returncode})",
-                                  redact(out.errors[-1]) + "\n" + tail(result.stderr), _LOGIN_HINT, usage=usage)
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
+                return cli.cli_failure(self.name, f"gemini reported an error (exit code {result.returncode})",
+                                       redact(out.errors[-1]) + "\n" + cli.tail(result.stderr), _LOGIN_HINT,
+                                       usage=out.usage)
+            return cli.exit_error(self.name, COMMAND, result, _LOGIN_HINT)
         if out.text is None:
-            raise cli_failure(self.name, "gemini finished without an answer (no assistant message)",
-                              tail(result.stderr), _LOGIN_HINT, usage=usage)
-        return Completion(
-            text=out.text,
-            usage=usage,
-            model=out.model or self.model,
-            latency_s=time.monotonic() - started,
-            trajectory=out.trajectory.with_steps(*checks),
-        )
+            return cli.cli_failure(self.name, "gemini finished without an answer (no assistant message)",
+                                   cli.tail(result.stderr), _LOGIN_HINT, usage=out.usage)
+        return None
 
 
 @register_backend("gemini-cli")

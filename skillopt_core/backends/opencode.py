@@ -56,38 +56,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import (
-    CliBackend,
-    allowed_tools,
-    also_allowed,
-    cli_failure,
-    exit_error,
-    json_lines,
-    mapping,
-    tail,
-)
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import BackendError, CompletionRequest
 from skillopt_core.backends.cli_skill import skill_doc
-from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    Change,
-    CommandRun,
-    FileChange,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +73,7 @@ CONFIG_ENV = "OPENCODE_CONFIG_CONTENT"
 READ_ONLY = {"edit": "deny", "bash": "deny", "webfetch": "deny"}
 _INSTALL_HINT = "Install OpenCode (npm i -g opencode-ai) and run `opencode auth login`."
 _LOGIN_HINT = "Check that `opencode run hello` works in a terminal (log in with `opencode auth login`)."
-_EDIT_TOOLS: dict[str, Change] = {"write": "added", "edit": "modified", "patch": "modified", "multiedit": "modified"}
+_EDIT_TOOLS: dict[str, tj.Change] = {"write": "added", "edit": "modified", "patch": "modified", "multiedit": "modified"}
 # What opencode 1.18 answers a tool call its permission rules deny (the call's ``state.error``).
 _DENIED = ("The user has specified a rule which prevents you from using this specific tool call",
            "The user rejected permission to use this specific tool call")
@@ -106,78 +82,65 @@ CONFIG_DIR_ENV = "OPENCODE_CONFIG_DIR"
 _KNOWN = frozenset({"step_start", "step_finish", "text", "tool_use", "error", "reasoning"})
 
 
-@dataclass
-class OpenCodeOutput:
-    text: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    errors: list[str] = field(default_factory=list)
-    trajectory: Trajectory = field(default_factory=Trajectory)
-
-
 def _num(value: Any) -> int:
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _tool_step(part: dict[str, Any], trace: TrajectoryBuilder, workdir: Path | None) -> None:
+def _tool_step(part: dict[str, Any], trace: tj.TrajectoryBuilder, workdir: Path | None) -> None:
     name = str(part.get("tool") or "?")
     call_id = str(part.get("callID") or part.get("id") or "")
-    state = mapping(part.get("state"))
-    tool_input = mapping(state.get("input"))
+    state = cli.mapping(part.get("state"))
+    tool_input = cli.mapping(state.get("input"))
     ok = state.get("status") != "error"
     output = str(state["output"]) if isinstance(state.get("output"), str) else str(state.get("error") or "")
-    meta = mapping(state.get("metadata"))
-    trace.add(ToolCall(name, bounded(tool_input, MAX_INPUT_CHARS), call_id))
-    trace.add(ToolResult(call_id, bounded(output), not ok, name))
+    meta = cli.mapping(state.get("metadata"))
+    trace.add(tj.ToolCall(name, tj.bounded(tool_input, tj.MAX_INPUT_CHARS), call_id))
+    trace.add(tj.ToolResult(call_id, tj.bounded(output), not ok, name))
     if name == "bash":
         code = meta.get("exit")
         denied = not ok and output.startswith(_DENIED)
         exit_code = int(code) if isinstance(code, int) else (0 if ok else None)
-        trace.add(CommandRun(str(tool_input.get("command") or ""), exit_code, bounded(output), denied=denied))
+        trace.add(tj.CommandRun(str(tool_input.get("command") or ""), exit_code, tj.bounded(output), denied=denied))
     elif name in _EDIT_TOOLS and ok and isinstance(tool_input.get("filePath"), str):
-        kind: Change = _EDIT_TOOLS[name]
+        kind: tj.Change = _EDIT_TOOLS[name]
         if name == "write" and meta.get("exists") is True:  # opencode says whether the file was there before
             kind = "modified"
-        trace.add(FileChange(relative_path(tool_input["filePath"], workdir), kind))
+        trace.add(tj.FileChange(cli.relative_path(tool_input["filePath"], workdir), kind))
 
 
-def parse_events(stdout: str, workdir: Path | None = None) -> OpenCodeOutput:
+def parse_events(stdout: str, workdir: Path | None = None) -> cli.CliOutput:
     """What ``opencode run --format json`` printed (see the module doc)."""
-    events, _ = json_lines(stdout)
-    found = OpenCodeOutput()
-    trace = TrajectoryBuilder()
+    events, _ = cli.json_lines(stdout)
+    found = cli.CliOutput()
+    trace = tj.TrajectoryBuilder()
     step_text: list[str] = []
     cost = 0.0
     costed = False
-    for event in events:
-        kind = event.get("type")
-        part = mapping(event.get("part"))
-        if kind not in _KNOWN:
-            trace.raw(event)
-        elif kind == "step_start":
+    for kind, event in cli.known_events(events, _KNOWN, trace):
+        part = cli.mapping(event.get("part"))
+        if kind == "step_start":
             step_text = []
         elif kind == "text" and isinstance(part.get("text"), str):
             step_text.append(part["text"])
             if part["text"].strip():
-                trace.add(TextStep(bounded(part["text"])))
+                trace.add(tj.TextStep(tj.bounded(part["text"])))
             if "".join(step_text).strip():
                 found.text = "".join(step_text)
         elif kind == "tool_use":
-            state = mapping(part.get("state"))
+            state = cli.mapping(part.get("state"))
             if state.get("status") in ("pending", "running"):
                 continue  # the same callID comes again once it finished
             _tool_step(part, trace, workdir)
         elif kind == "step_finish":
-            tokens = mapping(part.get("tokens"))
-            cache = mapping(tokens.get("cache"))
+            tokens = cli.mapping(part.get("tokens"))
+            cache = cli.mapping(tokens.get("cache"))
             found.input_tokens += _num(tokens.get("input")) + _num(cache.get("read")) + _num(cache.get("write"))
             found.output_tokens += _num(tokens.get("output")) + _num(tokens.get("reasoning"))
             if isinstance(part.get("cost"), (int, float)):
                 cost, costed = cost + float(part["cost"]), True
         elif kind == "error":
-            error = mapping(event.get("error"))
-            data = mapping(error.get("data"))
+            error = cli.mapping(event.get("error"))
+            data = cli.mapping(error.get("data"))
             name = str(error.get("name") or "")
             message = str(data.get("message") or error.get("message") or "error")
             found.errors.append(f"{name}: {message}" if name else message)
@@ -209,20 +172,18 @@ def skill_config_dir(meta: Path, skill_text: str, backend: str) -> Path | None:
     return folder.parent.parent
 
 
-class OpenCodeBackend(CliBackend):
+class OpenCodeBackend(cli.CliBackend):
     name = "opencode"
     # OpenCode reads many providers' keys from the environment (and {env:VAR} in its config).
     env_keep = ("OPENCODE_", "*_API_KEY", "AWS_", "AZURE_", "GOOGLE_APPLICATION_CREDENTIALS")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
-
-    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self._allowed = allowed_tools(options)
-        super().__init__(model=model, role=role, options=options)
+    login_hint = _LOGIN_HINT
+    no_answer = "no text part"
 
     def describe(self) -> str:
-        extra = also_allowed(self._allowed)
+        extra = cli.also_allowed(self._allowed)
         return f"opencode:{self.model} (opencode run, read-only permissions{extra})"
 
     def permissions(self, request: CompletionRequest | None = None) -> dict[str, Any]:
@@ -251,34 +212,17 @@ class OpenCodeBackend(CliBackend):
             args += ["-m", self._cli_model]
         return args
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        async with self._replay(request) as (where, prompt):
-            skills = skill_config_dir(where.meta, request.skill, self.name) if request.skill else None
-            result = await self._run(self.argv(), where, stdin_text=prompt, request=request,
-                                     extra_env=self.config_env(request, skills))
-            out = parse_events(result.stdout, where.work)
-            checks = await self._run_checks(request, where) if out.text is not None else []
-        usage = Usage(out.input_tokens, out.output_tokens, out.cost)
-        if out.text is None:
-            if out.errors:
-                evidence = redact(out.errors[-1])
-                if evidence.startswith("ProviderAuthError"):
-                    evidence += " (not logged in)"
-                raise cli_failure(self.name, "opencode reported an error", evidence, _LOGIN_HINT, usage=usage)
-            if result.returncode != 0:
-                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise cli_failure(self.name, "opencode finished without an answer (no text part)",
-                              tail(result.stderr), _LOGIN_HINT, usage=usage)
-        if result.returncode != 0:
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-        return Completion(
-            text=out.text,
-            usage=usage,
-            model=self.model,
-            latency_s=time.monotonic() - started,
-            trajectory=out.trajectory.with_steps(*checks),
-        )
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
+        skills = skill_config_dir(where.meta, request.skill, self.name) if request.skill else None
+        return cli.CliCall(self.argv(), stdin=prompt, env=self.config_env(request, skills))
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        return parse_events(result.stdout, where.work)
+
+    def failure(self, out: cli.CliOutput, result: cli.CliResult) -> BackendError | None:
+        if out.text is None and out.errors and out.errors[-1].startswith("ProviderAuthError"):
+            out.errors[-1] += " (not logged in)"
+        return super().failure(out, result)
 
 
 @register_backend("opencode")

@@ -37,37 +37,13 @@ Command (the package's ``docs/usage.md`` and ``docs/json.md``, pi 0.73.1)::
 from __future__ import annotations
 
 import re
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.backends import cli_common as cli
 from skillopt_core.backends import register_backend
-from skillopt_core.backends.base import Completion, CompletionRequest, Usage
-from skillopt_core.backends.claude_code import relative_path
-from skillopt_core.backends.cli_common import (
-    CliBackend,
-    allowed_tools,
-    also_allowed,
-    cli_failure,
-    exit_error,
-    json_lines,
-    mapping,
-    tail,
-)
-from skillopt_core.backends.keys import redact
-from skillopt_core.backends.trajectory import (
-    MAX_INPUT_CHARS,
-    Change,
-    CommandRun,
-    FileChange,
-    TextStep,
-    ToolCall,
-    ToolResult,
-    Trajectory,
-    TrajectoryBuilder,
-    bounded,
-)
+from skillopt_core.backends import trajectory as tj
+from skillopt_core.backends.base import CompletionRequest
 
 COMMAND = "pi"
 SKILL_DIR = ".pi/skills"
@@ -76,21 +52,10 @@ EDIT_TOOLS = ("edit", "write")
 _INSTALL_HINT = "Install Pi (npm i -g @mariozechner/pi-coding-agent) and run `pi` once to log in (/login)."
 _LOGIN_HINT = "Check that `pi -p hello` works in a terminal (/login in `pi`, a provider in models.json, or a key)."
 _EXIT_RX = re.compile(r"Command exited with code (\d+)\s*$")
-_CHANGES: dict[str, Change] = {"write": "added", "edit": "modified"}
+_CHANGES: dict[str, tj.Change] = {"write": "added", "edit": "modified"}
 _KNOWN = frozenset({"session", "agent_start", "agent_end", "turn_start", "turn_end", "message_start",
                     "message_update", "message_end", "tool_execution_start", "tool_execution_update",
                     "tool_execution_end"})
-
-
-@dataclass
-class PiOutput:
-    text: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    model: str | None = None
-    errors: list[str] = field(default_factory=list)
-    trajectory: Trajectory = field(default_factory=Trajectory)
 
 
 def _list(value: Any) -> list[Any]:
@@ -108,28 +73,24 @@ def _result_text(result: Any) -> str:
     return result if isinstance(result, str) else ""
 
 
-def parse_events(stdout: str, workdir: Path | None = None) -> PiOutput:
+def parse_events(stdout: str, workdir: Path | None = None) -> cli.CliOutput:
     """What ``pi -p --mode json`` printed (see the module doc)."""
-    events, _ = json_lines(stdout)
-    found = PiOutput()
-    trace = TrajectoryBuilder()
+    events, _ = cli.json_lines(stdout)
+    found = cli.CliOutput()
+    trace = tj.TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     cost, costed = 0.0, False
-    for event in events:
-        kind = event.get("type")
-        if kind not in _KNOWN:
-            trace.raw(event)
-            continue
+    for kind, event in cli.known_events(events, _KNOWN, trace):
         if kind == "message_end":
-            msg = mapping(event.get("message"))
+            msg = cli.mapping(event.get("message"))
             if msg.get("role") != "assistant":
                 continue
             if isinstance(msg.get("model"), str):
                 found.model = msg["model"]
-            usage = mapping(msg.get("usage"))
+            usage = cli.mapping(msg.get("usage"))
             found.input_tokens += sum(_num(usage.get(k)) for k in ("input", "cacheRead", "cacheWrite"))
             found.output_tokens += _num(usage.get("output"))
-            money = mapping(usage.get("cost"))
+            money = cli.mapping(usage.get("cost"))
             if isinstance(money.get("total"), (int, float)):
                 cost, costed = cost + float(money["total"]), True
             if msg.get("stopReason") == "error":
@@ -142,46 +103,44 @@ def parse_events(stdout: str, workdir: Path | None = None) -> PiOutput:
                     texts.append(item["text"])
                 elif item.get("type") == "toolCall":
                     name = str(item.get("name") or "?")
-                    args = mapping(item.get("arguments"))
+                    args = cli.mapping(item.get("arguments"))
                     call_id = str(item.get("id") or "")
                     calls[call_id] = (name, args)
-                    trace.add(ToolCall(name, bounded(args, MAX_INPUT_CHARS), call_id))
+                    trace.add(tj.ToolCall(name, tj.bounded(args, tj.MAX_INPUT_CHARS), call_id))
             text = "".join(texts)
             if text.strip():
-                trace.add(TextStep(bounded(text)))
+                trace.add(tj.TextStep(tj.bounded(text)))
                 found.text = text
         elif kind == "tool_execution_end":
             call_id = str(event.get("toolCallId") or "")
             name, args = calls.get(call_id, (str(event.get("toolName") or "?"), {}))
             failed = bool(event.get("isError"))
             output = _result_text(event.get("result"))
-            trace.add(ToolResult(call_id, bounded(output), failed, name))
+            trace.add(tj.ToolResult(call_id, tj.bounded(output), failed, name))
             if name == "bash":
                 code = _EXIT_RX.search(output) if failed else None
                 exit_code = 0 if not failed else int(code.group(1)) if code else None
-                trace.add(CommandRun(str(args.get("command") or ""), exit_code, bounded(output)))
+                trace.add(tj.CommandRun(str(args.get("command") or ""), exit_code, tj.bounded(output)))
             path = args.get("path")
             if name in _CHANGES and not failed and isinstance(path, str):
-                trace.add(FileChange(relative_path(path, workdir), _CHANGES[name]))
+                trace.add(tj.FileChange(cli.relative_path(path, workdir), _CHANGES[name]))
     found.cost = cost if costed else None
     found.trajectory = trace.build()
     return found
 
 
-class PiBackend(CliBackend):
+class PiBackend(cli.CliBackend):
     name = "pi"
     # Pi reads its providers' keys from the environment (and its own folder's variables).
     env_keep = ("PI_", "*_API_KEY")
     command = COMMAND
     skill_dir = SKILL_DIR
     install_hint = _INSTALL_HINT
-
-    def __init__(self, *, model: str | None, role: str, options: dict[str, Any]) -> None:
-        self._allowed = allowed_tools(options)
-        super().__init__(model=model, role=role, options=options)
+    login_hint = _LOGIN_HINT
+    no_answer = "no assistant text"
 
     def describe(self) -> str:
-        return f"pi:{self.model} (pi -p, read-only tools{also_allowed(self._allowed)})"
+        return f"pi:{self.model} (pi -p, read-only tools{cli.also_allowed(self._allowed)})"
 
     def tools(self, request: CompletionRequest | None = None) -> list[str]:
         """The tools the agent is given (see the module doc)."""
@@ -199,24 +158,11 @@ class PiBackend(CliBackend):
             args += ["--model", self._cli_model]
         return args
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.monotonic()
-        async with self._replay(request) as (where, prompt):
-            result = await self._run(self.argv(prompt, request), where, request=request)
-            out = parse_events(result.stdout, where.work)
-            checks = await self._run_checks(request, where) if out.text is not None else []
-        usage = Usage(out.input_tokens, out.output_tokens, out.cost)
-        if out.text is None:
-            if out.errors:
-                raise cli_failure(self.name, "pi reported an error", redact(out.errors[-1]), _LOGIN_HINT, usage=usage)
-            if result.returncode != 0:
-                raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-            raise cli_failure(self.name, "pi finished without an answer (no assistant text)",
-                              tail(result.stderr), _LOGIN_HINT, usage=usage)
-        if result.returncode != 0:
-            raise exit_error(self.name, COMMAND, result, _LOGIN_HINT)
-        return Completion(text=out.text, usage=usage, model=out.model or self.model,
-                          latency_s=time.monotonic() - started, trajectory=out.trajectory.with_steps(*checks))
+    def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
+        return cli.CliCall(self.argv(prompt, request))
+
+    def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
+        return parse_events(result.stdout, where.work)
 
 
 @register_backend("pi")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -28,36 +27,11 @@ from typing import Any
 
 from skillopt_core import Backend, BackendSpec, Completion, CompletionRequest, Settings, create_backend
 from sleep import paths
-from sleep.hosts import replay_backends, source_family
+from sleep.hosts import cli_ready, replay_backends, replaying, source_family
 from sleep.redact import Redactor, map_strings
 
 CLI_BACKENDS = replay_backends()  # family -> backend replaying through its CLI (sleep/hosts/)
 HOST_FAMILY = source_family()  # transcript source -> family
-
-
-def cli_ready(family: str) -> tuple[bool, str]:
-    """Is the host's CLI installed and (by its files) logged in?"""
-    from sleep.hosts import ready_check
-
-    check = ready_check(family)
-    if check is not None:
-        return check()
-    if family == "claude-code":
-        from skillopt_core.backends.auto import claude_login
-
-        return claude_login()
-    exe = "codex" if family == "codex" else "copilot"
-    if shutil.which(exe) is None:
-        return False, f"`{exe}` is not on PATH"
-    if family == "codex":
-        auth = paths.codex_home() / "auth.json"
-        if auth.is_file() or os.environ.get("OPENAI_API_KEY"):
-            return True, f"`codex` is on PATH and {auth.name if auth.is_file() else 'OPENAI_API_KEY'} is set"
-        return False, f"`codex` is on PATH but not logged in (no {auth})"
-    config = paths.copilot_cli_home() / "config.json"
-    if config.is_file() or os.environ.get("GH_TOKEN") or os.environ.get("GITHUB_TOKEN"):
-        return True, "`copilot` is on PATH with a login"
-    return False, f"`copilot` is on PATH but not logged in (no {config})"
 
 
 def target_backend(hosts: Counter[str], setting: str, settings: Settings,
@@ -91,7 +65,8 @@ def target_backend(hosts: Counter[str], setting: str, settings: Settings,
 
 def replay_host(target: str) -> str | None:
     """The host family whose agent CLI the ``target`` backend replays through (None: a model backend)."""
-    return next((family for family, backend in CLI_BACKENDS.items() if backend == target.replace("_", "-")), None)
+    host = replaying(target)
+    return host.family if host is not None and host.replay == target.replace("_", "-") else None
 
 
 def redact_completion(completion: Completion, redactor: Redactor) -> Completion:

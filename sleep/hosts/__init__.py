@@ -12,7 +12,8 @@ harvest.
 Derived here: :func:`source_groups` (``harvest --source``, the MCP tool's
 ``source``), :func:`source_names` (``sessions --host``), :func:`source_family`
 (``sleep.cycle.backends.HOST_FAMILY``), :func:`replay_backends`
-(``CLI_BACKENDS``), :func:`home_flags` (``harvest --claude-home``...),
+(``CLI_BACKENDS``), :func:`replaying` (a replay CLI's host: its ready check
+:func:`cli_ready`, sandbox and API hosts), :func:`home_flags` (``harvest --claude-home``...),
 :func:`home_env_vars` (what a scheduled night and the MCP server carry),
 :func:`watch_roots` (the watcher) and :func:`skills_of` (skill folders).
 """
@@ -23,23 +24,26 @@ import importlib
 import sys
 from pathlib import Path
 
-from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch, load_ref
+from sleep.hosts.host import Home, Host, Mcp, Sandbox, Skills, Source, Watch, load_ref
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "Home",
     "Host",
     "Mcp",
+    "Sandbox",
     "Skills",
     "Source",
     "Watch",
     "all_hosts",
+    "cli_ready",
     "get",
     "home_env_vars",
     "home_flags",
     "ready_check",
     "register",
     "replay_backends",
+    "replaying",
     "skills_of",
     "source",
     "source_family",
@@ -219,12 +223,26 @@ def watch_roots() -> list[tuple[str, Path, Watch]]:
     return out
 
 
+def replaying(name: str) -> Host | None:
+    """The host whose replay CLI ``name`` is: a replay backend's name (``gemini-cli``) or
+    the family of a host that replays (``gemini``); None for a model backend."""
+    name = name.replace("_", "-")
+    return next((h for h in all_hosts() if h.replay and name in (h.replay, h.family)), None)
+
+
 def ready_check(family: str):
     """The ``(ready, why)`` check of the replay CLI of ``family`` (None: not described)."""
-    for h in all_hosts():
-        if h.family == family and h.ready:
-            return load_ref(h.ready)
-    return None
+    host = replaying(family)
+    return load_ref(host.ready) if host is not None and host.ready else None
+
+
+def cli_ready(family: str) -> tuple[bool, str]:
+    """Is the replay CLI of ``family`` (or of the replay backend of that name) installed and,
+    by its files and variables, logged in? (:attr:`Host.ready`; nothing is started.)"""
+    check = ready_check(family)
+    if check is None:
+        return False, f"{family} has no agent CLI that replays its tasks"
+    return check()
 
 
 def skills_of(family: str) -> Skills | None:

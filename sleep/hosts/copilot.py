@@ -3,7 +3,7 @@ folder, :func:`sleep.paths.vscode_user_dirs`) and the Copilot CLI (``$COPILOT_HO
 default ``~/.copilot``); replayed with ``copilot -p``; skills in ``.github/skills``; the
 MCP server registered by ``skillopt-sleep integrate copilot`` (:mod:`sleep.integrations.copilot`)."""
 
-from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
+from sleep.hosts.host import Home, Host, Mcp, Sandbox, Skills, Source, Watch
 
 CLI_HOME = Home("COPILOT_HOME", {"*": ".copilot"}, flag="--copilot-home", label="Copilot CLI home")
 # Linux ~/.config/Code/User, macOS ~/Library/Application Support/Code/User, Windows %APPDATA%\Code\User,
@@ -21,6 +21,10 @@ HOST = Host(
                watch=(Watch("session-state"), Watch("history-session-state", recursive=False))),
     ),
     replay="copilot",
+    ready="sleep.hosts.ready:copilot",
+    sandbox=Sandbox(folder=".copilot", folder_env="COPILOT_HOME", auth_files=("config.json",),
+                    key_vars=("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN")),
+    api_hosts=("api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com"),
     skills=Skills(project=(".github/skills",)),
     mcp=Mcp(integrate="copilot", plugin="copilot",
             configs=("VS Code's User/mcp.json (key servers)", "$COPILOT_HOME/mcp-config.json (key mcpServers)")),

@@ -13,7 +13,7 @@ stream-json`` (the ``cursor-agent`` backend); skills in ``.cursor/skills`` and
 MCP server registered by ``skillopt-sleep integrate cursor`` in ``~/.cursor/mcp.json``
 (:mod:`sleep.integrations.mcp_json`)."""
 
-from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
+from sleep.hosts.host import Home, Host, Mcp, Sandbox, Skills, Source, Watch
 
 HOME = Home(None, {"*": ".cursor"})
 AGENTS = Home(None, {"*": ".agents"})
@@ -32,6 +32,9 @@ HOST = Host(
                            Watch("workspaceStorage", names=_DB)))),
     replay="cursor-agent",
     ready="sleep.hosts.ready:cursor",
+    sandbox=Sandbox(folder=".config/cursor", auth_files=("auth.json",), home_files=(".cursor/cli-config.json",),
+                    key_vars=("CURSOR_API_KEY",)),
+    api_hosts=("api2.cursor.sh", "*.cursor.sh", "api.cursor.com"),
     skills=Skills(project=(".cursor/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills")),
                   rules=(".cursor/rules",)),
     mcp=Mcp(integrate="cursor", configs=("~/.cursor/mcp.json (key mcpServers)",)),

@@ -6,7 +6,7 @@ Skills: workspace ``.gemini/skills`` or its ``.agents/skills`` alias, user
 ``~/.gemini/skills`` or ``~/.agents/skills`` (https://geminicli.com/docs/cli/using-agent-skills/,
 "Discovery tiers")."""
 
-from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
+from sleep.hosts.host import Home, Host, Mcp, Sandbox, Skills, Source, Watch
 
 HOME = Home("GEMINI_CLI_HOME", {"*": ".gemini"}, under_env=".gemini")
 AGENTS = Home(None, {"*": ".agents"})
@@ -19,6 +19,12 @@ HOST = Host(
                     watch=(Watch("tmp", names=("*.jsonl", "*.json")),)),),
     replay="gemini-cli",
     ready="sleep.hosts.ready:gemini",
+    # GEMINI_CLI_HOME is the folder *above* .gemini, so no variable is moved.
+    sandbox=Sandbox(folder=".gemini", auth_files=("oauth_creds.json", "google_accounts.json", "settings.json"),
+                    key_vars=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+                              "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"),
+                    endpoints="sleep.replay.endpoints:gemini"),
+    api_hosts=("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"),
     skills=Skills(project=(".gemini/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),
     mcp=Mcp(integrate="gemini", configs=("$GEMINI_CLI_HOME/.gemini/settings.json (key mcpServers)",)),
 )

@@ -142,6 +142,33 @@ class Mcp:
 
 
 @dataclass(frozen=True)
+class Sandbox:
+    """What a host's replay CLI is given in the sandbox (:mod:`sleep.replay.sandbox`,
+    :mod:`sleep.replay.egress`).
+
+    ``folder``: where the CLI keeps its login under HOME (``/`` separated); ``folder_env``:
+    the variable that moves it (read for the person's copy, set to the scratch copy inside);
+    ``auth_files``: the files in ``folder`` copied (0600) into the scratch HOME;
+    ``home_files``: other files under HOME copied too. ``key_vars``: the only variables
+    besides the basics that reach the CLI (its keys and endpoints); ``switched_vars``:
+    ``(switch, names)`` pairs, the names passing only when the switch is set and is a key
+    variable; ``extra_env``: settings it is given inside (no telemetry, no update checks).
+    ``env_keys`` and ``endpoints``: ``"module:function"`` taking ``(env, home)`` and returning
+    more key variables (those its configuration names) and the URLs of the model endpoints
+    its environment and configuration name (let through by the egress proxy)."""
+
+    folder: str = ""
+    folder_env: str = ""
+    auth_files: tuple[str, ...] = ()
+    home_files: tuple[str, ...] = ()
+    key_vars: tuple[str, ...] = ()
+    switched_vars: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()
+    env_keys: str | None = None
+    endpoints: str | None = None
+
+
+@dataclass(frozen=True)
 class Host:
     """One host (see the module docstring).
 
@@ -150,7 +177,11 @@ class Host:
     ``replay``: the skillopt backend that replays its tasks through its own CLI
     (None: no CLI replay yet; the night uses the configured model backend).
     ``ready``: ``"module:function"`` returning ``(ready, why)``: is that CLI
-    installed and logged in (None: :func:`sleep.cycle.backends.cli_ready` knows).
+    installed and logged in (:mod:`sleep.hosts.ready`); ``probe_ready``: a looser check
+    ``doctor --probe`` uses instead (the CLI may run without a login file; a night does
+    not count that). ``sandbox``: its login files, key variables and
+    endpoints (:class:`Sandbox`); ``api_hosts``: the hosts (``*`` patterns) of its
+    vendors' model APIs the sandbox lets it reach on port 443.
     """
 
     name: str
@@ -159,6 +190,9 @@ class Host:
     family: str = ""
     replay: str | None = None
     ready: str | None = None
+    probe_ready: str | None = None
+    sandbox: Sandbox = field(default_factory=Sandbox)
+    api_hosts: tuple[str, ...] = ()
     skills: Skills | None = None
     mcp: Mcp = field(default_factory=Mcp)
 
@@ -167,3 +201,5 @@ class Host:
             object.__setattr__(self, "family", self.name)
         if not self.sources:
             raise ValueError(f"host {self.name!r} has no transcript source")
+        if self.replay and not self.ready:
+            raise ValueError(f"host {self.name!r} replays through {self.replay!r} but names no ready check")

@@ -8,7 +8,7 @@ project, ``~/.pi/agent/skills`` and ``~/.agents/skills`` (the package's ``docs/s
 to integrate. Replayed with ``pi -p --mode json`` (the ``pi`` backend,
 :mod:`skillopt_core.backends.pi`)."""
 
-from sleep.hosts.host import Home, Host, Mcp, Skills, Source, Watch
+from sleep.hosts.host import Home, Host, Mcp, Sandbox, Skills, Source, Watch
 
 HOME = Home("PI_CODING_AGENT_DIR", {"*": ".pi/agent"}, flag="--pi-home", label="Pi agent folder")
 AGENTS = Home(None, {"*": ".agents"})
@@ -20,6 +20,15 @@ HOST = Host(
                     watch=(Watch("sessions", names=("*.jsonl",)),)),),
     replay="pi",
     ready="sleep.hosts.ready:pi",
+    # /login's tokens in auth.json; a custom provider (baseUrl, apiKey) in models.json.
+    sandbox=Sandbox(folder=".pi/agent", folder_env="PI_CODING_AGENT_DIR",
+                    auth_files=("auth.json", "models.json", "settings.json"),
+                    key_vars=("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY",
+                              "GROQ_API_KEY", "XAI_API_KEY", "MISTRAL_API_KEY", "CEREBRAS_API_KEY", "PI_OFFLINE"),
+                    endpoints="sleep.replay.endpoints:pi"),
+    # Pi talks to whichever provider the person chose (a custom one: its models.json baseUrl).
+    api_hosts=("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai",
+               "api.groq.com", "api.x.ai", "api.mistral.ai", "api.cerebras.ai"),
     skills=Skills(project=(".pi/skills", ".agents/skills"), user=((HOME, "skills"), (AGENTS, "skills"))),
     mcp=Mcp(),
 )

@@ -1,8 +1,7 @@
-"""Is a host's replay CLI installed and logged in? One check per host whose
-:class:`~sleep.hosts.host.Host` names it (``ready="sleep.hosts.ready:<function>"``);
-each returns ``(ready, why)`` from the files and variables the CLI authenticates
-with, without starting it. (Claude Code, Codex and Copilot keep theirs in
-:func:`sleep.cycle.backends.cli_ready`.)"""
+"""Is a host's replay CLI installed and logged in? One check per host that replays,
+named by its :class:`~sleep.hosts.host.Host` (``ready="sleep.hosts.ready:<function>"``,
+called by :func:`sleep.hosts.cli_ready`); each returns ``(ready, why)`` from the files
+and variables the CLI authenticates with, without starting it."""
 
 from __future__ import annotations
 
@@ -28,6 +27,31 @@ def _check(exe: str, files: list[Path], variables: tuple[str, ...], login: str) 
     if found:
         return True, f"`{exe}` is on PATH and {found} is set"
     return False, f"`{exe}` is on PATH but not logged in (no {files[0]}; {login})"
+
+
+def claude_code() -> tuple[bool, str]:
+    from skillopt_core.backends.auto import claude_login
+
+    return claude_login()
+
+
+def claude_code_by_key() -> tuple[bool, str]:
+    """Logged in, or pointed at a gateway or the API by key (no login file for :func:`claude_code` to find)."""
+    ready, why = claude_code()
+    key = next((k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(k)), None)
+    if not ready and key and shutil.which("claude"):
+        return True, f"`claude` is on PATH and {key} is set"
+    return ready, why
+
+
+def codex() -> tuple[bool, str]:
+    return _check("codex", [paths.codex_home() / "auth.json"], ("OPENAI_API_KEY",),
+                  "run `codex login`, or set OPENAI_API_KEY")
+
+
+def copilot() -> tuple[bool, str]:
+    return _check("copilot", [paths.copilot_cli_home() / "config.json"], ("GH_TOKEN", "GITHUB_TOKEN"),
+                  "run `copilot` and /login, or set GH_TOKEN")
 
 
 def gemini() -> tuple[bool, str]:

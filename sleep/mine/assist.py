@@ -22,6 +22,7 @@ from typing import Any
 import jsonschema
 
 from skillopt_core import Backend, BackendError, CompletionRequest
+from skillopt_core.tasks.judges.spec import text_rule_types
 from sleep.mine import store
 from sleep.mine.rules import Evidence, keep_rule, summary
 from sleep.mine.select import PoolItem
@@ -33,18 +34,48 @@ CONFIRM_SCHEMA = {
                    "groups": {"type": "array", "items": {"type": "array", "items": {"type": "integer", "minimum": 0}}}},
     "required": ["same_task"],
 }
-RULE_SCHEMA = {
-    "type": "object",
-    "properties": {"type": {"enum": ["contains", "not_contains", "regex", "max_chars", "json_valid"]},
-                   "value": {"type": "string"}, "values": {"type": "array", "items": {"type": "string"}},
-                   "pattern": {"type": "string"}, "limit": {"type": "integer"}},
-    "required": ["type"],
+# JSON types of the text judges' options (their names and meanings come from the judge registry).
+_OPTION_TYPES: dict[str, dict[str, Any]] = {
+    "value": {"type": "string"}, "values": {"type": "array", "items": {"type": "string"}},
+    "pattern": {"type": "string"}, "flags": {"type": "string"}, "limit": {"type": "integer"},
+    "case_sensitive": {"type": "boolean"}, "schema": {"type": "object"},
 }
-JUDGE_SCHEMA = {
-    "type": "object",
-    "properties": {"rubric": {"type": "string", "maxLength": 4000}, "rules": {"type": "array", "items": RULE_SCHEMA}},
-    "required": ["rubric", "rules"],
-}
+# Options of the text judges a proposal leaves out (a JSON Schema of its own is not what a person said).
+_NOT_PROPOSED = frozenset({"schema", "flags", "case_sensitive"})
+
+
+def _proposed_options() -> dict[str, list[str]]:
+    """Judge type -> the options a proposed rule may carry: the judges that grade the answer text
+    alone (:func:`skillopt_core.tasks.judges.spec.text_rule_types`)."""
+    return {t.name: [o for o in t.options if o not in _NOT_PROPOSED] for t in text_rule_types()}
+
+
+def rule_schema() -> dict[str, Any]:
+    """What a proposed rule may be, derived from the judge registry."""
+    kinds = _proposed_options()
+    options = sorted({o for opts in kinds.values() for o in opts})
+    return {"type": "object",
+            "properties": {"type": {"enum": list(kinds)}, **{o: _OPTION_TYPES.get(o, {}) for o in options}},
+            "required": ["type"]}
+
+
+def judge_schema() -> dict[str, Any]:
+    return {"type": "object",
+            "properties": {"rubric": {"type": "string", "maxLength": 4000},
+                           "rules": {"type": "array", "items": rule_schema()}},
+            "required": ["rubric", "rules"]}
+
+
+def _rule_shapes() -> str:
+    """``{"type": "contains", "value": ...}`` and the others, for the prompt."""
+    shapes = []
+    for kind, options in _proposed_options().items():
+        fields = "".join(f", \"{o}\": {'[s, ...]' if o == 'values' else 'n' if o == 'limit' else 's'}"
+                         for o in options)
+        shapes.append(f"{{\"type\": \"{kind}\"{fields}}}")
+    return ", ".join(shapes)
+
+
 _CONFIRM_SYSTEM = (
     "You check groups of prompts a person typed to a coding agent in different sessions of one project. "
     "Decide whether every prompt asks for the same recurring task: the same kind of work with the same "
@@ -52,13 +83,15 @@ _CONFIRM_SYSTEM = (
     "share words but ask for different work (running the tests vs running the linter; adding a column vs "
     "dropping a table) are different tasks. Reply with JSON only: {\"same_task\": true} or "
     "{\"same_task\": false, \"groups\": [[indices of one task], ...]} covering every index once.")
-_JUDGE_SYSTEM = (
-    "You write the grading instructions for a recurring coding-agent task, from what the person said when "
-    "they corrected or accepted answers. Reply with JSON only: {\"rubric\": text, \"rules\": [...]}. A rule is "
-    "one of {\"type\": \"contains\", \"value\": s}, {\"type\": \"not_contains\", \"values\": [s, ...]}, "
-    "{\"type\": \"regex\", \"pattern\": p}, {\"type\": \"max_chars\", \"limit\": n}, {\"type\": \"json_valid\"}, "
-    "checked against the agent's final answer text. Only propose a rule the person's own words justify; "
-    "leave out anything you cannot express as such a rule (put it in the rubric instead).")
+
+
+def _judge_system() -> str:
+    return (
+        "You write the grading instructions for a recurring coding-agent task, from what the person said when "
+        "they corrected or accepted answers. Reply with JSON only: {\"rubric\": text, \"rules\": [...]}. A rule "
+        f"is one of {_rule_shapes()}, checked against the agent's final answer text. Only propose a rule the "
+        "person's own words justify; leave out anything you cannot express as such a rule (put it in the rubric "
+        "instead).")
 
 
 @dataclass
@@ -132,7 +165,7 @@ class Assistant:
                    "corrections": [c.get("text") for c in d.evidence.corrections][:10],
                    "accepted_answers": [a[:400] for a in d.evidence.accepted][:3],
                    "current_rules": [r for r in d.record.judge if r.get("type") != "rubric"]}
-        reply = self._ask(conn, "judge", _JUDGE_SYSTEM, json.dumps(payload, ensure_ascii=False), JUDGE_SCHEMA)
+        reply = self._ask(conn, "judge", _judge_system(), json.dumps(payload, ensure_ascii=False), judge_schema())
         if not reply:
             return
         rules: list[dict[str, Any]] = []

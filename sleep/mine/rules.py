@@ -37,6 +37,7 @@ from typing import Any
 
 from skillopt_core import JudgeError, validate_judge_spec
 from skillopt_core.tasks.judges.outcome import command_matches, is_check_command
+from skillopt_core.tasks.judges.rules import word_absent_pattern
 from sleep.rule_text import write_rule
 
 MAX_RULES = 6
@@ -229,12 +230,6 @@ def clashes(forbidden: str, required: str) -> bool:
         return True
     head = f.split()[0] if f.split() else f
     return head != r and f in r + f[len(head):]
-
-
-def word_absent_pattern(phrases: list[str]) -> str:
-    """A regex that matches (at the start) only text without any of ``phrases`` as whole words."""
-    alts = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
-    return rf"^(?![\s\S]*(?<![\w.-])(?:{alts})(?![\w-]))"
 
 
 def _holds(rule: dict[str, Any], answer: str) -> bool:

@@ -10,8 +10,8 @@ sandbox gets exactly that:
   CLI sends to ``HTTP_PROXY`` for an ``http://`` base URL). It lets through
   only
 
-  * the hosts of :data:`API_HOSTS` for the CLI family on port 443 (the vendors'
-    own APIs, HTTPS only),
+  * the hosts of the CLI's host's :attr:`sleep.hosts.Host.api_hosts` on port 443
+    (the vendors' own APIs, HTTPS only),
   * the endpoints the CLI is configured with (:func:`sleep.replay.endpoints.configured_endpoints`:
     ``ANTHROPIC_BASE_URL``, the Bedrock or Vertex endpoints when Claude Code's
     switches are set, ``OPENAI_BASE_URL``, the Codex provider's ``base_url`` in
@@ -55,6 +55,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from skillopt_core.replay import night_folder
+from sleep.hosts import replaying
 from sleep.replay.endpoints import (
     Endpoint,
     _norm,
@@ -64,18 +65,6 @@ from sleep.replay.endpoints import (
     person_proxy,
 )
 
-API_HOSTS: dict[str, tuple[str, ...]] = {
-    "claude-code": ("api.anthropic.com", "*.anthropic.com", "statsig.anthropic.com"),
-    "codex": ("api.openai.com", "chatgpt.com", "*.chatgpt.com", "auth.openai.com"),
-    "copilot": ("api.githubcopilot.com", "*.githubcopilot.com", "api.github.com", "github.com"),
-    "gemini-cli": ("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com"),
-    # OpenCode talks to whichever provider the person configured; the common ones and OpenCode Zen.
-    "opencode": ("api.anthropic.com", "api.openai.com", "opencode.ai", "*.opencode.ai"),
-    "cursor-agent": ("api2.cursor.sh", "*.cursor.sh", "api.cursor.com"),
-    # Pi talks to whichever provider the person chose (a custom one: its models.json baseUrl).
-    "pi": ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "openrouter.ai",
-           "api.groq.com", "api.x.ai", "api.mistral.ai", "api.cerebras.ai"),
-}
 BRIDGE_PORT = 3128
 _MAX_HEADER = 8192
 
@@ -168,7 +157,8 @@ class EgressProxy:
         """The proxy a night gives ``family``'s CLI: its vendor hosts, its configured endpoints,
         ``extra`` (``sleep.replay_api_hosts``: URLs, ``host:port``, ``host``) and the person's proxy."""
         endpoints = list(configured_endpoints(family, env, home))
-        patterns = list(API_HOSTS.get(family, ()))
+        host = replaying(family)
+        patterns = list(host.api_hosts if host is not None else ())
         for item in extra:
             item = str(item).strip()
             if "*" in item:

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from sleep.hosts import replaying
+from sleep.hosts.host import load_ref
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -125,33 +128,44 @@ def _read(path: Path) -> str:
         return ""
 
 
+def claude_code(env: Mapping[str, str], home: Path) -> list[str]:
+    """``ANTHROPIC_BASE_URL``, and the Bedrock or Vertex endpoints when Claude Code's switches are set."""
+    urls = [env.get("ANTHROPIC_BASE_URL", "")]
+    if env.get("CLAUDE_CODE_USE_BEDROCK"):
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        urls += [env.get("ANTHROPIC_BEDROCK_BASE_URL") or f"https://bedrock-runtime.{region}.amazonaws.com"]
+    if env.get("CLAUDE_CODE_USE_VERTEX"):
+        region = env.get("CLOUD_ML_REGION") or "us-east5"
+        urls += [env.get("ANTHROPIC_VERTEX_BASE_URL") or f"https://{region}-aiplatform.googleapis.com",
+                 "https://aiplatform.googleapis.com", "https://oauth2.googleapis.com"]
+    return urls
+
+
+def codex(env: Mapping[str, str], home: Path) -> list[str]:
+    return [env.get("OPENAI_BASE_URL", ""), *_codex_endpoints(env, home)]
+
+
+def opencode(env: Mapping[str, str], home: Path) -> list[str]:
+    return [env.get("ANTHROPIC_BASE_URL", ""), env.get("OPENAI_BASE_URL", ""), *_opencode_endpoints(env, home)]
+
+
+def gemini(env: Mapping[str, str], home: Path) -> list[str]:
+    return [env.get("GOOGLE_GEMINI_BASE_URL", ""), env.get("GOOGLE_VERTEX_BASE_URL", "")]
+
+
+def pi(env: Mapping[str, str], home: Path) -> list[str]:
+    return _pi_endpoints(env, home)
+
+
 def configured_endpoints(family: str, env: Mapping[str, str] | None = None,
                          home: Path | None = None) -> tuple[Endpoint, ...]:
-    """The model endpoints ``family``'s CLI is configured with in ``env`` (default: this process's)
-    and the person's configuration files under ``home``: see the module docstring."""
+    """The model endpoints ``family``'s CLI (a replay backend or host family) is configured with
+    in ``env`` (default: this process's) and the person's configuration files under ``home``:
+    what its host's :attr:`sleep.hosts.Sandbox.endpoints` reads (see the module docstring)."""
     env = os.environ if env is None else env
     home = home or Path.home()
-    urls: list[str] = []
-    if family in ("claude-code", "opencode"):
-        urls.append(env.get("ANTHROPIC_BASE_URL", ""))
-    if family == "claude-code":
-        if env.get("CLAUDE_CODE_USE_BEDROCK"):
-            region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-            urls += [env.get("ANTHROPIC_BEDROCK_BASE_URL") or f"https://bedrock-runtime.{region}.amazonaws.com"]
-        if env.get("CLAUDE_CODE_USE_VERTEX"):
-            region = env.get("CLOUD_ML_REGION") or "us-east5"
-            urls += [env.get("ANTHROPIC_VERTEX_BASE_URL") or f"https://{region}-aiplatform.googleapis.com",
-                     "https://aiplatform.googleapis.com", "https://oauth2.googleapis.com"]
-    if family in ("codex", "opencode"):
-        urls.append(env.get("OPENAI_BASE_URL", ""))
-    if family == "codex":
-        urls += _codex_endpoints(env, home)
-    if family == "opencode":
-        urls += _opencode_endpoints(env, home)
-    if family == "gemini-cli":
-        urls += [env.get("GOOGLE_GEMINI_BASE_URL", ""), env.get("GOOGLE_VERTEX_BASE_URL", "")]
-    if family == "pi":
-        urls += _pi_endpoints(env, home)
+    host = replaying(family)
+    urls: list[str] = list(load_ref(host.sandbox.endpoints)(env, home)) if host and host.sandbox.endpoints else []
     out: list[Endpoint] = []
     for url in urls:
         found = endpoint(url)

@@ -4,10 +4,12 @@
 default where a sandbox is available), ``read_only`` (the agent can only read,
 so it describes what it would do), or ``auto`` (actions when a sandbox is
 available, else read-only, and the night says why). A read-only replay cannot
-be judged by what the agent did, so its outcome rules are turned into the text
-rules they stand for (:func:`as_text_judge`): ``ran pnpm`` → ``contains pnpm``,
-``not_ran npm`` → the answer must not name ``npm`` as a word; ``touched``,
-``not_touched`` and ``check`` are left out (the rubric still reads the answer).
+be judged by what the agent did, so the rules of judges that read the trajectory
+are turned into the text rules they stand for (:func:`as_text_judge`, each judge's
+``as_text`` from its registration, :func:`skillopt_core.tasks.judges.spec.as_text`):
+``ran pnpm`` → ``contains pnpm``, ``not_ran npm`` → the answer must not name ``npm``
+as a word; ``touched``, ``not_touched`` and ``check`` are left out (the rubric still
+reads the answer).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sleep.mine.rules import word_absent_pattern
+from skillopt_core.tasks.judges.spec import as_text as as_text_judge
 from sleep.replay.sandbox import sandbox_available
 
 MODES = ("auto", "actions", "read_only")
@@ -46,40 +48,4 @@ def choose_mode(setting: str, acting_backend: bool) -> ReplayMode:
     return ReplayMode("read_only", f"no sandbox available ({why}); replaying read-only")
 
 
-def _as_text(rule: dict[str, Any]) -> list[dict[str, Any]]:
-    kind = rule.get("type")
-    values = rule.get("commands") or ([rule["command"]] if "command" in rule else [])
-    if kind == "ran":
-        return [{"type": "contains", "values": list(values)} if len(values) > 1 else
-                {"type": "contains", "value": values[0]}]
-    if kind == "not_ran":
-        return [{"type": "regex", "pattern": word_absent_pattern(list(values))}]
-    if kind in ("touched", "not_touched", "check"):
-        return []
-    return [rule]
-
-
-def _inside(words: str, command: str) -> bool:
-    w, c = words.split(), command.split()
-    return any(c[i:i + len(w)] == w for i in range(len(c) - len(w) + 1))
-
-
-def as_text_judge(spec: Any) -> Any:
-    """``spec`` with its outcome rules replaced by the text rules they stand for. A
-    forbidden command inside a required one (``not_ran pytest`` beside ``ran uv run
-    pytest``) cannot be told apart in text and is left to the ``contains`` rule."""
-    if isinstance(spec, dict):
-        out = _as_text(spec)
-        return out[0] if len(out) == 1 else out or {"type": "max_chars", "limit": 100000}
-    if isinstance(spec, list):
-        required = [r.get("command", "") for r in spec if isinstance(r, dict) and r.get("type") == "ran"]
-        parts: list[Any] = []
-        for part in spec:
-            if isinstance(part, dict) and part.get("type") == "not_ran":
-                kept = [c for c in (part.get("commands") or [part.get("command", "")])
-                        if c and not any(_inside(c, r) for r in required)]
-                part = {"type": "not_ran", "commands": kept} if kept else None
-            if part is not None:
-                parts += _as_text(part) if isinstance(part, dict) else [part]
-        return parts or [{"type": "max_chars", "limit": 100000}]
-    return spec
+__all__ = ["MODES", "ReplayMode", "as_text_judge", "choose_mode"]

@@ -1,6 +1,6 @@
 """``skillopt-sleep doctor --probe``: one real replay per ready host, in the sandbox, before any night.
 
-For each host whose replay CLI is ready (:func:`sleep.cycle.backends.cli_ready`),
+For each host whose replay CLI is ready (:func:`sleep.hosts.cli_ready`),
 :func:`probe_host` runs what a night runs for one rollout, once: the host's CLI
 backend acting through the bubblewrap launcher and the egress proxy the night
 would give it (:meth:`sleep.replay.egress.EgressProxy.for_cli`, with
@@ -39,6 +39,8 @@ from skillopt_core import BackendSpec, CompletionRequest, create_backend
 from skillopt_core.backends.base import BackendError
 from skillopt_core.replay import REPLAY_DIR_NAME, REPLAY_ROOT_ENV
 from skillopt_core.tasks.judges.outcome import started
+from sleep.hosts import cli_ready, replay_backends, replaying
+from sleep.hosts.host import load_ref
 
 PROBE_FILE = "skillopt-probe.txt"
 MAX_TURNS = 6
@@ -143,22 +145,15 @@ async def probe_host(family: str, backend: str, model: str | None = None, option
     return result
 
 
-# Claude Code pointed at a gateway or the API by key has no login file for cli_ready to find.
-_CLAUDE_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
 def ready_families(only: tuple[str, ...] = ()) -> list[tuple[str, str, str]]:
-    """``(family, replay backend, why ready)`` for each host whose replay CLI is ready."""
-    from sleep.cycle.backends import CLI_BACKENDS, cli_ready
-
+    """``(family, replay backend, why ready)`` for each host whose replay CLI is ready
+    (:attr:`sleep.hosts.Host.probe_ready`, else its ready check)."""
     out = []
-    for family, backend in CLI_BACKENDS.items():
+    for family, backend in replay_backends().items():
         if only and family not in only:
             continue
-        ready, why = cli_ready(family)
-        key = next((k for k in _CLAUDE_KEYS if os.environ.get(k)), None) if family == "claude-code" else None
-        if not ready and key and shutil.which("claude"):
-            ready, why = True, f"`claude` is on PATH and {key} is set"
+        host = replaying(family)
+        ready, why = load_ref(host.probe_ready)() if host and host.probe_ready else cli_ready(family)
         if ready:
             out.append((family, backend, why))
     return out

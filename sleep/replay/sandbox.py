@@ -19,9 +19,9 @@ it wraps the agent CLI's command line so that, inside,
   :func:`skillopt_core.interpreter_paths_under_tmp`)
   and the clone's object store (``git clone --shared`` reads the project's
   objects through alternates);
-- the scratch HOME holds only copies of the files the CLI authenticates with
-  (:data:`AUTH_FILES`), and the environment is scrubbed to ``PATH``, locale,
-  ``HOME`` and the CLI's own key variables (:data:`KEY_VARS`);
+- the scratch HOME holds only copies of the files the CLI authenticates with,
+  and the environment is scrubbed to ``PATH``, locale, ``HOME`` and the CLI's own
+  key variables: both from its host's :class:`sleep.hosts.Sandbox`;
 - its own PID, IPC and UTS namespaces, a new session, and it dies with its
   parent, so ending the process group ends everything the agent started.
 
@@ -45,57 +45,11 @@ from pathlib import Path
 
 from skillopt_core import interpreter_paths_under_tmp
 from skillopt_core.replay import night_id, replay_root
-from sleep import paths
+from sleep import hosts, paths
+from sleep.hosts.host import Sandbox, load_ref
 from sleep.replay.checkout import trusted_alternates
 from sleep.replay.egress import EgressProxy
-from sleep.replay.endpoints import codex_env_keys
 
-# Where each CLI family keeps its login: (the variable that moves its folder, the folder under HOME,
-# the files in it it authenticates with, other files under HOME). Copies (0600) go into the scratch HOME.
-AUTH_FILES: dict[str, tuple[str, str, tuple[str, ...], tuple[str, ...]]] = {
-    "claude-code": ("CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",), (".claude.json",)),
-    # config.toml too: a custom model provider (base_url, env_key) lives there; files it names are copied.
-    "codex": ("CODEX_HOME", ".codex", ("auth.json", "config.toml"), ()),
-    "copilot": ("COPILOT_HOME", ".copilot", ("config.json",), ()),
-    # Gemini CLI's GEMINI_CLI_HOME is the folder *above* .gemini, so no variable is moved here.
-    "gemini-cli": ("", ".gemini", ("oauth_creds.json", "google_accounts.json", "settings.json"), ()),
-    "opencode": ("", ".local/share/opencode", ("auth.json",), ()),
-    "cursor-agent": ("", ".config/cursor", ("auth.json",), (".cursor/cli-config.json",)),
-    # /login's tokens in auth.json; a custom provider (baseUrl, apiKey) in models.json.
-    "pi": ("PI_CODING_AGENT_DIR", ".pi/agent", ("auth.json", "models.json", "settings.json"), ()),
-}
-# The only environment variables besides the basics that reach the CLI: its own keys and endpoints.
-KEY_VARS: dict[str, tuple[str, ...]] = {
-    "claude-code": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_BASE_URL",
-                    "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
-                    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
-                    # the checkout's CLAUDE.md loads as project memory (skillopt_core.backends.claude_code.MEMORY_ENV)
-                    "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"),
-    # and the variables its config.toml's providers name with env_key (BwrapLauncher.environment)
-    "codex": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY"),
-    "copilot": ("GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"),
-    "gemini-cli": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
-                   "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"),
-    # OPENCODE_CONFIG_CONTENT carries the replay's permission rules (skillopt_core.backends.opencode).
-    "opencode": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENCODE_API_KEY", "OPENCODE_CONFIG_CONTENT",
-                 "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "OPENCODE_DISABLE_PROJECT_CONFIG", "OPENCODE_CONFIG_DIR"),
-    "cursor-agent": ("CURSOR_API_KEY",),
-    "pi": ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "GROQ_API_KEY",
-           "XAI_API_KEY", "MISTRAL_API_KEY", "CEREBRAS_API_KEY", "PI_OFFLINE"),
-}
-# Variables that pass only when the switch naming them is set (the cloud's own credentials and endpoints).
-SWITCHED_VARS: dict[str, tuple[str, ...]] = {
-    "CLAUDE_CODE_USE_BEDROCK": ("ANTHROPIC_BEDROCK_BASE_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
-                                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-                                "CLAUDE_CODE_SKIP_BEDROCK_AUTH"),
-    "CLAUDE_CODE_USE_VERTEX": ("ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_VERTEX_PROJECT_ID", "CLOUD_ML_REGION",
-                               "CLAUDE_CODE_SKIP_VERTEX_AUTH"),
-}
-# Settings each CLI documents for no traffic beyond the model API (telemetry, update checks).
-QUIET: dict[str, dict[str, str]] = {
-    "claude-code": {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                    "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1"},
-}
 BASIC_VARS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "SKILLOPT_REPLAY", "NO_COLOR")
 
 
@@ -187,14 +141,19 @@ def hidden_roots() -> list[Path]:
 SECRET_NAMES = (
     ".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials", ".npmrc", ".yarnrc",
     ".yarnrc.yml", ".pypirc", ".pgpass", ".my.cnf", ".vault-token", ".s3cfg", ".boto", ".oci", ".password-store",
-    ".claude", ".claude.json", ".codex", ".copilot", ".gemini", ".cursor",
-    ".config/gh", ".config/hub", ".config/gcloud", ".config/op", ".config/doctl", ".config/hcloud",
-    ".config/rclone", ".config/git/credentials", ".config/cursor", ".config/github-copilot", ".config/gemini",
+    ".cursor", ".config/gh", ".config/hub", ".config/gcloud", ".config/op", ".config/doctl", ".config/hcloud",
+    ".config/rclone", ".config/git/credentials", ".config/github-copilot", ".config/gemini",
     ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
     ".m2/settings-security.xml", ".gradle/gradle.properties", ".terraform.d/credentials.tfrc.json",
-    ".local/share/opencode", ".local/share/keyrings", ".local/share/fish/fish_history", ".local/share/gh",
+    ".local/share/keyrings", ".local/share/fish/fish_history", ".local/share/gh",
     ".local/share/recently-used.xbel", ".local/state/opencode",
 )
+
+
+def secret_names() -> tuple[str, ...]:
+    """:data:`SECRET_NAMES` and every replaying host's login folder and files (:class:`sleep.hosts.Sandbox`)."""
+    found = [n for h in hosts.all_hosts() for n in (h.sandbox.folder, *h.sandbox.home_files) if n]
+    return tuple(dict.fromkeys((*SECRET_NAMES, *found)))
 # File names hidden wherever they are in a bound-back folder (looked for to a bounded depth).
 SECRET_FILE_NAMES = frozenset({
     ".bash_history", ".zsh_history", ".zhistory", ".sh_history", ".history", ".python_history",
@@ -245,9 +204,10 @@ def _secret_masks(back: list[Path], hidden: list[Path], keep: list[Path]) -> lis
             return
         found.append(real)
 
+    names = secret_names()
     for folder in back:
         for base in {folder, *[r for r in hidden if r in folder.parents]}:
-            for name in SECRET_NAMES:
+            for name in names:
                 add(base / name)
         seen = 0
         todo = [(folder, 0)]
@@ -287,9 +247,9 @@ def _program_dirs(argv0: str, path: str | None = None) -> list[Path]:
 
 @dataclass
 class BwrapLauncher:
-    """See the module docstring. ``family``: the CLI family (claude-code, codex,
-    copilot) whose auth files and key variables pass; ``home``: the person's
-    home to take them from (default: the current one)."""
+    """See the module docstring. ``family``: the replay backend or host family (``gemini-cli`` or
+    ``gemini``) whose host's :class:`sleep.hosts.Sandbox` says which login files and key
+    variables pass; ``home``: the person's home to take them from (default: the current one)."""
 
     family: str
     bwrap: str = field(default_factory=lambda: find_bwrap() or "bwrap")
@@ -298,17 +258,24 @@ class BwrapLauncher:
     egress: EgressProxy | None = None  # the CLI's way to its model API (sleep.replay.egress); None: no network
     tmp_size: int = TMP_SIZE  # bytes of the sandbox's /tmp (where bwrap is older than 0.5: unsized)
 
+    @property
+    def sandbox(self) -> Sandbox:
+        """What the host of this CLI family says it needs (nothing for an unknown family)."""
+        host = hosts.replaying(self.family)
+        return host.sandbox if host is not None else Sandbox()
+
     def scratch_home(self, base: Path) -> Path:
         scratch = Path(tempfile.mkdtemp(prefix="home-", dir=base))
         home = self.home or Path.home()
-        if self.family not in AUTH_FILES:
+        box = self.sandbox
+        if not box.folder:
             return scratch
-        variable, folder, inside, beside = AUTH_FILES[self.family]
+        variable, folder = box.folder_env, box.folder
         config = Path(os.environ[variable]) if variable and os.environ.get(variable) else home / folder
         if variable:  # the CLI's folder always exists (Codex refuses to start without CODEX_HOME)
             (scratch / folder).mkdir(parents=True, exist_ok=True, mode=0o700)
-        copies = [(config / name, scratch / folder / name) for name in inside]
-        copies += [(home / name, scratch / name) for name in beside]
+        copies = [(config / name, scratch / folder / name) for name in box.auth_files]
+        copies += [(home / name, scratch / name) for name in box.home_files]
         copies += [(config / name, scratch / folder / name) for name in _named_files(config / "config.toml")]
         for src, dst in copies:
             if src.is_file():
@@ -318,21 +285,20 @@ class BwrapLauncher:
         return scratch
 
     def environment(self, env: dict[str, str], home: Path) -> dict[str, str]:
-        keep = set(BASIC_VARS) | set(KEY_VARS.get(self.family, ()))
-        if self.family == "codex":  # the key variables its custom providers name
-            keep |= set(codex_env_keys(env, self.home or Path.home()))
-        for switch, names in SWITCHED_VARS.items():
+        box = self.sandbox
+        keep = set(BASIC_VARS) | set(box.key_vars)
+        if box.env_keys:  # the key variables its configuration names (Codex's custom providers)
+            keep |= set(load_ref(box.env_keys)(env, self.home or Path.home()))
+        for switch, names in box.switched_vars:
             if switch in keep and env.get(switch):
                 keep |= set(names)
         out = {k: v for k, v in env.items() if k in keep}
         out.update({"HOME": str(home), "TMPDIR": "/tmp", "TERM": "dumb", "NO_COLOR": "1", "SKILLOPT_REPLAY": "1",
                     "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
                     "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"})
-        if self.family in AUTH_FILES:
-            variable, folder, _, _ = AUTH_FILES[self.family]
-            if variable:
-                out[variable] = str(home / folder)
-        out.update(QUIET.get(self.family, {}))
+        if box.folder_env:
+            out[box.folder_env] = str(home / box.folder)
+        out.update(dict(box.extra_env))
         return out
 
     def wrap(self, argv: list[str], cwd: Path, env: dict[str, str],

@@ -12,8 +12,8 @@ from sleep_testutil import Homes
 
 from skillopt_core import load_settings
 from sleep.cycle.backends import cli_ready, target_backend
-from sleep.replay.egress import API_HOSTS
-from sleep.replay.sandbox import AUTH_FILES, KEY_VARS, BwrapLauncher
+from sleep.hosts import replaying
+from sleep.replay.sandbox import BwrapLauncher
 
 CASES = [  # (source, family, backend, executable, login file under HOME, key variable)
     ("gemini-cli", "gemini", "gemini-cli", "gemini", ".gemini/oauth_creds.json", "GEMINI_API_KEY"),
@@ -62,17 +62,18 @@ def test_sessions_replay_through_the_hosts_own_cli_once_it_is_ready(source, fami
 @pytest.mark.parametrize("backend", [c[2] for c in CASES])
 def test_the_sandbox_copies_the_login_and_keeps_the_key_of_each(backend: str, homes: Homes, tmp_path: Path,
                                                                monkeypatch) -> None:
-    variable, folder, inside, _ = AUTH_FILES[backend]
+    host = replaying(backend)
+    folder, inside, key = host.sandbox.folder, host.sandbox.auth_files, host.sandbox.key_vars[0]
     (homes.home / folder).mkdir(parents=True)
     (homes.home / folder / inside[0]).write_text('{"token": "login"}')
     launcher = BwrapLauncher(backend, home=homes.home)
     scratch = launcher.scratch_home(tmp_path)
     assert (scratch / folder / inside[0]).read_text() == '{"token": "login"}'
-    monkeypatch.setenv(KEY_VARS[backend][0], "secret")
+    monkeypatch.setenv(key, "secret")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "other")
     env = launcher.environment(dict(__import__("os").environ), scratch)
-    assert env[KEY_VARS[backend][0]] == "secret" and "AWS_SECRET_ACCESS_KEY" not in env
-    assert "" not in env and API_HOSTS[backend]
+    assert env[key] == "secret" and "AWS_SECRET_ACCESS_KEY" not in env
+    assert "" not in env and host.api_hosts
 
 
 def test_pis_custom_provider_endpoint_is_let_through(homes: Homes, monkeypatch) -> None:
@@ -86,3 +87,39 @@ def test_pis_custom_provider_endpoint_is_let_through(homes: Homes, monkeypatch) 
     assert [(e.host, e.port) for e in found] == [("gateway.internal", 8080)]
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(homes.home / "elsewhere"))
     assert configured_endpoints("pi", dict(__import__("os").environ), homes.home) == ()
+
+
+def test_a_new_replaying_host_is_one_description(homes: Homes, tmp_path: Path, monkeypatch) -> None:
+    """Its ready check, login files, key variables, quiet settings, endpoints and API hosts reach
+    the login check, the sandbox and the egress proxy without an edit anywhere else."""
+    from sleep import hosts
+    from sleep.hosts import Home, Host, Sandbox, Source
+    from sleep.replay.egress import EgressProxy
+    from sleep.replay.endpoints import configured_endpoints
+
+    host = Host(name="toyr", label="Toy replaying agent",
+                sources=(Source("toyr-chats", "sleep_testutil:Homes", Home(None, {"*": ".toyr"})),),
+                replay="toyr-cli", ready=lambda: (True, "`toyr` is ready"),  # type: ignore[arg-type]
+                sandbox=Sandbox(folder=".toyr", folder_env="TOYR_HOME", auth_files=("auth.json",),
+                                key_vars=("TOYR_KEY",), extra_env=(("TOYR_TELEMETRY", "0"),),
+                                endpoints=lambda env, home: [env.get("TOYR_BASE_URL", "")]),  # type: ignore[arg-type]
+                api_hosts=("api.toyr.example",))
+    hosts.register(host)
+    try:
+        assert cli_ready("toyr") == (True, "`toyr` is ready")
+        (homes.home / ".toyr").mkdir()
+        (homes.home / ".toyr" / "auth.json").write_text("{}")
+        launcher = BwrapLauncher("toyr-cli", home=homes.home)
+        scratch = launcher.scratch_home(tmp_path)
+        assert (scratch / ".toyr" / "auth.json").is_file()
+        env = launcher.environment({"TOYR_KEY": "k", "OTHER_KEY": "o", "PATH": "/bin"}, scratch)
+        assert env["TOYR_KEY"] == "k" and "OTHER_KEY" not in env
+        assert env["TOYR_HOME"] == str(scratch / ".toyr") and env["TOYR_TELEMETRY"] == "0"
+        assert [e.port for e in configured_endpoints("toyr", {"TOYR_BASE_URL": "http://127.0.0.1:9"}, homes.home)] == [9]
+        proxy = EgressProxy.for_cli("toyr-cli", env={}, home=homes.home)
+        try:
+            assert proxy.hosts == ("api.toyr.example",)
+        finally:
+            proxy.close()
+    finally:
+        hosts.unregister("toyr")

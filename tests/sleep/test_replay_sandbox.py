@@ -230,12 +230,14 @@ def test_the_cli_reaches_only_its_api_hosts_through_the_egress_proxy(server) -> 
 
 
 def test_the_api_allow_list_matches_hosts_and_ports() -> None:
-    from sleep.replay.egress import API_HOSTS, allowed
+    from sleep.hosts import replaying
+    from sleep.replay.egress import allowed
 
-    assert allowed("api.anthropic.com", 443, API_HOSTS["claude-code"], (443,))
-    assert not allowed("api.anthropic.com", 80, API_HOSTS["claude-code"], (443,))
-    assert not allowed("evil.example.com", 443, API_HOSTS["claude-code"], (443,))
-    assert not allowed("api.openai.com", 443, API_HOSTS["claude-code"], (443,))
+    api_hosts = replaying("claude-code").api_hosts
+    assert allowed("api.anthropic.com", 443, api_hosts, (443,))
+    assert not allowed("api.anthropic.com", 80, api_hosts, (443,))
+    assert not allowed("evil.example.com", 443, api_hosts, (443,))
+    assert not allowed("api.openai.com", 443, api_hosts, (443,))
 
 
 def test_a_rollout_over_its_time_is_ended_with_everything_it_started() -> None:

@@ -51,11 +51,12 @@ import contextvars
 import fnmatch
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from skillopt_core.backends.trajectory import CommandRun, Trajectory
+from skillopt_core.tasks.judges.rules import word_absent_pattern
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
 from skillopt_core.tasks.task import Score, Task
 
@@ -184,13 +185,38 @@ class CommandJudge:
         return Score(0.0, 0.0, f"The agent {how} `{_quote(hits[0].command)}`; the person corrected that before.")
 
 
-@register_judge("ran", {"command": "a command pattern (leading words, e.g. 'pnpm')", "commands": "a list of them"})
+def _commands(rule: dict[str, Any]) -> list[str]:
+    return list(rule.get("commands") or ([rule["command"]] if "command" in rule else []))
+
+
+def _ran_as_text(rule: dict[str, Any], siblings: Sequence[Any]) -> list[dict[str, Any]]:
+    """``ran pnpm`` → the answer contains ``pnpm`` (the command named stands for the command run)."""
+    values = _commands(rule)
+    return [{"type": "contains", "values": values} if len(values) > 1 else {"type": "contains", "value": values[0]}]
+
+
+def _inside(words: str, command: str) -> bool:
+    w, c = words.split(), command.split()
+    return any(c[i:i + len(w)] == w for i in range(len(c) - len(w) + 1))
+
+
+def _not_ran_as_text(rule: dict[str, Any], siblings: Sequence[Any]) -> list[dict[str, Any]]:
+    """``not_ran npm`` → the answer does not name ``npm`` as a word. A forbidden command inside a
+    required one (``not_ran pytest`` beside ``ran uv run pytest``) cannot be told apart in text and is
+    left to the ``contains`` rule."""
+    required = [r.get("command", "") for r in siblings if isinstance(r, dict) and r.get("type") == "ran"]
+    kept = [c for c in _commands(rule) if c and not any(_inside(c, r) for r in required)]
+    return [{"type": "regex", "pattern": word_absent_pattern(kept)}] if kept else []
+
+
+@register_judge("ran", {"command": "a command pattern (leading words, e.g. 'pnpm')", "commands": "a list of them"},
+                reads_trajectory=True, as_text=_ran_as_text)
 def _build_ran(opts: dict[str, Any], backend: Any) -> CommandJudge:
     return CommandJudge(_patterns("ran", opts, "command", "commands"), True)
 
 
 @register_judge("not_ran", {"command": "a command pattern (leading words, e.g. 'terraform apply')",
-                            "commands": "a list of them"})
+                            "commands": "a list of them"}, reads_trajectory=True, as_text=_not_ran_as_text)
 def _build_not_ran(opts: dict[str, Any], backend: Any) -> CommandJudge:
     return CommandJudge(_patterns("not_ran", opts, "command", "commands"), False)
 
@@ -231,12 +257,14 @@ class PathJudge:
                                "that file changed.")
 
 
-@register_judge("touched", {"path": "a path glob (e.g. 'CHANGELOG.md', 'src/**')", "paths": "a list of them"})
+@register_judge("touched", {"path": "a path glob (e.g. 'CHANGELOG.md', 'src/**')", "paths": "a list of them"},
+                reads_trajectory=True)
 def _build_touched(opts: dict[str, Any], backend: Any) -> PathJudge:
     return PathJudge(_patterns("touched", opts, "path", "paths"), True)
 
 
-@register_judge("not_touched", {"path": "a path glob (e.g. 'package-lock.json', '*.lock')", "paths": "a list of them"})
+@register_judge("not_touched", {"path": "a path glob (e.g. 'package-lock.json', '*.lock')", "paths": "a list of them"},
+                reads_trajectory=True)
 def _build_not_touched(opts: dict[str, Any], backend: Any) -> PathJudge:
     return PathJudge(_patterns("not_touched", opts, "path", "paths"), False)
 
@@ -324,7 +352,7 @@ class CheckJudge:
 
 
 @register_judge("check", {"command": "a test, lint, type-check or build command run in the checkout after the "
-                                     "rollout (e.g. 'pytest -q'); passes on exit 0"})
+                                     "rollout (e.g. 'pytest -q'); passes on exit 0"}, reads_trajectory=True)
 def _build_check(opts: dict[str, Any], backend: Any) -> CheckJudge:
     command = opts.get("command")
     if not isinstance(command, str) or not command.strip():

@@ -27,6 +27,7 @@ __all__ = [
     "MaxCharsJudge",
     "NotContainsJudge",
     "RegexJudge",
+    "word_absent_pattern",
 ]
 
 _REGEX_FLAGS = {
@@ -39,6 +40,12 @@ _REGEX_FLAGS = {
 _CASE = "compare case-sensitively (default false)"
 _ANSWERS = "gold answer(s); default: the task's reference"
 _VALUES = {"value": "one required string", "values": "a list of strings", "case_sensitive": _CASE}
+
+
+def word_absent_pattern(phrases: list[str]) -> str:
+    """A regex that matches (at the start) only text without any of ``phrases`` as whole words."""
+    alts = "|".join(r"\s+".join(re.escape(w) for w in p.split()) for p in phrases)
+    return rf"^(?![\s\S]*(?<![\w.-])(?:{alts})(?![\w-]))"
 
 
 def _pass(feedback: str) -> Score:
@@ -86,7 +93,7 @@ class ExactJudge:
         return Score(0.0, 0.0, "The answer did not match the expected answer.")
 
 
-@register_judge("exact", {"answers": _ANSWERS, "case_sensitive": _CASE})
+@register_judge("exact", {"answers": _ANSWERS, "case_sensitive": _CASE}, needs_reference=True)
 def _build_exact(opts: dict[str, Any], backend: Any) -> ExactJudge:
     return ExactJudge(_answers_option(opts), bool_option("exact", opts, "case_sensitive"))
 
@@ -124,7 +131,7 @@ def _threshold_option(opts: dict[str, Any]) -> float | None:
     "answers": _ANSWERS,
     "threshold": "pass when token F1 >= this (default: pass only on exact match)",
     "case_sensitive": _CASE,
-})
+}, needs_reference=True)
 def _build_f1(opts: dict[str, Any], backend: Any) -> F1Judge:
     return F1Judge(_answers_option(opts), bool_option("f1", opts, "case_sensitive"), _threshold_option(opts))
 

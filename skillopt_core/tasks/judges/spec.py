@@ -9,6 +9,13 @@ or None when a spec is only being validated (a builder must still check every
 value then, and may return a judge that cannot score). A type registered with
 ``needs_backend=True`` is refused by :func:`build_judge` without a backend.
 
+A type also says what it grades: ``reads_trajectory`` (what the agent ran and
+changed, not its answer text) and ``needs_reference`` (gold answers, the task's
+reference by default). ``as_text(rule, siblings)`` gives the text rules a
+trajectory judge stands for when only an answer can be graded (a read-only
+replay: :func:`as_text`; an empty list drops it). :func:`text_rule_types` are the
+types that grade the answer text alone (what a task miner may propose).
+
 Built-in types live in :mod:`.rules` and :mod:`.rubric`; plugins add types
 through the ``skillopt.judges`` entry-point group (see docs/writing-a-plugin.md).
 """
@@ -30,9 +37,12 @@ __all__ = [
     "JudgeBuilder",
     "JudgeError",
     "JudgeType",
+    "as_text",
     "build_judge",
+    "judge_type",
     "judge_types",
     "register_judge",
+    "text_rule_types",
     "validate_judge_spec",
 ]
 
@@ -43,16 +53,21 @@ class JudgeError(ValueError):
 
 
 JudgeBuilder = Callable[[dict[str, Any], "Backend | None"], Judge]
+# (the rule, the other rules of its spec) -> the text rules it stands for
+AsText = Callable[[dict[str, Any], Sequence[Any]], list[dict[str, Any]]]
 
 
 @dataclass(frozen=True)
 class JudgeType:
-    """A registered judge type: its name, options schema and builder."""
+    """A registered judge type: its name, options schema, builder and what it grades (module doc)."""
 
     name: str
     options: Mapping[str, str]
     build: JudgeBuilder
     needs_backend: bool = False
+    reads_trajectory: bool = False
+    as_text: AsText | None = None
+    needs_reference: bool = False
 
 
 # Other spellings of built-in types, accepted in specs.
@@ -102,7 +117,8 @@ _JUDGES: LazyRegistry[JudgeType] = LazyRegistry(
 
 
 def register_judge(
-    name: str, options: Mapping[str, str], *, needs_backend: bool = False
+    name: str, options: Mapping[str, str], *, needs_backend: bool = False, reads_trajectory: bool = False,
+    as_text: AsText | None = None, needs_reference: bool = False,
 ) -> Callable[[JudgeBuilder], JudgeBuilder]:
     """Decorator: make specs of ``{"type": name, ...}`` build with this function.
 
@@ -110,13 +126,17 @@ def register_judge(
     one-line description; any other key in a spec is rejected with the
     nearest valid one. ``needs_backend``: the judge calls the judge-role
     backend (like ``rubric``), so building it for scoring requires one.
+    ``reads_trajectory``: it grades what the agent did (commands, changed files),
+    ``as_text``: the text rules it stands for without a trajectory (module doc);
+    ``needs_reference``: it compares with gold answers (the task's reference).
     """
     if not isinstance(options, Mapping) or "type" in options:
         raise TypeError("register_judge options must be a mapping of option name -> description, without 'type'.")
 
     def deco(build: JudgeBuilder) -> JudgeBuilder:
         key = _normalise(name)
-        _JUDGES.register(key)(JudgeType(key, MappingProxyType(dict(options)), build, needs_backend))
+        _JUDGES.register(key)(JudgeType(key, MappingProxyType(dict(options)), build, needs_backend,
+                                        reads_trajectory, as_text, needs_reference))
         return build
 
     return deco
@@ -125,6 +145,43 @@ def register_judge(
 def judge_types() -> list[str]:
     """Every judge type name: built-in, registered and offered by an installed plugin."""
     return _JUDGES.names()
+
+
+def judge_type(name: str) -> JudgeType | None:
+    """The registered type ``name`` (any accepted spelling), or None."""
+    return _JUDGES.find(name)
+
+
+def text_rule_types() -> list[JudgeType]:
+    """The types that grade the answer text alone, locally: no backend, no trajectory, no gold answers."""
+    found = [judge_type(n) for n in judge_types()]
+    return [t for t in found if t and not (t.needs_backend or t.reads_trajectory or t.needs_reference)]
+
+
+# What a spec stands for when nothing but the answer text can be graded.
+_ANY_ANSWER: dict[str, Any] = {"type": "max_chars", "limit": 100000}
+
+
+def _rule_as_text(rule: dict[str, Any], siblings: Sequence[Any]) -> list[dict[str, Any]]:
+    kind = judge_type(str(rule.get("type") or ""))
+    if kind is None or not kind.reads_trajectory:
+        return [rule]
+    return list(kind.as_text(rule, siblings)) if kind.as_text else []
+
+
+def as_text(spec: Any) -> Any:
+    """``spec`` with each rule of a type that reads the trajectory replaced by the text rules it
+    stands for (its ``as_text``; left out without one), for an answer graded without a trajectory
+    (a read-only replay). A spec left empty grades any answer (``max_chars`` 100000)."""
+    if isinstance(spec, dict):
+        out = _rule_as_text(spec, ())
+        return out[0] if len(out) == 1 else out or dict(_ANY_ANSWER)
+    if isinstance(spec, list):
+        parts: list[Any] = []
+        for part in spec:
+            parts += _rule_as_text(part, spec) if isinstance(part, dict) else [part]
+        return parts or [dict(_ANY_ANSWER)]
+    return spec
 
 
 def nearest(word: str, choices: Sequence[str]) -> str:
