@@ -156,10 +156,6 @@ class SkillPart:
     triggers: dict[str, Any] = field(default_factory=dict)
     package: dict[str, Any] = field(default_factory=dict)
 
-    def ended(self, outcome: str, reason: str) -> SkillPart:
-        self.outcome, self.reason = outcome, reason
-        return self
-
 
 def save(index: Index, night: NightRecord) -> None:
     """Insert or update the night's row (one transaction)."""

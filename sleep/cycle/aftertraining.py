@@ -29,8 +29,8 @@ def after_training(ctx: NightContext, job: PartJob, part: SkillPart, trained: Tr
     triggers.run_part(part, choice, replay.seed_text, ctx.project, {r.id for r in group.records}, backends,
                       config.sleep.triggers, left, say, config.core.train.workers)
     left = None if left is None else left - (part.triggers.get("spent") or {}).get("model_calls", 0)
-    package.run_part(part, choice, replay.seed_text, ctx.project, settings, trained.run_dir, backends,
-                     config.sleep.package, [t.prompt for t in replay.tasks], say, left)
+    package.run_part(part, choice, replay.seed_text, ctx.project, settings, trained.result.splits["val"],
+                     backends, config.sleep.package, [t.prompt for t in replay.tasks], say, left)
 
 
 def count_usage(part: SkillPart, ledger: dict[str, Any]) -> None:

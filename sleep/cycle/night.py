@@ -10,8 +10,12 @@ its skill and the person's corrections to the core's in-process API
 (:class:`skillopt_core.run.api.TrainingResult`: no run file is read on the way
 from the trainer to the proposal branch). The run
 directory and the evidence of every model call live in the data directory,
-never in the project. One night per project at a time (a lock). The record is
-saved at each stage, with its run directory before the replay starts and its
+never in the project. One night per project at a time (a lock). This module
+takes the options, holds the lock, harvests and mines; the skills' parts follow
+(:mod:`sleep.cycle.skillqueue`), each given a :class:`sleep.cycle.context.NightContext`
+and returning its result. The record has one writer
+(:class:`sleep.cycle.writer.NightWriter`); it is saved at each stage, with its
+run directory before the replay starts and its
 spend after each model call, so a night that dies keeps what it did and
 spent; its ``running`` record shows as ``interrupted`` as soon as its lock is
 free (:func:`sleep.nightstore.settle_dead`), and it leaves no partial branch
@@ -33,18 +37,17 @@ from sleep import nightstore, paths
 from sleep.cycle.config import load_night_config
 from sleep.cycle.context import NightContext
 from sleep.cycle.preflight import check_night_settings
-from sleep.cycle.replaying import USER_CONFIG_HINT, refused_message
+from sleep.cycle.replaying import refused_message
 from sleep.cycle.skillqueue import every_skill
 from sleep.cycle.skills import SkillPathError, check_skill_path
-from sleep.cycle.writer import NightWriter, new_night_id
+from sleep.cycle.writer import NightWriter
 from sleep.index import Index
 from sleep.lock import FileLock
 from sleep.nightstore import NightRecord
 from sleep.project import SeveralProjects, repository_root, resolve_project
 from sleep.storage import StorageError, explain_os, explain_sqlite, is_disk_full
 
-__all__ = ["USER_CONFIG_HINT", "NightError", "NightOptions", "new_night_id", "night_lock", "refused_message",
-           "run_night"]
+__all__ = ["NightError", "NightOptions", "night_lock", "refused_message", "run_night"]
 
 Say = Callable[[str], None]
 

@@ -90,9 +90,9 @@ def val_evidence(part: SkillPart, result: TrainingResult, seed_text: str, tasks:
 def propose(ctx: NightContext, part: SkillPart, choice: SkillChoice, result: TrainingResult, replay: Replay,
             evidence_records: Sequence[dict] = (), extra_notes: Sequence[str] = ()) -> NightProposal:
     """Stage the run's best skill as a proposal branch (:func:`sleep.proposals.stage`)."""
-    from sleep.proposals import stage
     from sleep.proposals.fromrun import report_from_result
     from sleep.proposals.lesson import evidence_key
+    from sleep.proposals.stage import stage
 
     seed_text, tasks, project = replay.seed_text, replay.tasks, ctx.project
     text, report = report_from_result(result, seed_text)
