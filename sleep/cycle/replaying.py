@@ -16,8 +16,9 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from skillopt_core import Task, prepare_training
 from skillopt_core.run.api import TrainingResult
@@ -30,7 +31,7 @@ from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
 from sleep.index import Index
 from sleep.memory.placement import place
-from sleep.nightstore import NightUsage, SkillPart
+from sleep.nightstore import SkillPart
 from sleep.redact import Redactor
 from sleep.redact import known as known_secrets
 from sleep.replay.checkout import replay_checkout
@@ -91,12 +92,7 @@ def replaying(ctx: NightContext, job: PartJob, part: SkillPart, replay: Replay) 
             if group.document is not None:  # a memory file: the candidate where the host loads it
                 backends = place(backends, group.document, ctx.project)
                 say(f"[Replay] the candidate {group.document.rel} is placed where {group.document.host} loads it")
-
-            def spent(usage: dict[str, Any]) -> None:
-                part.usage = cast(NightUsage, usage)  # sleep.cycle.spend: the NightUsage keys
-                ctx.writer.spent(group, part)
-
-            backends = SpendMeter(spent).wrap(backends)
+            backends = SpendMeter(partial(ctx.writer.spent, group, part)).wrap(backends)
             run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
                                    seed_skill=replay.seed_text, backends=backends, candidate_edits=replay.edits,
                                    workdir=workdir, subscribers=list(ctx.subscribers))

@@ -16,14 +16,14 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from skillopt_core.timestamps import utc_now
 from sleep import nightstore
 from sleep.cycle import multiskill
 from sleep.cycle.multiskill import SkillGroup
 from sleep.index import Index
-from sleep.nightstore import NightRecord, NightSkill, SkillPart
+from sleep.nightstore import NightRecord, NightSkill, NightUsage, SkillPart
 from sleep.storage import StorageError
 
 Say = Callable[[str], None]
@@ -77,9 +77,11 @@ class NightWriter:
         else:
             self.save()
 
-    def spent(self, group: SkillGroup, part: SkillPart) -> None:
-        """Save the part's spend after a model call; a busy or full index must not stop the replay
+    def spent(self, group: SkillGroup, part: SkillPart, usage: dict[str, Any]) -> None:
+        """Save the part's spend after a model call (:class:`sleep.cycle.spend.SpendMeter`'s totals, the
+        :class:`~sleep.nightstore.NightUsage` keys); a busy or full index must not stop the replay
         (the end records the totals)."""
+        part.usage = cast(NightUsage, usage)
         try:
             self.progress(group, part)
         except sqlite3.Error:
