@@ -132,6 +132,31 @@ class NightRecord:
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
+@dataclass
+class SkillPart:
+    """One skill's part of a night as its steps fill it (:mod:`sleep.cycle.skillpart`); the night
+    record keeps it in ``skills`` (:func:`sleep.cycle.multiskill.part_summary`, ``PART_FIELDS``), and
+    its first staged part also in the record's single-skill fields. ``id`` and ``dry_run`` are the
+    night's (the with/without, trigger and package steps read them)."""
+
+    id: str
+    dry_run: bool = False
+    outcome: str = "running"
+    reason: str = ""
+    tasks: NightTasks = field(default_factory=NightTasks)
+    scores: NightScores = field(default_factory=NightScores)
+    corrections: NightCorrections = field(default_factory=NightCorrections)
+    proposal: NightProposal | None = None
+    usage: NightUsage = field(default_factory=NightUsage)
+    run_dir: str | None = None
+    fingerprint: str | None = None
+    replay: dict[str, Any] = field(default_factory=dict)
+    preflight: dict[str, Any] = field(default_factory=dict)
+    paired: dict[str, Any] = field(default_factory=dict)
+    triggers: dict[str, Any] = field(default_factory=dict)
+    package: dict[str, Any] = field(default_factory=dict)
+
+
 def save(index: Index, night: NightRecord) -> None:
     """Insert or update the night's row (one transaction)."""
     with index.transaction():

@@ -30,15 +30,14 @@ Say = Callable[[str], None]
 
 
 def measure_part(night: Any, choice: Any, seed_text: str, settings: Any, run_dir: Path, backends: dict,
-                 cfg: PairedSettings, say: Say, n_items: int, used_calls: int = 0) -> None:
+                 cfg: PairedSettings, say: Say, n_items: int, used_calls: int = 0, best_skill: str = "") -> None:
     """Fill ``night.paired`` (see the module docstring); a failure is recorded, never raised. Nothing
     is measured (no call) for fewer than ``min_instances`` items, or when the part's budget
     (``settings.budget.max_calls`` less the ``used_calls`` of training) cannot pay for both arms."""
     if choice.managed:
         if not cfg.gate_new_skills:
             return
-        best = run_dir / "best_skill.md"
-        text = best.read_text(encoding="utf-8") if best.is_file() else seed_text
+        text = best_skill or seed_text  # the run's best skill, held in memory (TrainingResult.best_skill)
         if text == seed_text:
             return  # nothing trained: nothing to create
         kind = "create"

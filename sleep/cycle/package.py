@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -200,7 +199,7 @@ def package_template(checkout: Path, folder_rel: str, files: dict[str, str]) -> 
         yield template
 
 
-def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: Any, run_dir: Path, backends: dict,
+def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: Any, val_ids: list[str], backends: dict,
              cfg: PackageSettings, prompts: list[str], say: Say, budget_left: int | None = None) -> None:
     """The package step of one skill's part: ``night.package`` (and a proposal when the gate keeps it).
     Skipped when ``budget_left`` calls cannot pay for the proposal and both arms of the gate."""
@@ -214,8 +213,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
     if not choice.path.is_relative_to(project):
         night.package = {"skipped": "package proposals need the skill inside the project's repository"}
         return
-    splits = json.loads((run_dir / "dataset.json").read_text(encoding="utf-8"))["splits"]
-    need = 1 + 2 * len(splits["val"]) * settings.train.samples_per_item
+    need = 1 + 2 * len(val_ids) * settings.train.samples_per_item  # val_ids: the run's val split (in memory)
     if budget_left is not None and budget_left < need:
         night.package = {"skipped": f"the budget has {max(budget_left, 0)} call(s) left; a package edit and its gate "
                                     f"may need {need}"}
@@ -242,7 +240,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
         if budget_left is not None:  # the gate's own ledger stops at what the part has left
             settings = settings.model_copy(deep=True)
             settings.budget = settings.budget.model_copy(update={"max_calls": max(budget_left - 1, 1)})
-        comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(splits["val"]))
+        comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(val_ids))
     except Exception as exc:
         night.package = {"error": f"{type(exc).__name__}: {exc}", "spent": spent}
         say(f"[Package] {choice.name}: not evaluated ({exc})")

@@ -202,8 +202,3 @@ def summary(group: Any) -> dict[str, Any]:
         out["document"] = {"kind": "memory", "file": memory.rel, "host": memory.host, "label": memory.label,
                            "user": memory.user}
     return out
-
-
-def best_text(run_dir: Path) -> str | None:
-    best = run_dir / "best_skill.md"
-    return best.read_text(encoding="utf-8") if best.is_file() else None

@@ -134,12 +134,13 @@ if where == "branch":
         os.kill(os.getpid(), signal.SIGKILL)
     staging._create_branch = killed
 else:
-    enter = night._stage
-    def killed(record, name):
-        enter(record, name)
+    from sleep.cycle.writer import NightWriter
+    enter = NightWriter.stage
+    def killed(writer, name):
+        enter(writer, name)
         if name == where:
             os.kill(os.getpid(), signal.SIGKILL)
-    night._stage = killed
+    NightWriter.stage = killed
 opts = night.NightOptions(project=Path(sys.argv[2]), backend="scripted", overrides=[sys.argv[3]],
                           skill=Path(sys.argv[2]) / ".claude/skills/ledger-dev/SKILL.md")
 night.run_night(opts, say=lambda _: None)

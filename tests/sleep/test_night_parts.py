@@ -1,0 +1,88 @@
+"""The night as small parts with one record (issue 32 §5): only the night's writer saves the
+record; the replay's resources each have one owner, which cleans up even when the run fails;
+the steps after training take the run's figures from the TrainingResult, not the run directory."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from sleep.cycle import package, replaying
+from sleep.cycle.package import PackageSettings
+from sleep.nightstore import SkillPart
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _saves(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``nightstore.save`` (or a bare ``save`` imported from it)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = any(isinstance(n, ast.ImportFrom) and n.module == "sleep.nightstore"
+                   and any(a.name == "save" for a in n.names) for n in ast.walk(tree))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Attribute) and f.attr == "save" and isinstance(f.value, ast.Name)
+                    and f.value.id == "nightstore") or (imported and isinstance(f, ast.Name) and f.id == "save"):
+                out.append(node.lineno)
+    return out
+
+
+def test_only_the_nights_writer_saves_its_record() -> None:
+    found = {str(p.relative_to(ROOT)): lines for p in sorted((ROOT / "sleep").rglob("*.py"))
+             if (lines := _saves(p))}
+    assert set(found) == {"sleep/cycle/writer.py"}, found
+
+
+class _Proxy:
+    def __init__(self) -> None:
+        self.endpoints, self.hosts, self.upstream = [], ["api.example.com"], None
+        self.unreachable = ["down.example.com:443"]
+        self.closed = False
+
+    def refused_hosts(self) -> list[str]:
+        return ["evil.example.com:443"]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_egress_proxy_records_what_it_refused_and_closes_when_the_run_fails(monkeypatch) -> None:
+    proxy = _Proxy()
+    monkeypatch.setattr(replaying.EgressProxy, "for_cli", classmethod(lambda cls, family, hosts: proxy))
+    part, said = SkillPart("n1", replay={"mode": "actions"}), []
+    with pytest.raises(RuntimeError, match="the run broke"), \
+            replaying._egress("claude-code", [], part, said.append) as egress:
+        assert egress is proxy
+        raise RuntimeError("the run broke")
+    assert proxy.closed
+    assert part.replay == {"mode": "actions", "refused_hosts": ["evil.example.com:443"],
+                           "unreachable_hosts": ["down.example.com:443"]}
+    assert any("refused 1 host" in line for line in said)
+
+
+def test_no_egress_proxy_for_a_replay_that_does_not_act() -> None:
+    part = SkillPart("n1")
+    with replaying._egress(None, [], part, print) as egress:
+        assert egress is None
+    assert part.replay == {}
+
+
+def test_the_package_step_sizes_its_gate_from_the_runs_val_split_in_memory(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    skill = project / ".claude/skills/s/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("# s\n")
+    settings = SimpleNamespace(env=SimpleNamespace(options={"workdir": str(tmp_path / "checkout")}),
+                               train=SimpleNamespace(samples_per_item=2))
+    part = SkillPart("n1", replay={"mode": "actions"})
+    choice = SimpleNamespace(path=skill, managed=False, name="s")
+    said: list[str] = []
+    package.run_part(part, choice, "# s\n", project, settings, ["v1", "v2", "v3"], {}, PackageSettings(), [],
+                     said.append, budget_left=5)
+    # one proposal call and both arms of the gate on 3 val items, 2 samples each: 13 calls, 5 left
+    assert part.package == {"skipped": "the budget has 5 call(s) left; a package edit and its gate may need 13"}
