@@ -404,7 +404,7 @@ def _one_skill(night: NightRecord, group, project: Path, base: NightConfig, conf
     def after(settings, run_dir: Path, backends: dict, summary) -> None:  # with vs without the skill
         if group.lesson_from or group.document is not None:  # a lesson offered from another skill (its tasks are
             return  # not this skill's own), or a memory file (no trigger, package or retirement)
-        lifecycle.measure_part(night, choice, seed_text, settings, run_dir, backends, config.sleep.paired, say,
+        lifecycle.measure_part(night, choice, seed_text, settings, summary, backends, config.sleep.paired, say,
                                n_items=len(tasks), used_calls=summary.usage.get("calls", 0))
         if not night.paired.get("verdict") or night.paired.get("kind") != "retire":  # no use tuning a retiree
             left = settings.budget.max_calls - summary.usage.get("calls", 0) - (night.paired.get("spent") or {}).get(
@@ -563,7 +563,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
         try:
             result = asyncio.run(run.run())
             if after is not None and result.summary.status not in ("failed", "cancelled"):
-                after(run.settings, Path(run.run_dir), backends, result.summary)
+                after(run.settings, Path(run.run_dir), backends, result)  # the result: held in memory
         finally:
             paths.make_private_tree(Path(run.run_dir))  # the core writes some run files with the umask's mode
             if redactor.values:

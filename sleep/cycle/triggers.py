@@ -391,6 +391,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     from sleep.cycle.trigger_trace import TraceDecider, cli_of, skill_texts
 
     optimizer = _Tally(backends["optimizer"])
+    decider: Decide
     if cli_of(backends["target"]) is not None:  # an agent CLI: read from what it did, not asked
         trace = TraceDecider(backends["target"], name, lambda d: with_description(seed_text, d),
                              skill_texts(choice.path), workers)
