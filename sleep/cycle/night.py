@@ -224,7 +224,8 @@ def _every_skill(night: NightRecord, project: Path, config: NightConfig, opts: N
     """Each skill of the night in turn, most used first, with its fair share of the budget
     (:mod:`sleep.cycle.multiskill`); then the night's record over them."""
     records, members, sessions = _load(project)
-    queue = multiskill.skill_groups(project, records, members, sessions, opts.skill)
+    queue = multiskill.skill_groups(project, records, members, sessions, opts.skill,
+                                    config.sleep.min_tasks if config.sleep.paired.per_cluster else 0)
     memory = MemoryPlan(project, records, members, config.sleep)  # lessons about the whole repository
     with Index.open() as index:
         before = multiskill.previous_fingerprints(n for n in nightstore.nights(index, str(project), limit=20)

@@ -50,6 +50,7 @@ class PairedSettings(BaseModel):
 
     retire: bool = True  # measure existing skills and propose retiring those that do not help
     gate_new_skills: bool = True  # a new skill is staged only when it measurably beats no skill
+    per_cluster: bool = True  # unserved tasks of several kinds of work: a new skill per kind (sleep.cycle.newskills)
     min_instances: int = Field(default=8, ge=2)  # fewer paired items say too little to retire or create
     margin: float = Field(default=0.0, ge=0.0, le=1.0)  # non-inferiority margin of without − with
     level: float = Field(default=0.95, gt=0.5, lt=1.0)  # the bootstrap interval's level
