@@ -23,8 +23,9 @@ the backend returns (:class:`skillopt_core.backends.trajectory.Trajectory`):
   load one by reading its ``SKILL.md`` (Codex: a shell command such as ``cat
   .agents/skills/<name>/SKILL.md``; a ``read`` tool elsewhere). The candidate
   is installed at ``<skill_dir>/<name>/SKILL.md`` of the call's working
-  directory through the backend's ``document_path`` (installed verbatim, no
-  pointer in the prompt), and a :class:`CommandRun` or :class:`ToolCall`
+  directory (a scratch folder under the replay root holding the sibling
+  skills there too) through the backend's ``document_path`` (installed
+  verbatim, no pointer in the prompt), and a :class:`CommandRun` or :class:`ToolCall`
   naming ``<name>/SKILL.md`` counts as loading it.
 
 A query whose run failed for this item only (:class:`RequestFailed`) counts as
@@ -35,16 +36,19 @@ logged in) stops the step.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
+import shutil
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from skillopt_core.backends.base import Completion, CompletionRequest, Message, RequestFailed
 from skillopt_core.backends.trajectory import CommandRun, ToolCall, Trajectory
-from skillopt_core.replay import REPLAY_MARKER
+from skillopt_core.replay import REPLAY_MARKER, replay_root
 
 SKILL_TOOL = "Skill"  # Claude Code's tool that loads a listed skill
 
@@ -193,6 +197,7 @@ class TraceDecider:
             self.document = None
         else:
             self.backend, self.document = target, f"{cli.skill_dir.rstrip('/')}/{name}/SKILL.md"
+        self.skill_dir, self.siblings = cli.skill_dir.rstrip("/"), list(siblings)
 
     def how(self) -> str:
         if self.family == "claude-code":
@@ -201,15 +206,40 @@ class TraceDecider:
 
     async def __call__(self, description: str, queries: Sequence[Any]) -> list[tuple[Any, bool, bool]]:
         text, backend = self.with_text(description), self.backend  # the caller may wrap it to count the calls
+        with self._listing() as work:
 
-        async def one(q: Any) -> tuple[Any, bool, bool]:
-            request = CompletionRequest(messages=(Message("user", q.text),), role="target", stage="trigger",
-                                        max_tokens=400, skill=text, document_path=self.document)
-            async with self.sem:
-                try:
-                    done = await backend.complete(request)
-                except RequestFailed:
-                    return q, False, False
-            return q, loaded(done.trajectory, self.name), done.trajectory is not None
+            async def one(q: Any) -> tuple[Any, bool, bool]:
+                # role "trigger": never an acting rollout (no checkout copy, no edits; the CLI's read-only mode)
+                request = CompletionRequest(messages=(Message("user", q.text),), role="trigger", stage="trigger",
+                                            max_tokens=400, skill=text, document_path=self.document,
+                                            cwd=str(work) if work is not None else None)
+                async with self.sem:
+                    try:
+                        done = await backend.complete(request)
+                    except RequestFailed:
+                        return q, False, False
+                return q, loaded(done.trajectory, self.name), done.trajectory is not None
 
-        return list(await asyncio.gather(*(one(q) for q in queries)))
+            return list(await asyncio.gather(*(one(q) for q in queries)))
+
+    @contextlib.contextmanager
+    def _listing(self) -> Iterator[Path | None]:
+        """For a CLI that finds skills in its working directory: a scratch folder under the replay root
+        holding the sibling skills where it looks (the candidate is installed per call); removed after."""
+        if self.document is None:
+            yield None
+            return
+        from skillopt_core.backends.cli_skill import skill_doc
+
+        root = replay_root()
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        work = Path(tempfile.mkdtemp(prefix="trigger-", dir=root))
+        try:
+            for text in self.siblings:
+                doc = skill_doc(text, self.family)
+                if doc.name != self.name:
+                    (work / self.skill_dir / doc.name).mkdir(parents=True, exist_ok=True)
+                    (work / self.skill_dir / doc.name / "SKILL.md").write_text(doc.text, encoding="utf-8")
+            yield work
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
