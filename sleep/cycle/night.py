@@ -502,7 +502,7 @@ def _train(night: NightRecord, project: Path, config: NightConfig, tasks: list[T
     """Replay and gate ``tasks`` in the core; ``target_hosts``: a lesson for one host's skill
     replays through that host (its CLI when ready, else the configured backend). Otherwise a
     ``skill`` in a host's skill folder replays through that host's CLI when it is ready
-    (:func:`sleep.cycle.backends.target_backend`). ``after(settings, run_dir, backends, summary)`` runs once the
+    (:func:`sleep.cycle.backends.target_backend`). ``after(settings, run_dir, backends, result)`` runs once the
     run ended well, with its backends and checkout still up."""
     hosts = target_hosts or Counter(h.split(":", 1)[1] for t in tasks for h in t.tags if h.startswith("host:"))
     owners = skill_hosts(skill, project) if skill is not None and not target_hosts else []

@@ -404,7 +404,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     try:
         result = asyncio.run(optimise(decider, optimizer, name, description, queries, settings))
     except Exception as exc:
-        night.triggers = {"error": f"{type(exc).__name__}: {exc}"}
+        night.triggers = {"error": f"{type(exc).__name__}: {exc}", "decided_by": how}
         say(f"[Triggers] {choice.name}: not evaluated ({exc})")
         return
     finally:
@@ -412,6 +412,8 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
                  "input_tokens": target.input_tokens + optimizer.input_tokens,
                  "output_tokens": target.output_tokens + optimizer.output_tokens,
                  "cost_usd": round(target.cost_usd + optimizer.cost_usd, 6)}
+        if "error" in (night.triggers or {}):  # what a failed step spent is counted too
+            night.triggers["spent"] = spent
     result.decided_by = how
     night.triggers = {**result.to_dict(), "spent": spent}
     b, a = result.before["test"], (result.after or {}).get("test")
