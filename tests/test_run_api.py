@@ -245,3 +245,19 @@ def test_a_seed_skill_given_as_a_path_is_read_from_the_file(tmp_path):
     path.write_text(SEED)
     run = prepare_training(api_settings(tmp_path), tasks=caller_tasks(), seed_skill=path)
     assert (run.run_dir / "seed_skill.md").read_text() == SEED
+
+
+async def test_the_result_holds_the_runs_tasks_and_its_cache_rows_in_memory(tmp_path):
+    """What a caller needs to evaluate again without reading the run directory (sleep.cycle.paired)."""
+    from skillopt_core.evaluation.cache import RolloutCache
+
+    run = prepare_training(api_settings(tmp_path), tasks=caller_tasks(), seed_skill=SEED)
+    result = await run.run()
+    assert sorted(t.id for t in result.tasks) == sorted(t.id for t in caller_tasks())
+    assert [t.id for t in result.tasks] == [i for name in ("train", "val", "test") for i in result.splits[name]]
+    path = Path(result.summary.run_dir) / "rollout_cache.jsonl"
+    on_disk = path.read_text()
+    cache = RolloutCache.from_rows(result.rollout_rows, path)
+    assert len(cache) == len(result.rollout_rows) > 0 and cache.rows() == [dict(r) for r in result.rollout_rows]
+    cache.put_completion("k-new", "pear")
+    assert path.read_text().startswith(on_disk) and path.read_text().count("\n") == on_disk.count("\n") + 1

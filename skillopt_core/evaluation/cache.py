@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,16 @@ class RolloutCache:
                         self._entries[row["key"]] = row
                     except (json.JSONDecodeError, KeyError, TypeError):
                         self.skipped_lines += 1
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Mapping[str, Any]], path: Path | None = None) -> RolloutCache:
+        """A cache holding ``rows`` (a run's :meth:`rows`, held in memory), without reading ``path``;
+        new rows are appended to ``path`` when given."""
+        cache = cls()
+        cache.path = path
+        for row in rows:
+            cache._entries[row["key"]] = dict(row)
+        return cache
 
     def _put(self, row: dict) -> None:
         self._entries[row["key"]] = row

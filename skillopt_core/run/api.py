@@ -181,6 +181,7 @@ class TrainingResult:
     reader: RunReader
     steps: Mapping[int, StepDetail] = field(default_factory=dict)
     rollout_rows: Sequence[Mapping[str, Any]] = ()
+    tasks: Sequence[Task] = ()  # every task of the run as it ran (train, val, test)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -296,7 +297,8 @@ class TrainingRun:
         self.result = TrainingResult(
             summary, state.best_skill, state.initial_skill, tuple(StepRecord.from_dict(h) for h in state.history),
             {name: [task.id for task in t.data.split(name)] for name in SPLITS}, self.settings,
-            t.rt.describe_backends(), RunReader(t.run_dir.path), dict(t.steps), t.cache.rows())
+            t.rt.describe_backends(), RunReader(t.run_dir.path), dict(t.steps), t.cache.rows(),
+            tuple(task for name in SPLITS for task in t.data.split(name)))
         return self.result
 
     def _cancelled_from_outside(self) -> bool:

@@ -20,8 +20,8 @@ def after_training(ctx: NightContext, job: PartJob, part: SkillPart, trained: Tr
         return
     choice, settings, backends = group.choice, trained.settings, trained.backends
     used = trained.result.summary.usage.get("calls", 0)
-    lifecycle.measure_part(part, choice, replay.seed_text, settings, trained.run_dir, backends, config.sleep.paired,
-                           say, n_items=len(replay.tasks), used_calls=used, best_skill=trained.result.best_skill)
+    lifecycle.measure_part(part, choice, replay.seed_text, settings, trained.result, backends, config.sleep.paired,
+                           say, n_items=len(replay.tasks), used_calls=used)
     if part.paired.get("verdict") and part.paired.get("kind") == "retire":
         return  # no use tuning a retiree
     left = settings.budget.max_calls - used - (part.paired.get("spent") or {}).get("model_calls", 0) \

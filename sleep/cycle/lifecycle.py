@@ -29,15 +29,16 @@ from sleep.cycle.paired import PairedSettings, create_verdict, measure, retire_v
 Say = Callable[[str], None]
 
 
-def measure_part(night: Any, choice: Any, seed_text: str, settings: Any, run_dir: Path, backends: dict,
-                 cfg: PairedSettings, say: Say, n_items: int, used_calls: int = 0, best_skill: str = "") -> None:
-    """Fill ``night.paired`` (see the module docstring); a failure is recorded, never raised. Nothing
+def measure_part(night: Any, choice: Any, seed_text: str, settings: Any, result: Any, backends: dict,
+                 cfg: PairedSettings, say: Say, n_items: int, used_calls: int = 0) -> None:
+    """Fill ``night.paired`` (see the module docstring) from the run's in-memory ``result`` (its
+    tasks, rollouts and best skill; no run file is read); a failure is recorded, never raised. Nothing
     is measured (no call) for fewer than ``min_instances`` items, or when the part's budget
     (``settings.budget.max_calls`` less the ``used_calls`` of training) cannot pay for both arms."""
     if choice.managed:
         if not cfg.gate_new_skills:
             return
-        text = best_skill or seed_text  # the run's best skill, held in memory (TrainingResult.best_skill)
+        text = result.best_skill or seed_text
         if text == seed_text:
             return  # nothing trained: nothing to create
         kind = "create"
@@ -60,7 +61,7 @@ def measure_part(night: Any, choice: Any, seed_text: str, settings: Any, run_dir
         settings = settings.model_copy(deep=True)
         settings.budget = settings.budget.model_copy(update={"max_calls": left})
     try:
-        comparison = measure(settings, run_dir, backends, text, level=cfg.level)
+        comparison = measure(settings, result, backends, text, level=cfg.level)
     except Exception as exc:
         night.paired = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
         say(f"[Paired] {choice.name}: not measured with and without the skill ({exc})")

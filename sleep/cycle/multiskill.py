@@ -5,7 +5,8 @@ A task trains the skill its sessions invoked (:attr:`sleep.mine.store.PoolItem.s
 resolved to a file where that host looks for it, :func:`sleep.cycle.skills.candidate_paths`).
 Tasks whose sessions invoked no skill, or one no file is found for, go to the
 skill a single night would choose (:func:`sleep.cycle.skills.choose_skill`: the
-most used, a fitting project skill, or the managed one). Skills train most-used
+most used, a fitting project skill, or the managed one; when they are of several kinds of work,
+a new skill per kind, :mod:`sleep.cycle.newskills`). Skills train most-used
 first; each gets ``remaining // skills left`` of the night's ``budget.max_calls`` /
 ``max_tokens``, so what an idle or small skill leaves is passed on.
 
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sleep.cycle.newskills import split as split_new
 from sleep.cycle.skills import HOST_OF_PREFIX, SkillChoice, candidate_paths, choose_skill, managed_path
 from sleep.nightstore import NightUsage
 
@@ -51,9 +53,11 @@ def family_of(source: str) -> str:
 
 
 def skill_groups(project: Path, records: list, members: dict[str, list], sessions: Iterable[Any],
-                 override: Path | None = None) -> list[SkillGroup]:
+                 override: Path | None = None, per_cluster: int = 0) -> list[SkillGroup]:
     """The night's skills, most used first, each with its tasks (see the module docstring).
-    With ``override`` (``--skill``) one group: that skill, with the tasks that used it or none."""
+    With ``override`` (``--skill``) one group: that skill, with the tasks that used it or none.
+    ``per_cluster``: tasks no skill serves get a new skill per cluster of at least this many
+    tasks when there are two or more such clusters (:mod:`sleep.cycle.newskills`); 0: never."""
     sessions = list(sessions)
     texts = [f"{r.intent}\n{r.prompt}" for r in records]
     if override is not None:
@@ -96,6 +100,10 @@ def skill_groups(project: Path, records: list, members: dict[str, list], session
         groups[path].records.append(record)
     if rest or not groups:
         default = choose_skill(project, sessions, None, tasks=[f"{r.intent}\n{r.prompt}" for r in rest] or texts)
+        new, rest = split_new(project, rest, default, per_cluster) if per_cluster else ([], rest)
+        for choice, cluster in new:
+            groups[choice.path] = SkillGroup(choice, cluster)
+    if rest or not groups:
         if default.path in groups:
             groups[default.path].records.extend(rest)
         else:

@@ -7,8 +7,10 @@ the skill and once without any skill, on the same items and sample seeds, and
 compared with :func:`skillopt_core.evaluation.stats.paired_comparison`, the
 statistics ``skillopt compare`` reports (per-item wins / losses / ties, a
 seeded bootstrap interval of the mean difference, the exact McNemar test for
-pass/fail scores). Rollouts of the skill that training already made come from
-the run's content-addressed cache and cost nothing.
+pass/fail scores). It works on what the night holds in memory (the core's
+``TrainingResult``: the run's tasks and its rollout cache), reading no run
+file; rollouts of the skill that training already made come from that cache
+and cost nothing.
 
 Verdicts (:class:`PairedSettings`, ``sleep.paired`` in the configuration):
 
@@ -48,22 +50,25 @@ class PairedSettings(BaseModel):
 
     retire: bool = True  # measure existing skills and propose retiring those that do not help
     gate_new_skills: bool = True  # a new skill is staged only when it measurably beats no skill
+    per_cluster: bool = True  # unserved tasks of several kinds of work: a new skill per kind (sleep.cycle.newskills)
     min_instances: int = Field(default=8, ge=2)  # fewer paired items say too little to retire or create
     margin: float = Field(default=0.0, ge=0.0, le=1.0)  # non-inferiority margin of without − with
     level: float = Field(default=0.95, gt=0.5, lt=1.0)  # the bootstrap interval's level
 
 
-def measure(settings: Settings, run_dir: Path, backends: dict[str, Any], skill_text: str,
+def measure(settings: Settings, result: Any, backends: dict[str, Any], skill_text: str,
             level: float = 0.95) -> dict[str, Any]:
-    """``skill_text`` (A) against no skill (B) on every item of the run in ``run_dir`` (its
-    ``config.yaml`` names the tasks, the env options and the checkout). Returns the
-    comparison's dict (B − A: ``diff``, ``ci_low``, ``ci_high``, ``wins``/``losses``/``ties``,
-    ``mcnemar_p``, ``per_item``) plus ``summary`` and ``usage`` of these calls."""
-    runtime = build_runtime(settings, raw_backends=dict(backends))
-    tasks = list(runtime.env.load_tasks())
+    """``skill_text`` (A) against no skill (B) on every item of the training run whose in-memory
+    :class:`skillopt_core.run.api.TrainingResult` is ``result``: its tasks as they ran
+    (``result.tasks``) and its rollout cache (``result.rollout_rows``); no run file is read. New
+    rollouts are appended to the run's cache file. Returns the comparison's dict (B − A: ``diff``,
+    ``ci_low``, ``ci_high``, ``wins``/``losses``/``ties``, ``mcnemar_p``, ``per_item``) plus
+    ``summary`` and ``usage`` of these calls."""
+    tasks = list(result.tasks)
     if not tasks:
-        raise ValueError(f"the run {run_dir} has no tasks to measure")
-    cache = RolloutCache(RunDir(run_dir).cache_path)
+        raise ValueError(f"the run {result.summary.run_dir} holds no tasks to measure")
+    runtime = build_runtime(settings, raw_backends=dict(backends))
+    cache = RolloutCache.from_rows(result.rollout_rows, RunDir(Path(result.summary.run_dir)).cache_path)
     metric = settings.evaluation.gate_metric
     t = settings.train
 
@@ -78,9 +83,9 @@ def measure(settings: Settings, run_dir: Path, backends: dict[str, Any], skill_t
         return await scores(Skill.parse(skill_text, source="skill")), await scores(NO_SKILL)
 
     with_skill, without = asyncio.run(both())
-    result = paired_comparison(with_skill, without, level=level, seed=t.seed)
-    return {**result.to_dict(), "metric": metric, "summary": result.summary("with the skill", "without it"),
-            "usage": runtime.ledger.totals()}
+    comparison = paired_comparison(with_skill, without, level=level, seed=t.seed)
+    return {**comparison.to_dict(), "metric": metric,
+            "summary": comparison.summary("with the skill", "without it"), "usage": runtime.ledger.totals()}
 
 
 def retire_verdict(comparison: dict[str, Any], settings: PairedSettings) -> tuple[bool, str]:

@@ -55,13 +55,13 @@ def fitting_skill(skills: list[Path], tasks: list[str]) -> Fit:
     """The skill of ``skills`` whose description fits the most of ``tasks`` (see the module docstring)."""
     if not skills or not tasks:
         return Fit(None, "")
-    task_words = [set(_content(t)) for t in tasks]
+    task_words = [set(content_words(t)) for t in tasks]
     scores = []
     for path in skills:
         name, description = describe(path)
         readable: dict[str, str] = {}
         for raw in _RAW_WORDS.findall(f"{name.replace('-', ' ').replace('_', ' ')} {description}"):
-            for stem in _content(raw):
+            for stem in content_words(raw):
                 readable.setdefault(stem, raw.lower())
         hits = [tw & readable.keys() for tw in task_words]
         shared = sorted({readable[s] for h in hits for s in h})
@@ -79,7 +79,7 @@ def fitting_skill(skills: list[Path], tasks: list[str]) -> Fit:
                      "to evolve one of them anyway, pass it with --skill PATH")
 
 
-def _content(text: str) -> list[str]:
+def content_words(text: str) -> list[str]:
     """The stems of ``text`` that carry meaning: no function words, placeholders or short stems."""
     from sleep.mine.features import tokens, words
 

@@ -21,7 +21,8 @@ def every_skill(ctx: NightContext) -> None:
     """Each skill of the night in turn (see the module docstring); then the night's record over them."""
     project, config, say, writer = ctx.project, ctx.config, ctx.say, ctx.writer
     records, members, sessions = nighttasks.load(project)
-    queue = multiskill.skill_groups(project, records, members, sessions, ctx.skill)
+    queue = multiskill.skill_groups(project, records, members, sessions, ctx.skill,
+                                    config.sleep.min_tasks if config.sleep.paired.per_cluster else 0)
     memory = MemoryPlan(project, records, members, config.sleep)  # lessons about the whole repository
     with Index.open() as index:
         before = multiskill.previous_fingerprints(n for n in nightstore.nights(index, str(project), limit=20)

@@ -44,6 +44,7 @@ class SkillChoice:
     managed: bool  # True: the night creates it (no file yet)
     sessions: int  # sessions that invoked it (0 for a managed skill)
     why: str
+    description: str = ""  # a new skill's description (sleep.cycle.newskills); the managed one's when empty
 
     def seed_text(self) -> str:
         """The text training starts from: the file, or a minimal managed skill."""
@@ -62,11 +63,11 @@ class SkillChoice:
             except SkillParseError as exc:
                 raise SkillPathError(f"{exc} Fix the skill file, or pass another with --skill.") from None
             return text
-        return managed_skill_text(self.name)
+        return managed_skill_text(self.name, self.description or MANAGED_DESCRIPTION)
 
 
-def managed_skill_text(name: str = MANAGED_NAME) -> str:
-    front = yaml.safe_dump({"name": name, "description": MANAGED_DESCRIPTION}, sort_keys=False, width=1000)
+def managed_skill_text(name: str = MANAGED_NAME, description: str = MANAGED_DESCRIPTION) -> str:
+    front = yaml.safe_dump({"name": name, "description": description}, sort_keys=False, width=1000)
     return (f"---\n{front}---\n\n"
             "# Lessons from your recurring tasks\n\n"
             "- Follow the conventions this project already uses.\n")

@@ -17,7 +17,11 @@ improves the description (issue 33 §3).
 - **Decision** (:func:`decide`): the night's target model is asked, from the
   listing and one request, which skills it would load (JSON
   ``{"load": [names]}``); an answer that cannot be read counts as "not loaded"
-  and is counted. **Metric**: precision and recall of "loaded" (:func:`figures`).
+  and is counted. With an agent CLI as the target it is not asked: the real CLI
+  runs each request with the skill installed where it finds skills, and whether
+  it loaded the skill is read from its trajectory (Claude Code's ``Skill`` tool,
+  Codex reading the ``SKILL.md``; :mod:`sleep.cycle.trigger_trace`).
+  **Metric**: precision and recall of "loaded" (:func:`figures`).
 - **Optimisation** (:func:`optimise`): the optimizer sees the current
   description and the train set's misses and false alarms and proposes
   ``candidates`` new descriptions (one line, at most ``max_chars``, no angle
@@ -34,7 +38,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -232,6 +236,7 @@ class TriggerResult:
     tried: list[dict[str, Any]] | None = None  # each candidate's train figures
     dropped: list[str] | None = None
     n_queries: dict[str, int] | None = None
+    decided_by: str = ""  # how "loaded" was decided: the model asked, or an agent CLI's trajectory
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -252,11 +257,20 @@ def _better(after: dict[str, Any], before: dict[str, Any], margin: float) -> tup
                   f"{after['recall'] or 0:.3f}, precision {p_b:.3f} → {p_a:.3f}")
 
 
-async def optimise(target: Any, optimizer: Any, host: str, name: str, description: str,
-                   others: Sequence[tuple[str, str]], queries: list[Query], settings: TriggerSettings,
-                   workers: int = 4) -> TriggerResult:
-    """Measure ``description``; propose, select on train and gate on test (see the module docstring)."""
-    base = await decide(target, host, name, description, others, queries, workers)
+Decide = Callable[[str, Sequence[Query]], Awaitable[list[tuple[Query, bool, bool]]]]
+
+
+def asking(target: Any, host: str, name: str, others: Sequence[tuple[str, str]], workers: int = 4) -> Decide:
+    """``decide(description, queries)`` by asking ``target`` from the host's listing (:func:`decide`)."""
+    return lambda description, queries: decide(target, host, name, description, others, queries, workers)
+
+
+async def optimise(decider: Decide, optimizer: Any, name: str, description: str, queries: list[Query],
+                   settings: TriggerSettings) -> TriggerResult:
+    """Measure ``description``; propose, select on train and gate on test (see the module docstring).
+    ``decider(description, queries)``: :func:`asking` a model, or an agent CLI's trajectory
+    (:class:`sleep.cycle.trigger_trace.TraceDecider`)."""
+    base = await decider(description, queries)
     result = TriggerResult(before=_by_split(base), description_before=description,
                            n_queries={s: sum(q.split == s for q in queries) for s in ("train", "test")})
     train = [d for d in base if d[0].split == "train"]
@@ -273,14 +287,14 @@ async def optimise(target: Any, optimizer: Any, host: str, name: str, descriptio
     train_q = [q for q in queries if q.split == "train"]
     tried: list[dict[str, Any]] = []
     for cand in candidates:
-        f = figures(await decide(target, host, name, cand, others, train_q, workers))
+        f = figures(await decider(cand, train_q))
         tried.append({"description": cand, "train": f})
     result.tried = tried
     best = max(tried, key=lambda t: (t["train"]["f1"] or 0.0, t["train"]["precision"] or 0.0))
     if (best["train"]["f1"] or 0.0) <= (result.before["train"]["f1"] or 0.0) + 1e-9:
         result.why = "no candidate description triggered better on the train queries"
         return result
-    after = await decide(target, host, name, best["description"], others, queries, workers)
+    after = await decider(best["description"], queries)
     result.after = _by_split(after)
     result.accepted, result.why = _better(result.after["test"], result.before["test"], settings.precision_margin)
     if result.accepted:
@@ -358,15 +372,6 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     staged as a ``description`` proposal (not in a dry run). Failures are recorded, never raised."""
     if not settings.enabled or choice.managed:
         return
-    from sleep.cycle.backends import CLI_BACKENDS
-
-    target_name = str((night.replay or {}).get("target") or "").replace("_", "-")
-    if target_name in CLI_BACKENDS.values():
-        night.triggers = {"skipped": f"the target is the agent CLI {target_name}: asking it through a whole agent run "
-                                     "per prompt is not done, and reading whether it loaded the skill from its "
-                                     "trajectory is not built yet; set sleep.target_backend to a model backend to "
-                                     "measure triggers"}
-        return
     description = str(front_matter(seed_text).get("description") or "")
     name = str(front_matter(seed_text).get("name") or choice.name)
     queries = project_queries(project, own_tasks, settings)
@@ -383,12 +388,23 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
                                      f"need {need}"}
         say(f"[Triggers] {choice.name}: {night.triggers['skipped']}")
         return
-    target, optimizer = _Tally(backends["target"]), _Tally(backends["optimizer"])
+    from sleep.cycle.trigger_trace import TraceDecider, cli_of, skill_texts
+
+    optimizer = _Tally(backends["optimizer"])
+    decider: Decide
+    if cli_of(backends["target"]) is not None:  # an agent CLI: read from what it did, not asked
+        trace = TraceDecider(backends["target"], name, lambda d: with_description(seed_text, d),
+                             skill_texts(choice.path), workers)
+        target = trace.backend = _Tally(trace.backend)
+        decider, how = trace, trace.how()
+    else:
+        target = _Tally(backends["target"])
+        decider = asking(target, choice.host, name, sibling_skills(choice.path), workers)
+        how = f"the target model asked from {choice.host}'s skill listing"
     try:
-        result = asyncio.run(optimise(target, optimizer, choice.host, name, description,
-                                      sibling_skills(choice.path), queries, settings, workers))
+        result = asyncio.run(optimise(decider, optimizer, name, description, queries, settings))
     except Exception as exc:
-        night.triggers = {"error": f"{type(exc).__name__}: {exc}"}
+        night.triggers = {"error": f"{type(exc).__name__}: {exc}", "decided_by": how}
         say(f"[Triggers] {choice.name}: not evaluated ({exc})")
         return
     finally:
@@ -396,6 +412,9 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
                  "input_tokens": target.input_tokens + optimizer.input_tokens,
                  "output_tokens": target.output_tokens + optimizer.output_tokens,
                  "cost_usd": round(target.cost_usd + optimizer.cost_usd, 6)}
+        if "error" in (night.triggers or {}):  # what a failed step spent is counted too
+            night.triggers["spent"] = spent
+    result.decided_by = how
     night.triggers = {**result.to_dict(), "spent": spent}
     b, a = result.before["test"], (result.after or {}).get("test")
     say(f"[Triggers] {choice.name}: held-out recall {_pct(b['recall'])}, precision {_pct(b['precision'])} "

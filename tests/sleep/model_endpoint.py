@@ -78,7 +78,7 @@ from typing import Any, Callable, Iterator
 
 @dataclass(frozen=True)
 class Action:
-    """What the scripted model does next: ``kind`` is read, run, write or say."""
+    """What the scripted model does next: ``kind`` is read, run, write, call (a named tool) or say."""
 
     kind: str
     path: str = ""
@@ -100,6 +100,12 @@ def write(path: str, text: str) -> Action:
 
 def say(text: str) -> Action:
     return Action("say", text=text)
+
+
+def call(tool: str, **args: Any) -> Action:
+    """Call the offered tool ``tool`` with ``args`` as they are (e.g. Claude Code's ``Skill`` tool:
+    ``call("Skill", skill="skillopt:run-tests")``); answered as text when the CLI does not offer it."""
+    return Action("call", text=json.dumps({"tool": tool, "args": args}))
 
 
 @dataclass
@@ -203,6 +209,9 @@ def tool_call(action: Action, turn: Turn) -> tuple[str, Any] | None:
     """(tool name, arguments) for ``action`` with the tools ``turn`` offers; None: answer as text.
     Arguments are a dict, or a str for a free-form (custom) tool such as Codex's apply_patch."""
     tools = turn.tools
+    if action.kind == "call":
+        spec = json.loads(action.text)
+        return (spec["tool"], spec["args"]) if spec["tool"] in tools else None
     if action.kind == "run":
         name = _first(_RUN, tools)
         return _run_call(name, tools[name], action.command, turn.cwd) if name else None
@@ -285,6 +294,8 @@ def anthropic_turn(body: dict) -> Turn:
                 results.append(_text_of(block.get("content")))
             elif block.get("type") == "text" and message.get("role") == "user":
                 user.append(block.get("text") or "")
+            elif block.get("type") == "text" and message.get("role") == "system":  # Claude Code's skill listing
+                system += "\n" + (block.get("text") or "")
     tools = {t["name"]: t.get("input_schema") or {} for t in body.get("tools") or [] if "name" in t}
     return Turn("anthropic", str(body.get("model") or ""), system, user, results, tools,
                 _cwd(system, *user))

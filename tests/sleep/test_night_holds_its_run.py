@@ -59,12 +59,12 @@ def test_the_walk_from_the_trainer_to_staging_reads_no_run_file(project: Path, t
     monkeypatch.setattr(builtins, "open", open_)
     monkeypatch.setattr(io, "open", io_open)
     monkeypatch.setattr(os, "open", os_open)
-    # The with/without measurement after training (sleep.cycle.paired) evaluates afresh from the run's task
-    # file and rollout cache; it is not the candidate's walk, so it is off here.
+    # The with/without measurement after training (sleep.cycle.paired) runs too, from the result in memory.
     night = run_night(NightOptions(project=project, backend="scripted",
-                                   overrides=[f"model.scripted={scripted}", "sleep.paired.retire=false"],
+                                   overrides=[f"model.scripted={scripted}", "sleep.paired.min_instances=2"],
                                    skill=project / ".claude/skills/ledger-dev/SKILL.md"), say=lambda _: None)
     assert night.outcome == "staged", night.reason
     assert trained and night.run_dir and os.path.realpath(night.run_dir) == trained["run_dir"]
     assert night.replay["evidence"] and any("Use pnpm" in r for r in night.corrections["kept"])
+    assert night.paired.get("kind") == "retire" and night.paired.get("n_items", 0) >= 2, night.paired
     assert reads == []
