@@ -79,28 +79,29 @@ def _skill_arg(raw: str) -> str:
     return value.strip().lstrip("/") if isinstance(value, str) else ""
 
 
-def cli_of(backend: Any) -> Any:
-    """The agent-CLI backend under the night's wrappers (each keeps it as ``inner``), or None."""
-    from skillopt_core.backends.cli_common import CliBackend
-
+def _wrapped(backend: Any, kind: type) -> Any:
+    """The first backend of ``kind`` in the night's wrapper chain (each wrapper keeps its inner
+    backend as ``inner``), or None."""
     seen = 0
     while backend is not None and seen < 10:
-        if isinstance(backend, CliBackend):
+        if isinstance(backend, kind):
             return backend
         backend, seen = getattr(backend, "inner", None), seen + 1
     return None
+
+
+def cli_of(backend: Any) -> Any:
+    """The agent-CLI backend under the night's wrappers, or None."""
+    from skillopt_core.backends.cli_common import CliBackend
+
+    return _wrapped(backend, CliBackend)
 
 
 def recorder_of(backend: Any) -> Any:
     """The night's evidence recorder in the wrapper chain (:class:`sleep.cycle.backends.RecordingBackend`)."""
     from sleep.cycle.backends import RecordingBackend
 
-    seen = 0
-    while backend is not None and seen < 10:
-        if isinstance(backend, RecordingBackend):
-            return backend
-        backend, seen = getattr(backend, "inner", None), seen + 1
-    return None
+    return _wrapped(backend, RecordingBackend)
 
 
 def skill_texts(skill_path: Path) -> list[str]:
