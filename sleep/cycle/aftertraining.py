@@ -29,7 +29,9 @@ def after_training(ctx: NightContext, job: PartJob, part: SkillPart, trained: Tr
     triggers.run_part(part, choice, replay.seed_text, ctx.project, {r.id for r in group.records}, backends,
                       config.sleep.triggers, left, say, config.core.train.workers)
     left = None if left is None else left - (part.triggers.get("spent") or {}).get("model_calls", 0)
-    package.run_part(part, choice, replay.seed_text, ctx.project, settings, trained.result.splits["val"],
+    val = set(trained.result.splits["val"])
+    package.run_part(part, choice, replay.seed_text, ctx.project, settings,
+                     [t for t in trained.result.tasks if t.id in val],
                      backends, config.sleep.package, [t.prompt for t in replay.tasks], say, left)
 
 

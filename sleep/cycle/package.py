@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -41,6 +41,7 @@ from skillopt_core.evaluation.rollout import run_rollouts
 from skillopt_core.evaluation.stats import average_within_item, paired_comparison
 from skillopt_core.run.runtime import build_runtime
 from skillopt_core.skill.document import Skill
+from skillopt_core.tasks.task import Task
 from sleep.cycle.triggers import reply_object
 
 Say = Callable[[str], None]
@@ -142,8 +143,8 @@ def _script_commands(folder: str, files: dict[str, str]) -> list[str]:
 
 
 def gate(settings: Any, backends: dict, skill_text: str, candidate_text: str, files: dict[str, str],
-         folder_rel: str, val_ids: list[str], level: float = 0.95) -> dict[str, Any]:
-    """The current package (A) against the candidate package (B) on the run's val items (see the module
+         folder_rel: str, val_tasks: Sequence[Task], level: float = 0.95) -> dict[str, Any]:
+    """The current package (A) against the candidate package (B) on the run's val tasks, held in memory (see the module
     docstring); the comparison's dict with ``usage``. Each rollout clones its checkout from a template
     (:mod:`sleep.replay.backend`): A's is the night's checkout, B's a clone of it with the candidate's
     files committed (:func:`package_template`)."""
@@ -157,7 +158,7 @@ def gate(settings: Any, backends: dict, skill_text: str, candidate_text: str, fi
         runtime = build_runtime(run_settings, ledger=ledger, raw_backends=dict(backends))
         tasks = [replace(t, metadata={**t.metadata,
                                       "allowed_commands": list(t.metadata.get("allowed_commands") or []) + extra})
-                 for t in runtime.env.load_tasks() if t.id in val_ids]
+                 for t in val_tasks]
         if not tasks:
             raise ValueError("no val items to gate the package on")
         results = await run_rollouts(runtime.env, runtime.target, Skill.parse(text, source="package"), tasks,
@@ -199,8 +200,9 @@ def package_template(checkout: Path, folder_rel: str, files: dict[str, str]) -> 
         yield template
 
 
-def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: Any, val_ids: list[str], backends: dict,
-             cfg: PackageSettings, prompts: list[str], say: Say, budget_left: int | None = None) -> None:
+def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: Any, val_tasks: Sequence[Task],
+             backends: dict, cfg: PackageSettings, prompts: list[str], say: Say,
+             budget_left: int | None = None) -> None:
     """The package step of one skill's part: ``night.package`` (and a proposal when the gate keeps it).
     Skipped when ``budget_left`` calls cannot pay for the proposal and both arms of the gate."""
     if not cfg.enabled or choice.managed:
@@ -213,7 +215,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
     if not choice.path.is_relative_to(project):
         night.package = {"skipped": "package proposals need the skill inside the project's repository"}
         return
-    need = 1 + 2 * len(val_ids) * settings.train.samples_per_item  # val_ids: the run's val split (in memory)
+    need = 1 + 2 * len(val_tasks) * settings.train.samples_per_item  # the run's val tasks (in memory)
     if budget_left is not None and budget_left < need:
         night.package = {"skipped": f"the budget has {max(budget_left, 0)} call(s) left; a package edit and its gate "
                                     f"may need {need}"}
@@ -240,7 +242,7 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: A
         if budget_left is not None:  # the gate's own ledger stops at what the part has left
             settings = settings.model_copy(deep=True)
             settings.budget = settings.budget.model_copy(update={"max_calls": max(budget_left - 1, 1)})
-        comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(val_ids))
+        comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(val_tasks))
     except Exception as exc:
         night.package = {"error": f"{type(exc).__name__}: {exc}", "spent": spent}
         say(f"[Package] {choice.name}: not evaluated ({exc})")
