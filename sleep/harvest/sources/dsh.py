@@ -254,15 +254,10 @@ class _Reader:
         source = as_dict(msg.get("source"))
         model = source.get("model")
         self.s.note_model(model if isinstance(model, str) else None)
-        texts = []
         for block in as_list(msg.get("content")):
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif block.get("type") == "tool-call":
+            if isinstance(block, dict) and block.get("type") == "tool-call":
                 self._tool(block.get("id"), block.get("name"), block.get("arguments"))
-        text = "\n".join(texts).strip()
+        text = block_text(msg.get("content")).strip()
         if text:
             self.answered = True
             if self.s.prompts:

@@ -181,15 +181,10 @@ class _PiParser(LogParser):
         elif role == "assistant":
             model = msg.get("model")
             self.s.note_model(model if isinstance(model, str) else None)
-            texts = []
             for block in as_list(msg.get("content")):
-                if not isinstance(block, dict):
-                    continue
-                if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"])
-                elif block.get("type") == "toolCall":
+                if isinstance(block, dict) and block.get("type") == "toolCall":
                     self._tool(block.get("name"), block.get("arguments"))
-            text = "\n".join(texts).strip()
+            text = block_text(msg.get("content")).strip()
             if text:
                 self._final(text)
             if msg.get("stopReason") == "aborted":
