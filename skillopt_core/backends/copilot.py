@@ -240,6 +240,4 @@ class CopilotBackend(cli.CliBackend):
         return None
 
 
-@register_backend("copilot")
-def _create_copilot(spec: Any) -> CopilotBackend:
-    return CopilotBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("copilot")(CopilotBackend.from_spec)
