@@ -524,7 +524,6 @@ def _typed(msg: dict[str, Any]) -> str:
 
 def _read_messages(s: Session, messages: list[Any], ctx: ParseContext) -> ParseResult:
     actions = TurnActions(s, ctx)
-    answered = False
     for msg in messages:
         if not isinstance(msg, dict):
             continue
@@ -539,19 +538,16 @@ def _read_messages(s: Session, messages: list[Any], ctx: ParseContext) -> ParseR
                 return ParseResult(None, replay=True)
             if text.startswith("/") and not _is_custom_command(text):
                 continue  # session management, not work
-            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-            answered = False
+            actions.prompt(text, at)  # not a replay: _user_text said so
         elif kind in ("gemini", "model", "assistant"):
             if isinstance(msg.get("model"), str):
                 s.note_model(msg["model"])
             for call in msg.get("toolCalls") or []:
                 if isinstance(call, dict):
                     _tool(s, actions, call)
-                    answered = True
+                    actions.answered = True
             text = text_of(msg.get("content")).strip()
-            if text and s.prompts:
-                s.finals[-1] = ctx.redactor.redact(text)
-                answered = True
+            actions.answer(text)
     return ParseResult(s)
 
 
