@@ -20,6 +20,8 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import orjson
+
 from skillopt_core.replay import is_replay_prompt
 from sleep.harvest.reader import ParseContext
 from sleep.harvest.sources.turns import open_turn
@@ -128,6 +130,17 @@ class TurnActions:
         if text and self.s.prompts:
             self.s.finals[-1] = self.ctx.redactor.redact(text)
             self.answered = True
+
+    def arguments(self, args: Any) -> Any:
+        """A tool call's arguments, decoded when they came as a JSON object in a string; None
+        (counted as ``tool_arguments_unreadable``) when that string does not decode."""
+        if isinstance(args, str) and args.startswith("{"):
+            try:
+                return orjson.loads(args)
+            except orjson.JSONDecodeError:
+                self.ctx.stats.actions["tool_arguments_unreadable"] += 1
+                return None
+        return args
 
     def _clean(self, value: str) -> str:
         out = self._redacted.get(value)

@@ -153,12 +153,7 @@ def _cwd_of(data: Any) -> str | None:
 
 def tool_actions(actions: TurnActions, name: Any, args: Any) -> None:
     """The shell command or files of one Copilot CLI tool call."""
-    if isinstance(args, str) and args.startswith("{"):
-        try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            actions.ctx.stats.actions["tool_arguments_unreadable"] += 1
-            return
+    args = actions.arguments(args)
     if not isinstance(name, str):
         return
     if name == "apply_patch":

@@ -272,12 +272,7 @@ class _Reader:
             self.seen_calls.add(call_id)
         self.s.add_tool(name)
         self.answered = True
-        if isinstance(args, str) and args.startswith("{"):
-            try:
-                args = orjson.loads(args)
-            except orjson.JSONDecodeError:
-                self.ctx.stats.actions["tool_arguments_unreadable"] += 1
-                return
+        args = self.actions.arguments(args)
         if not isinstance(args, dict):
             return
         if name in _SHELL_TOOLS:
