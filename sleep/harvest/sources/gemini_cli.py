@@ -51,13 +51,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.side_files import SideFileError, read_side_file
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import row_path
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
 HOST = "gemini-cli"
@@ -304,10 +303,9 @@ def _parse_logged(file: SourceFile, ctx: ParseContext) -> ParseResult:
                 ctx.stats.ignored()  # no turn yet to hold it
             continue
         ctx.stats.kept()
-        if _user_text(s, text, ctx) is None:
+        _note_command(s, text)
+        if (not text.startswith("/") or _is_custom_command(text)) and not actions.prompt(text, at):
             return ParseResult(None, replay=True)
-        if not text.startswith("/") or _is_custom_command(text):
-            open_turn(s, text, at, ctx.redactor, follows_answer=False)
     return ParseResult(s)
 
 
@@ -316,15 +314,10 @@ def _is_custom_command(text: str) -> bool:
     return bool(command) and command not in _BUILTIN_COMMANDS
 
 
-def _user_text(s: Session, text: str, ctx: ParseContext) -> bool | None:
-    """Note a slash command; None when the session's first prompt is a SkillOpt replay's."""
+def _note_command(s: Session, text: str) -> None:
     if text.startswith("/"):
         command = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
         s.add_command(command or None)
-        return True
-    if not s.prompts and is_replay_prompt(text):
-        return None
-    return True
 
 
 def _records(data: bytes, path: str, ctx: ParseContext) -> tuple[dict[str, Any] | None, list[Any]]:
@@ -534,11 +527,11 @@ def _read_messages(s: Session, messages: list[Any], ctx: ParseContext) -> ParseR
             text = _typed(msg)
             if not text or text.startswith(_INJECTED):
                 continue
-            if _user_text(s, text, ctx) is None:
-                return ParseResult(None, replay=True)
+            _note_command(s, text)
             if text.startswith("/") and not _is_custom_command(text):
                 continue  # session management, not work
-            actions.prompt(text, at)  # not a replay: _user_text said so
+            if not actions.prompt(text, at):
+                return ParseResult(None, replay=True)
         elif kind in ("gemini", "model", "assistant"):
             if isinstance(msg.get("model"), str):
                 s.note_model(msg["model"])
