@@ -58,7 +58,6 @@ _LOGIN_HINT = "Check that `copilot -p hello` works in a terminal (log in with `c
 @dataclass
 class CopilotOutput(cli.CliOutput):
     json_lines: int = 0
-    other_lines: int = 0
 
 
 _SHELL_TOOLS = frozenset({"bash", "shell", "powershell"})
@@ -140,8 +139,8 @@ def parse_output(stdout: str) -> CopilotOutput:
     (``tool.execution_start``/``tool.execution_complete`` pairs by ``toolCallId``;
     shell tools become commands, write tools file changes, a refused call is denied
     (:func:`refused`); other event types kept as raw steps and counted)."""
-    events, other = cli.json_lines(stdout)
-    found = CopilotOutput(json_lines=len(events), other_lines=other)
+    events, _ = cli.json_lines(stdout)
+    found = CopilotOutput(json_lines=len(events))
     trace = tj.TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     permissions: dict[str, str] = {}  # permission requestId -> toolCallId
