@@ -42,7 +42,7 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, scan_dir
 from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import connect_read_only, tables
@@ -125,10 +125,7 @@ class CursorAgentSource(HomeSource):
 
     def _discover_chats(self, stats: ParseStats) -> Iterator[SourceFile]:
         for workspace in sorted(scan_dir(self.home / "chats", stats), key=lambda e: e.name):
-            try:
-                if not workspace.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(workspace):
                 continue
             for chat in sorted(scan_dir(workspace.path, stats), key=lambda e: e.name):
                 store = os.path.join(chat.path, STORE)

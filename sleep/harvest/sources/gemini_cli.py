@@ -54,7 +54,7 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.side_files import SideFileError, read_side_file
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import row_path
 from sleep.sessions import Session, iso_utc
@@ -117,7 +117,7 @@ class GeminiCliSource(HomeSource):
             except OSError:
                 continue
             for folder in folders:
-                if len(folder.name) != 64 and _is_dir(folder):
+                if len(folder.name) != 64 and is_dir(folder):
                     root = _project_root(Path(folder.path))
                     if root:
                         out.setdefault(project_hash(root), root)
@@ -126,10 +126,7 @@ class GeminiCliSource(HomeSource):
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         known = self._projects()
         for folder in sorted(scan_dir(self.home / "tmp", stats), key=lambda e: e.name):
-            try:
-                if not folder.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(folder):
                 continue
             project = known.get(folder.name) or _project_root(Path(folder.path))
             chats = Path(folder.path) / "chats"
@@ -143,7 +140,7 @@ class GeminiCliSource(HomeSource):
                         continue  # resumed by a newer build: its .jsonl re-wrote every message, then went on
                     yield SourceFile(entry.path, HOST, KIND_CHAT, incremental=False, project_dir=project,
                                      project_slug=folder.name, replay_hint=is_replay_path(project))
-                elif _is_dir(entry):
+                elif is_dir(entry):
                     # chats/<parent session id>/<session id>.jsonl: a delegated agent's chat (newer builds)
                     for sub in sorted(scan_dir(Path(entry.path), stats), key=lambda e: e.name):
                         if sub.name.endswith((".json", ".jsonl")):
@@ -221,13 +218,6 @@ class GeminiCliSource(HomeSource):
         s.note_time(iso_utc(header.get("startTime")))
         s.note_time(iso_utc(header.get("lastUpdated")))
         return _read_messages(s, messages, ctx)
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
 
 
 def _ns(stamp: str) -> int:
