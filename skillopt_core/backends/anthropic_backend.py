@@ -155,6 +155,4 @@ def build_anthropic_backend(
     )
 
 
-@register_backend("anthropic")
-def _create_anthropic(spec: Any) -> AnthropicBackend:
-    return build_anthropic_backend(spec)
+register_backend("anthropic")(build_anthropic_backend)

@@ -103,6 +103,4 @@ def build_azure_backend(
     )
 
 
-@register_backend("azure-openai")
-def _create_azure(spec: Any) -> OpenAIBackend:
-    return build_azure_backend(spec)
+register_backend("azure-openai")(build_azure_backend)

@@ -321,6 +321,4 @@ class ClaudeCodeBackend(cli.CliBackend):
         return None
 
 
-@register_backend("claude-code")
-def _create_claude_code(spec: Any) -> ClaudeCodeBackend:
-    return ClaudeCodeBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("claude-code")(ClaudeCodeBackend.from_spec)

@@ -71,7 +71,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from skillopt_core.backends.base import (
     BackendConfigError,
@@ -532,6 +532,9 @@ def known_events(events: list[dict[str, Any]], known: frozenset[str],
             trace.raw(event)
 
 
+_B = TypeVar("_B", bound="CliBackend")
+
+
 class CliBackend:
     """Base of the agent-CLI backends: the options they share, the executable, a
     prepared replay directory per call and the one :meth:`complete`. Subclasses set
@@ -559,6 +562,11 @@ class CliBackend:
         self._exe = find_executable(self.command, self.name, self.install_hint)
         self._launcher: Launcher | None = None
         self._output_cap: int | None = None
+
+    @classmethod
+    def from_spec(cls: type[_B], spec: Any) -> _B:
+        """The registry's factory: ``register_backend(name)(Backend.from_spec)``."""
+        return cls(model=spec.model, role=spec.role, options=spec.options)
 
     def act(self, launcher: Launcher, *, output_cap: int | None = None) -> None:
         """Let target calls act: run the commands ``request.allowed_commands`` names

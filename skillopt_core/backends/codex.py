@@ -236,6 +236,4 @@ class CodexBackend(cli.CliBackend):
         return super().failure(out, result)
 
 
-@register_backend("codex")
-def _create_codex(spec: Any) -> CodexBackend:
-    return CodexBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("codex")(CodexBackend.from_spec)

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +52,6 @@ DENIED_BY_DEFAULT = ("shell", "write")
 SESSION_NAME = "skillopt-replay"
 _INSTALL_HINT = "Install the Copilot CLI (npm i -g @github/copilot) and run `copilot login`."
 _LOGIN_HINT = "Check that `copilot -p hello` works in a terminal (log in with `copilot login`)."
-
-
-@dataclass
-class CopilotOutput(cli.CliOutput):
-    json_lines: int = 0
-    other_lines: int = 0
 
 
 _SHELL_TOOLS = frozenset({"bash", "shell", "powershell"})
@@ -135,13 +128,13 @@ def _trajectory_step(kind: str, data: dict[str, Any], trace: tj.TrajectoryBuilde
         trace.raw({"type": kind, "data": data})
 
 
-def parse_output(stdout: str) -> CopilotOutput:
+def parse_output(stdout: str) -> cli.CliOutput:
     """The answer (last non-empty ``assistant.message``), errors and the trajectory
     (``tool.execution_start``/``tool.execution_complete`` pairs by ``toolCallId``;
     shell tools become commands, write tools file changes, a refused call is denied
     (:func:`refused`); other event types kept as raw steps and counted)."""
-    events, other = cli.json_lines(stdout)
-    found = CopilotOutput(json_lines=len(events), other_lines=other)
+    events, _ = cli.json_lines(stdout)
+    found = cli.CliOutput()
     trace = tj.TrajectoryBuilder()
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
     permissions: dict[str, str] = {}  # permission requestId -> toolCallId
@@ -157,7 +150,7 @@ def parse_output(stdout: str) -> CopilotOutput:
             error_type = str(data.get("errorType") or "")
             message = str(data.get("message") or "session error")
             found.errors.append(f"{error_type} error: {message}" if error_type else message)
-    if found.json_lines == 0 and stdout.strip():
+    if not events and stdout.strip():
         found.text = stdout.strip()
     found.trajectory = trace.build()
     return found
@@ -240,6 +233,4 @@ class CopilotBackend(cli.CliBackend):
         return None
 
 
-@register_backend("copilot")
-def _create_copilot(spec: Any) -> CopilotBackend:
-    return CopilotBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("copilot")(CopilotBackend.from_spec)

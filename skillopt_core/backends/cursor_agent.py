@@ -236,6 +236,4 @@ class CursorAgentBackend(cli.CliBackend):
         return None
 
 
-@register_backend("cursor-agent")
-def _create_cursor_agent(spec: Any) -> CursorAgentBackend:
-    return CursorAgentBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("cursor-agent")(CursorAgentBackend.from_spec)

@@ -222,6 +222,4 @@ class GeminiCliBackend(cli.CliBackend):
         return None
 
 
-@register_backend("gemini-cli")
-def _create_gemini_cli(spec: Any) -> GeminiCliBackend:
-    return GeminiCliBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("gemini-cli")(GeminiCliBackend.from_spec)

@@ -40,7 +40,6 @@ import platform
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,6 +48,7 @@ from pathlib import Path
 import platformdirs
 
 from skillopt_core.backends.base import BackendConfigError
+from skillopt_core.run.rundir import atomic_write_json
 from skillopt_core.timestamps import utc_now
 
 __all__ = [
@@ -254,18 +254,6 @@ def _crash_error(model_path: Path, name: str, stdout: str, stderr: str) -> Backe
     )
 
 
-def _write_record(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".probe-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=2)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def ensure_llama_works(
     model_path: Path,
     *,
@@ -319,7 +307,7 @@ def ensure_llama_works(
             f"import, reinstall it: {REINSTALL_COMMAND}{_tail(done.stderr)}"
         )
     report = _child_report(done.stdout)
-    _write_record(record_path, {
+    atomic_write_json(record_path, {
         "probe": _PROBE_VERSION,
         "probed_at": utc_now(),
         "seconds": round(time.monotonic() - started, 3),

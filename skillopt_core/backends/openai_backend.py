@@ -292,9 +292,7 @@ def build_compatible_backend(
     )
 
 
-@register_backend("openai")
-def _create_openai(spec: Any) -> OpenAIBackend:
-    return build_openai_backend(spec)
+register_backend("openai")(build_openai_backend)
 
 
 __all__ = ["OpenAIBackend", "build_compatible_backend", "build_openai_backend", "discover_model"]

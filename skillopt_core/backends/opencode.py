@@ -225,6 +225,4 @@ class OpenCodeBackend(cli.CliBackend):
         return super().failure(out, result)
 
 
-@register_backend("opencode")
-def _create_opencode(spec: Any) -> OpenCodeBackend:
-    return OpenCodeBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("opencode")(OpenCodeBackend.from_spec)

@@ -165,6 +165,4 @@ class PiBackend(cli.CliBackend):
         return parse_events(result.stdout, where.work)
 
 
-@register_backend("pi")
-def _create_pi(spec: Any) -> PiBackend:
-    return PiBackend(model=spec.model, role=spec.role, options=spec.options)
+register_backend("pi")(PiBackend.from_spec)

@@ -24,6 +24,7 @@ preset            base URL (variable, default)           key variable       mode
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -84,11 +85,5 @@ def build_preset_backend(preset: Preset, spec: Any, **seams: Any) -> OpenAIBacke
     )
 
 
-@register_backend("qwen")
-def _create_qwen(spec: Any) -> OpenAIBackend:
-    return build_preset_backend(PRESETS["qwen"], spec)
-
-
-@register_backend("minimax")
-def _create_minimax(spec: Any) -> OpenAIBackend:
-    return build_preset_backend(PRESETS["minimax"], spec)
+for _name, _preset in PRESETS.items():
+    register_backend(_name)(functools.partial(build_preset_backend, _preset))

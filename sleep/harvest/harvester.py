@@ -15,7 +15,7 @@ import stat as stat_mod
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,9 @@ class HarvestOptions:
 
 
 @dataclass
-class SourceReport:
+class _Counts:
+    """What was read: per source, and summed over the sources in the harvest's report."""
+
     files_seen: int = 0
     files_read: int = 0
     files_unchanged: int = 0
@@ -84,26 +86,21 @@ class SourceReport:
     sessions_updated: int = 0
     replay_sessions_skipped: int = 0
     history_prompts: int = 0
+
+
+@dataclass
+class SourceReport(_Counts):
     rereads: dict[str, int] = field(default_factory=dict)
     failed: str | None = None  # why this source read nothing this time (a bad side file), else None
 
 
-@dataclass
-class HarvestReport:
+@dataclass(kw_only=True)
+class HarvestReport(_Counts):
     """What one harvest did. Only counts and locations: never transcript text."""
 
     index_path: str
     scope: str
     sources: dict[str, SourceReport]
-    files_seen: int = 0
-    files_read: int = 0
-    files_unchanged: int = 0
-    files_out_of_scope: int = 0
-    bytes_read: int = 0
-    sessions_new: int = 0
-    sessions_updated: int = 0
-    replay_sessions_skipped: int = 0
-    history_prompts: int = 0
     lines_total: int = 0
     lines_kept: int = 0
     lines_ignored: int = 0
@@ -391,10 +388,8 @@ class _Harvester:
                           scope=f"project {self.project}" if self.project else "all projects",
                           sources=reports)
         for rep in reports.values():
-            for name in ("files_seen", "files_read", "files_unchanged", "files_out_of_scope",
-                         "bytes_read", "sessions_new", "sessions_updated",
-                         "replay_sessions_skipped", "history_prompts"):
-                setattr(r, name, getattr(r, name) + getattr(rep, name))
+            for f in fields(_Counts):
+                setattr(r, f.name, getattr(r, f.name) + getattr(rep, f.name))
         r.lines_total, r.lines_kept, r.lines_ignored = s.lines_total, s.lines_kept, s.lines_ignored
         r.lines_skipped_undecoded = s.lines_skipped_undecoded
         r.records_with_unknown_fields = s.records_with_unknown_fields

@@ -14,13 +14,13 @@ unless the origin is the server's own ``http://127.0.0.1:PORT`` /
 from __future__ import annotations
 
 import hmac
-import os
 import secrets
 import stat
 from pathlib import Path
 from typing import Any
 
 from sleep import paths
+from sleep.integrations.managed import atomic_write
 
 TOKEN_FILE = "mcp-http-token"
 TOKEN_BYTES = 32
@@ -44,14 +44,7 @@ def load_or_create_token() -> tuple[str, Path]:
         return token, path
     token = secrets.token_urlsafe(TOKEN_BYTES)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # whatever the umask
-        os.write(fd, (token + "\n").encode("ascii"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    atomic_write(path, (token + "\n").encode("ascii"), 0o600)  # readable only by you, whatever the umask
     return token, path
 
 

@@ -16,14 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from skillopt_core.run.rundir import atomic_write_json
 from skillopt_core.timestamps import utc_now
 from sleep.lock import FileLock, LockBusy
-
-
-def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def run(folder: Path) -> int:
@@ -52,16 +47,16 @@ def run(folder: Path) -> int:
                                          stdout=out, stderr=err)
             except OSError as exc:
                 err.write(f"could not start {spec['argv'][0]}: {exc}\n".encode())
-                _write_json(folder / "exit.json", {"exit_code": 2, "ended_at": utc_now()})
+                atomic_write_json(folder / "exit.json", {"exit_code": 2, "ended_at": utc_now()})
                 return 2
-            _write_json(folder / "process.json", {"runner_pid": os.getpid(), "child_pid": child.pid,
+            atomic_write_json(folder / "process.json", {"runner_pid": os.getpid(), "child_pid": child.pid,
                                                   "started_at": utc_now()})
             for signum in pending:  # a cancel that came before the command started
                 child.send_signal(signum)
             code = child.wait()
         # A command killed by a signal reports -N; record it as a shell would (128 + N).
         exit_code = 128 - code if code < 0 else code
-        _write_json(folder / "exit.json", {"exit_code": exit_code, "ended_at": utc_now()})
+        atomic_write_json(folder / "exit.json", {"exit_code": exit_code, "ended_at": utc_now()})
         return 0
     finally:
         lock.release()

@@ -37,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.run.rundir import atomic_write_json as _write_json  # the tests write job files through it too
 from skillopt_core.timestamps import utc_now
 from sleep import paths
 from sleep.lock import FileLock, LockBusy
@@ -249,8 +250,3 @@ def _read_text(path: Path) -> str:
     except OSError:
         return ""
 
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(tmp, path)

@@ -25,8 +25,6 @@ from __future__ import annotations
 import base64
 import difflib
 import getpass
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +32,7 @@ import git
 
 from sleep import crashpoints
 from sleep.index import Index
+from sleep.integrations.managed import atomic_write
 from sleep.proposals import gitobjects as g
 from sleep.proposals import journal, package, store
 from sleep.proposals.errors import (
@@ -395,22 +394,10 @@ def _committer(repo: git.Repo) -> dict[str, str]:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one rename (keeping its permissions)."""
+    """Replace ``path`` with ``data`` in one rename, keeping its permissions (a new file is
+    private to its owner, as the temporary file it was made from)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".skillopt.tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, data, path.stat().st_mode & 0o7777 if path.exists() else 0o600)
 
 
 def _adopted_twin(idx: Index, p: Proposal) -> Proposal | None:

@@ -16,13 +16,12 @@ text; running ``undo`` again recognises that and records it.
 
 from __future__ import annotations
 
-import getpass
 from contextlib import nullcontext
 from pathlib import Path
 
 from sleep.index import Index
 from sleep.proposals import journal, package, store
-from sleep.proposals.decide import Decision, _atomic_write, _open_or_none
+from sleep.proposals.decide import Decision, _atomic_write, _open_or_none, _who
 from sleep.proposals.errors import LiveFileChanged, ProposalDecided, ProposalError
 from sleep.proposals.review import _index, live_sha256
 from sleep.proposals.stage import record_in_skills_repo, sha256
@@ -95,10 +94,3 @@ def _adopted(p):
         hint = " (adopt it first, or reject it)" if p.state in ("pending", "stale") else ""
         raise ProposalDecided(f"proposal {p.id} is {p.state}; only an adopted proposal can be undone{hint}.")
     return p
-
-
-def _who() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no user name in this environment (containers)
-        return "unknown"

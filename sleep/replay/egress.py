@@ -149,7 +149,6 @@ class EgressProxy:
     folder: Path = field(default_factory=lambda: _proxy_folder())
     refused: list[str] = field(default_factory=list)  # what the policy refused (host:port, or the request line)
     unreachable: list[str] = field(default_factory=list)  # allowed, but it did not resolve or answer
-    allowed_connections: int = 0
 
     @classmethod
     def for_cli(cls, family: str, extra: Iterable[str] = (), env: Mapping[str, str] | None = None,
@@ -301,8 +300,6 @@ class EgressProxy:
                 self._refuse(conn, f"{_norm(host)}:{port} (unreachable: your proxy answered {status})",
                              b"502 Bad Gateway")
                 return None
-        with self._lock:
-            self.allowed_connections += 1
         conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         rest = head.split(b"\r\n\r\n", 1)[1]
         if rest:
@@ -327,8 +324,6 @@ class EgressProxy:
                 not in (b"proxy-connection", b"proxy-authorization", b"connection", b"keep-alive")]
         request = (f"{parts[0]} {target} {parts[2]}\r\n".encode("latin-1") + b"\r\n".join(kept)
                    + b"\r\nConnection: close\r\n\r\n" + head.split(b"\r\n\r\n", 1)[1])
-        with self._lock:
-            self.allowed_connections += 1
         upstream.sendall(request)
         return upstream
 

@@ -29,6 +29,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.run.rundir import atomic_write_json
 from skillopt_core.timestamps import utc_iso, utc_now
 from sleep import paths
 from sleep.index import Index
@@ -244,10 +245,7 @@ def run_daemon(*, watch: bool = True, grace_s: float = DEFAULT_GRACE_S, stop_tim
 
 
 def write_state(state: dict) -> None:
-    path = paths.data_dir() / STATE_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(state, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_json(paths.data_dir() / STATE_FILE, state)
 
 
 def read_state() -> dict:

@@ -145,14 +145,20 @@ def scan_dir(path: Path | str, stats: ParseStats) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(path) as it:
             return list(it)
-    except FileNotFoundError:
-        return []
-    except NotADirectoryError:
+    except (FileNotFoundError, NotADirectoryError):
         return []
     except OSError as exc:
         reason = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable_directory"
         stats.skip_file(reason, str(path))
         return []
+
+
+def is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` is a directory (through a symlink too); False when it cannot be told."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def walk_files(root: Path | str, want: Callable[[str], bool], stats: ParseStats,
@@ -175,11 +181,7 @@ def walk_files(root: Path | str, want: Callable[[str], bool], stats: ParseStats,
             return
         seen.add(key)
         for entry in sorted(scan_dir(directory, stats), key=lambda e: e.name):
-            try:
-                is_dir = entry.is_dir()  # follows symlinks
-            except OSError:
-                is_dir = False
-            if is_dir:
+            if is_dir(entry):
                 if depth < max_depth:
                     yield from visit(entry.path, depth + 1)
             elif want(entry.name):

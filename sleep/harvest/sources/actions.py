@@ -20,7 +20,11 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+import orjson
+
+from skillopt_core.replay import is_replay_prompt
 from sleep.harvest.reader import ParseContext
+from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session
 from sleep.shell_signature import argv_signatures, shell_signatures
 
@@ -94,7 +98,9 @@ def file_uris(text: Any) -> list[str]:
 
 
 class TurnActions:
-    """Notes shell signatures and files on the open turn of one session.
+    """Notes shell signatures and files on the open turn of one session, and, for a source that
+    reads a whole session at once, opens its turns (:meth:`prompt`) and keeps their answers
+    (:meth:`answer`; ``answered``: the agent answered or acted in the open turn).
 
     Counts in ``ctx.stats.actions``: ``shell_commands`` seen, ``shell_unrecognised``
     (a command that gave no signature: a bare ``cd``, an ``echo``, a variable as
@@ -104,10 +110,37 @@ class TurnActions:
     def __init__(self, session: Session, ctx: ParseContext) -> None:
         self.s = session
         self.ctx = ctx
+        self.answered = False
         # Commands and paths repeat within a session: each is parsed and redacted once.
         self._redacted: dict[str, str] = {}
         self._signatures: dict[str, list[str]] = {}
         self._paths: dict[tuple[str, str | None, str | None], str | None] = {}
+
+    def prompt(self, text: str, at: str | None) -> bool:
+        """Open a turn for the typed ``text`` (its feedback reads whether the agent answered the
+        turn before); False, and no turn, when the session's first prompt carries the replay marker."""
+        if not self.s.prompts and is_replay_prompt(text):
+            return False
+        open_turn(self.s, text, at, self.ctx.redactor, follows_answer=bool(self.s.prompts) and self.answered)
+        self.answered = False
+        return True
+
+    def answer(self, text: str) -> None:
+        """The agent said ``text`` in the open turn: its final answer so far (none before a prompt)."""
+        if text and self.s.prompts:
+            self.s.finals[-1] = self.ctx.redactor.redact(text)
+            self.answered = True
+
+    def arguments(self, args: Any) -> Any:
+        """A tool call's arguments, decoded when they came as a JSON object in a string; None
+        (counted as ``tool_arguments_unreadable``) when that string does not decode."""
+        if isinstance(args, str) and args.startswith("{"):
+            try:
+                return orjson.loads(args)
+            except orjson.JSONDecodeError:
+                self.ctx.stats.actions["tool_arguments_unreadable"] += 1
+                return None
+        return args
 
     def _clean(self, value: str) -> str:
         out = self._redacted.get(value)

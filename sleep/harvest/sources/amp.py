@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.parse import unquote, urlparse
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "amp"
@@ -88,7 +87,6 @@ class AmpSource(HomeSource):
             return ParseResult(None, replay=True)
         s.note_time(iso_utc(doc.get("created")))
         actions = TurnActions(s, ctx)
-        answered = False
         for n, msg in enumerate(messages):
             if not isinstance(msg, dict):
                 ctx.stats.skip_line("not_an_object", f"{file.path}#messages/{n}")
@@ -103,20 +101,16 @@ class AmpSource(HomeSource):
             if role == "user":
                 if not text:
                     continue  # tool results
-                if not s.prompts and is_replay_prompt(text):
+                if not actions.prompt(text, at):
                     return ParseResult(None, replay=True)
-                open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-                answered = False
             elif role == "assistant":
                 usage = as_dict(msg.get("usage"))
                 s.note_model(usage.get("model") if isinstance(usage.get("model"), str) else None)
                 for item in items:
                     if isinstance(item, dict) and item.get("type") == "tool_use":
                         _tool(s, actions, item.get("name"), item.get("input"))
-                        answered = True
-                if text and s.prompts:
-                    s.finals[-1] = ctx.redactor.redact(text)
-                    answered = True
+                        actions.answered = True
+                actions.answer(text)
                 state = as_dict(msg.get("state"))
                 if state.get("type") == "cancelled" and s.prompts:
                     s.feedback.append(Feedback("interruption", "", at, len(s.prompts) - 1))

@@ -19,7 +19,7 @@ import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, scan_dir, slugify, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, is_dir, scan_dir, slugify, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.history import parse_claude_history
 from sleep.harvest.sources.turns import LogParser, parse_log
@@ -132,10 +132,7 @@ class ClaudeCodeSource(HomeSource):
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         projects = self.home / "projects"
         for project in sorted(scan_dir(projects, stats), key=lambda e: e.name):
-            try:
-                if not project.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(project):
                 continue
             replay = is_replay_path(project.name)
             for entry in sorted(scan_dir(project.path, stats), key=lambda e: e.name):

@@ -375,11 +375,7 @@ class _RolloutParser(LogParser):
             return
         if not isinstance(args, str) or not args.startswith("{"):
             return
-        try:
-            a = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            self.ctx.stats.actions["tool_arguments_unreadable"] += 1
-            return
+        a = self.actions.arguments(args)
         if not isinstance(a, dict):
             return
         workdir = a.get("workdir") if isinstance(a.get("workdir"), str) else None

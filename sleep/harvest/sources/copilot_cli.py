@@ -26,12 +26,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.turns import LogParser, open_turn, parse_log
+from sleep.harvest.sources.turns import LogParser, parse_log
 from sleep.sessions import Session, iso_utc
 
 HOST = "copilot-cli"
@@ -153,12 +153,7 @@ def _cwd_of(data: Any) -> str | None:
 
 def tool_actions(actions: TurnActions, name: Any, args: Any) -> None:
     """The shell command or files of one Copilot CLI tool call."""
-    if isinstance(args, str) and args.startswith("{"):
-        try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            actions.ctx.stats.actions["tool_arguments_unreadable"] += 1
-            return
+    args = actions.arguments(args)
     if not isinstance(name, str):
         return
     if name == "apply_patch":
@@ -326,7 +321,6 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
     for at in times:
         s.note_time(at)
     used = [False] * len(typed)
-    answered = False
     actions = TurnActions(s, ctx)
     for msg in messages:
         if not isinstance(msg, dict):
@@ -343,21 +337,16 @@ def _parse_legacy(file: SourceFile, f: BinaryIO, ctx: ParseContext) -> ParseResu
             text = typed_text(text)
             if not text:
                 continue
-            if not s.prompts and is_replay_prompt(text):
+            if not actions.prompt(text, _prompt_time(text, typed, used)):
                 return ParseResult(None, replay=True)
-            open_turn(s, text, _prompt_time(text, typed, used), ctx.redactor,
-                      follows_answer=bool(s.prompts) and answered)
-            answered = False
         elif role == "assistant":
             for call in msg.get("tool_calls") or []:
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict) and isinstance(fn.get("name"), str):
                     s.add_tool(fn["name"])
                     tool_actions(actions, fn["name"], fn.get("arguments"))
-                    answered = True
-            if text and s.prompts:
-                s.finals[-1] = ctx.redactor.redact(text)
-                answered = True
+                    actions.answered = True
+            actions.answer(text)
     return ParseResult(s)
 
 

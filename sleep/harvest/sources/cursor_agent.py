@@ -39,14 +39,13 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, scan_dir
 from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import connect_read_only, tables
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
 HOST = "cursor-agent"
@@ -126,10 +125,7 @@ class CursorAgentSource(HomeSource):
 
     def _discover_chats(self, stats: ParseStats) -> Iterator[SourceFile]:
         for workspace in sorted(scan_dir(self.home / "chats", stats), key=lambda e: e.name):
-            try:
-                if not workspace.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(workspace):
                 continue
             for chat in sorted(scan_dir(workspace.path, stats), key=lambda e: e.name):
                 store = os.path.join(chat.path, STORE)
@@ -276,7 +272,6 @@ def _typed(text: str) -> str | None:
 
 def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext) -> ParseResult:
     actions = TurnActions(s, ctx)
-    answered = False
     for msg in messages:
         role = msg["role"]
         blocks = _blocks(msg.get("content"))
@@ -286,12 +281,10 @@ def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext
             if not texts:
                 continue
             text = "\n\n".join(texts)
-            if not s.prompts and is_replay_prompt(text):
-                return ParseResult(None, replay=True)
             at = msg.get("at") if isinstance(msg.get("at"), str) else None
+            if not actions.prompt(text, at):
+                return ParseResult(None, replay=True)
             s.note_time(at)
-            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-            answered = False
         elif role == "assistant":
             said = []
             for b in blocks:
@@ -301,12 +294,10 @@ def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext
                     s.note_model(model)
                 if b.get("type") == "tool-call":
                     _tool(s, actions, b)
-                    answered = True
+                    actions.answered = True
                 elif b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip():
                     said.append(b["text"])
-            if said and s.prompts:
-                s.finals[-1] = ctx.redactor.redact("\n\n".join(said))
-                answered = True
+            actions.answer("\n\n".join(said))
     return ParseResult(s)
 
 

@@ -75,14 +75,13 @@ from urllib.parse import unquote, urlparse
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.copilot_vscode import workspace_folder
 from sleep.harvest.sources.sqlite_ro import as_bytes, connect_read_only, row_path, tables
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
 HOST = "cursor-ide"
@@ -484,7 +483,6 @@ def build_session(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]], 
         return ParseResult(None, replay=True)
     _rules(s, (composer.get("context") or {}).get("cursorRules") if isinstance(composer.get("context"), dict) else None)
     actions = TurnActions(s, ctx)
-    answered = False
     for b in _conversation(composer, bubbles):
         at = _bubble_time(b)
         s.note_time(at)
@@ -496,18 +494,14 @@ def build_session(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]], 
                 _rules(s, b["context"].get("cursorRules"))
             if not text.strip():
                 continue
-            if not s.prompts and is_replay_prompt(text):
+            if not actions.prompt(text.strip(), at):
                 return ParseResult(None, replay=True)
-            open_turn(s, text.strip(), at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-            answered = False
             continue
         tool = b.get("toolFormerData")
         if _is_tool_call(tool):
             _tool(s, actions, tool, ctx)
-            answered = True
-        if text.strip() and s.prompts:
-            s.finals[-1] = ctx.redactor.redact(text.strip())
-            answered = True
+            actions.answered = True
+        actions.answer(text.strip())
     return ParseResult(s if s.prompts else None)  # an empty chat (a draft never sent) is no session
 
 

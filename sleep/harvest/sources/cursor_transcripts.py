@@ -44,7 +44,7 @@ from typing import Any
 import orjson
 
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
-from sleep.harvest.sources import scan_dir
+from sleep.harvest.sources import is_dir, scan_dir
 from sleep.sessions import iso_utc
 
 DIR = "agent-transcripts"
@@ -125,10 +125,7 @@ def resolve_slug(slug: str, root: str = "/") -> str | None:
             n = norm(e.name)
             if not n or not (rest == n or rest.startswith(n + "-")):
                 continue
-            try:
-                if not e.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(e):
                 continue
             if rest == n:
                 matches.append(e.path)

@@ -43,11 +43,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.turns import open_turn
+from sleep.harvest.sources.turns import LogParser
 from sleep.sessions import Feedback, Session, iso_utc
 
 _zstandard: Any
@@ -136,7 +136,7 @@ class DshSource(HomeSource):
               ctx: ParseContext) -> ParseResult:
         folder = Path(file.path).parent
         session = Session(host=HOST, session_id=file.session_id or folder.name, source_path=file.path)
-        reader = _Reader(session, ctx)
+        reader = _Reader(session, file, ctx)
         for path in generations(folder, ctx.stats):
             data = f.read() if f is not None and path == file.path else _read(path, ctx)
             if data is None:
@@ -171,16 +171,12 @@ def _read(path: str, ctx: ParseContext) -> bytes | None:
         return None
 
 
-class _Reader:
-    """One session's records, across its generations, in order."""
+class _Reader(LogParser):
+    """One session's records, across its generations, in order (read whole each time: the
+    turn bookkeeping of :class:`LogParser`, none of its continuation state)."""
 
-    def __init__(self, session: Session, ctx: ParseContext) -> None:
-        self.s = session
-        self.ctx = ctx
-        self.replay = False
-        self.answered = False
-        self.checked_replay = False
-        self.final: str | None = None
+    def __init__(self, session: Session, file: SourceFile, ctx: ParseContext) -> None:
+        super().__init__(session, file, ctx)
         self.seen_messages: set[str] = set()
         self.seen_calls: set[str] = set()
         self.actions = TurnActions(session, ctx)
@@ -240,14 +236,7 @@ class _Reader:
         if not text or key in self.seen_messages:
             return
         self.seen_messages.add(key)
-        if not self.checked_replay:
-            self.checked_replay = True
-            if is_replay_prompt(text):
-                self.replay = True
-                return
-        self._close_turn()
-        open_turn(self.s, text, at, self.ctx.redactor, follows_answer=bool(self.s.prompts) and self.answered)
-        self.answered = False
+        self._prompt(text, at)
 
     def _assistant(self, data: dict[str, Any]) -> None:
         msg = as_dict(data.get("message"))
@@ -259,9 +248,7 @@ class _Reader:
                 self._tool(block.get("id"), block.get("name"), block.get("arguments"))
         text = block_text(msg.get("content")).strip()
         if text:
-            self.answered = True
-            if self.s.prompts:
-                self.final = text
+            self._final(text)
 
     def _tool(self, call_id: Any, name: Any, args: Any) -> None:
         if not isinstance(name, str):
@@ -272,12 +259,7 @@ class _Reader:
             self.seen_calls.add(call_id)
         self.s.add_tool(name)
         self.answered = True
-        if isinstance(args, str) and args.startswith("{"):
-            try:
-                args = orjson.loads(args)
-            except orjson.JSONDecodeError:
-                self.ctx.stats.actions["tool_arguments_unreadable"] += 1
-                return
+        args = self.actions.arguments(args)
         if not isinstance(args, dict):
             return
         if name in _SHELL_TOOLS:
@@ -285,10 +267,5 @@ class _Reader:
         elif name in _FILE_TOOLS:
             self.actions.file(args.get("file_path", args.get("path")))
 
-    def _close_turn(self) -> None:
-        if self.final is not None and self.s.finals:
-            self.s.finals[-1] = self.ctx.redactor.redact(self.final)
-        self.final = None
-
     def close(self) -> None:
-        self._close_turn()
+        self._close_turn()  # no continuation state: the logs are read whole every time

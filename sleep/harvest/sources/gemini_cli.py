@@ -51,13 +51,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.side_files import SideFileError, read_side_file
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, scan_dir, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import row_path
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
 HOST = "gemini-cli"
@@ -118,7 +117,7 @@ class GeminiCliSource(HomeSource):
             except OSError:
                 continue
             for folder in folders:
-                if len(folder.name) != 64 and _is_dir(folder):
+                if len(folder.name) != 64 and is_dir(folder):
                     root = _project_root(Path(folder.path))
                     if root:
                         out.setdefault(project_hash(root), root)
@@ -127,10 +126,7 @@ class GeminiCliSource(HomeSource):
     def discover(self, stats: ParseStats) -> Iterator[SourceFile]:
         known = self._projects()
         for folder in sorted(scan_dir(self.home / "tmp", stats), key=lambda e: e.name):
-            try:
-                if not folder.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(folder):
                 continue
             project = known.get(folder.name) or _project_root(Path(folder.path))
             chats = Path(folder.path) / "chats"
@@ -144,7 +140,7 @@ class GeminiCliSource(HomeSource):
                         continue  # resumed by a newer build: its .jsonl re-wrote every message, then went on
                     yield SourceFile(entry.path, HOST, KIND_CHAT, incremental=False, project_dir=project,
                                      project_slug=folder.name, replay_hint=is_replay_path(project))
-                elif _is_dir(entry):
+                elif is_dir(entry):
                     # chats/<parent session id>/<session id>.jsonl: a delegated agent's chat (newer builds)
                     for sub in sorted(scan_dir(Path(entry.path), stats), key=lambda e: e.name):
                         if sub.name.endswith((".json", ".jsonl")):
@@ -224,13 +220,6 @@ class GeminiCliSource(HomeSource):
         return _read_messages(s, messages, ctx)
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
 def _ns(stamp: str) -> int:
     try:
         return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1e9)
@@ -304,10 +293,9 @@ def _parse_logged(file: SourceFile, ctx: ParseContext) -> ParseResult:
                 ctx.stats.ignored()  # no turn yet to hold it
             continue
         ctx.stats.kept()
-        if _user_text(s, text, ctx) is None:
+        _note_command(s, text)
+        if (not text.startswith("/") or _is_custom_command(text)) and not actions.prompt(text, at):
             return ParseResult(None, replay=True)
-        if not text.startswith("/") or _is_custom_command(text):
-            open_turn(s, text, at, ctx.redactor, follows_answer=False)
     return ParseResult(s)
 
 
@@ -316,15 +304,10 @@ def _is_custom_command(text: str) -> bool:
     return bool(command) and command not in _BUILTIN_COMMANDS
 
 
-def _user_text(s: Session, text: str, ctx: ParseContext) -> bool | None:
-    """Note a slash command; None when the session's first prompt is a SkillOpt replay's."""
+def _note_command(s: Session, text: str) -> None:
     if text.startswith("/"):
         command = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
         s.add_command(command or None)
-        return True
-    if not s.prompts and is_replay_prompt(text):
-        return None
-    return True
 
 
 def _records(data: bytes, path: str, ctx: ParseContext) -> tuple[dict[str, Any] | None, list[Any]]:
@@ -524,7 +507,6 @@ def _typed(msg: dict[str, Any]) -> str:
 
 def _read_messages(s: Session, messages: list[Any], ctx: ParseContext) -> ParseResult:
     actions = TurnActions(s, ctx)
-    answered = False
     for msg in messages:
         if not isinstance(msg, dict):
             continue
@@ -535,23 +517,20 @@ def _read_messages(s: Session, messages: list[Any], ctx: ParseContext) -> ParseR
             text = _typed(msg)
             if not text or text.startswith(_INJECTED):
                 continue
-            if _user_text(s, text, ctx) is None:
-                return ParseResult(None, replay=True)
+            _note_command(s, text)
             if text.startswith("/") and not _is_custom_command(text):
                 continue  # session management, not work
-            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-            answered = False
+            if not actions.prompt(text, at):
+                return ParseResult(None, replay=True)
         elif kind in ("gemini", "model", "assistant"):
             if isinstance(msg.get("model"), str):
                 s.note_model(msg["model"])
             for call in msg.get("toolCalls") or []:
                 if isinstance(call, dict):
                     _tool(s, actions, call)
-                    answered = True
+                    actions.answered = True
             text = text_of(msg.get("content")).strip()
-            if text and s.prompts:
-                s.finals[-1] = ctx.redactor.redact(text)
-                answered = True
+            actions.answer(text)
     return ParseResult(s)
 
 

@@ -34,13 +34,12 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, block_text
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.session_db import list_sessions, read_session
 from sleep.harvest.sources.sqlite_ro import as_bytes, columns, row_path
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
 HOST = "goose"
@@ -114,7 +113,6 @@ class GooseSource(HomeSource):
             s.note_model(model["model_name"])
         ctx.stats.kept()  # the session row
         actions = TurnActions(s, ctx)
-        answered = False
         for mid, role, content, at_s, metadata in rows:
             where = f"{file.path}/messages/{mid}"
             items = _json(content, where, ctx)
@@ -132,18 +130,14 @@ class GooseSource(HomeSource):
                     continue  # context the agent added, never shown as the person's
                 if not text:
                     continue  # tool responses
-                if not s.prompts and is_replay_prompt(text):
+                if not actions.prompt(text, at):
                     return ParseResult(None, replay=True)
-                open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-                answered = False
             elif role == "assistant":
                 for item in items:
                     if isinstance(item, dict) and item.get("type") == "toolRequest":
                         _tool(s, actions, item.get("toolCall"))
-                        answered = True
-                if text and s.prompts:
-                    s.finals[-1] = ctx.redactor.redact(text)
-                    answered = True
+                        actions.answered = True
+                actions.answer(text)
         if not s.prompts and s.started_at is None:
             return ParseResult(None)
         return ParseResult(s)

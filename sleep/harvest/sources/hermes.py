@@ -26,13 +26,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from skillopt_core.replay import is_replay_prompt
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.session_db import list_sessions, read_session
 from sleep.harvest.sources.sqlite_ro import row_path
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session, iso_utc
 
 HOST = "hermes"
@@ -78,7 +76,6 @@ class HermesSource(HomeSource):
         s.note_model(info.get("model") if isinstance(info.get("model"), str) else None)
         ctx.stats.kept()
         actions = TurnActions(s, ctx)
-        answered = False
         for mid, role, content, tool_calls, at_s in rows:
             where = f"{file.path}/messages/{mid}"
             at = iso_utc(at_s)
@@ -89,17 +86,13 @@ class HermesSource(HomeSource):
             if role == "user":
                 if not text:
                     continue
-                if not s.prompts and is_replay_prompt(text):
+                if not actions.prompt(text, at):
                     return ParseResult(None, replay=True)
-                open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-                answered = False
             elif role == "assistant":
                 for call in _calls(tool_calls, where, ctx):
                     _tool(s, actions, call)
-                    answered = True
-                if text and s.prompts:
-                    s.finals[-1] = ctx.redactor.redact(text)
-                    answered = True
+                    actions.answered = True
+                actions.answer(text)
         if not s.prompts and s.started_at is None:
             return ParseResult(None)
         return ParseResult(s)

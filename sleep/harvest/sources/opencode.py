@@ -28,7 +28,7 @@ import orjson
 
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, opencode_db, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, opencode_db, scan_dir
 from sleep.harvest.sources.opencode_map import HOST, Message, build_session, session_dir
 from sleep.sessions import Session
 
@@ -50,10 +50,7 @@ class OpenCodeSource(HomeSource):
             in_db.add(file.session_id or "")
             yield file
         for project in sorted(scan_dir(self.storage / "session", stats), key=lambda e: e.name):
-            try:
-                if not project.is_dir():
-                    continue
-            except OSError:
+            if not is_dir(project):
                 continue
             for entry in sorted(scan_dir(project.path, stats), key=lambda e: e.name):
                 if entry.name.endswith(".json") and entry.name[:-5] not in in_db:

@@ -22,12 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from skillopt_core.replay import is_replay_path, is_replay_prompt
+from skillopt_core.replay import is_replay_path
 from sleep.feedback import classify_feedback
 from sleep.harvest.reader import ParseContext
 from sleep.harvest.sources import ParseResult
 from sleep.harvest.sources.actions import TurnActions
-from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "opencode"
@@ -62,7 +61,6 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
     if is_replay_path(s.project_dir):
         return ParseResult(None, replay=True)
     actions = TurnActions(s, ctx)
-    answered = False
     user_shell = False  # the previous user message announced a command the person ran
     for msg, parts in messages:
         times = msg.get("time") if isinstance(msg.get("time"), dict) else {}
@@ -81,10 +79,8 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
                              and isinstance(p.get("text"), str) and not p.get("synthetic")).strip()
             if not text:
                 continue
-            if not s.prompts and is_replay_prompt(text):
+            if not actions.prompt(text, at):
                 return ParseResult(None, replay=True)
-            open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
-            answered = False
         elif role == "assistant":
             if isinstance(msg.get("modelID"), str):
                 s.note_model(msg["modelID"])
@@ -101,12 +97,10 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
                         redacted = ctx.redactor.redact(answer)
                         kind = classify_feedback(answer, follows_agent_turn=True) or "answer"
                         s.feedback.append(Feedback(kind, redacted, at, len(s.prompts) - 1 if s.prompts else None))
-                    answered = True
+                    actions.answered = True
                 elif p.get("type") == "text" and isinstance(p.get("text"), str) and p["text"].strip():
                     texts.append(p["text"])
-            if texts and s.prompts:
-                s.finals[-1] = ctx.redactor.redact("\n\n".join(texts))
-                answered = True
+            actions.answer("\n\n".join(texts))
     return ParseResult(s)
 
 

@@ -122,12 +122,6 @@ def run_tool(argv: list[str], *, stdin: str | None = None, check: bool = True,
     return proc
 
 
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def make_dirs(path: Path) -> list[str]:
     """Create ``path`` and missing parents; the ones created, outermost first."""
     missing = []

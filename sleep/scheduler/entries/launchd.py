@@ -14,7 +14,8 @@ import plistlib
 import shutil
 from pathlib import Path
 
-from sleep.scheduler.entries import Entry, Rendered, make_dirs, read_text, remove_created_dirs, run_tool, write_atomic
+from skillopt_core.run.rundir import atomic_write_text
+from sleep.scheduler.entries import Entry, Rendered, make_dirs, read_text, remove_created_dirs, run_tool
 from sleep.scheduler.model import ScheduleError
 from sleep.scheduler.quoting import check_plist_text
 
@@ -92,7 +93,7 @@ def install(entry: Entry) -> dict:
     text = rendered.files[str(path)]
     changed = read_text(path) != text
     if changed:
-        write_atomic(path, text)
+        atomic_write_text(path, text)
     run_tool(rendered.commands[0], check=False)  # not loaded yet is fine
     run_tool(rendered.commands[1])
     return {"files": [str(path)], "created_dirs": created, "changed": changed}

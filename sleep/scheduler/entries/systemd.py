@@ -14,7 +14,8 @@ import os
 import shutil
 from pathlib import Path
 
-from sleep.scheduler.entries import Entry, Rendered, make_dirs, read_text, remove_created_dirs, run_tool, write_atomic
+from skillopt_core.run.rundir import atomic_write_text
+from sleep.scheduler.entries import Entry, Rendered, make_dirs, read_text, remove_created_dirs, run_tool
 from sleep.scheduler.model import ScheduleError
 from sleep.scheduler.quoting import systemd_environment, systemd_exec
 
@@ -113,7 +114,7 @@ def install(entry: Entry) -> dict:
     changed = False
     for path, text in rendered.files.items():
         if read_text(Path(path)) != text:
-            write_atomic(Path(path), text)
+            atomic_write_text(Path(path), text)
             changed = True
     for argv in rendered.commands:
         run_tool(argv)
