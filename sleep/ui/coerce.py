@@ -12,10 +12,10 @@ safe to display.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
+from skillopt_core.run.record import show
 from sleep.ui.outbound import outbound
 
 MAX_PROBLEMS = 20
@@ -52,15 +52,6 @@ class Ignore(Problems):
 
     def add(self, text: str) -> None:
         self.more += 1
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A short rendering of a bad value for a problem line."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def number(value: Any, problems: Problems, where: str, key: str) -> float | None:

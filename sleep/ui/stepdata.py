@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillopt_core.run.reader import RunReader
+from skillopt_core.run.record import GateRecord
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
-from sleep.ui.rundata import StepRow, history, load_json, text_or_problem
+from sleep.ui.outbound import outbound
+from sleep.ui.rundata import StepRow, finite, history, load_json, text_or_problem
 from sleep.ui.runs import RunRef
 
 MAX_ROLLOUTS = 200  # rows of the rollouts table; the rest are counted
@@ -48,14 +50,21 @@ class Gate:
 
 
 def _gate(value: Any, p: Problems) -> Gate:
-    where = "gate.json"
-    d = c.mapping(value, p, where, "the file")
-    deltas = sorted(c.numbers_by_name(d.get("deltas"), p, where, "deltas"), key=lambda kv: (-abs(kv[1]), kv[0]))
-    return Gate(c.text(d.get("policy"), p, where, "policy"), c.number(d.get("current_mean"), p, where, "current_mean"),
-                c.number(d.get("candidate_mean"), p, where, "candidate_mean"),
-                c.integer(d.get("n_items"), p, where, "n_items"), c.text(d.get("reason"), p, where, "reason"),
-                tuple(deltas), c.integer(d.get("n_evaluated"), p, where, "n_evaluated"),
-                c.flag(d.get("early_stopped"), p, where, "early_stopped"))
+    """The step page's view of ``gate.json``, read leniently by :meth:`GateRecord.from_dict`."""
+    if not isinstance(value, dict):
+        p.bad("gate.json", "the file", value, "an object")
+        return Gate()
+    found: list[str] = []
+    record = GateRecord.from_dict(value, found)
+    for line in found:
+        p.add(line)
+    g = record.decision
+    if g is None:
+        return Gate(reason=outbound(record.reason))
+    deltas = sorted(((outbound(k), f) for k, v in g.deltas.items() if (f := finite(v)) is not None),
+                    key=lambda kv: (-abs(kv[1]), kv[0]))
+    return Gate(outbound(g.policy), finite(g.current_mean), finite(g.candidate_mean), g.n_items,
+                outbound(g.reason), tuple(deltas), g.n_evaluated, g.early_stopped)
 
 
 @dataclass(frozen=True)
