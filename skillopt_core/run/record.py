@@ -357,11 +357,16 @@ class SelectedEdit:
         return {**self.edit.to_dict(), "status": self.status, "detail": self.detail, "support": self.support}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "selected.json") -> SelectedEdit:
+    def from_dict(cls, data: Mapping[str, Any], where: str = "selected.json",
+                  problems: list[str] | None = None) -> SelectedEdit:
+        """With ``problems``, lenient in ``status``, ``detail`` and ``support``; an entry that is no
+        edit raises :class:`RecordError` either way."""
         if not isinstance(data, Mapping):
             raise RecordError(f"{where}: an edit is {type(data).__name__}, not an object")
-        return cls(_edit(data, where), _text(data.get("status", "applied"), "status", where),
-                   _text(data.get("detail") or "", "detail", where), _whole(data.get("support", 1), "support", where))
+        read = _Fields(where, problems)
+        return cls(_edit(data, where), read(_text, data.get("status", "applied"), "status", "applied"),
+                   read(_text, data.get("detail") or "", "detail", ""),
+                   read(_whole, data.get("support", 1), "support", 1))
 
 
 @dataclass(frozen=True)

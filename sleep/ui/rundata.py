@@ -147,7 +147,8 @@ class StepRow:
         usage = tuple(_usage(rec.usage, problems, where))
         return StepRow(
             step=rec.step, epoch=rec.epoch or 1, action=outbound(rec.action) or "?",
-            train_score=finite(rec.train_score), val_current=finite(rec.current_val), val_candidate=finite(rec.candidate_val),
+            train_score=finite(rec.train_score), val_current=finite(rec.current_val),
+            val_candidate=finite(rec.candidate_val),
             val_after=finite(rec.after_val), best_val=finite(rec.best_val), gate_reason=outbound(rec.gate_reason),
             gate_evaluated=rec.gate_evaluated_count, gate_items=rec.gate_item_count,
             early_stopped=rec.gate_stopped_early, n_proposed=rec.proposed_count + rec.caller_edit_count,

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillopt_core.run.reader import RunReader
-from skillopt_core.run.record import GateRecord
+from skillopt_core.run.record import GateRecord, RecordError, SelectedEdit
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
-from sleep.ui.outbound import outbound
+from sleep.ui.outbound import outbound, scrub
 from sleep.ui.rundata import StepRow, finite, history, load_json, text_or_problem
 from sleep.ui.runs import RunRef
 
@@ -68,27 +68,8 @@ def _gate(value: Any, p: Problems) -> Gate:
 
 
 @dataclass(frozen=True)
-class Edit:
-    op: str
-    target: str = ""
-    anchor: str = ""
-    content: str = ""
-    rationale: str = ""
-    status: str = ""
-    detail: str = ""
-    support: int | None = None
-    origin: str = ""
-
-
-def _edit(d: dict[Any, Any], p: Problems, where: str) -> Edit:
-    t = lambda key: c.text(d.get(key), p, where, key)  # noqa: E731
-    return Edit(t("op") or "?", t("target"), t("anchor"), t("content"), t("rationale"), t("status"), t("detail"),
-                c.integer(d.get("support"), p, where, "support"), t("origin"))
-
-
-@dataclass(frozen=True)
 class Selected:
-    edits: tuple[Edit, ...] = ()
+    edits: tuple[SelectedEdit, ...] = ()  # each string through the outbound filter
     budget_text: str = ""
     ranked_by: str = ""
     note: str = ""
@@ -97,9 +78,16 @@ class Selected:
 def _selected(value: Any, p: Problems) -> Selected:
     where = "selected.json"
     d = c.mapping(value, p, where, "the file")
-    records = c.records(d.get("edits"), p, where, "edits")
-    edits = tuple(_edit(e, p, f"{where}, edit {i + 1}") for i, e in enumerate(records))
-    return Selected(edits, c.text(d.get("budget_text"), p, where, "budget_text"),
+    edits = []
+    for i, e in enumerate(c.records(d.get("edits"), p, where, "edits")):
+        found: list[str] = []
+        try:
+            edits.append(scrub(SelectedEdit.from_dict(e, f"{where}, edit {i + 1}", found)))
+        except RecordError as exc:
+            found.append(f"{exc}; it is not shown")
+        for line in found:
+            p.add(line)
+    return Selected(tuple(edits), c.text(d.get("budget_text"), p, where, "budget_text"),
                     c.text(d.get("ranked_by"), p, where, "ranked_by"), c.text(d.get("note"), p, where, "note"))
 
 
