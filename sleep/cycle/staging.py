@@ -71,7 +71,7 @@ def gate_and_stage(ctx: NightContext, job: PartJob, part: SkillPart, result: Tra
     ctx.writer.progress(group, part, "stage")
     try:
         part.proposal = proposal = propose(ctx, part, choice, result, replay, records,
-                                           memory_notes(group, ctx.project, result.best_skill))
+                                           memory_notes(group, ctx.project, seed_text, result.best_skill))
     except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
         part.outcome, part.reason = "already_proposed", str(exc)
         say(f"[Proposal] {part.reason}")

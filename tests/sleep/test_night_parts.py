@@ -127,3 +127,18 @@ def test_a_part_spends_the_core_ledger_and_what_each_step_spent() -> None:
     assert steps[0].to_dict() == {"kind": "retire", "spent": {"model_calls": 4, "input_tokens": 100,
                                                               "output_tokens": 10, "cost_usd": 0.01}}
     assert steps[1].to_dict() == {"skipped": "too few"} and steps[1].calls == 0
+
+
+def test_a_memory_proposals_notes_come_from_the_text_the_night_holds(tmp_path: Path) -> None:
+    """The candidate's walk to the branch reads no file again: the notes about a CLAUDE.md's imports
+    take the text the night started from, not the file (gone or changed since)."""
+    from sleep.memory.files import MemoryFile
+    from sleep.memory.plan import notes
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/style.md").write_text("Use tabs.\n")
+    memory = MemoryFile("claude-code", tmp_path / "CLAUDE.md", "CLAUDE.md")  # never written: only held
+    group = SimpleNamespace(document=memory, routing=[])
+    said = notes(group, tmp_path, "# Rules\n@docs/style.md\n", candidate="# Rules\nUse spaces.\n")
+    assert any("imports docs/style.md" in line for line in said)
+    assert any("no longer imports @docs/style.md" in line for line in said)
