@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from skillopt_core.run.reader import RunReader
-from skillopt_core.run.record import StepRecord
+from skillopt_core.run.record import GateRecord, StepRecord
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
@@ -198,6 +198,19 @@ def _history(value: Any, p: Problems) -> list[StepRow]:
 
 def history(run: Path, problems: Problems) -> list[StepRow]:
     return load_json(run, RunReader.HISTORY, problems, _history, [])
+
+
+def gate_record(value: Any, p: Problems) -> GateRecord | None:
+    """A step's ``gate.json`` read leniently (:meth:`GateRecord.from_dict`: each wrong value a
+    problem); None when it is not an object."""
+    if not isinstance(value, dict):
+        p.bad("gate.json", "the file", value, "an object")
+        return None
+    found: list[str] = []
+    record = GateRecord.from_dict(value, found)
+    for line in found:
+        p.add(line)
+    return record
 
 
 # ----- epochs ------------------------------------------------------------------------------

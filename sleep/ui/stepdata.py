@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillopt_core.run.reader import RunReader
-from skillopt_core.run.record import GateRecord, RecordError, SelectedEdit
+from skillopt_core.run.record import RecordError, SelectedEdit
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound, scrub
-from sleep.ui.rundata import StepRow, finite, history, load_json, text_or_problem
+from sleep.ui.rundata import StepRow, finite, gate_record, history, load_json, text_or_problem
 from sleep.ui.runs import RunRef
 
 MAX_ROLLOUTS = 200  # rows of the rollouts table; the rest are counted
@@ -51,13 +51,9 @@ class Gate:
 
 def _gate(value: Any, p: Problems) -> Gate:
     """The step page's view of ``gate.json``, read leniently by :meth:`GateRecord.from_dict`."""
-    if not isinstance(value, dict):
-        p.bad("gate.json", "the file", value, "an object")
+    record = gate_record(value, p)
+    if record is None:
         return Gate()
-    found: list[str] = []
-    record = GateRecord.from_dict(value, found)
-    for line in found:
-        p.add(line)
     g = record.decision
     if g is None:
         return Gate(reason=outbound(record.reason))
