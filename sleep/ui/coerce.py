@@ -141,16 +141,6 @@ def records(value: Any, problems: Problems, where: str, key: str) -> list[dict[A
     return out
 
 
-def numbers_by_name(value: Any, problems: Problems, where: str, key: str) -> list[tuple[str, float]]:
-    """``{name: number}`` as (displayable name, number) pairs, in the file's order."""
-    out = []
-    for k, v in mapping(value, problems, where, key).items():
-        n = number(v, problems, where, f"{key}.{k}")
-        if n is not None:
-            out.append((outbound(str(k)), n))
-    return out
-
-
 def texts(value: Any, problems: Problems, where: str, key: str) -> list[str]:
     out = []
     for i, v in enumerate(items(value, problems, where, key)):
