@@ -141,10 +141,14 @@ class StepRow:
         return self.action.startswith("accept")
 
     @staticmethod
-    def of(rec: StepRecord, problems: Problems) -> StepRow:
-        """The row of a history record read leniently (:meth:`StepRecord.from_dict` with problems)."""
-        where = f"history.json, step {rec.step}"
-        usage = tuple(_usage(rec.usage, problems, where))
+    def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> StepRow:
+        """The row of a ``history.json`` object, read leniently by :meth:`StepRecord.from_dict`."""
+        p = problems if problems is not None else Problems()
+        found: list[str] = []
+        rec = StepRecord.from_dict(h, found, index)
+        for line in found:
+            p.add(line)
+        usage = tuple(_usage(rec.usage, p, f"history.json, step {rec.step}"))
         return StepRow(
             step=rec.step, epoch=rec.epoch or 1, action=outbound(rec.action) or "?",
             train_score=finite(rec.train_score), val_current=finite(rec.current_val),
@@ -186,11 +190,7 @@ def _history(value: Any, p: Problems) -> list[StepRow]:
     out = []
     for i, h in enumerate(value):
         if isinstance(h, dict):
-            found: list[str] = []
-            record = StepRecord.from_dict(h, found, i)
-            for line in found:
-                p.add(line)
-            out.append(StepRow.of(record, p))
+            out.append(StepRow.from_record(h, p, i))
         else:
             p.bad("history.json", f"record {i + 1}", h, "an object")
     return out
