@@ -144,10 +144,7 @@ class StepRow:
     def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> StepRow:
         """The row of a ``history.json`` object, read leniently by :meth:`StepRecord.from_dict`."""
         p = problems if problems is not None else Problems()
-        found: list[str] = []
-        rec = StepRecord.from_dict(h, found, index)
-        for line in found:
-            p.add(line)
+        rec = StepRecord.from_dict(h, p, index)
         usage = tuple(_usage(rec.usage, p, f"history.json, step {rec.step}"))
         return StepRow(
             step=rec.step, epoch=rec.epoch or 1, action=outbound(rec.action) or "?",
@@ -206,11 +203,7 @@ def gate_record(value: Any, p: Problems) -> GateRecord | None:
     if not isinstance(value, dict):
         p.bad("gate.json", "the file", value, "an object")
         return None
-    found: list[str] = []
-    record = GateRecord.from_dict(value, found)
-    for line in found:
-        p.add(line)
-    return record
+    return GateRecord.from_dict(value, p)
 
 
 # ----- epochs ------------------------------------------------------------------------------

@@ -76,13 +76,10 @@ def _selected(value: Any, p: Problems) -> Selected:
     d = c.mapping(value, p, where, "the file")
     edits = []
     for i, e in enumerate(c.records(d.get("edits"), p, where, "edits")):
-        found: list[str] = []
         try:
-            edits.append(scrub(SelectedEdit.from_dict(e, f"{where}, edit {i + 1}", found)))
+            edits.append(scrub(SelectedEdit.from_dict(e, f"{where}, edit {i + 1}", p)))
         except RecordError as exc:
-            found.append(f"{exc}; it is not shown")
-        for line in found:
-            p.add(line)
+            p.add(f"{exc}; it is not shown")
     return Selected(tuple(edits), c.text(d.get("budget_text"), p, where, "budget_text"),
                     c.text(d.get("ranked_by"), p, where, "ranked_by"), c.text(d.get("note"), p, where, "note"))
 
