@@ -121,8 +121,29 @@ def test_a_record_from_a_newer_format_version_says_to_update() -> None:
 
 
 def test_a_value_of_the_wrong_type_names_its_key() -> None:
-    with pytest.raises(RecordError, match=r"history\.json step 1: val_candidate is 'abc', not a number"):
+    with pytest.raises(RecordError, match=r'history\.json, step 1: val_candidate is "abc", not a number'):
         StepRecord.from_dict({**OLDEST, "val_candidate": "abc"})
+
+
+def test_a_lenient_read_notes_each_wrong_value_and_reads_the_rest() -> None:
+    problems: list[str] = []
+    record = StepRecord.from_dict({**OLDEST, "val_candidate": "abc", "gate_items": [1], "timings": {"total": "x"},
+                                   "action": "reject"}, problems, index=0)
+    assert problems == ['history.json, step 1: val_candidate is "abc", not a number',
+                        "history.json, step 1: gate_items is [1], not a whole number",
+                        'history.json, step 1: timings.total is "x", not a number']
+    assert (record.candidate_val, record.gate_item_count, record.timings, record.action) == (None, 0, {}, "reject")
+
+
+def test_a_lenient_read_of_a_gate_file_notes_each_wrong_value() -> None:
+    problems: list[str] = []
+    gate = GateRecord.from_dict({"accept": False, "policy": 3, "current_mean": 0.5, "candidate_mean": "high",
+                                 "n_items": 4, "deltas": {"a": 0.25, "b": "x"}}, problems)
+    assert problems == ["gate.json: policy is 3, not text", 'gate.json: candidate_mean is "high", not a number',
+                        'gate.json: deltas.b is "x", not a number']
+    assert gate.decision is not None and gate.decision.current_mean == 0.5 and gate.deltas == {"a": 0.25}
+    with pytest.raises(RecordError, match="gate.json: policy is 3, not text"):
+        GateRecord.from_dict({"accept": False, "policy": 3})
 
 
 def test_a_gate_file_with_only_part_of_a_decision_reads_with_nothing_for_the_rest() -> None:

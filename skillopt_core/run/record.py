@@ -12,13 +12,17 @@ record is read as :data:`RECORD_VERSION` unless it says otherwise; keys this
 build does not know are kept in ``extra`` (and written back after the known
 ones) instead of failing; keys written by older trainers that are missing get
 the value the old trainer meant (:func:`migrate_step`). A value of the wrong
-type raises :class:`RecordError` naming the key.
+type raises :class:`RecordError` naming the key; or, given a ``problems`` list
+(the dashboard's, which shows a damaged run instead of failing on it), each
+wrong value is noted there ("history.json, step 2: val_candidate is "abc", not
+a number") and read as "none" (None, 0, "", {}), and the rest of the record is read.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -27,7 +31,8 @@ from skillopt_core.skill.edits import Edit
 
 RECORD_VERSION = 1
 
-__all__ = ["RECORD_VERSION", "GateRecord", "RecordError", "SelectedEdit", "StepDetail", "StepRecord", "migrate_step"]
+__all__ = ["RECORD_VERSION", "GateRecord", "RecordError", "SelectedEdit", "StepDetail", "StepRecord", "migrate_step",
+           "show"]
 
 
 class RecordError(ValueError):
@@ -51,32 +56,79 @@ _STEP_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
+def show(value: Any, limit: int = 60) -> str:
+    """A short rendering of a bad value for a problem line."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bad(where: str, key: str, value: Any, expected: str) -> RecordError:
+    return RecordError(f"{where}: {key} is {show(value)}, not {expected}")
+
+
 def _number(value: Any, key: str, where: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value  # type: ignore[return-value]  # an int stays an int, so it is written back as it was
-    raise RecordError(f"{where}: {key} is {value!r}, not a number")
+    raise _bad(where, key, value, "a number")
 
 
 def _whole(value: Any, key: str, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and math.isfinite(value) and value == int(value):
             return int(value)
-        raise RecordError(f"{where}: {key} is {value!r}, not a whole number")
+        raise _bad(where, key, value, "a whole number")
     return value
 
 
 def _text(value: Any, key: str, where: str) -> str:
     if not isinstance(value, str):
-        raise RecordError(f"{where}: {key} is {value!r}, not text")
+        raise _bad(where, key, value, "text")
     return value
+
+
+def _flag(value: Any, key: str, where: str) -> bool:
+    if isinstance(value, bool) or (isinstance(value, int) and value in (0, 1)):
+        return bool(value)
+    raise _bad(where, key, value, "true or false")
 
 
 def _mapping(value: Any, key: str, where: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise RecordError(f"{where}: {key} is {value!r}, not an object")
+        raise _bad(where, key, value, "an object")
     return dict(value)
+
+
+def _numbers(value: Any, key: str, where: str) -> dict[str, float]:
+    out = {}
+    for k, v in _mapping(value, key, where).items():
+        n = _number(v, f"{key}.{k}", where)
+        if n is not None:
+            out[str(k)] = n
+    return out
+
+
+class _Fields:
+    """Reads a record's values: strict (the first wrong value raises), or lenient (each wrong value
+    goes to ``problems`` and reads as ``none``)."""
+
+    def __init__(self, where: str, problems: list[str] | None) -> None:
+        self.where, self.problems = where, problems
+
+    def __call__(self, read: Callable[[Any, str, str], Any], value: Any, key: str, none: Any) -> Any:
+        if read is _numbers and isinstance(value, Mapping):  # each entry on its own
+            return {str(k): n for k, v in value.items() if (n := self(_number, v, f"{key}.{k}", None)) is not None}
+        try:
+            return read(value, key, self.where)
+        except RecordError as exc:
+            if self.problems is None:
+                raise
+            self.problems.append(str(exc))
+            return none
 
 
 def _edit(value: Any, where: str) -> Edit:
@@ -100,7 +152,7 @@ def migrate_step(data: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(data)
     version = out.pop("version", RECORD_VERSION)
     if not isinstance(version, int) or version > RECORD_VERSION:
-        raise RecordError(f"history.json step {out.get('step', '?')}: record version {version!r} is newer than "
+        raise RecordError(f"history.json, step {out.get('step', '?')}: record version {version!r} is newer than "
                           f"this build reads ({RECORD_VERSION}); update SkillOpt to read this run")
     for key in _COUNTS:
         out.setdefault(key, 0)
@@ -184,33 +236,47 @@ class StepRecord:
         return {**out, **self.extra}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> StepRecord:
+    def from_dict(cls, data: Mapping[str, Any], problems: list[str] | None = None, index: int | None = None
+                  ) -> StepRecord:
+        """The record of one ``history.json`` object (``index``: its place in the file, for messages);
+        with ``problems``, lenient (see the module docstring)."""
         if not isinstance(data, Mapping):
             raise RecordError(f"a history.json record is {type(data).__name__}, not an object")
-        d = migrate_step(data)
-        where = f"history.json step {d.get('step', '?')}"
-        values: dict[str, Any] = {}
-        for key, name in _STEP_KEYS:
+        try:
+            d = migrate_step(data)
+        except RecordError as exc:  # a newer record: what this build knows of it is still shown
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            d = migrate_step({k: v for k, v in data.items() if k != "version"})
+        read = _Fields("history.json" if index is None else f"history.json, record {index + 1}", problems)
+        step = read(_whole, d["step"], "step", 0)
+        read.where = f"history.json, step {step}"
+        values: dict[str, Any] = {"step": step}
+        for key, name in _STEP_KEYS[1:]:
+            reader, none = _STEP_READ.get(key, (_mapping, {}))
             value = d[key]
-            if key in _COUNTS:
-                value = _whole(value, key, where)
-            elif key in _NUMBERS:
-                value = _number(value, key, where)
-            elif key in _TEXTS:
-                value = _text(value, key, where)
-            elif key == "gate_early_stopped":
-                value = bool(value)
-            elif key == "screen":
-                value = None if value is None else _mapping(value, key, where)
-            elif key in _OBJECTS:
-                value = _mapping(value, key, where)
-            else:  # selected_edits
-                if not isinstance(value, list):
-                    raise RecordError(f"{where}: selected_edits is {value!r}, not a list")
-                value = tuple(_edit(e, f"{where}, selected edit {i + 1}") for i, e in enumerate(value))
-            values[name] = value
+            values[name] = none if problems is not None and value is None else read(reader, value, key, none)
         known = {key for key, _ in _STEP_KEYS}
         return cls(**values, extra={k: v for k, v in d.items() if k not in known})
+
+
+def _screen(value: Any, key: str, where: str) -> dict[str, Any] | None:
+    return None if value is None else _mapping(value, key, where)
+
+
+def _edits(value: Any, key: str, where: str) -> tuple[Edit, ...]:
+    if not isinstance(value, list):
+        raise _bad(where, key, value, "a list")
+    return tuple(_edit(e, f"{where}, selected edit {i + 1}") for i, e in enumerate(value))
+
+
+# history.json key → (its reader, its "none"); the objects (outcomes, usage) are read as mappings.
+_STEP_READ: dict[str, tuple[Callable[[Any, str, str], Any], Any]] = {
+    **{k: (_whole, 0) for k in _COUNTS}, **{k: (_number, None) for k in _NUMBERS}, **{k: (_text, "") for k in _TEXTS},
+    "gate_early_stopped": (_flag, False), "screen": (_screen, None), "timings": (_numbers, {}),
+    "selected_edits": (_edits, ()),
+}
 
 
 _DECISION_KEYS = tuple(f.name for f in fields(GateDecision))
@@ -248,21 +314,28 @@ class GateRecord:
         return {**out, **self.extra}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> GateRecord:
+    def from_dict(cls, data: Mapping[str, Any], problems: list[str] | None = None) -> GateRecord:
+        """The record of a ``gate.json`` object; with ``problems``, lenient (see the module docstring)."""
         if not isinstance(data, Mapping):
             raise RecordError(f"gate.json is {type(data).__name__}, not an object")
+        read = _Fields("gate.json", problems)
         d = dict(data)
         d.pop("version", None)
-        screen = d.pop("screen", None)
-        screen = None if screen is None else _mapping(screen, "screen", "gate.json")
+        screen = read(_screen, d.pop("screen", None), "screen", None)
         if "accept" in d:  # a decision; what an older or hand-made file left out means "none"
-            given = {k: d[k] for k in _DECISION_KEYS if k in d}
+            given = {k: read(reader, d[k], k, _DECISION_NONE[k]) for k, reader in _DECISION_READ.items()
+                     if k in d and not (problems is not None and d[k] is None)}
             decision = GateDecision(**{**_DECISION_NONE, **given})
             extra = {k: v for k, v in d.items() if k not in _DECISION_KEYS}
             return cls("accept" if decision.accept else "reject", decision.reason, decision, screen, extra)
         extra = {k: v for k, v in d.items() if k not in ("action", "reason")}
-        return cls(_text(d.get("action", ""), "action", "gate.json"), _text(d.get("reason", ""), "reason", "gate.json"),
+        return cls(read(_text, d.get("action", ""), "action", ""), read(_text, d.get("reason", ""), "reason", ""),
                    None, screen, extra)
+
+
+_DECISION_READ: dict[str, Callable[[Any, str, str], Any]] = {
+    "accept": _flag, "policy": _text, "current_mean": _number, "candidate_mean": _number, "n_items": _whole,
+    "n_evaluated": _whole, "early_stopped": _flag, "deltas": _numbers, "reason": _text}
 
 
 @dataclass(frozen=True)
@@ -284,11 +357,16 @@ class SelectedEdit:
         return {**self.edit.to_dict(), "status": self.status, "detail": self.detail, "support": self.support}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str = "selected.json") -> SelectedEdit:
+    def from_dict(cls, data: Mapping[str, Any], where: str = "selected.json",
+                  problems: list[str] | None = None) -> SelectedEdit:
+        """With ``problems``, lenient in ``status``, ``detail`` and ``support``; an entry that is no
+        edit raises :class:`RecordError` either way."""
         if not isinstance(data, Mapping):
             raise RecordError(f"{where}: an edit is {type(data).__name__}, not an object")
-        return cls(_edit(data, where), _text(data.get("status", "applied"), "status", where),
-                   _text(data.get("detail") or "", "detail", where), _whole(data.get("support", 1), "support", where))
+        read = _Fields(where, problems)
+        return cls(_edit(data, where), read(_text, data.get("status", "applied"), "status", "applied"),
+                   read(_text, data.get("detail") or "", "detail", ""),
+                   read(_whole, data.get("support", 1), "support", 1))
 
 
 @dataclass(frozen=True)

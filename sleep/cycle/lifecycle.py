@@ -4,11 +4,12 @@
 skill's training run (its backends and checkout still up) :func:`measure_part`
 pairs, on every instance of the skill's tasks,
 
-- an existing skill's file text with no skill (``night.paired``, ``kind``
+- an existing skill's file text with no skill (the part's ``paired``, ``kind``
   ``retire``), and
-- a new (managed) skill's best candidate with no skill (``kind`` ``create``);
+- a new (managed) skill's best candidate with no skill (``kind`` ``create``),
 
-then :func:`after_gate` decides. An existing skill whose tasks score no worse
+and returns the comparison (:class:`sleep.cycle.stepresult.StepResult`); after
+the gate, :func:`after_gate` returns the part's outcome. An existing skill whose tasks score no worse
 without it (:func:`sleep.cycle.paired.retire_verdict`) and that the gate could
 not improve gets a *retire* proposal: a branch that deletes its ``SKILL.md``
 (other files of its folder stay; the host no longer lists the skill), with the
@@ -20,95 +21,82 @@ carries the comparison too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from sleep.cycle.paired import PairedSettings, create_verdict, measure, retire_verdict
+from sleep.cycle.stepresult import Outcome, Spent, StepResult
 
 Say = Callable[[str], None]
 
 
-def measure_part(night: Any, choice: Any, seed_text: str, settings: Any, result: Any, backends: dict,
-                 cfg: PairedSettings, say: Say, n_items: int, used_calls: int = 0) -> None:
-    """Fill ``night.paired`` (see the module docstring) from the run's in-memory ``result`` (its
-    tasks, rollouts and best skill; no run file is read); a failure is recorded, never raised. Nothing
-    is measured (no call) for fewer than ``min_instances`` items, or when the part's budget
-    (``settings.budget.max_calls`` less the ``used_calls`` of training) cannot pay for both arms."""
+def measure_part(choice: Any, seed_text: str, settings: Any, result: Any, backends: dict, cfg: PairedSettings,
+                 say: Say, n_items: int, used_calls: int = 0) -> StepResult | None:
+    """The part's ``paired`` step (see the module docstring), from the run's in-memory ``result`` (its
+    tasks, rollouts and best skill; no run file is read); a failure is returned, never raised; None
+    when there is nothing to measure. No call is made for fewer than ``min_instances`` items, or when
+    the part's budget (``settings.budget.max_calls`` less the ``used_calls`` of training) cannot pay
+    for both arms."""
     if choice.managed:
         if not cfg.gate_new_skills:
-            return
+            return None
         text = result.best_skill or seed_text
         if text == seed_text:
-            return  # nothing trained: nothing to create
+            return None  # nothing trained: nothing to create
         kind = "create"
     else:
         if not cfg.retire:
-            return
+            return None
         text, kind = seed_text, "retire"
     if n_items < cfg.min_instances:
-        night.paired = {"kind": kind, "skipped": f"{n_items} item(s), fewer than sleep.paired.min_instances="
-                                                  f"{cfg.min_instances}: not measured with and without the skill"}
-        return
+        return StepResult("paired", {"kind": kind}, skipped=f"{n_items} item(s), fewer than sleep.paired."
+                          f"min_instances={cfg.min_instances}: not measured with and without the skill")
     limit = settings.budget.max_calls
     if limit:
         left = limit - used_calls
         if left < 2 * n_items * settings.train.samples_per_item:
-            night.paired = {"kind": kind, "skipped": f"the budget has {max(left, 0)} call(s) left; measuring with "
-                                                      f"and without the skill may need {2 * n_items}"}
-            say(f"[Paired] {choice.name}: {night.paired['skipped']}")
-            return
+            skipped = (f"the budget has {max(left, 0)} call(s) left; measuring with and without the skill may "
+                       f"need {2 * n_items}")
+            say(f"[Paired] {choice.name}: {skipped}")
+            return StepResult("paired", {"kind": kind}, skipped=skipped)
         settings = settings.model_copy(deep=True)
         settings.budget = settings.budget.model_copy(update={"max_calls": left})
     try:
         comparison = measure(settings, result, backends, text, level=cfg.level)
     except Exception as exc:
-        night.paired = {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
         say(f"[Paired] {choice.name}: not measured with and without the skill ({exc})")
-        return
+        return StepResult("paired", {"kind": kind}, error=f"{type(exc).__name__}: {exc}")
     verdict, why = (retire_verdict if kind == "retire" else create_verdict)(comparison, cfg)
-    night.paired = {"kind": kind, "verdict": verdict, "why": why, **comparison}
-    usage = comparison.get("usage") or {}
-    for key, value in (("model_calls", usage.get("calls", 0)), ("input_tokens", usage.get("input_tokens", 0)),
-                       ("output_tokens", usage.get("output_tokens", 0)), ("cost_usd", usage.get("cost_usd", 0.0))):
-        night.paired.setdefault("spent", {})[key] = value
     say(f"[Paired] {choice.name}: {comparison['summary']}")
+    return StepResult("paired", {"kind": kind, "verdict": verdict, "why": why, **comparison},
+                      spent=Spent.of_ledger(comparison.get("usage") or {}))
 
 
-def add_spend(night: Any) -> None:
-    """Count the paired measurement's calls in the part's usage (after the core's ledger set it)."""
-    spent = (night.paired or {}).get("spent") or {}
-    for key in ("model_calls", "input_tokens", "output_tokens"):
-        night.usage[key] = night.usage.get(key, 0) + spent.get(key, 0)
-    night.usage["tokens"] = night.usage.get("input_tokens", 0) + night.usage.get("output_tokens", 0)
-    night.usage["cost_usd"] = round(night.usage.get("cost_usd", 0.0) + spent.get("cost_usd", 0.0), 6)
-
-
-def refuse_new_skill(night: Any, choice: Any) -> str | None:
-    """Why the improved managed skill is not staged (it is not shown to beat no skill), or None."""
-    paired = night.paired or {}
+def refuse_new_skill(paired: Mapping[str, Any], choice: Any) -> str | None:
+    """Why the improved managed skill is not staged (the part's ``paired`` record does not show it
+    beats no skill), or None."""
     if not choice.managed or paired.get("kind") != "create" or paired.get("verdict", True):
         return None
     return f"{paired['why']}; nothing was staged (sleep.paired.gate_new_skills)"
 
 
-def report_fields(night: Any, choice: Any) -> dict[str, Any]:
+def report_fields(paired: Mapping[str, Any], choice: Any) -> dict[str, Any]:
     """``kind`` and ``paired`` for the proposal report of the part's edit or new skill."""
-    paired = night.paired or {}
     out: dict[str, Any] = {"kind": "create" if choice.managed else "edit"}
     if paired.get("kind") == "create" and "n_items" in paired:
         out["paired"] = _evidence(paired)
     return out
 
 
-def after_gate(night: Any, choice: Any, seed_text: str, tasks: list, project: Path, say: Say) -> bool:
-    """Stage the retirement of a skill the gate could not improve and that does not help
-    (``night.paired``'s verdict); True when staged (``night.outcome`` / ``proposal`` set)."""
-    paired = night.paired or {}
-    if paired.get("kind") != "retire" or not paired.get("verdict") or night.dry_run:
-        if paired.get("kind") == "retire" and paired.get("verdict") and night.dry_run:
-            night.reason += "; dry run: the skill's retirement was not staged"
-        return False
+def after_gate(paired: Mapping[str, Any], choice: Any, seed_text: str, tasks: list, project: Path, say: Say,
+               night_id: str, dry_run: bool, reason: str) -> Outcome | None:
+    """The part's outcome when the gate could not improve the skill and its ``paired`` record says it
+    does not help: its retirement staged, or ``reason`` with why not (None: nothing to add)."""
+    if paired.get("kind") != "retire" or not paired.get("verdict"):
+        return None
+    if dry_run:
+        return Outcome("no_improvement", f"{reason}; dry run: the skill's retirement was not staged")
     from sleep.proposals.errors import DuplicateProposal, NothingToPropose
     from sleep.proposals.lesson import evidence_key
     from sleep.proposals.model import ProposalReport
@@ -119,7 +107,7 @@ def after_gate(night: Any, choice: Any, seed_text: str, tasks: list, project: Pa
         baseline_val=paired["mean_a"], candidate_val=paired["mean_b"], policy="paired non-inferiority",
         gate_accept=True, gate_reason=paired["why"], n_val_items=paired["n_items"],
         task_deltas={k: round(v["b"] - v["a"], 6) for k, v in per_item.items()},
-        task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks}, cycle_id=night.id, source="cycle",
+        task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks}, cycle_id=night_id, source="cycle",
         notes=[f"Retire skill {choice.name}: {paired['why']}.",
                f"Adopting deletes {choice.path} (the host stops listing the skill; other files of its folder stay); "
                "`skillopt-sleep undo` restores it byte for byte."],
@@ -129,21 +117,19 @@ def after_gate(night: Any, choice: Any, seed_text: str, tasks: list, project: Pa
         proposal = stage(choice.path, None, report, trained_from_text=seed_text,
                          project=project if choice.path.is_relative_to(project) else None)
     except (DuplicateProposal, NothingToPropose) as exc:
-        night.reason += f"; its retirement was not staged: {exc}"
         say(f"[Retire] {choice.name}: {exc}")
-        return False
+        return Outcome("no_improvement", f"{reason}; its retirement was not staged: {exc}")
     where = (f"the project's repository {proposal.project}" if proposal.store == "project"
              else f"SkillOpt's skills repository {proposal.repo}")
-    night.proposal = {"id": proposal.id, "branch": proposal.branch, "where": where, "skill_path": str(choice.path),
-                      "kind": "retire"}
-    night.outcome = "staged"
-    night.reason = f"the skill does not help ({paired['why']}); its retirement is staged as branch {proposal.branch}"
     say(f"[Retire] {proposal.id} on branch {proposal.branch} proposes retiring {choice.name}: {paired['why']}; "
         f"review with `skillopt-sleep show {proposal.id}`")
-    return True
+    return Outcome("staged", f"the skill does not help ({paired['why']}); its retirement is staged as branch "
+                             f"{proposal.branch}",
+                   {"id": proposal.id, "branch": proposal.branch, "where": where, "skill_path": str(choice.path),
+                    "kind": "retire"})
 
 
-def _evidence(paired: dict[str, Any]) -> dict[str, Any]:
+def _evidence(paired: Mapping[str, Any]) -> dict[str, Any]:
     keep = ("kind", "why", "metric", "n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "level", "wins",
             "losses", "ties", "mcnemar_p", "significant", "summary", "per_item")
     return {k: paired[k] for k in keep if k in paired}

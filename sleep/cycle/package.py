@@ -42,6 +42,7 @@ from skillopt_core.evaluation.stats import average_within_item, paired_compariso
 from skillopt_core.run.runtime import build_runtime
 from skillopt_core.skill.document import Skill
 from skillopt_core.tasks.task import Task
+from sleep.cycle.stepresult import Spent, StepResult
 from sleep.cycle.triggers import reply_object
 
 Say = Callable[[str], None]
@@ -200,81 +201,64 @@ def package_template(checkout: Path, folder_rel: str, files: dict[str, str]) -> 
         yield template
 
 
-def run_part(night: Any, choice: Any, seed_text: str, project: Path, settings: Any, val_tasks: Sequence[Task],
-             backends: dict, cfg: PackageSettings, prompts: list[str], say: Say,
-             budget_left: int | None = None) -> None:
-    """The package step of one skill's part: ``night.package`` (and a proposal when the gate keeps it).
-    Skipped when ``budget_left`` calls cannot pay for the proposal and both arms of the gate."""
+def run_part(choice: Any, seed_text: str, project: Path, settings: Any, val_tasks: Sequence[Task], backends: dict,
+             cfg: PackageSettings, prompts: list[str], say: Say, night_id: str, dry_run: bool, acting: bool,
+             budget_left: int | None = None) -> StepResult | None:
+    """The package step of one skill's part (None: off for it), and a proposal when the gate keeps the
+    edit. Only in an ``acting`` replay; skipped when ``budget_left`` calls cannot pay for the proposal
+    and both arms of the gate. Failures are returned, never raised."""
     if not cfg.enabled or choice.managed:
-        return
-    workdir = (settings.env.options or {}).get("workdir")
-    if not workdir or (night.replay or {}).get("mode") != "actions":
-        night.package = {"skipped": "package edits are gated only in an acting replay (an agent CLI in the "
-                                    "sandboxed checkout), where scripts can run"}
-        return
+        return None
+    if not (settings.env.options or {}).get("workdir") or not acting:
+        return StepResult("package", skipped="package edits are gated only in an acting replay (an agent CLI in "
+                                             "the sandboxed checkout), where scripts can run")
     if not choice.path.is_relative_to(project):
-        night.package = {"skipped": "package proposals need the skill inside the project's repository"}
-        return
+        return StepResult("package", skipped="package proposals need the skill inside the project's repository")
     need = 1 + 2 * len(val_tasks) * settings.train.samples_per_item  # the run's val tasks (in memory)
     if budget_left is not None and budget_left < need:
-        night.package = {"skipped": f"the budget has {max(budget_left, 0)} call(s) left; a package edit and its gate "
-                                    f"may need {need}"}
-        say(f"[Package] {choice.name}: {night.package['skipped']}")
-        return
+        skipped = f"the budget has {max(budget_left, 0)} call(s) left; a package edit and its gate may need {need}"
+        say(f"[Package] {choice.name}: {skipped}")
+        return StepResult("package", skipped=skipped)
     folder_rel = choice.path.parent.relative_to(project).as_posix()
     texts, binary = read_package(choice.path.parent)
     budget = int(settings.optimizer.learning_rate)
-    spent = {"model_calls": 0}
+    calls = 0
     try:
         proposal = asyncio.run(propose(backends["optimizer"], seed_text, texts, binary, prompts, cfg))
-        spent["model_calls"] += 1
+        calls = 1
         files, line = proposal["files"], proposal["skill_line"]
         if not files:
-            night.package = {"why": "the optimizer proposed no package edit", "spent": spent}
-            return
+            return StepResult("package", {"why": "the optimizer proposed no package edit"}, spent=Spent(calls))
         problems = check_files(files, binary, cfg, budget) + ([] if line else ["no SKILL.md line says when to use it"])
         if problems:
-            night.package = {"why": "the package edit was refused: " + "; ".join(problems), "spent": spent,
-                             "files": sorted(files)}
-            say(f"[Package] {choice.name}: {night.package['why']}")
-            return
+            why = "the package edit was refused: " + "; ".join(problems)
+            say(f"[Package] {choice.name}: {why}")
+            return StepResult("package", {"why": why, "files": sorted(files)}, spent=Spent(calls))
         candidate_text = with_line(seed_text, line)
         if budget_left is not None:  # the gate's own ledger stops at what the part has left
             settings = settings.model_copy(deep=True)
             settings.budget = settings.budget.model_copy(update={"max_calls": max(budget_left - 1, 1)})
         comparison = gate(settings, backends, seed_text, candidate_text, files, folder_rel, list(val_tasks))
     except Exception as exc:
-        night.package = {"error": f"{type(exc).__name__}: {exc}", "spent": spent}
         say(f"[Package] {choice.name}: not evaluated ({exc})")
-        return
-    usage = comparison.pop("usage", {})
-    spent.update({"model_calls": spent["model_calls"] + usage.get("calls", 0),
-                  "input_tokens": usage.get("input_tokens", 0), "output_tokens": usage.get("output_tokens", 0),
-                  "cost_usd": usage.get("cost_usd", 0.0)})
+        return StepResult("package", error=f"{type(exc).__name__}: {exc}", spent=Spent(calls))
+    spent = Spent.of_ledger(comparison.pop("usage", {}), calls)
     accepted = comparison["diff"] > 1e-9
-    night.package = {"files": sorted(files), "skill_line": line, "rationale": proposal["rationale"],
-                     "accepted": accepted, "spent": spent, **comparison}
+    figures = {"files": sorted(files), "skill_line": line, "rationale": proposal["rationale"], "accepted": accepted,
+               **comparison}
     say(f"[Package] {choice.name}: {', '.join(sorted(files))} + one SKILL.md line: {comparison['summary']}")
-    if accepted and not night.dry_run:
-        night.package["proposal"] = _stage(night, choice, seed_text, candidate_text, files, project, say)
+    staged = _stage(night_id, figures, choice, seed_text, candidate_text, files, project, say) \
+        if accepted and not dry_run else None
+    return StepResult("package", figures, spent=spent, proposal=staged)
 
 
-def add_spend(night: Any) -> None:
-    spent = (getattr(night, "package", None) or {}).get("spent") or {}
-    for key in ("model_calls", "input_tokens", "output_tokens"):
-        night.usage[key] = night.usage.get(key, 0) + spent.get(key, 0)
-    night.usage["tokens"] = night.usage.get("input_tokens", 0) + night.usage.get("output_tokens", 0)
-    night.usage["cost_usd"] = round(night.usage.get("cost_usd", 0.0) + spent.get("cost_usd", 0.0), 6)
-
-
-def _stage(night: Any, choice: Any, seed_text: str, candidate_text: str, files: dict[str, str], project: Path,
-           say: Say) -> dict[str, Any]:
+def _stage(night_id: str, pk: dict[str, Any], choice: Any, seed_text: str, candidate_text: str,
+           files: dict[str, str], project: Path, say: Say) -> dict[str, Any]:
     from sleep.proposals.errors import ProposalError
     from sleep.proposals.lesson import evidence_key
     from sleep.proposals.model import EditRecord, ProposalReport
     from sleep.proposals.stage import stage
 
-    pk = night.package
     report = ProposalReport(
         baseline_val=pk["mean_a"], candidate_val=pk["mean_b"], policy="paired, whole package", gate_accept=True,
         gate_reason=pk["summary"], n_val_items=pk["n_items"],
@@ -282,7 +266,7 @@ def _stage(night: Any, choice: Any, seed_text: str, candidate_text: str, files: 
         edits=[EditRecord("add", content=pk["skill_line"], rationale=pk["rationale"]),
                *(EditRecord("add", target=rel, content=f"{len(text)} characters", rationale="package file")
                  for rel, text in sorted(files.items()))],
-        cycle_id=night.id, source="cycle", kind="package",
+        cycle_id=night_id, source="cycle", kind="package",
         paired={k: pk[k] for k in ("n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "wins", "losses",
                                    "ties", "summary", "metric") if k in pk},
         notes=[f"A package edit: {', '.join(sorted(files))} and one SKILL.md line; adopt and undo treat them as one "

@@ -52,11 +52,11 @@ def run_part(ctx: NightContext, job: PartJob) -> SkillPart:
     ctx.writer.progress(group, part, "replay")
     replay = Replay(tasks, seed_text, edits, Counter({choice.host: 1}) if group.lesson_from else None)
     with replaying(ctx, job, part, replay) as trained:
-        if trained.result.summary.status not in ("failed", "cancelled"):
-            aftertraining.after_training(ctx, job, part, trained, replay)
+        steps = aftertraining.after_training(ctx, job, part, trained, replay) \
+            if trained.result.summary.status not in ("failed", "cancelled") else []
     result = trained.result
     part.run_dir = result.summary.run_dir
-    aftertraining.count_usage(part, result.summary.usage)
+    ctx.writer.spent_in_all(part, result.summary.usage, steps)
     _record_run(ctx, job, part, result, replay)
     staging.gate_and_stage(ctx, job, part, result, replay)
     return part

@@ -10,6 +10,7 @@ evidence is written into the run directory for later readers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from skillopt_core import Task
 from skillopt_core.run.api import TrainingResult
@@ -50,9 +51,13 @@ def gate_and_stage(ctx: NightContext, job: PartJob, part: SkillPart, result: Tra
         part.reason = nothing_staged(summary, result.history, gated, evaluation.gate_policy)
         say(f"[Gate] no candidate beat the starting skill (val {_score(summary.initial_val)} → best "
             f"{_score(summary.best_val)}); nothing was staged")  # why: the night's reason, in its summary
-        lifecycle.after_gate(part, choice, seed_text, tasks, ctx.project, say)
+        retired = lifecycle.after_gate(part.paired, choice, seed_text, tasks, ctx.project, say, part.id,
+                                       part.dry_run, part.reason)
+        if retired is not None:
+            part.outcome, part.reason = retired.outcome, retired.reason
+            part.proposal = cast(NightProposal | None, retired.proposal)
         return
-    refused_new = lifecycle.refuse_new_skill(part, choice)
+    refused_new = lifecycle.refuse_new_skill(part.paired, choice)
     if refused_new:
         part.outcome, part.reason = "no_improvement", refused_new
         say(f"[Gate] {refused_new}")
@@ -66,7 +71,7 @@ def gate_and_stage(ctx: NightContext, job: PartJob, part: SkillPart, result: Tra
     ctx.writer.progress(group, part, "stage")
     try:
         part.proposal = proposal = propose(ctx, part, choice, result, replay, records,
-                                           memory_notes(group, ctx.project, result.best_skill))
+                                           memory_notes(group, ctx.project, seed_text, result.best_skill))
     except DuplicateProposal as exc:  # one proposal per lesson (sleep.proposals.lesson)
         part.outcome, part.reason = "already_proposed", str(exc)
         say(f"[Proposal] {part.reason}")
@@ -103,7 +108,7 @@ def propose(ctx: NightContext, part: SkillPart, choice: SkillChoice, result: Tra
                                     *{f"task:{t.metadata.get('task_id', t.id)}" for t in tasks}])
     report = report.with_(cycle_id=part.id, source="cycle", notes=notes, evidence=list(evidence_records),
                           task_intents={t.id: str(t.metadata.get("intent", "")) for t in tasks},
-                          lesson_evidence=lesson_evidence, **lifecycle.report_fields(part, choice))
+                          lesson_evidence=lesson_evidence, **lifecycle.report_fields(part.paired, choice))
     proposal = stage(choice.path, text, report, trained_from_text=None if choice.managed else seed_text,
                      project=project if choice.path.is_relative_to(project) else None)
     where = (f"the project's repository {proposal.project}" if proposal.store == "project"

@@ -30,7 +30,7 @@ improves the description (issue 33 §3).
   than ``precision_margin``. The accepted description becomes a proposal that
   changes only the front matter's ``description:`` (:func:`with_description`;
   every other byte of the file stays), with the figures before and after in the
-  night's record and the proposal's report.
+  step's result (:func:`run_part`: the night's record keeps it) and the proposal's report.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillopt_core.backends.base import CompletionRequest, Message
 from skillopt_core.backends.json_output import json_documents
+from sleep.cycle.stepresult import Spent, StepResult
 
 Say = Callable[[str], None]
 FRONT = re.compile(r"\A---(\r?\n)(.*?)(\r?\n)---(\r?\n|\Z)", re.S)
@@ -350,6 +351,9 @@ class _Tally:
             self.cost_usd += getattr(u, "cost_usd", 0.0) or 0.0
         return done
 
+    def spent(self) -> Spent:
+        return Spent(self.calls, self.input_tokens, self.output_tokens, round(self.cost_usd, 6))
+
 
 def project_queries(project: Path, own_tasks: set[str], settings: TriggerSettings) -> list[Query]:
     """The trigger set of a skill whose recurring tasks are ``own_tasks``, from the project's index."""
@@ -366,12 +370,13 @@ def project_queries(project: Path, own_tasks: set[str], settings: TriggerSetting
     return trigger_set(own, others, one_offs, settings)
 
 
-def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: set[str], backends: dict,
-             settings: TriggerSettings, budget_left: int | None, say: Say, workers: int = 4) -> None:
-    """The trigger step of one skill's part: figures in ``night.triggers``; an accepted description is
-    staged as a ``description`` proposal (not in a dry run). Failures are recorded, never raised."""
+def run_part(choice: Any, seed_text: str, project: Path, own_tasks: set[str], backends: dict,
+             settings: TriggerSettings, budget_left: int | None, say: Say, night_id: str, dry_run: bool,
+             workers: int = 4) -> StepResult | None:
+    """The trigger step of one skill's part (None: off for it): its figures; an accepted description is
+    staged as a ``description`` proposal (not in a dry run). Failures are returned, never raised."""
     if not settings.enabled or choice.managed:
-        return
+        return None
     description = str(front_matter(seed_text).get("description") or "")
     name = str(front_matter(seed_text).get("name") or choice.name)
     queries = project_queries(project, own_tasks, settings)
@@ -380,14 +385,12 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
     short = [f"{n} {s} prompts that should{'' if w else ' not'} load it" for (s, w), n in counts.items()
              if n < (settings.min_test if s == "test" else 1)]
     if short:
-        night.triggers = {"skipped": "too few for a trigger set: " + ", ".join(short)}
-        return
+        return StepResult("triggers", skipped="too few for a trigger set: " + ", ".join(short))
     need = len(queries) * 2 + sum(q.split == "train" for q in queries) * settings.candidates + 1
     if budget_left is not None and budget_left < need:
-        night.triggers = {"skipped": f"the budget has {max(budget_left, 0)} call(s) left; the trigger step may "
-                                     f"need {need}"}
-        say(f"[Triggers] {choice.name}: {night.triggers['skipped']}")
-        return
+        skipped = f"the budget has {max(budget_left, 0)} call(s) left; the trigger step may need {need}"
+        say(f"[Triggers] {choice.name}: {skipped}")
+        return StepResult("triggers", skipped=skipped)
     from sleep.cycle.trigger_trace import TraceDecider, cli_of, skill_texts
 
     optimizer = _Tally(backends["optimizer"])
@@ -403,40 +406,24 @@ def run_part(night: Any, choice: Any, seed_text: str, project: Path, own_tasks: 
         how = f"the target model asked from {choice.host}'s skill listing"
     try:
         result = asyncio.run(optimise(decider, optimizer, name, description, queries, settings))
-    except Exception as exc:
-        night.triggers = {"error": f"{type(exc).__name__}: {exc}", "decided_by": how}
+    except Exception as exc:  # what a failed step spent is counted too
         say(f"[Triggers] {choice.name}: not evaluated ({exc})")
-        return
-    finally:
-        spent = {"model_calls": target.calls + optimizer.calls,
-                 "input_tokens": target.input_tokens + optimizer.input_tokens,
-                 "output_tokens": target.output_tokens + optimizer.output_tokens,
-                 "cost_usd": round(target.cost_usd + optimizer.cost_usd, 6)}
-        if "error" in (night.triggers or {}):  # what a failed step spent is counted too
-            night.triggers["spent"] = spent
+        return StepResult("triggers", {"decided_by": how}, error=f"{type(exc).__name__}: {exc}",
+                          spent=target.spent() + optimizer.spent())
     result.decided_by = how
-    night.triggers = {**result.to_dict(), "spent": spent}
     b, a = result.before["test"], (result.after or {}).get("test")
     say(f"[Triggers] {choice.name}: held-out recall {_pct(b['recall'])}, precision {_pct(b['precision'])} "
         f"({(result.n_queries or {}).get('test', 0)} test prompts)" + (f" → recall {_pct(a['recall'])}, precision "
                                                         f"{_pct(a['precision'])}" if a else "") + f"; {result.why}")
-    if result.accepted and not night.dry_run:
-        night.triggers["proposal"] = _stage(night, choice, seed_text, project, result, say)
-
-
-def add_spend(night: Any) -> None:
-    spent = (night.triggers or {}).get("spent") or {}
-    for key in ("model_calls", "input_tokens", "output_tokens"):
-        night.usage[key] = night.usage.get(key, 0) + spent.get(key, 0)
-    night.usage["tokens"] = night.usage.get("input_tokens", 0) + night.usage.get("output_tokens", 0)
-    night.usage["cost_usd"] = round(night.usage.get("cost_usd", 0.0) + spent.get("cost_usd", 0.0), 6)
+    staged = _stage(night_id, choice, seed_text, project, result, say) if result.accepted and not dry_run else None
+    return StepResult("triggers", result.to_dict(), spent=target.spent() + optimizer.spent(), proposal=staged)
 
 
 def _pct(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.0%}"
 
 
-def _stage(night: Any, choice: Any, seed_text: str, project: Path, result: TriggerResult, say: Say) -> dict | None:
+def _stage(night_id: str, choice: Any, seed_text: str, project: Path, result: TriggerResult, say: Say) -> dict:
     from sleep.proposals.errors import DuplicateProposal, NothingToPropose
     from sleep.proposals.lesson import evidence_key
     from sleep.proposals.model import ProposalReport
@@ -445,7 +432,7 @@ def _stage(night: Any, choice: Any, seed_text: str, project: Path, result: Trigg
     b, a = result.before["test"], (result.after or {})["test"]
     report = ProposalReport(
         baseline_val=b["f1"], candidate_val=a["f1"], policy="held-out trigger F1", gate_accept=True,
-        gate_reason=result.why, n_val_items=b["n"], cycle_id=night.id, source="cycle", kind="description",
+        gate_reason=result.why, n_val_items=b["n"], cycle_id=night_id, source="cycle", kind="description",
         triggers=result.to_dict(),
         notes=[f"Only the front matter's description changes: {result.description_before!r} → "
                f"{result.description_after!r}.",

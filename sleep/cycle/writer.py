@@ -3,6 +3,7 @@
 The night's parts return their results; only this writer sets the record's
 fields and saves it, at defined points: when the night starts, at each stage,
 when a skill's part knows its run directory and its preflight estimate, after
+each step after training (its :class:`~sleep.cycle.stepresult.StepResult`), after
 each model call (its spend: a busy or full index is skipped there, the end
 records the totals) and at the end. A night killed between two saves keeps
 what the last one wrote (:func:`sleep.nightstore.settle_dead`).
@@ -22,6 +23,7 @@ from skillopt_core.timestamps import utc_now
 from sleep import nightstore
 from sleep.cycle import multiskill
 from sleep.cycle.multiskill import SkillGroup
+from sleep.cycle.stepresult import Spent, StepResult
 from sleep.index import Index
 from sleep.nightstore import NightRecord, NightSkill, NightUsage, SkillPart
 from sleep.storage import StorageError
@@ -86,6 +88,16 @@ class NightWriter:
             self.progress(group, part)
         except sqlite3.Error:
             pass
+
+    def step_done(self, group: SkillGroup, part: SkillPart, step: StepResult) -> None:
+        """Record a step after training (:mod:`sleep.cycle.stepresult`) in the part's field of its name."""
+        setattr(part, step.name, step.to_dict())
+        self.progress(group, part)
+
+    def spent_in_all(self, part: SkillPart, ledger: dict[str, Any], steps: list[StepResult]) -> None:
+        """The part's spend: the core's ledger (authoritative once the run ended) and the steps' calls."""
+        total = sum((s.spent for s in steps if s.spent is not None), Spent.of_ledger(ledger))
+        part.usage = cast(NightUsage, total.usage())
 
     def part_done(self, group: SkillGroup, part: SkillPart) -> dict[str, Any]:
         summary = _summary(group, part)

@@ -162,8 +162,9 @@ class MemoryPlan:
             out.append(offer)
         return out
 
-def notes(group: Any, project: Path, candidate: str | None = None) -> list[str]:
-    """The proposal's notes for a memory part: each lesson's route and why, and the imports."""
+def notes(group: Any, project: Path, seed_text: str, candidate: str | None = None) -> list[str]:
+    """The proposal's notes for a memory part: each lesson's route and why, and the imports the
+    ``candidate`` dropped from the file's text the night started from (``seed_text``, held in memory)."""
     memory = getattr(group, "document", None)
     if memory is None:
         return []
@@ -172,12 +173,12 @@ def notes(group: Any, project: Path, candidate: str | None = None) -> list[str]:
     for r in group.routing:
         out.append(f"Routed to memory: \"{r['rule']}\" ({r['reason']}).")
     if memory.path.name == "CLAUDE.md":
-        found = imports.follow(memory.path, project if not memory.user else memory.path.parent)
+        found = imports.follow(memory.path, project if not memory.user else memory.path.parent, seed_text)
         line = imports.note(memory.rel, found)
         if line:
             out.append(line)
         if candidate is not None:
-            lost = imports.dropped(choice_text(memory), candidate)
+            lost = imports.dropped(seed_text, candidate)
             if lost:
                 out.append("The candidate no longer imports " + ", ".join("@" + r for r in lost)
                            + " (review this: the imported files themselves are unchanged).")

@@ -12,10 +12,10 @@ safe to display.
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
+from skillopt_core.run.record import show
 from sleep.ui.outbound import outbound
 
 MAX_PROBLEMS = 20
@@ -30,9 +30,12 @@ class Problems(list):
 
     def add(self, text: str) -> None:
         if len(self) < MAX_PROBLEMS:
-            self.append(outbound(text))
+            super().append(outbound(text))
         else:
             self.more += 1
+
+    def append(self, text: str) -> None:  # the engine's lenient records note their problems here
+        self.add(text)
 
     def bad(self, where: str, key: str, value: Any, expected: str) -> None:
         self.add(f"{where}: {key} is {show(value)}, not {expected}")
@@ -52,15 +55,6 @@ class Ignore(Problems):
 
     def add(self, text: str) -> None:
         self.more += 1
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A short rendering of a bad value for a problem line."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def number(value: Any, problems: Problems, where: str, key: str) -> float | None:
@@ -147,16 +141,6 @@ def records(value: Any, problems: Problems, where: str, key: str) -> list[dict[A
             out.append(item)
         else:
             problems.bad(where, f"{key}[{i}]", item, "an object")
-    return out
-
-
-def numbers_by_name(value: Any, problems: Problems, where: str, key: str) -> list[tuple[str, float]]:
-    """``{name: number}`` as (displayable name, number) pairs, in the file's order."""
-    out = []
-    for k, v in mapping(value, problems, where, key).items():
-        n = number(v, problems, where, f"{key}.{k}")
-        if n is not None:
-            out.append((outbound(str(k)), n))
     return out
 
 

@@ -13,12 +13,14 @@ read by :mod:`sleep.ui.stepdata`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from skillopt_core.run.reader import RunReader
+from skillopt_core.run.record import GateRecord, StepRecord
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
@@ -140,25 +142,30 @@ class StepRow:
 
     @staticmethod
     def from_record(h: dict[Any, Any], problems: Problems | None = None, index: int = 0) -> StepRow:
+        """The row of a ``history.json`` object, read leniently by :meth:`StepRecord.from_dict`."""
         p = problems if problems is not None else Problems()
-        step = c.integer(h.get("step"), p, f"history.json, record {index + 1}", "step", 0) or 0
-        where = f"history.json, step {step}"
-        usage = tuple(_usage(h.get("usage"), p, where))
-        timings = dict(c.numbers_by_name(h.get("timings"), p, where, "timings"))
-        num = lambda key: c.number(h.get(key), p, where, key)  # noqa: E731
-        cnt = lambda key: c.count(h.get(key), p, where, key)  # noqa: E731
+        rec = StepRecord.from_dict(h, p, index)
+        usage = tuple(_usage(rec.usage, p, f"history.json, step {rec.step}"))
         return StepRow(
-            step=step, epoch=c.integer(h.get("epoch"), p, where, "epoch", 1) or 1,
-            action=c.text(h.get("action"), p, where, "action") or "?",
-            train_score=num("train_score"), val_current=num("val_current"), val_candidate=num("val_candidate"),
-            val_after=num("val_after"), best_val=num("best_val"),
-            gate_reason=c.text(h.get("gate_reason"), p, where, "gate_reason"),
-            gate_evaluated=cnt("gate_evaluated"), gate_items=cnt("gate_items"),
-            early_stopped=c.flag(h.get("gate_early_stopped"), p, where, "gate_early_stopped"),
-            n_proposed=cnt("n_proposed") + cnt("n_caller_edits"), n_patches=cnt("n_patches"),
-            n_selected=cnt("n_selected"), n_applied=cnt("n_applied"), failed_items=cnt("failed_items"),
-            tokens=sum(u.input_tokens + u.output_tokens for u in usage), calls=sum(u.calls for u in usage),
-            timings=timings, budget_text=c.text(h.get("budget_text"), p, where, "budget_text"), usage=usage)
+            step=rec.step, epoch=rec.epoch or 1, action=outbound(rec.action) or "?",
+            train_score=finite(rec.train_score), val_current=finite(rec.current_val),
+            val_candidate=finite(rec.candidate_val),
+            val_after=finite(rec.after_val), best_val=finite(rec.best_val), gate_reason=outbound(rec.gate_reason),
+            gate_evaluated=rec.gate_evaluated_count, gate_items=rec.gate_item_count,
+            early_stopped=rec.gate_stopped_early, n_proposed=rec.proposed_count + rec.caller_edit_count,
+            n_patches=rec.patch_count, n_selected=rec.selected_count, n_applied=rec.applied_count,
+            failed_items=rec.failed_item_count, tokens=sum(u.input_tokens + u.output_tokens for u in usage),
+            calls=sum(u.calls for u in usage),
+            timings={outbound(k): v for k, v in rec.timings.items() if finite(v) is not None},
+            budget_text=outbound(rec.budget_text), usage=usage)
+
+
+def finite(value: float | None) -> float | None:
+    """A score as a page shows it: NaN (the trainer's "not evaluated") and infinities are None."""
+    try:
+        return float(value) if value is not None and math.isfinite(value) else None
+    except OverflowError:  # an integer too large for a float
+        return None
 
 
 def _usage(value: Any, p: Problems, where: str):
@@ -188,6 +195,15 @@ def _history(value: Any, p: Problems) -> list[StepRow]:
 
 def history(run: Path, problems: Problems) -> list[StepRow]:
     return load_json(run, RunReader.HISTORY, problems, _history, [])
+
+
+def gate_record(value: Any, p: Problems) -> GateRecord | None:
+    """A step's ``gate.json`` read leniently (:meth:`GateRecord.from_dict`: each wrong value a
+    problem); None when it is not an object."""
+    if not isinstance(value, dict):
+        p.bad("gate.json", "the file", value, "an object")
+        return None
+    return GateRecord.from_dict(value, p)
 
 
 # ----- epochs ------------------------------------------------------------------------------

@@ -27,12 +27,12 @@ from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore  # the list shows no problems: the run page does
 from sleep.ui.labels import LABELS, Labels, read_labels
 from sleep.ui.runconfig import RunConfig, read_config
-from sleep.ui.runfiles import RunFileError, file_sig, json_object, read_bytes
+from sleep.ui.runfiles import file_sig
 
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
 
-EVENTS = "events.jsonl"
+EVENTS = RunReader.EVENTS
 STALL_SECONDS = 3600  # a run silent this long without a run_end is shown as interrupted
 STATUS_LABELS = {"budget_exhausted": "budget stop"}
 
@@ -101,19 +101,9 @@ class EventFold:
 
 # ----- the row -------------------------------------------------------------------------------
 
-def _summary(run: Path) -> dict[Any, Any] | None:
-    try:
-        data = read_bytes(run, "summary.json", 16 << 20)
-    except RunFileError:
-        return None
-    if data is None:
-        return None
-    return json_object(data)
-
-
 def row_sig(run: Path) -> tuple:
     """What the row depends on: the summary's, the events' and the config's file versions."""
-    return (file_sig(run / "summary.json"), file_sig(run / EVENTS), file_sig(run / "config.yaml"),
+    return (file_sig(run / RunReader.SUMMARY), file_sig(run / EVENTS), file_sig(run / RunReader.CONFIG),
             file_sig(run / LABELS))
 
 
@@ -130,8 +120,9 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
     """The list row of one run; ``fold`` carries a running run's events between visits."""
     path = ref.path
     p, where = Ignore(), "summary.json"
-    summary = _summary(path)
-    size, head, tail = RunReader(path).head_and_tail()
+    reader = RunReader(path)
+    summary = reader.summary()
+    size, head, tail = reader.head_and_tail()
     head, tail = head or {}, tail or {}
     row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
                  started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
@@ -161,7 +152,7 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
         return row, None
     # No run_end after the last start: the run is going (or its process died).
     fold = fold if fold is not None and fold.offset <= size else EventFold()
-    new, fold.offset = RunReader(path).event_records(fold.offset)
+    new, fold.offset = reader.event_records(fold.offset)
     for e in new:
         fold.add(e)
     silent = (now or time.time()) - (_epoch_of(fold.last_at) or 0)

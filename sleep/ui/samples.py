@@ -26,7 +26,7 @@ from sleep.ui import coerce as c
 from sleep.ui import rundata
 from sleep.ui.coerce import Problems
 from sleep.ui.outbound import outbound
-from sleep.ui.rundata import history, load_json, numbered
+from sleep.ui.rundata import finite, gate_record, history, load_json, numbered
 from sleep.ui.runfiles import RunFileError, json_object
 from sleep.ui.runs import RunRef
 
@@ -332,5 +332,5 @@ def item_history(ref: RunRef, item_id: str) -> ItemHistory | None:
 
 def _gate_deltas(value: Any, q: Problems) -> dict[str, float]:
     """A step's ``gate.json`` as item id -> the candidate's change on it."""
-    return dict(c.numbers_by_name(c.mapping(value, q, "gate.json", "the file").get("deltas"), q, "gate.json",
-                                  "deltas"))
+    record = gate_record(value, q)
+    return {k: f for k, v in record.deltas.items() if (f := finite(v)) is not None} if record is not None else {}

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillopt_core.run.reader import RunReader
+from skillopt_core.run.record import RecordError, SelectedEdit
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems
-from sleep.ui.rundata import StepRow, history, load_json, text_or_problem
+from sleep.ui.outbound import outbound, scrub
+from sleep.ui.rundata import StepRow, finite, gate_record, history, load_json, text_or_problem
 from sleep.ui.runs import RunRef
 
 MAX_ROLLOUTS = 200  # rows of the rollouts table; the rest are counted
@@ -48,38 +50,22 @@ class Gate:
 
 
 def _gate(value: Any, p: Problems) -> Gate:
-    where = "gate.json"
-    d = c.mapping(value, p, where, "the file")
-    deltas = sorted(c.numbers_by_name(d.get("deltas"), p, where, "deltas"), key=lambda kv: (-abs(kv[1]), kv[0]))
-    return Gate(c.text(d.get("policy"), p, where, "policy"), c.number(d.get("current_mean"), p, where, "current_mean"),
-                c.number(d.get("candidate_mean"), p, where, "candidate_mean"),
-                c.integer(d.get("n_items"), p, where, "n_items"), c.text(d.get("reason"), p, where, "reason"),
-                tuple(deltas), c.integer(d.get("n_evaluated"), p, where, "n_evaluated"),
-                c.flag(d.get("early_stopped"), p, where, "early_stopped"))
-
-
-@dataclass(frozen=True)
-class Edit:
-    op: str
-    target: str = ""
-    anchor: str = ""
-    content: str = ""
-    rationale: str = ""
-    status: str = ""
-    detail: str = ""
-    support: int | None = None
-    origin: str = ""
-
-
-def _edit(d: dict[Any, Any], p: Problems, where: str) -> Edit:
-    t = lambda key: c.text(d.get(key), p, where, key)  # noqa: E731
-    return Edit(t("op") or "?", t("target"), t("anchor"), t("content"), t("rationale"), t("status"), t("detail"),
-                c.integer(d.get("support"), p, where, "support"), t("origin"))
+    """The step page's view of ``gate.json``, read leniently by :meth:`GateRecord.from_dict`."""
+    record = gate_record(value, p)
+    if record is None:
+        return Gate()
+    g = record.decision
+    if g is None:
+        return Gate(reason=outbound(record.reason))
+    deltas = sorted(((outbound(k), f) for k, v in g.deltas.items() if (f := finite(v)) is not None),
+                    key=lambda kv: (-abs(kv[1]), kv[0]))
+    return Gate(outbound(g.policy), finite(g.current_mean), finite(g.candidate_mean), g.n_items,
+                outbound(g.reason), tuple(deltas), g.n_evaluated, g.early_stopped)
 
 
 @dataclass(frozen=True)
 class Selected:
-    edits: tuple[Edit, ...] = ()
+    edits: tuple[SelectedEdit, ...] = ()  # each string through the outbound filter
     budget_text: str = ""
     ranked_by: str = ""
     note: str = ""
@@ -88,9 +74,13 @@ class Selected:
 def _selected(value: Any, p: Problems) -> Selected:
     where = "selected.json"
     d = c.mapping(value, p, where, "the file")
-    records = c.records(d.get("edits"), p, where, "edits")
-    edits = tuple(_edit(e, p, f"{where}, edit {i + 1}") for i, e in enumerate(records))
-    return Selected(edits, c.text(d.get("budget_text"), p, where, "budget_text"),
+    edits = []
+    for i, e in enumerate(c.records(d.get("edits"), p, where, "edits")):
+        try:
+            edits.append(scrub(SelectedEdit.from_dict(e, f"{where}, edit {i + 1}", p)))
+        except RecordError as exc:
+            p.add(f"{exc}; it is not shown")
+    return Selected(tuple(edits), c.text(d.get("budget_text"), p, where, "budget_text"),
                     c.text(d.get("ranked_by"), p, where, "ranked_by"), c.text(d.get("note"), p, where, "note"))
 
 

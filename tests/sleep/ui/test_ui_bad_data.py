@@ -98,6 +98,24 @@ def test_a_string_score_in_history_is_shown_as_bad_data(fresh_run: Path) -> None
     assert c.get(f"{url}/fragments").status_code == 200
 
 
+def test_a_damaged_gate_and_selected_file_name_each_bad_field_and_show_the_rest(fresh_run: Path) -> None:
+    step = fresh_run / "steps" / "step_0001"
+    gate = json.loads((step / "gate.json").read_text())
+    gate.update(candidate_mean="high", deltas={"item-a": 0.5, "item-b": "x"})
+    _write(step / "gate.json", json.dumps(gate))
+    _write(step / "selected.json", json.dumps({"budget_text": "2 of 3", "edits": [
+        {"target": "no op here"}, {"op": "add", "content": "Check the units first.", "support": "many"}]}))
+    c = client([fresh_run.parents[1]])
+    page = c.get(run_links(c.get("/runs").text)[0] + "/steps/1")
+    assert page.status_code == 200, page.text[:500]
+    for said in ("gate.json: candidate_mean is &#34;high&#34;, not a number",
+                 "gate.json: deltas.item-b is &#34;x&#34;, not a number",
+                 "selected.json, edit 1: edit is missing &#39;op&#39;",
+                 "selected.json, edit 2: support is &#34;many&#34;, not a whole number"):
+        assert said in page.text, said
+    assert "<code>item-a</code>" in page.text and "Check the units first." in page.text
+
+
 def test_history_that_is_not_a_list_of_steps_is_named(fresh_run: Path) -> None:
     _write(fresh_run / "history.json", json.dumps({"steps": []}))
     c = client([fresh_run.parents[1]])
