@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -290,6 +291,20 @@ def session_key(host: str, session_id: str) -> str:
     return f"{host}\x1f{session_id}"
 
 
+def _to_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Switch to WAL. While another process creates the index, SQLite refuses the switch at once
+    (``database is locked``, its busy timeout unused): wait for it as long as the busy timeout."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Index:
     """A connection to the index. Use :meth:`open` (applies migrations)."""
 
@@ -313,7 +328,7 @@ class Index:
             conn = sqlite3.connect(str(path), timeout=30.0, isolation_level=None)
             index = cls(conn, path)
             index.refuse_newer(MIGRATIONS)  # before anything writes (WAL mode rewrites the header)
-            conn.execute("PRAGMA journal_mode=WAL")
+            _to_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
             index.migrate()

@@ -13,26 +13,10 @@ from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.run.budget import Budget, BudgetExceeded, MeteredBackend, UsageLedger
 
 
-class SlowBackend:
-    """Answers after a real await, so concurrent calls overlap inside the wrapper."""
-
-    name = "slow"
-    model = "slow-1"
-
-    def __init__(self, usage: Usage = Usage(10, 5, 0.01), fail: bool = False) -> None:
-        self.usage = usage
-        self.fail = fail
-        self.calls = 0
-
-    def describe(self) -> str:
-        return "slow test backend"
-
-    async def complete(self, request: CompletionRequest) -> Completion:
-        self.calls += 1
-        await asyncio.sleep(0.01)
-        if self.fail:
-            raise BackendError("down")
-        return Completion(text="ok", usage=self.usage, model=self.model, latency_s=0.5)
+def slow_backend(usage: Usage = Usage(10, 5, 0.01), fail: bool = False) -> ScriptedBackend:
+    """Answers "ok" (or fails: "down") after a real await, so concurrent calls overlap inside the wrapper."""
+    rule = Rule(error=BackendError("down")) if fail else Rule(response="ok")
+    return ScriptedBackend(rules=[rule], delay=0.01, usage=usage)
 
 
 def req(stage: str = "rollout", role: str = "") -> CompletionRequest:
@@ -44,16 +28,16 @@ def completion(inp: int, out: int, cost: float | None = None, latency: float = 0
 
 
 async def test_calls_cap_is_exact_under_concurrency():
-    inner = SlowBackend()
+    inner = slow_backend()
     metered = MeteredBackend(inner, "target", UsageLedger(), Budget(max_calls=4))
     results = await asyncio.gather(*(metered.complete(req()) for _ in range(10)), return_exceptions=True)
     succeeded = [r for r in results if isinstance(r, Completion)]
     refused = [r for r in results if isinstance(r, BudgetExceeded)]
-    assert (len(succeeded), len(refused), inner.calls) == (4, 6, 4)
+    assert (len(succeeded), len(refused), len(inner.history)) == (4, 6, 4)
 
 
 def test_calls_cap_is_exact_across_threads():
-    inner = SlowBackend()
+    inner = slow_backend()
     metered = MeteredBackend(inner, "target", UsageLedger(), Budget(max_calls=5))
 
     def call(_: int) -> str:
@@ -68,7 +52,7 @@ def test_calls_cap_is_exact_across_threads():
 
 
 async def test_budget_message_names_calls_used_and_limit():
-    metered = MeteredBackend(SlowBackend(), "target", UsageLedger(), Budget(max_calls=2))
+    metered = MeteredBackend(slow_backend(), "target", UsageLedger(), Budget(max_calls=2))
     await metered.complete(req())
     await metered.complete(req())
     with pytest.raises(BudgetExceeded, match=r"budget exhausted: 2/2 model calls"):
@@ -76,32 +60,32 @@ async def test_budget_message_names_calls_used_and_limit():
 
 
 async def test_token_cap_refuses_the_call_after_the_limit_is_reached():
-    inner = SlowBackend(usage=Usage(30, 10))
+    inner = slow_backend(usage=Usage(30, 10))
     metered = MeteredBackend(inner, "target", UsageLedger(), Budget(max_tokens=100))
     for _ in range(3):  # 40, 80, 120 tokens: the third call may finish over the limit
         await metered.complete(req())
     with pytest.raises(BudgetExceeded, match=r"budget exhausted: 120/100 tokens"):
         await metered.complete(req())
-    assert inner.calls == 3
+    assert len(inner.history) == 3
 
 
 async def test_exhausted_budget_refuses_every_later_call_without_calling():
-    inner = SlowBackend()
+    inner = slow_backend()
     ledger = UsageLedger()
     metered = MeteredBackend(inner, "target", ledger, Budget(max_calls=1))
     await metered.complete(req())
     for _ in range(3):
         with pytest.raises(BudgetExceeded):
             await metered.complete(req())
-    assert inner.calls == 1
+    assert len(inner.history) == 1
     assert ledger.refused_calls == 3
     assert ledger.exhausted_reason is not None
 
 
 async def test_budget_is_shared_across_roles_through_the_ledger():
     ledger, budget = UsageLedger(), Budget(max_calls=2)
-    target = MeteredBackend(SlowBackend(), "target", ledger, budget)
-    optimizer = MeteredBackend(SlowBackend(), "optimizer", ledger, budget)
+    target = MeteredBackend(slow_backend(), "target", ledger, budget)
+    optimizer = MeteredBackend(slow_backend(), "optimizer", ledger, budget)
     await target.complete(req())
     await optimizer.complete(req("reflect"))
     with pytest.raises(BudgetExceeded):
@@ -110,25 +94,25 @@ async def test_budget_is_shared_across_roles_through_the_ledger():
 
 async def test_failed_call_gives_its_slot_back_and_records_nothing():
     ledger = UsageLedger()
-    failing = MeteredBackend(SlowBackend(fail=True), "target", ledger, Budget(max_calls=1))
+    failing = MeteredBackend(slow_backend(fail=True), "target", ledger, Budget(max_calls=1))
     with pytest.raises(BackendError):
         await failing.complete(req())
     assert ledger.in_flight == 0
     assert ledger.totals()["calls"] == 0
-    working = MeteredBackend(SlowBackend(), "target", ledger, Budget(max_calls=1))
+    working = MeteredBackend(slow_backend(), "target", ledger, Budget(max_calls=1))
     assert (await working.complete(req())).text == "ok"
 
 
 async def test_metered_backend_records_under_role_and_stage():
     ledger = UsageLedger()
-    metered = MeteredBackend(SlowBackend(), "optimizer", ledger, Budget())
+    metered = MeteredBackend(slow_backend(), "optimizer", ledger, Budget())
     await metered.complete(req("reflect"))
     await metered.complete(req("reflect"))
     await metered.complete(req("aggregate"))
     usage = ledger.by_role_stage()
     assert usage["optimizer"]["reflect"]["calls"] == 2
     assert usage["optimizer"]["reflect"]["input_tokens"] == 20
-    assert usage["optimizer"]["reflect"]["latency_s"] == pytest.approx(1.0)
+    assert usage["optimizer"]["reflect"]["latency_s"] == pytest.approx(0.02)  # two calls of 0.01 s
     assert usage["optimizer"]["aggregate"]["calls"] == 1
 
 
@@ -187,7 +171,7 @@ async def test_restored_ledger_keeps_the_remaining_budget():
     ledger.record("target", "rollout", completion(1, 1))
     ledger.record("target", "rollout", completion(1, 1))
     restored = UsageLedger.from_snapshot(ledger.snapshot())
-    metered = MeteredBackend(SlowBackend(), "target", restored, Budget(max_calls=3))
+    metered = MeteredBackend(slow_backend(), "target", restored, Budget(max_calls=3))
     await metered.complete(req())
     with pytest.raises(BudgetExceeded, match="3/3"):
         await metered.complete(req())

@@ -10,31 +10,22 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillopt_core.backends import Completion, Usage, register_backend
+from skillopt_core.backends import register_backend
+from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.cli.main import main
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-class _ByModel:
-    """Answers "yes" only when its model is named "strong" (or the skill says so)."""
-
-    name = "by_model"
-
-    def __init__(self, model):
-        self.model = model or "weak"
-
-    def describe(self):
-        return f"by_model {self.model}"
-
-    async def complete(self, request):
-        yes = self.model == "strong" or "Always reply yes" in (request.system or "")
-        return Completion("yes" if yes else "no", Usage(1, 1, 0.0), self.model)
-
-
 @register_backend("by_model")
 def _create(spec):
-    return _ByModel(spec.model)
+    """The scripted backend answering "yes" only when its model is named "strong" (or the skill says so)."""
+    model = spec.model or "weak"
+
+    def answer(request) -> str:
+        return "yes" if model == "strong" or "Always reply yes" in (request.system or "") else "no"
+
+    return ScriptedBackend(rules=[Rule(response=answer)], model=model)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from skillopt_core.backends.scripted import ScriptedBackend
+from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.tasks.judges import JudgeError, build_judge, validate_judge_spec
 from skillopt_core.tasks.task import Score, Task
 
@@ -288,11 +288,8 @@ async def test_rubric_feedback_has_reference_answer_withheld():
 async def test_rubric_judge_call_that_fails_says_so():
     from skillopt_core.backends import RequestFailed
 
-    class Failing(ScriptedBackend):
-        async def complete(self, request):
-            raise RequestFailed("timeout after 120 s")
-
-    result = await score(RUBRIC, "Paris", backend=Failing())
+    failing = ScriptedBackend(rules=[Rule(error=RequestFailed("timeout after 120 s"))])
+    result = await score(RUBRIC, "Paris", backend=failing)
     assert result.hard == 0.0 and "judge call failed (timeout after 120 s)" in result.feedback
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from toy_world import backends, comparable, events_of, make_backend, question_number, settings_for
 
-from skillopt_core.backends import BackendError, Completion, RequestFailed, Usage
-from skillopt_core.backends.scripted import Rule
+from skillopt_core.backends import BackendError, RequestFailed, Usage
+from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.run.api import train
 
 
@@ -83,54 +83,34 @@ async def test_too_many_failures_in_a_row_stop_the_run(tmp_path):
     assert summary.steps_done == 0 and Path(summary.run_dir, "state.json").exists()
 
 
-class SlowBackend:
-    """Rollouts take a while (real awaits); question 3 fails systemically at once."""
-
-    name = "slow"
-    model = "slow-1"
-
-    def __init__(self) -> None:
-        self.in_flight = 0
-        self.cancelled = 0
-        self.finished_after_stop: list[int] = []
-        self.stopped = False
-
-    def describe(self) -> str:
-        return "slow test backend"
-
-    async def complete(self, request):
-        if request.stage != "rollout":
-            return Completion('{"edits": []}', Usage(1, 1))
+def slow_backend(finished: list[int]) -> ScriptedBackend:
+    """Rollouts take a while (real awaits) and append their question to ``finished``; question 3 fails
+    systemically at once."""
+    def rollout(request) -> str:
         n = question_number(request)
         if n == 3:
             raise BackendError("endpoint returned 404: model not found")
-        self.in_flight += 1
-        try:
-            await asyncio.sleep(0.2)
-        except asyncio.CancelledError:
-            self.cancelled += 1
-            raise
-        finally:
-            self.in_flight -= 1
-        if self.stopped:
-            self.finished_after_stop.append(n)
-        return Completion("apple", Usage(1, 1))
+        finished.append(n)
+        return "apple"
+
+    return ScriptedBackend(rules=[Rule(stage="rollout", response=rollout), Rule(response='{"edits": []}')],
+                           delay=lambda r: 0.2 if r.stage == "rollout" and question_number(r) != 3 else 0.0)
 
 
 async def test_calls_in_flight_are_cancelled_when_the_run_stops(tmp_path):
-    backend = SlowBackend()
+    finished: list[int] = []
+    backend = slow_backend(finished)
     summary = await train(settings_for(tmp_path, "train.workers=4"), backends=backends(backend))
-    backend.stopped = True
+    finished_at_stop = len(finished)
     assert summary.status == "failed" and "model not found" in summary.error
     assert backend.cancelled > 0 and backend.in_flight == 0
     await asyncio.sleep(0.3)
-    assert backend.finished_after_stop == []
+    assert len(finished) == finished_at_stop  # no call finished after the run stopped
 
 
 async def test_a_failed_call_records_the_usage_the_backend_reports(tmp_path):
     from skillopt_core.run.budget import Budget, MeteredBackend, UsageLedger
     from skillopt_core.backends import CompletionRequest
-    from skillopt_core.backends.scripted import ScriptedBackend
 
     def refuse(request):
         raise RequestFailed("refused", usage=Usage(120, 7))

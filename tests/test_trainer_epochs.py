@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 from toy_world import backends, events_of, make_backend, question_number, settings_for
 
-from skillopt_core.backends import Completion, Usage
 from skillopt_core.backends.scripted import Rule
 from skillopt_core.run.api import train
 
@@ -69,36 +67,18 @@ async def test_epoch_boundaries_are_counted_once_each(tmp_path):
     assert json.loads(Path(summary.run_dir, "state.json").read_text())["epochs_done"] == 3
 
 
-class Concurrent:
-    """Rollouts that take time, so several are in flight at once; counts the peak."""
-
-    name, model = "concurrent", "c-1"
-
-    def __init__(self) -> None:
-        self.in_flight = self.peak = 0
-        self.inner = make_backend()
-
-    def describe(self) -> str:
-        return "concurrency probe"
-
-    async def complete(self, request):
-        if request.stage != "rollout":
-            return await self.inner.complete(request)
-        self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            await asyncio.sleep(0.01 * (1 + question_number(request) % 3))
-            return Completion((await self.inner.complete(request)).text, Usage(1, 1))
-        finally:
-            self.in_flight -= 1
+def rollouts_take_time(request) -> float:
+    """Rollouts that take time, so several are in flight at once (the backend counts the peak)."""
+    return 0.01 * (1 + question_number(request) % 3) if request.stage == "rollout" else 0.0
 
 
 async def test_the_early_stopping_gate_keeps_workers_calls_in_flight(tmp_path):
-    backend = Concurrent()
+    backend = make_backend()
+    backend.delay = rollouts_take_time
     seen = []
     summary = await train(settings_for(tmp_path, "train.workers=3", "train.steps_per_epoch=2", "evaluation.eval_test=false"),
                           backends=backends(backend), subscribers=[seen.append])
     history = json.loads(Path(summary.run_dir, "history.json").read_text())
     assert history[1]["action"] == "reject" and history[1]["gate_early_stopped"]
     assert history[1]["gate_evaluated"] < history[1]["gate_items"]
-    assert backend.peak == 3 and backend.in_flight == 0
+    assert backend.peak_in_flight == 3 and backend.in_flight == 0

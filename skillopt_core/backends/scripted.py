@@ -11,7 +11,18 @@ test that forgot a response fails loudly instead of scoring an empty answer.
 
 Every request is appended to ``history`` (in call order, including requests
 that raised) so tests can assert on what the engine sent. Usage is counted in
-whitespace-separated words, so it is deterministic; latency is always 0.
+whitespace-separated words, so it is deterministic.
+
+Three hooks make it stand in for a slow, failing or metered model (Python only):
+
+- ``delay``: seconds each call really awaits before it answers (a number, or a
+  function of the request); the completion reports that delay as its latency.
+  While calls wait, ``in_flight`` counts them and ``peak_in_flight`` keeps the
+  most at once; ``cancelled`` counts the calls cancelled while waiting.
+- ``Rule(error=...)``: the rule raises that exception instead of answering
+  (after the delay), as a backend whose call failed.
+- ``usage``: the :class:`Usage` every call reports instead of the word count
+  (say, tokens with ``cost_usd=None``, as a model the price table must price).
 
 From configuration, ``options["scripted"]`` is either a path to a YAML/JSON
 file or an inline mapping of the same shape::
@@ -29,6 +40,7 @@ and the preflight estimate without a paid model.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import re
 import threading
@@ -47,6 +59,7 @@ from skillopt_core.backends.images import text_only
 __all__ = ["Rule", "ScriptedBackend", "load_script"]
 
 Responder = Callable[[CompletionRequest], str]
+Delay = float | Callable[[CompletionRequest], float]
 
 _RULE_KEYS = ("match", "regex", "stage", "role", "response")
 _TOP_KEYS = ("rules", "queue", "cost_per_call")
@@ -60,7 +73,8 @@ class Rule:
     ``match`` is a substring of ``request.prompt_text``, ``regex`` is searched
     (``re.search``) in it, ``stage`` and ``role`` must equal the request's
     labels. A condition left as ``None`` always holds, so a rule with none is a
-    catch-all. ``response`` is a string or a function of the request.
+    catch-all. ``response`` is a string or a function of the request; with
+    ``error`` set, the rule raises it instead of answering.
     """
 
     match: str | None = None
@@ -68,6 +82,7 @@ class Rule:
     stage: str | None = None
     role: str | None = None
     response: str | Responder = ""
+    error: BaseException | None = None
     _pattern: re.Pattern[str] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -90,6 +105,8 @@ class Rule:
         return True
 
     def respond(self, request: CompletionRequest) -> str:
+        if self.error is not None:
+            raise self.error
         if callable(self.response):
             return str(self.response(request))
         return self.response
@@ -110,13 +127,18 @@ class ScriptedBackend:
         queue: Iterable[str] = (),
         model: str = "scripted",
         cost_per_call: float = 0.0,
+        delay: Delay = 0.0,
+        usage: Usage | None = None,
     ) -> None:
         if cost_per_call < 0:
             raise BackendConfigError(f"scripted backend: cost_per_call must be >= 0 dollars, got {cost_per_call}.")
         self.model = model
         self.cost_per_call = cost_per_call
         self.rules: list[Rule] = list(rules)
+        self.delay = delay
+        self.usage = usage
         self.history: list[CompletionRequest] = []
+        self.in_flight = self.peak_in_flight = self.cancelled = 0
         self._queue: deque[str] = deque(queue)
         self._lock = threading.Lock()
 
@@ -145,6 +167,9 @@ class ScriptedBackend:
             self.history.append(request)
             queued = self._queue.popleft() if self._queue else None
             rules = list(self.rules)
+        wait = self.delay(request) if callable(self.delay) else self.delay
+        if wait > 0:
+            await self._wait(wait)
         if queued is not None:
             text = queued
         else:
@@ -153,12 +178,27 @@ class ScriptedBackend:
                 raise BackendError(_no_match_message(request))
             # Run user callables outside the lock so they may inspect the backend.
             text = rule.respond(request)
-        usage = Usage(
+        usage = self.usage or Usage(
             input_tokens=len(request.prompt_text.split()),
             output_tokens=len(text.split()),
             cost_usd=self.cost_per_call,
         )
-        return Completion(text=text, usage=usage, model=self.model, latency_s=0.0)
+        return Completion(text=text, usage=usage, model=self.model, latency_s=max(wait, 0.0))
+
+    async def _wait(self, seconds: float) -> None:
+        """Await ``seconds``, counted in ``in_flight`` (and ``cancelled`` if the call is cancelled)."""
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            with self._lock:
+                self.cancelled += 1
+            raise
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
 
 def _no_match_message(request: CompletionRequest) -> str:
@@ -205,7 +245,8 @@ def _rule_from_mapping(where: str, raw: Any) -> Rule:
             )
         conditions[key] = value
     try:
-        return Rule(response=response, **conditions)
+        return Rule(match=conditions["match"], regex=conditions["regex"], stage=conditions["stage"],
+                    role=conditions["role"], response=response)
     except re.error as exc:
         raise BackendConfigError(
             f"{where}.regex: invalid regular expression {raw.get('regex')!r}: {exc}."

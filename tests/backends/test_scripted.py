@@ -13,6 +13,7 @@ from skillopt_core.backends import (
     BackendError,
     BackendSpec,
     CompletionRequest,
+    Usage,
     create_backend,
 )
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
@@ -107,13 +108,48 @@ async def test_history_records_every_request_in_order():
     assert backend.history == [first, second]
 
 
-async def test_usage_counts_whitespace_words_and_latency_is_zero():
+async def test_usage_counts_whitespace_words_and_latency_is_zero_without_a_delay():
     backend = ScriptedBackend()
     backend.enqueue("three word answer")
     result = await backend.complete(req("four words of prompt", system="sys two"))
     assert result.usage.input_tokens == 6
     assert result.usage.output_tokens == 3
     assert result.latency_s == 0.0
+
+
+async def test_a_delay_is_awaited_reported_as_latency_and_counts_the_calls_waiting():
+    backend = ScriptedBackend(rules=[Rule(response="ok")], delay=lambda r: 0.05 if r.stage == "slow" else 0.0)
+    fast = await backend.complete(req("q"))
+    assert fast.latency_s == 0.0 and backend.peak_in_flight == 0
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    results = await asyncio.gather(*(backend.complete(req("q", stage="slow")) for _ in range(3)))
+    assert loop.time() - start >= 0.05 and [r.latency_s for r in results] == [0.05] * 3
+    assert (backend.peak_in_flight, backend.in_flight, backend.cancelled) == (3, 0, 0)
+
+
+async def test_a_call_cancelled_while_it_waits_is_counted():
+    backend = ScriptedBackend(rules=[Rule(response="ok")], delay=10.0)
+    call = asyncio.ensure_future(backend.complete(req("q")))
+    await asyncio.sleep(0.01)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert (backend.cancelled, backend.in_flight) == (1, 0)
+
+
+async def test_a_rule_with_an_error_raises_it_after_the_delay():
+    backend = ScriptedBackend(rules=[Rule(stage="rollout", error=BackendError("down")), Rule(response="ok")],
+                              delay=0.01)
+    with pytest.raises(BackendError, match="down"):
+        await backend.complete(req("q", stage="rollout"))
+    assert (await backend.complete(req("q"))).text == "ok" and len(backend.history) == 2
+
+
+async def test_a_fixed_usage_replaces_the_word_count():
+    backend = ScriptedBackend(rules=[Rule(response="many words here")], usage=Usage(1_000_000, 5, None))
+    result = await backend.complete(req("q"))
+    assert result.usage == Usage(1_000_000, 5, None)
 
 
 async def test_concurrent_calls_take_queue_in_call_order():

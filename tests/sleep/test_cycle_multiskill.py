@@ -223,14 +223,21 @@ def test_the_budget_is_shared_fairly_and_what_one_skill_leaves_is_passed_on(two_
     assert calls[1] <= limit - calls[0], (calls, limit)  # the second gets what the first left
 
 
-def test_a_correction_from_claude_code_becomes_a_gated_proposal_for_the_codex_skill(
-        homes: Homes, tmp_path: Path) -> None:
+def claude_and_codex_project(homes: Homes, tmp_path: Path) -> Path:
+    """One run-tests skill for Claude Code and one for Codex; the correction is in Claude Code's sessions,
+    Codex's sessions ask the same tasks."""
     project = make_repo(tmp_path / "tiny", {
         ".claude/skills/run-tests/SKILL.md": skill_text("run-tests", "Running the test suite and the linter."),
         ".agents/skills/run-tests/SKILL.md": skill_text("run-tests", "Running the test suite and the linter.")})
     sessions_of(homes, str(project), TESTS, 1)
     for i, prompt in enumerate(["run the unit tests and list the failing ones", "run the linter and list the problems"]):
         codex_session(homes, str(project), 50 + i, prompt)
+    return project
+
+
+def test_a_correction_from_claude_code_becomes_a_gated_proposal_for_the_codex_skill(
+        homes: Homes, tmp_path: Path) -> None:
+    project = claude_and_codex_project(homes, tmp_path)
     said: list[str] = []
     night = run_night(options(project, tmp_path), say=said.append)
     parts = {p["host"]: p for p in night.skills}
@@ -255,12 +262,7 @@ def test_the_lesson_replays_through_codex_when_its_cli_is_ready(homes: Homes, tm
 
     if not sandbox_available()[0]:
         pytest.skip(f"no bubblewrap sandbox: {sandbox_available()[1]}")
-    project = make_repo(tmp_path / "tiny", {
-        ".claude/skills/run-tests/SKILL.md": skill_text("run-tests", "Running the test suite and the linter."),
-        ".agents/skills/run-tests/SKILL.md": skill_text("run-tests", "Running the test suite and the linter.")})
-    sessions_of(homes, str(project), TESTS, 1)
-    for i, prompt in enumerate(["run the unit tests and list the failing ones", "run the linter and list the problems"]):
-        codex_session(homes, str(project), 50 + i, prompt)
+    project = claude_and_codex_project(homes, tmp_path)
     replay_fakes.on_path(monkeypatch, replay_fakes.install(tmp_path / "bin"))
     homes.codex.mkdir(parents=True, exist_ok=True)
     (homes.codex / "auth.json").write_text("{}")  # what cli_ready reads as "logged in" (the fake needs no key)

@@ -91,6 +91,14 @@ def put_chat(conn: sqlite3.Connection, cid: str, bubbles: list[dict], *, updated
         conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"bubbleId:{cid}:{b['bubbleId']}", json.dumps(b)))
 
 
+def put_legacy_tabs(db: Path, tabs: dict) -> None:
+    """The older IDE's chats: the tabs JSON under ``workbench.panel.aichat.view.aichat.chatdata``."""
+    conn = sqlite3.connect(db)
+    conn.execute("INSERT INTO ItemTable VALUES (?, ?)", ("workbench.panel.aichat.view.aichat.chatdata", json.dumps(tabs)))
+    conn.commit()
+    conn.close()
+
+
 def chat_one() -> list[dict]:
     return [
         _bubble("u1", 1, "make the date parser accept ISO weeks", 1, modelInfo={"modelName": "claude-4.5-sonnet"}),
@@ -334,10 +342,7 @@ def test_the_chat_panel_of_older_versions(user: Path) -> None:
                      {"type": "user", "id": "b3", "text": "", "isFocused": True}]},
         {"tabId": "t-empty", "chatTitle": "New chat", "bubbles": [{"type": "user", "id": "b9", "text": ""}]}],
         "selectedTabId": "t-1", "displayTabs": True}
-    conn = sqlite3.connect(db)
-    conn.execute("INSERT INTO ItemTable VALUES (?, ?)", ("workbench.panel.aichat.view.aichat.chatdata", json.dumps(tabs)))
-    conn.commit()
-    conn.close()
+    put_legacy_tabs(db, tabs)
     run(source="cursor")
     [s] = sessions().values()
     assert (s.session_id, s.project_dir, [p.text for p in s.prompts]) == ("t-1", APP, ["why does the sidebar overflow"])
@@ -398,10 +403,7 @@ def test_the_2023_chat_panel_keeps_the_typed_text_in_its_delegate(user: Path) ->
                       "delegate": json.dumps({"a": "no, it is warm; look again"})},
                      {"type": "ai", "id": "b4", "text": "Then the linker is the cost.", "modelType": "gpt-4"},
                      {"type": "user", "id": "b5", "text": "", "delegate": {"a": ""}, "isFocused": True}]}]}
-    conn = sqlite3.connect(db)
-    conn.execute("INSERT INTO ItemTable VALUES (?, ?)", ("workbench.panel.aichat.view.aichat.chatdata", json.dumps(tabs)))
-    conn.commit()
-    conn.close()
+    put_legacy_tabs(db, tabs)
     run(source="cursor")
     [s] = sessions().values()
     assert [p.text for p in s.prompts] == ["why is the build slow", "no, it is warm; look again"]

@@ -185,18 +185,25 @@ def test_project_scope_uses_the_slug_when_the_folder_is_gone(homes: Homes, tmp_p
     assert (s.session_id, s.project_dir) == ("s-ledger", gone)
 
 
-def test_a_transcript_of_a_chat_the_ide_database_holds_is_not_read_twice(
-        homes: Homes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The IDE writes a transcript for each composer chat (its id is the composerId); the chat
-    is read from ``state.vscdb`` (with its times), its transcript is skipped and counted."""
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.delenv("SKILLOPT_CURSOR_IDE_HOME", raising=False)
+def _transcript_and_ide_db(homes: Homes, tmp_path: Path) -> sqlite3.Connection:
+    """The transcript of chat SID, and the IDE's global ``state.vscdb`` (an empty ``cursorDiskKV``) open
+    for the test to fill."""
     _, slug = _project(tmp_path)
     _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{SID}.txt", TXT)
     db = homes.home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
     db.parent.mkdir(parents=True)
     conn = sqlite3.connect(db)
     conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    return conn
+
+
+def test_a_transcript_of_a_chat_the_ide_database_holds_is_not_read_twice(
+        homes: Homes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The IDE writes a transcript for each composer chat (its id is the composerId); the chat
+    is read from ``state.vscdb`` (with its times), its transcript is skipped and counted."""
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("SKILLOPT_CURSOR_IDE_HOME", raising=False)
+    conn = _transcript_and_ide_db(homes, tmp_path)
     conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"composerData:{SID}", json.dumps(
         {"_v": 10, "composerId": SID, "createdAt": MTIME * 1000, "lastUpdatedAt": MTIME * 1000,
          "fullConversationHeadersOnly": [{"bubbleId": "u1", "type": 1}]})))
@@ -387,12 +394,7 @@ def test_an_ide_chat_without_bubbles_is_read_from_its_transcript(
     docs/recon/cursor.md quotes) may keep no ``bubbleId`` rows: the database has none of its
     prompts, so its transcript is read (once)."""
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    _, slug = _project(tmp_path)
-    _write(homes.home / ".cursor" / "projects" / slug / "agent-transcripts" / f"{SID}.txt", TXT)
-    db = homes.home / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb"
-    db.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db)
-    conn.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    conn = _transcript_and_ide_db(homes, tmp_path)
     conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"composerData:{SID}", json.dumps(
         {"_v": 17, "composerId": SID, "createdAt": MTIME * 1000, "lastUpdatedAt": MTIME * 1000,
          "agentBackend": "cursor-agent", "conversationState": "~", "fullConversationHeadersOnly": []})))

@@ -83,21 +83,26 @@ def test_rows_only_in_an_orphan_wal_are_read_and_nothing_is_written_beside_the_d
     assert sorted(os.listdir(data)) == before
 
 
-def test_an_orphan_wal_is_copied_once_for_all_its_sessions(data: Path, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from sleep.harvest.sources import sqlite_ro
-
-    src = tmp_path / "live"
+def orphan_wal(src: Path, data: Path, sessions: int) -> None:
+    """OpenCode's database with ``sessions`` sessions, all still in its WAL, copied into ``data`` while
+    the writer is open (so the WAL is not checkpointed away)."""
     src.mkdir()
     conn = make_db(src)
     conn.execute("PRAGMA wal_autocheckpoint=0")
-    for i in range(5):
+    for i in range(sessions):
         add_session(conn, f"ses_{i}")
     try:
         for name in ("opencode.db", "opencode.db-wal"):
             shutil.copyfile(src / name, data / name)
     finally:
         conn.close()
+
+
+def test_an_orphan_wal_is_copied_once_for_all_its_sessions(data: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from sleep.harvest.sources import sqlite_ro
+
+    orphan_wal(tmp_path / "live", data, sessions=5)
     copied: list[str] = []
     real = sqlite_ro.shutil.copyfile
     monkeypatch.setattr(sqlite_ro.shutil, "copyfile", lambda a, b_: (copied.append(str(a)), real(a, b_))[1])
@@ -110,18 +115,9 @@ def test_harvest_workers_remove_their_copies(data: Path, tmp_path: Path, monkeyp
 
     from sleep.harvest import pool as harvest_pool
 
-    src, tmp = tmp_path / "live", tmp_path / "tmp"
-    src.mkdir()
+    tmp = tmp_path / "tmp"
     tmp.mkdir()
-    conn = make_db(src)
-    conn.execute("PRAGMA wal_autocheckpoint=0")
-    for i in range(6):
-        add_session(conn, f"ses_{i}")
-    try:
-        for name in ("opencode.db", "opencode.db-wal"):
-            shutil.copyfile(src / name, data / name)
-    finally:
-        conn.close()
+    orphan_wal(tmp_path / "live", data, sessions=6)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     monkeypatch.setenv("SKILLOPT_HARVEST_WORKERS", "2")
     monkeypatch.setattr(harvest_pool, "POOL_MIN_BYTES", 0)

@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 from skillopt_core import CompletionRequest, Message
+from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from sleep.memory import files, imports
 from sleep.memory.placement import MemoryPlacement, framed
 
@@ -61,33 +62,22 @@ def test_imports_are_followed_inside_the_project_only_and_never_written(tmp_path
     assert imports.dropped("x @docs/a.md\n", "x\n") == ["docs/a.md"]
 
 
-class Echo:
-    name, model = "scripted", "echo"
-
-    def __init__(self) -> None:
-        self.seen: list[CompletionRequest] = []
-
-    async def complete(self, request: CompletionRequest):
-        self.seen.append(request)
-        return None
-
-
 def test_a_chat_backend_reads_the_candidate_as_the_host_frames_it(tmp_path: Path) -> None:
     write(tmp_path / "CLAUDE.md", "old @docs/a.md\n")
     write(tmp_path / "docs/a.md", "IMPORTED\n")
     claude = files.find(tmp_path, "claude-code")
-    inner = Echo()
+    inner = ScriptedBackend(rules=[Rule(response="")])
     candidate = "- Use pnpm. @docs/a.md\n"
     request = CompletionRequest(messages=(Message("user", "install"),),
                                 system=f"{candidate.strip()}\n\nAnswer briefly.", skill=candidate, role="target")
     asyncio.run(MemoryPlacement(inner, claude, tmp_path).complete(request))
-    system = inner.seen[0].system
+    system = inner.history[0].system
     block = "(project instructions, checked into the codebase)"
     assert f"Contents of {tmp_path / 'CLAUDE.md'} {block}:\n\n- Use pnpm." in system
-    assert "IMPORTED" in system and system.endswith("Answer briefly.") and inner.seen[0].document_path is None
+    assert "IMPORTED" in system and system.endswith("Answer briefly.") and inner.history[0].document_path is None
     optimizer = CompletionRequest(messages=(Message("user", "reflect"),), system="sys", role="optimizer")
     asyncio.run(MemoryPlacement(inner, claude, tmp_path).complete(optimizer))
-    assert inner.seen[1] is optimizer
+    assert inner.history[1] is optimizer
     write(tmp_path / "AGENTS.md", "a\n")
     agents = files.find(tmp_path, "codex")
     codex_block = framed(agents, "- Use pnpm.", tmp_path)

@@ -11,37 +11,23 @@ about 100 s when the answer is not the router's JSON."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import replay_fakes
 from model_endpoint import ModelEndpoint, install_plan, run, say, script, write
 from npm_clients import QUIET, npm_tool
+from real_cli_testutil import INSTALL, SKILL, act, commit_project, first_on_path, replay, start_elsewhere
 from sleep_testutil import run as harvest
 
-from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.gemini_cli import GeminiCliBackend
 from skillopt_core.backends.trajectory import FileChange
-from sleep.replay.checkout import replay_checkout
 from sleep.index import Index
 
-SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
 MODEL = "gemini-2.5-flash"
-
-
-@dataclass
-class Direct:
-    """A launcher that starts the CLI as it is (no sandbox): the acting argv and rules, alone."""
-
-    name: str = "direct"
-
-    def wrap(self, argv, cwd, env, writable=()):
-        return argv, env
 
 
 def project(root: Path, marker: Path) -> Path:
@@ -52,26 +38,18 @@ def project(root: Path, marker: Path) -> Path:
         "mcpServers": {"planted": {"command": "sh", "args": ["-c", f"touch {marker}.mcp; sleep 3"]}},
         "tools": {"discoveryCommand": f"sh -c 'touch {marker}.discovery; echo []'"}}))
     (root / "package.json").write_text('{"name": "p"}\n')
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "project"], check=True)
-    return root
+    return commit_project(root)
 
 
 @pytest.fixture
 def gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    exe = npm_tool("gemini")
-    tools = replay_fakes.install(tmp_path / "tools")  # fake pnpm/npm (the project's tools)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), str(Path(exe).parent), os.environ["PATH"]]))
-    home = Path(os.environ["HOME"])
+    # fake pnpm/npm (the project's tools), then the real CLI
+    first_on_path(monkeypatch, replay_fakes.install(tmp_path / "tools"), Path(npm_tool("gemini")).parent)
+    home = Path.home()
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {
         "selectedType": "gemini-api-key"}}}))
-    started_in = tmp_path / "where-the-night-started"
-    started_in.mkdir()
-    monkeypatch.chdir(started_in)
-    monkeypatch.setenv("PWD", str(started_in))
+    start_elsewhere(tmp_path, monkeypatch)
 
     def point(ep: ModelEndpoint) -> None:
         monkeypatch.setenv("GEMINI_API_KEY", "scripted-key")
@@ -86,9 +64,7 @@ def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(g
     with ModelEndpoint(install_plan(note=None)) as ep:
         gemini(ep)
         backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
-        with replay_checkout(repo) as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        completion = replay(backend, repo, skill=SKILL)
         bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
     assert "Setting up this project" in bodies and "planted" not in bodies
@@ -97,17 +73,11 @@ def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(g
 
 
 def test_real_gemini_acting_runs_what_is_allowed_and_records_the_denial(gemini, tmp_path: Path) -> None:
-    (tmp_path / "work").mkdir()
     with ModelEndpoint(script(run("pnpm install"), run("curl http://example.com"), write("NOTES.md", "ok\n"),
                               run("nosuchprog"))) as ep:
         gemini(ep)
         backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
-        backend.act(Direct())
-        with replay_checkout(tmp_path / "work") as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", cwd=str(work),
-                allowed_commands=("pnpm", "nosuchprog"))))
-            assert (work / "NOTES.md").read_text() == "ok\n"
+        completion = act(backend, tmp_path, INSTALL, ("pnpm", "nosuchprog"))
     assert list(Path.cwd().iterdir()) == []  # nothing acted where the night was started
     t = completion.trajectory
     assert [(c.command, c.exit_code, c.denied) for c in t.commands()] == [

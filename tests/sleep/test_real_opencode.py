@@ -11,34 +11,17 @@ checkout it acts in the folder the night was started from."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import replay_fakes
 from model_endpoint import ModelEndpoint, install_plan, run, script, write
 from npm_clients import npm_tool
+from real_cli_testutil import INSTALL, SKILL, act, commit_project, first_on_path, replay, start_elsewhere
 
-from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.opencode import OpenCodeBackend
 from skillopt_core.backends.trajectory import FileChange
-from sleep.replay.checkout import replay_checkout
-
-SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
-
-
-@dataclass
-class Direct:
-    """A launcher that starts the CLI as it is (no sandbox): the acting argv and rules, alone."""
-
-    name: str = "direct"
-
-    def wrap(self, argv, cwd, env, writable=()):
-        return argv, env
 
 
 def person_config(home: Path, ep: ModelEndpoint) -> None:
@@ -60,21 +43,16 @@ def project(root: Path, marker: Path) -> Path:
                             "enabled": True}},
         "permission": {"bash": "allow", "edit": "allow"}}))
     (root / "package.json").write_text('{"name": "p"}\n')
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "project"], check=True)
-    return root
+    return commit_project(root)
 
 
 @pytest.fixture
 def opencode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    exe = npm_tool("opencode")
-    tools = replay_fakes.install(tmp_path / "tools")  # fake pnpm/npm (the project's tools)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), str(Path(exe).parent), os.environ["PATH"]]))
+    # fake pnpm/npm (the project's tools), then the real CLI
+    first_on_path(monkeypatch, replay_fakes.install(tmp_path / "tools"), Path(npm_tool("opencode")).parent)
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("OPENCODE_CONFIG_CONTENT", raising=False)
-    return Path(os.environ["HOME"])
+    return Path.home()
 
 
 def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill(opencode: Path, tmp_path: Path) -> None:
@@ -83,9 +61,7 @@ def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill
     with ModelEndpoint(install_plan(note=None)) as ep:
         person_config(opencode, ep)
         backend = OpenCodeBackend(model="scripted/m", role="target", options={"timeout": 120})
-        with replay_checkout(repo) as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        completion = replay(backend, repo, skill=SKILL)
         # (opencode's first call may be its title generator, a call without tools)
         first = next(json.dumps(c.body) for c in ep.model_calls("chat") if c.body.get("tools"))
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
@@ -96,21 +72,12 @@ def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill
 
 def test_real_opencode_acting_runs_what_is_allowed_and_records_the_denial(opencode: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "work").mkdir()
-    started_in = tmp_path / "where-the-night-started"
-    started_in.mkdir()
-    monkeypatch.chdir(started_in)
-    monkeypatch.setenv("PWD", str(started_in))  # opencode 1.18 takes its folder from $PWD, not the cwd
+    started_in = start_elsewhere(tmp_path, monkeypatch)
     with ModelEndpoint(script(run("pnpm install"), run("curl http://example.com"), write("NOTES.md", "ok\n"),
                               run("nosuchprog"))) as ep:
         person_config(opencode, ep)
         backend = OpenCodeBackend(model="scripted/m", role="target", options={"timeout": 120})
-        backend.act(Direct())
-        with replay_checkout(tmp_path / "work") as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", cwd=str(work),
-                allowed_commands=("pnpm", "nosuchprog"))))
-            assert (work / "NOTES.md").read_text() == "ok\n"
+        completion = act(backend, tmp_path, INSTALL, ("pnpm", "nosuchprog"))
     assert list(started_in.iterdir()) == []  # nothing acted where the night was started
     t = completion.trajectory
     assert [(c.command, c.exit_code, c.denied) for c in t.commands()] == [

@@ -8,34 +8,19 @@ inside Pi unless `--no-extensions` is given."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import replay_fakes
 from model_endpoint import ModelEndpoint, install_plan, run, script, write
 from npm_clients import npm_tool
+from real_cli_testutil import SKILL, act, commit_project, first_on_path, offered_tools, replay
 
-from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.pi import PiBackend
 from skillopt_core.backends.trajectory import FileChange
-from sleep.replay.checkout import replay_checkout
-
-SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
-
-
-@dataclass
-class Direct:
-    """A launcher that starts the CLI as it is (no sandbox): the acting argv alone."""
-
-    name: str = "direct"
-
-    def wrap(self, argv, cwd, env, writable=()):
-        return argv, env
 
 
 def person_models(home: Path, ep: ModelEndpoint) -> None:
@@ -53,17 +38,12 @@ def project(root: Path, marker: Path) -> Path:
     (root / ".pi" / "extensions" / "mark.ts").write_text(
         f'import * as fs from "node:fs";\nexport default function (pi: any) {{ fs.writeFileSync("{marker}", "x"); }}\n')
     (root / "package.json").write_text('{"name": "p"}\n')
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "project"], check=True)
-    return root
+    return commit_project(root)
 
 
 @pytest.fixture
 def pi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    exe = npm_tool("pi")
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(exe).parent), os.environ["PATH"]]))
+    first_on_path(monkeypatch, Path(npm_tool("pi")).parent)
     monkeypatch.setenv("PI_OFFLINE", "1")
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
     return Path(os.environ["HOME"])
@@ -87,10 +67,8 @@ def test_real_pi_read_only_replay_runs_no_project_code_and_finds_the_skill(pi: P
     with ModelEndpoint(install_plan(note=None)) as ep:
         person_models(pi, ep)
         backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
-        with replay_checkout(repo) as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
-        offered = {t["function"]["name"] for c in ep.model_calls("chat") for t in c.body.get("tools") or []}
+        completion = replay(backend, repo, skill=SKILL)
+        offered = offered_tools(ep)
     assert not marker.exists()
     assert offered == {"read", "grep", "find", "ls"}
     t = completion.trajectory
@@ -102,18 +80,12 @@ def test_real_pi_read_only_replay_runs_no_project_code_and_finds_the_skill(pi: P
 
 def test_real_pi_acting_edits_files_and_runs_commands(pi: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    tools = replay_fakes.install(tmp_path / "tools")  # a fake pnpm (the project's tool)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(tools), os.environ["PATH"]]))
-    (tmp_path / "work").mkdir()
+    first_on_path(monkeypatch, replay_fakes.install(tmp_path / "tools"))  # a fake pnpm (the project's tool)
     with ModelEndpoint(script(write("NOTES.md", "ok\n"), run("pnpm install"), run("nosuchprog"))) as ep:
         person_models(pi, ep)
         backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
-        backend.act(Direct())
-        with replay_checkout(tmp_path / "work") as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Write the notes, then install.", role="target", cwd=str(work), allowed_commands=("pnpm",))))
-            assert (work / "NOTES.md").read_text() == "ok\n"
-        offered = {t["function"]["name"] for c in ep.model_calls("chat") for t in c.body.get("tools") or []}
+        completion = act(backend, tmp_path, "Write the notes, then install.", ("pnpm",))
+        offered = offered_tools(ep)
     assert offered == {"read", "grep", "find", "ls", "edit", "write", "bash"}
     t = completion.trajectory
     assert t.file_changes() == [FileChange("NOTES.md", "added")]

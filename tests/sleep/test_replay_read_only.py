@@ -8,21 +8,16 @@ pointed at the scripted endpoint (tests/sleep/model_endpoint.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from model_endpoint import ModelEndpoint, install_plan
 from npm_clients import npm_tool
+from real_cli_testutil import SKILL, commit_project, first_on_path, replay
 
-from skillopt_core.backends.base import CompletionRequest
 from skillopt_core.backends.claude_code import ClaudeCodeBackend
-from sleep.replay.checkout import replay_checkout
-
-SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
 
 
 def hostile_project(root: Path, marker: Path) -> Path:
@@ -40,26 +35,20 @@ def hostile_project(root: Path, marker: Path) -> Path:
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"planted": {
         "command": "sh", "args": ["-c", f"touch {marker}.mcp; sleep 5"]}}}), encoding="utf-8")
     (root / "package.json").write_text('{"name": "p"}\n', encoding="utf-8")
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "project"], check=True)
-    return root
+    return commit_project(root)
 
 
 def test_real_claude_read_only_replay_runs_no_project_hook(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     exe = npm_tool("claude")
     marker = tmp_path / "ran"
     project = hostile_project(tmp_path / "project", marker)
-    monkeypatch.setenv("PATH", f"{Path(exe).parent}{os.pathsep}{os.environ['PATH']}")
+    first_on_path(monkeypatch, Path(exe).parent)
     with ModelEndpoint(install_plan(note=None)) as ep:
         for key, value in ep.anthropic_env().items():
             monkeypatch.setenv(key, value)
         backend = ClaudeCodeBackend(model=None, role="target", options={"timeout": 120})
         assert not backend.acting  # a read-only replay: no launcher, the host's own process
-        with replay_checkout(project) as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        completion = replay(backend, project, skill=SKILL)
         first = json.dumps(ep.model_calls("anthropic")[0].body)
     traces = sorted(p.name for p in tmp_path.glob("ran.*"))
     assert traces == [], f"project code ran during a read-only replay: {traces}"
@@ -83,20 +72,15 @@ def test_real_codex_read_only_replay_loads_no_project_config(tmp_path: Path, mon
     (root / ".codex" / "config.toml").write_text(
         f'notify = ["sh", "-c", "touch {marker}.notify"]\n'
         f'[mcp_servers.planted]\ncommand = "sh"\nargs = ["-c", "touch {marker}.mcp; sleep 3"]\n')
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "project"], check=True)
-    monkeypatch.setenv("PATH", f"{Path(exe).parent}{os.pathsep}{os.environ['PATH']}")
+    commit_project(root)
+    first_on_path(monkeypatch, Path(exe).parent)
     codex_home = Path(os.environ["CODEX_HOME"])
     codex_home.mkdir(parents=True, exist_ok=True)
     with ModelEndpoint(install_plan(note=None)) as ep:
         (codex_home / "config.toml").write_text(ep.codex_config())
         monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
         backend = CodexBackend(model=None, role="target", options={"timeout": 120})
-        with replay_checkout(root) as work:
-            completion = asyncio.run(backend.complete(CompletionRequest.single(
-                "Install the dependencies.", role="target", skill=SKILL, cwd=str(work))))
+        completion = replay(backend, root, skill=SKILL)
         assert ep.model_calls("responses")
     assert "--trust" not in backend.argv("/x")
     assert completion.text

@@ -198,3 +198,27 @@ def test_a_night_on_a_full_disk_is_one_line_and_keeps_the_index(homes: Homes, sm
     assert night["outcome"] in ("failed", "interrupted") and night["stage"] in ("harvest", "mine", "tasks", "replay")
     with Index.open() as index:
         assert index.session_count() > 0
+
+
+def test_opening_a_new_index_waits_for_another_process_creating_it(tmp_path: Path) -> None:
+    """Two commands creating the index at once (two `propose` started together): SQLite answers the
+    second one's switch to WAL ``database is locked`` at once, not after its busy timeout, while the
+    first holds the new file's write lock. The open waits for it instead of refusing."""
+    import threading
+    import time
+
+    path = tmp_path / "index.db"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # the other process, midway through creating the index
+    other.execute("CREATE TABLE being_created (x)")
+    done = threading.Timer(0.5, lambda: other.execute("COMMIT"))
+    done.start()
+    started = time.monotonic()
+    try:
+        with Index.open(path) as index:
+            assert index.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert index.conn.execute("SELECT COUNT(*) FROM proposals").fetchone()[0] == 0
+    finally:
+        done.join()
+        other.close()
+    assert time.monotonic() - started >= 0.4  # it waited for the other one's commit

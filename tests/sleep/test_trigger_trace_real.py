@@ -22,7 +22,7 @@ from npm_clients import npm_tool
 from sleep_testutil import Homes
 from trigger_labelled import QUERIES, SKILLS, WEAK
 
-from skillopt_core.backends.base import Completion, CompletionRequest
+from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.backends.trajectory import CommandRun, ToolCall, Trajectory
 from skillopt_core.replay import REPLAY_MARKER
 from sleep.cycle.trigger_trace import TraceDecider, loaded
@@ -113,15 +113,12 @@ def test_the_description_optimisation_with_the_real_claude_raises_held_out_recal
     queries += [Query(q, False, f"o{i % 2}", "train" if i % 2 else "test") for i, q in enumerate(not_own)]
     good = SKILLS["run-tests"]
 
-    class Optimizer:
-        async def complete(self, request: CompletionRequest) -> Completion:
-            return Completion(text=json.dumps({"descriptions": [good, "Notes about <tests>."]}))
-
+    optimizer = ScriptedBackend(rules=[Rule(response=json.dumps({"descriptions": [good, "Notes about <tests>."]}))])
     seen: list[str] = []
     with ModelEndpoint(trigger_plan(seen)) as ep:
         decider = TraceDecider(claude(ep), "run-tests", lambda d: with_description(SKILL.format(WEAK["run-tests"]), d),
                                [SIBLING], workers=2)
-        result = asyncio.run(optimise(decider, Optimizer(), "run-tests", WEAK["run-tests"], queries,
+        result = asyncio.run(optimise(decider, optimizer, "run-tests", WEAK["run-tests"], queries,
                                       TriggerSettings(candidates=2)))
 
     def oracle(description: str, split: str) -> dict:
