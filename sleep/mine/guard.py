@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 import snowballstemmer
 
-from sleep.mine.features import STOPWORDS, path_names, words
+from sleep.mine.features import STOPWORDS, name_words, words
 
 # Each group: its sides, each a set of English Snowball stems (a two-word side: "roll back").
 # Written from general usage before measuring; deliberately pairs whose two sides are two
@@ -82,7 +82,7 @@ def _stem(word: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    ws = [_stem(w) for w in (*words(text), *path_names(text))]
+    ws = [_stem(w) for w in (*words(text), *name_words(text))]
     return set(ws) | {f"{a} {b}" for a, b in pairwise(ws)}
 
 
@@ -140,6 +140,45 @@ def argument_flags(texts: list[str]) -> frozenset[str]:
     return frozenset(f for fs in typed for f in fs if partners.get(f, 0) <= MAX_FLAG_PARTNERS)
 
 
+def function_word_swaps(texts: list[str], min_df: int = 2, max_words: int = 16) -> dict[str, str]:
+    """Function words that two requests of the project differ in, and nothing else ("turn
+    ``new_checkout`` on" / "... off", "run it with the cache" / "... without the cache"):
+    word -> the swap it is a side of (``"off|on"``). The text cosine drops function words
+    (sleep.mine.features.STOPWORDS), so the one-argument rule (sleep.mine.alternatives) never
+    sees such a swap; the same conditions hold here: both words recur (``min_df`` prompts), are
+    never typed in one prompt together, and each is the other's only such partner (a word
+    swapped with several others, like "for" / "on" / "in", is wording, not an argument)."""
+    rest_of: dict[tuple[str, ...], set[str]] = {}
+    df: dict[str, int] = {}
+    seen_with: dict[str, set[str]] = {}
+    for t in texts:
+        ws = tuple(sorted(set(words(t)) | set(name_words(t))))
+        fw = [w for w in ws if w in STOPWORDS]
+        if not fw:
+            continue
+        for w in fw:
+            df[w] = df.get(w, 0) + 1
+            seen_with.setdefault(w, set()).update(fw)
+        if 2 <= len(ws) <= max_words:
+            for k, w in enumerate(ws):
+                if w in STOPWORDS:
+                    rest_of.setdefault(ws[:k] + ws[k + 1:], set()).add(w)
+    partners: dict[str, set[str]] = {}
+    for left_out in rest_of.values():
+        if len(left_out) > 1:
+            for a in left_out:
+                for b in left_out:
+                    if a != b and b not in seen_with[a]:
+                        partners.setdefault(a, set()).add(b)
+    out: dict[str, str] = {}
+    for a, bs in partners.items():
+        if len(bs) == 1:
+            b = next(iter(bs))
+            if len(partners.get(b, ())) == 1 and min(df[a], df[b]) >= min_df:
+                out[a] = "|".join(sorted((a, b)))
+    return out
+
+
 @dataclass
 class Guard:
     """Row-aligned: ``claims`` (rows x values) and ``against`` (rows x values); see the module."""
@@ -173,8 +212,14 @@ def build(texts: list[str]) -> Guard:
     # A flag typed in the project names an argument wherever its word is used ("-race" / "the
     # race detector"); flags of three letters or more, without a dash inside, count as words.
     flag_words = frozenset(_stem(f) for f in kept if len(f) >= 3 and f.isalpha())
+    swaps = function_word_swaps(texts)
     for r, t in enumerate(texts):
-        for g, v in claims_of(t, flag_words, kept).items():
+        claimed = claims_of(t, flag_words, kept)
+        if swaps:
+            for w in set(words(t)) | set(name_words(t)):
+                if w in swaps:
+                    claimed["s:" + swaps[w]] = claimed.get("s:" + swaps[w], frozenset()) | {w}
+        for g, v in claimed.items():
             rows.append(r)
             cols.append(values.setdefault((g, v), len(values)))
     n, m = len(texts), max(1, len(values))

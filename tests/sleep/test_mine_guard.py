@@ -59,3 +59,40 @@ def test_flags_typed_beside_the_same_words_as_many_others_are_a_slot() -> None:
     n = len(readme)
     assert not g.conflict(np.arange(n - 1), np.arange(1, n)).any()
     assert g.conflict(np.array([n]), np.array([n + 1])).tolist() == [True]
+
+
+def test_a_function_word_two_requests_differ_in_is_an_argument() -> None:
+    """"turn X on" / "turn X off": the text cosine drops "on" and "off" (stop words) and no list
+    names them; two recurring requests one function word apart are two tasks. A function word
+    swapped with several others ("for" / "on" / "in") is wording, and one typed once is no argument."""
+    on = ["turn the beta checkout flag on", "turn the beta checkout flag on for everyone",
+          "please turn the beta checkout flag on"]
+    off = ["turn the beta checkout flag off", "turn the beta checkout flag off for everyone",
+           "please turn the beta checkout flag off"]
+    assert guard.function_word_swaps(on + off) == {"on": "off|on", "off": "off|on"}
+    wording = ["run the tests for the api", "run the tests on the api", "run the tests in the api",
+               "run the tests on staging", "run the tests in staging", "run the tests for staging"]
+    assert guard.function_word_swaps(wording) == {}
+    assert guard.function_word_swaps(["turn caching on", "turn caching off"]) == {}  # each typed once
+    g = guard.build(on + off)
+    assert g.conflict(np.array([0, 1, 0]), np.array([3, 4, 1])).tolist() == [True, True, False]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     files=["config/features.yml"]) for n, t in enumerate(on + off)]
+    groups, _ = cluster_pool(pool)
+    assert sorted(g.rows for g in groups) == [[0, 1, 2], [3, 4, 5]]
+    merged, _ = cluster_pool(pool, ClusterParams(guard=False))
+    assert [g.rows for g in merged] == [[0, 1, 2, 3, 4, 5]]
+
+
+def test_an_identifier_s_words_are_an_argument_as_a_path_s_name_is() -> None:
+    """"backfill orders_daily" / "backfill events_daily": the identifier is a placeholder in the
+    text, but "orders" / "events" is the argument that another pair of prompts swaps."""
+    texts = ["backfill the orders table for last week", "backfill the events table for last week",
+             "airflow backfill of orders_daily, 7 days", "airflow backfill of events_daily, 7 days"]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=["airflow dags backfill"]) for n, t in enumerate(texts)]
+    groups, _ = cluster_pool(pool)
+    orders, events = {0, 2}, {1, 3}
+    assert all(not (set(g.rows) & orders and set(g.rows) & events) for g in groups)
+    # Before, the two identifier prompts were one (their words the same, the identifier a placeholder).
+    assert not any(set(g.rows) == {2, 3} for g in groups)
