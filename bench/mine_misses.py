@@ -57,7 +57,7 @@ def main() -> None:
             from sleep.mine.features import FeatureParams, featurize
             f = featurize([it.text for it in pool], [(it.shell, it.files, it.tools, it.skills) for it in pool],
                           replace(FeatureParams(), embed_weight=emb.weight), emb.centred([it.text for it in pool]))
-            f.guard = guard.build([it.text for it in pool])
+            f.guard = guard.build([it.text for it in pool], [it.files for it in pool])
         lab = [corpus.labels.get(it.key, "?") for it in pool]
         group_of = {r: gi for gi, g in enumerate(groups) for r in g.rows}
         comp = {gi: Counter(lab[r] for r in g.rows) for gi, g in enumerate(groups)}

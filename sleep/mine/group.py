@@ -57,7 +57,7 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
             params = replace(params, threshold=embedder.threshold)
     f = featurize(texts, [(it.shell, it.files, it.tools, it.skills) for it in pool], fparams, vectors)
     if params.guard:
-        f.guard = guard.build(texts)
+        f.guard = guard.build(texts, [it.files for it in pool])
     tasks = sorted({it.task_id for it in pool if it.task_id})
     task_no = {t: k for k, t in enumerate(tasks)}
     fixed_rows = np.array([task_no.get(it.task_id, -1) if it.task_id else -1 for it in pool], dtype=np.int64)

@@ -204,8 +204,24 @@ class Guard:
         return rowwise_dot(self.stacked, i, j + self.claims.shape[0]) > 0
 
 
-def build(texts: list[str]) -> Guard:
-    """The guard of one project's prompts."""
+def touched_claims(files: list[str], typed: dict[str, set[str]]) -> dict[str, frozenset[str]]:
+    """Typed-directory claims of the files a turn touched: ``config/locales/fr/app.yml`` claims
+    "fr" for ``config/locales`` when the project's prompts type ``config/locales/<name>/`` as an
+    argument and "fr" is one of the names typed there (``typed``: group -> names). A turn states
+    its argument in what it edits as much as in what the person typed ("sync the French
+    translations" edits ``config/locales/fr/``); a directory nobody types stays no argument."""
+    out: dict[str, set[str]] = {}
+    for path in files:
+        parts = [p for p in path.replace("\\", "/").removeprefix("./").split("/") if p][:-1]
+        for k in range(1, len(parts)):
+            group = "d:" + "/".join(parts[:k]).lower()
+            if parts[k].lower() in typed.get(group, ()):
+                out.setdefault(group, set()).add(parts[k].lower())
+    return {g: frozenset(v) for g, v in out.items()}
+
+
+def build(texts: list[str], files: list[list[str]] | None = None) -> Guard:
+    """The guard of one project's prompts (``files``: the files each prompt's turn touched)."""
     values: dict[tuple[str, frozenset[str]], int] = {}
     rows, cols = [], []
     kept = argument_flags(texts)
@@ -213,8 +229,18 @@ def build(texts: list[str]) -> Guard:
     # race detector"); flags of three letters or more, without a dash inside, count as words.
     flag_words = frozenset(_stem(f) for f in kept if len(f) >= 3 and f.isalpha())
     swaps = function_word_swaps(texts)
+    claimed_of = [claims_of(t, flag_words, kept) for t in texts]
+    typed: dict[str, set[str]] = {}
+    if files is not None:
+        for c in claimed_of:
+            for g, v in c.items():
+                if g.startswith("d:"):
+                    typed.setdefault(g, set()).update(v)
     for r, t in enumerate(texts):
-        claimed = claims_of(t, flag_words, kept)
+        claimed = claimed_of[r]
+        if typed and files[r]:
+            for g, v in touched_claims(files[r], typed).items():
+                claimed[g] = claimed.get(g, frozenset()) | v
         if swaps:
             for w in set(words(t)) | set(name_words(t)):
                 if w in swaps:

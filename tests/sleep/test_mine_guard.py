@@ -96,3 +96,21 @@ def test_an_identifier_s_words_are_an_argument_as_a_path_s_name_is() -> None:
     assert all(not (set(g.rows) & orders and set(g.rows) & events) for g in groups)
     # Before, the two identifier prompts were one (their words the same, the identifier a placeholder).
     assert not any(set(g.rows) == {2, 3} for g in groups)
+
+
+def test_a_turn_states_a_typed_directory_argument_in_the_files_it_edits() -> None:
+    """"sync the French translations" types no directory but edits config/locales/fr/: where the
+    project types config/locales/<name>/ as an argument, the edit claims "fr"; a directory nobody
+    types (content/blog/) and a name never typed there (ja) claim nothing."""
+    typed = {"d:config/locales": {"fr", "it"}}
+    assert guard.touched_claims(["config/locales/fr/app.yml"], typed) == {"d:config/locales": frozenset({"fr"})}
+    assert guard.touched_claims(["config/locales/ja/app.yml", "content/blog/post.md"], typed) == {}
+    texts = ["fill in the missing keys in config/locales/fr/", "fill in the missing keys in config/locales/it/",
+             "sync the French translations with the English ones",
+             "sync the Italian translations with the English ones"]
+    files = [["config/locales/fr/app.yml"], ["config/locales/it/app.yml"], ["config/locales/fr/app.yml"],
+             ["config/locales/it/app.yml"]]
+    with_files, words_only = guard.build(texts, files), guard.build(texts)
+    i, j = np.array([2, 0, 1]), np.array([3, 3, 2])
+    assert with_files.conflict(i, j).tolist() == [True, True, True]
+    assert words_only.conflict(i, j).tolist() == [False, False, False]
