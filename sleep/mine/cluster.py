@@ -39,6 +39,8 @@ class ClusterParams:
     # paraphrases but merged more near-miss pairs (docs/sleep-mine.md).
     action_candidates: float = 0.0
     guard: bool = True  # rows stating different arguments (sleep.mine.guard) never link
+    guard_swaps: bool = True  # ... including a function word two requests differ in ("on" / "off")
+    guard_files: bool = True  # ... and the typed directories of the files a turn edited
     alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
     alt_pairs: bool = True  # ... as single pairs too (not only clusters)
     alt_block: bool = True  # two clusters one argument apart never merge

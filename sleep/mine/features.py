@@ -299,6 +299,7 @@ class FeatureParams:
     alternatives: bool = True  # find words that stand for one another as an argument
     once_fillers: bool = True  # a word typed once in the place of an argument word is another value of it
     path_names: bool = True  # the names of typed paths count as words a prompt uses (not in the text vector)
+    ident_names: bool = True  # ... and the words of typed identifiers (``orders_daily``), also for the guard
     char_weight: float = 0.0  # share of character 3-5-gram TF-IDF in the text cosine (0: words only)
     embed_weight: float = 0.0  # share of the sentence-embedding cosine, when vectors are given (sleep.mine.embed)
 
@@ -385,7 +386,8 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         # where a file that changes between occurrences of one task would dilute the rest.
         term_docs, plain = [], []
         for d, t in zip(docs, texts):
-            named = [w for w in (_stem(x) for x in name_words(t) if x not in STOPWORDS) if w not in d]
+            names = name_words(t) if params.ident_names else path_names(t)
+            named = [w for w in (_stem(x) for x in names if x not in STOPWORDS) if w not in d]
             term_docs.append(d + named if named else d)
             if named:
                 plain.append(d)  # one word apart without the names too ("... en.json to German")

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 import snowballstemmer
 
-from sleep.mine.features import STOPWORDS, name_words, words
+from sleep.mine.features import STOPWORDS, name_words, path_names, words
 
 # Each group: its sides, each a set of English Snowball stems (a two-word side: "roll back").
 # Written from general usage before measuring; deliberately pairs whose two sides are two
@@ -81,8 +81,8 @@ def _stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
-def _stems(text: str) -> set[str]:
-    ws = [_stem(w) for w in (*words(text), *name_words(text))]
+def _stems(text: str, identifiers: bool = True) -> set[str]:
+    ws = [_stem(w) for w in (*words(text), *(name_words(text) if identifiers else path_names(text)))]
     return set(ws) | {f"{a} {b}" for a, b in pairwise(ws)}
 
 
@@ -92,13 +92,13 @@ def flags_of(text: str) -> set[str]:
 
 
 def claims_of(text: str, flag_words: frozenset[str] = frozenset(),
-              kept_flags: frozenset[str] | None = None) -> dict[str, frozenset[str]]:
+              kept_flags: frozenset[str] | None = None, identifiers: bool = True) -> dict[str, frozenset[str]]:
     """The claims of one prompt: group -> the sides (or directory names, flags) it states.
     ``flag_words``: stems of flags typed elsewhere in the project; the prompt's words that are
     one of them (or begin with one: "coverage" for ``-cover``) claim that flag too.
     ``kept_flags``: the typed flags that are arguments (None: all; see :func:`argument_flags`)."""
     out: dict[str, set[str]] = {}
-    stems = _stems(text)
+    stems = _stems(text, identifiers)
     for g, sides in enumerate(OPPOSITES):
         for s, side in enumerate(sides):
             if side & stems:
@@ -220,16 +220,20 @@ def touched_claims(files: list[str], typed: dict[str, set[str]]) -> dict[str, fr
     return {g: frozenset(v) for g, v in out.items()}
 
 
-def build(texts: list[str], files: list[list[str]] | None = None) -> Guard:
-    """The guard of one project's prompts (``files``: the files each prompt's turn touched)."""
+def build(texts: list[str], files: list[list[str]] | None = None, swaps: bool = True,
+          identifiers: bool = True) -> Guard:
+    """The guard of one project's prompts. ``files``: the files each prompt's turn touched (their
+    typed-directory claims, :func:`touched_claims`; None: the words alone); ``swaps``: function
+    words two requests differ in are claims (:func:`function_word_swaps`); ``identifiers``: the
+    words of typed identifiers are read beside those of paths (sleep.mine.features.ident_names)."""
     values: dict[tuple[str, frozenset[str]], int] = {}
     rows, cols = [], []
     kept = argument_flags(texts)
     # A flag typed in the project names an argument wherever its word is used ("-race" / "the
     # race detector"); flags of three letters or more, without a dash inside, count as words.
     flag_words = frozenset(_stem(f) for f in kept if len(f) >= 3 and f.isalpha())
-    swaps = function_word_swaps(texts)
-    claimed_of = [claims_of(t, flag_words, kept) for t in texts]
+    swapped = function_word_swaps(texts) if swaps else {}
+    claimed_of = [claims_of(t, flag_words, kept, identifiers) for t in texts]
     typed: dict[str, set[str]] = {}
     if files is not None:
         for c in claimed_of:
@@ -241,10 +245,10 @@ def build(texts: list[str], files: list[list[str]] | None = None) -> Guard:
         if typed and files[r]:
             for g, v in touched_claims(files[r], typed).items():
                 claimed[g] = claimed.get(g, frozenset()) | v
-        if swaps:
+        if swapped:
             for w in set(words(t)) | set(name_words(t)):
-                if w in swaps:
-                    claimed["s:" + swaps[w]] = claimed.get("s:" + swaps[w], frozenset()) | {w}
+                if w in swapped:
+                    claimed["s:" + swapped[w]] = claimed.get("s:" + swapped[w], frozenset()) | {w}
         for g, v in claimed.items():
             rows.append(r)
             cols.append(values.setdefault((g, v), len(values)))
