@@ -63,16 +63,19 @@ def test_flags_typed_beside_the_same_words_as_many_others_are_a_slot() -> None:
 
 def test_a_function_word_two_requests_differ_in_is_an_argument() -> None:
     """"turn X on" / "turn X off": the text cosine drops "on" and "off" (stop words) and no list
-    names them; two recurring requests one function word apart are two tasks. A function word
-    swapped with several others ("for" / "on" / "in") is wording, and one typed once is no argument."""
+    names them; two recurring requests one particle apart are two tasks. A particle swapped with
+    several others ("on" / "in" / "over") is wording, and one typed once is no argument."""
     on = ["turn the beta checkout flag on", "turn the beta checkout flag on for everyone",
           "please turn the beta checkout flag on"]
     off = ["turn the beta checkout flag off", "turn the beta checkout flag off for everyone",
            "please turn the beta checkout flag off"]
     assert guard.function_word_swaps(on + off) == {"on": "off|on", "off": "off|on"}
-    wording = ["run the tests for the api", "run the tests on the api", "run the tests in the api",
-               "run the tests on staging", "run the tests in staging", "run the tests for staging"]
+    wording = ["run the tests on the api", "run the tests in the api", "run the tests over the api",
+               "run the tests on staging", "run the tests in staging", "run the tests over staging"]
     assert guard.function_word_swaps(wording) == {}
+    polite = ["run the tests thanks", "run the tests ty", "lint it thanks", "lint it ty",
+              "fetch it from the cache", "fetch it in the cache", "read it from the db", "read it in the db"]
+    assert guard.function_word_swaps(polite) == {}  # not particles: wordings of one request
     assert guard.function_word_swaps(["turn caching on", "turn caching off"]) == {}  # each typed once
     g = guard.build(on + off)
     assert g.conflict(np.array([0, 1, 0]), np.array([3, 4, 1])).tolist() == [True, True, False]
