@@ -2,7 +2,9 @@
 
 Sets: tests/sleep/mine_paraphrase.py (issue 31 §4: ``para``, 51 tasks worded differently, in
 five languages, path-only arguments, 13 near-miss pairs, tune/held split; ``para1``, its first
-round alone: 35 tasks, 9 pairs, the figures of the round before), tests/sleep/mine_hard.py
+round alone: 35 tasks, 9 pairs, the figures of the round before; ``para3``, the third round,
+written after the miner's round-3 changes and before any run on it: 12 tasks, 4 pairs, two new
+projects), tests/sleep/mine_hard.py
 (32 tasks in paraphrase, 12 one-argument near-miss pairs, tune/held split) and
 tests/sleep/mine_corpus.py (the earlier, easier set).
 Methods: ``mine`` (default options); ``previous`` (the first round of issue 23: the
@@ -86,11 +88,13 @@ def main() -> None:
 
     para, para_split = mine_paraphrase.build()
     para1, para1_split = mine_paraphrase.build(extended=False)
+    para3, para3_split = mine_paraphrase.build_round3()
     hard, split = mine_hard.build()
     easy = mine_corpus.build()
     easy_split = {label: "held" for label in easy.clusters()}
     print(f"{'set':<6} {'part':<5} {'method':<9} {'recall':>7} {'prec.':>6} {'merges':>7} {'tasks':>6} {'labelled':>9}")
-    for name, corpus, sp in (("para", para, para_split), ("para1", para1, para1_split), ("hard", hard, split),
+    for name, corpus, sp in (("para", para, para_split), ("para1", para1, para1_split),
+                             ("para3", para3, para3_split), ("hard", hard, split),
                              ("easy", easy, easy_split)):
         rows = {method: run(corpus, sp, method) for method in METHODS}
         for part in (("all", "tune", "held") if name != "easy" else ("all",)):
