@@ -2,7 +2,9 @@
 
 Sets: tests/sleep/mine_paraphrase.py (issue 31 §4: ``para``, 51 tasks worded differently, in
 five languages, path-only arguments, 13 near-miss pairs, tune/held split; ``para1``, its first
-round alone: 35 tasks, 9 pairs, the figures of the round before), tests/sleep/mine_hard.py
+round alone: 35 tasks, 9 pairs, the figures of the round before; ``para3``, the third round,
+written after the miner's round-3 changes and before any run on it: 12 tasks, 4 pairs, two new
+projects), tests/sleep/mine_hard.py
 (32 tasks in paraphrase, 12 one-argument near-miss pairs, tune/held split) and
 tests/sleep/mine_corpus.py (the earlier, easier set).
 Methods: ``mine`` (default options); ``previous`` (the first round of issue 23: the
@@ -11,7 +13,11 @@ word typed once paired with an argument); and ``baseline`` (``previous`` without
 alternatives veto of sleep.mine.alternatives, i.e. the method before issue 23); ``e5``
 (issue 31 §4: ``mine`` with the ``embed`` extra's sentence vectors, sleep.mine.embed; listed
 as not installed without it); ``lex-r30`` and ``e5-r30``: the two as they were before the
-argument guard (sleep.mine.guard), i.e. today's figures beside the new ones. bench/mine_embed.py compares more methods and weights.
+argument guard (sleep.mine.guard); ``lex-r31`` and ``e5-r31``: the two before the third round
+(function-word swaps, the typed directories of edited files and identifier words as arguments),
+i.e. today's figures beside the new ones; ``e5-act``: e5 with candidates from the actions too
+(action cosine >= 0.9) and merge threshold 0.34, the best on the tune halves, not the default (it
+drops a request carrying a long extra instruction from its task; docs/sleep-mine.md). bench/mine_embed.py compares more methods and weights.
 Definitions of recall, precision and near-miss merges: tests/sleep/mine_score.py.
 Targets: recall >= 0.85, precision >= 0.85, at most 2 near-miss merges (hard set, issue 23);
 recall >= 0.90, precision >= 0.90, at most 2 near-miss merges on the held-out half of the
@@ -31,14 +37,20 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests" / "sleep")]
 
 
+# The miner before issue 31 §4's third round (no function-word swaps, no edited files' directories,
+# no identifier words): "today's" figures beside the new ones.
+_R31 = ({"guard_swaps": False, "guard_files": False}, {"ident_names": False})
 METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedder)
     "baseline": ({"alternatives": False, "threshold": 0.40},
                  {"alternatives": False, "path_names": False, "once_fillers": False}, None),
     "previous": ({"threshold": 0.40}, {"path_names": False, "once_fillers": False}, None),
     "lex-r30": ({"guard": False, "action_candidates": 0.0}, {}, None),
+    "lex-r31": (_R31[0], _R31[1], None),
     "mine": ({}, {}, None),
     "e5-r30": ({"guard": False}, {}, "e5"),
+    "e5-r31": (_R31[0], _R31[1], "e5"),
     "e5": ({}, {}, "e5"),
+    "e5-act": ({}, {}, "e5"),  # e5 with candidates from the actions (>= 0.9) and threshold 0.34 (not the default)
 }
 _EMBEDDERS: dict = {}
 
@@ -56,6 +68,12 @@ def run(corpus, split, method: str) -> dict | None:
         if not embed.available(backend):
             return None
         emb = _EMBEDDERS.setdefault(backend, embed.load(backend))
+        # Before round 3 the embedder merged at 0.32 with candidates from the words alone.
+        before = method.endswith(("-r30", "-r31"))
+        emb.threshold = 0.32 if before else embed.THRESHOLD[backend]
+        emb.action_candidates = 0.0 if before else embed.ACTION_CANDIDATES[backend]
+        if method == "e5-act":
+            emb.threshold, emb.action_candidates = 0.34, 0.9
     opts = MineOptions(params=ClusterParams(**cluster), features=FeatureParams(**features), embedder=emb)
     with tempfile.TemporaryDirectory() as home:
         os.environ["SKILLOPT_HOME"] = home
@@ -70,11 +88,13 @@ def main() -> None:
 
     para, para_split = mine_paraphrase.build()
     para1, para1_split = mine_paraphrase.build(extended=False)
+    para3, para3_split = mine_paraphrase.build_round3()
     hard, split = mine_hard.build()
     easy = mine_corpus.build()
     easy_split = {label: "held" for label in easy.clusters()}
     print(f"{'set':<6} {'part':<5} {'method':<9} {'recall':>7} {'prec.':>6} {'merges':>7} {'tasks':>6} {'labelled':>9}")
-    for name, corpus, sp in (("para", para, para_split), ("para1", para1, para1_split), ("hard", hard, split),
+    for name, corpus, sp in (("para", para, para_split), ("para1", para1, para1_split),
+                             ("para3", para3, para3_split), ("hard", hard, split),
                              ("easy", easy, easy_split)):
         rows = {method: run(corpus, sp, method) for method in METHODS}
         for part in (("all", "tune", "held") if name != "easy" else ("all",)):

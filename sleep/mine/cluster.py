@@ -39,6 +39,8 @@ class ClusterParams:
     # paraphrases but merged more near-miss pairs (docs/sleep-mine.md).
     action_candidates: float = 0.0
     guard: bool = True  # rows stating different arguments (sleep.mine.guard) never link
+    guard_swaps: bool = True  # ... including a function word two requests differ in ("on" / "off")
+    guard_files: bool = True  # ... and the typed directories of the files a turn edited
     alternatives: bool = True  # rows one argument apart (sleep.mine.alternatives) never link
     alt_pairs: bool = True  # ... as single pairs too (not only clusters)
     alt_block: bool = True  # two clusters one argument apart never merge
@@ -76,7 +78,9 @@ def collapse(f: Features, extra: list[str] | None = None) -> tuple[np.ndarray, n
     firsts: list[int] = []
     # The words compared too: "fill in locales/de.json" and "... fr.json" have the same text (the
     # name of a typed path is no text) but are one argument apart.
+    # So are the arguments stated (sleep.mine.guard): "turn X on" / "turn X off" differ only there.
     t, a, w = f.text, f.actions, f.terms
+    c = f.guard.claims if f.guard is not None else None
     for r in range(t.shape[0]):
         key = b"|".join((t.indices[t.indptr[r]:t.indptr[r + 1]].tobytes(),
                          t.data[t.indptr[r]:t.indptr[r + 1]].tobytes(),
@@ -84,7 +88,8 @@ def collapse(f: Features, extra: list[str] | None = None) -> tuple[np.ndarray, n
                          a.indices[a.indptr[r]:a.indptr[r + 1]].tobytes(),
                          a.data[a.indptr[r]:a.indptr[r + 1]].tobytes(),
                          "\x1f".join(sorted(f.programs[r])).encode(),
-                         (extra[r] if extra else "").encode()))
+                         (extra[r] if extra else "").encode(),
+                         c.indices[c.indptr[r]:c.indptr[r + 1]].tobytes() if c is not None else b""))
         node = keys.get(key)
         if node is None:
             node = keys[key] = len(firsts)

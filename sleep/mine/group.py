@@ -55,9 +55,12 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
         fparams = replace(fparams, embed_weight=embedder.weight)
         if embedder.threshold is not None:
             params = replace(params, threshold=embedder.threshold)
+        if embedder.action_candidates is not None:
+            params = replace(params, action_candidates=embedder.action_candidates)
     f = featurize(texts, [(it.shell, it.files, it.tools, it.skills) for it in pool], fparams, vectors)
     if params.guard:
-        f.guard = guard.build(texts)
+        f.guard = guard.build(texts, [it.files for it in pool] if params.guard_files else None,
+                              swaps=params.guard_swaps, identifiers=fparams.ident_names)
     tasks = sorted({it.task_id for it in pool if it.task_id})
     task_no = {t: k for k, t in enumerate(tasks)}
     fixed_rows = np.array([task_no.get(it.task_id, -1) if it.task_id else -1 for it in pool], dtype=np.int64)

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 import snowballstemmer
 
-from sleep.mine.features import STOPWORDS, path_names, words
+from sleep.mine.features import STOPWORDS, name_words, path_names, words
 
 # Each group: its sides, each a set of English Snowball stems (a two-word side: "roll back").
 # Written from general usage before measuring; deliberately pairs whose two sides are two
@@ -81,8 +81,8 @@ def _stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
-def _stems(text: str) -> set[str]:
-    ws = [_stem(w) for w in (*words(text), *path_names(text))]
+def _stems(text: str, identifiers: bool = True) -> set[str]:
+    ws = [_stem(w) for w in (*words(text), *(name_words(text) if identifiers else path_names(text)))]
     return set(ws) | {f"{a} {b}" for a, b in pairwise(ws)}
 
 
@@ -92,13 +92,13 @@ def flags_of(text: str) -> set[str]:
 
 
 def claims_of(text: str, flag_words: frozenset[str] = frozenset(),
-              kept_flags: frozenset[str] | None = None) -> dict[str, frozenset[str]]:
+              kept_flags: frozenset[str] | None = None, identifiers: bool = True) -> dict[str, frozenset[str]]:
     """The claims of one prompt: group -> the sides (or directory names, flags) it states.
     ``flag_words``: stems of flags typed elsewhere in the project; the prompt's words that are
     one of them (or begin with one: "coverage" for ``-cover``) claim that flag too.
     ``kept_flags``: the typed flags that are arguments (None: all; see :func:`argument_flags`)."""
     out: dict[str, set[str]] = {}
-    stems = _stems(text)
+    stems = _stems(text, identifiers)
     for g, sides in enumerate(OPPOSITES):
         for s, side in enumerate(sides):
             if side & stems:
@@ -140,6 +140,51 @@ def argument_flags(texts: list[str]) -> frozenset[str]:
     return frozenset(f for fs in typed for f in fs if partners.get(f, 0) <= MAX_FLAG_PARTNERS)
 
 
+# The particles of English phrasal verbs: "turn on" / "turn off", "log in" / "log out", "roll out" /
+# "roll back" state opposite requests in one particle, which the text cosine drops as a stop word.
+# Other function words ("from" / "in") and politeness ("thanks" / "ty") swap between wordings of one
+# request (measured on bench/mine.py's synthetic homes: swaps of any stop word lost recall 1.00 -> 0.74).
+PARTICLES = frozenset("on off up down in out over back away".split())
+
+
+def function_word_swaps(texts: list[str], min_df: int = 2, max_words: int = 16) -> dict[str, str]:
+    """Particles that two requests of the project differ in, and nothing else ("turn
+    ``new_checkout`` on" / "... off"): word -> the swap it is a side of (``"off|on"``). The text
+    cosine drops them (sleep.mine.features.STOPWORDS), so the one-argument rule
+    (sleep.mine.alternatives) never sees such a swap; the same conditions hold here: both words
+    are :data:`PARTICLES`, recur (``min_df`` prompts), are never typed in one prompt together, and
+    each is the other's only such partner (a particle swapped with several others is wording)."""
+    rest_of: dict[tuple[str, ...], set[str]] = {}
+    df: dict[str, int] = {}
+    seen_with: dict[str, set[str]] = {}
+    for t in texts:
+        ws = tuple(sorted(set(words(t)) | set(name_words(t))))
+        fw = [w for w in ws if w in PARTICLES]
+        if not fw:
+            continue
+        for w in fw:
+            df[w] = df.get(w, 0) + 1
+            seen_with.setdefault(w, set()).update(fw)
+        if 2 <= len(ws) <= max_words:
+            for k, w in enumerate(ws):
+                if w in PARTICLES:
+                    rest_of.setdefault(ws[:k] + ws[k + 1:], set()).add(w)
+    partners: dict[str, set[str]] = {}
+    for left_out in rest_of.values():
+        if len(left_out) > 1:
+            for a in left_out:
+                for b in left_out:
+                    if a != b and b not in seen_with[a]:
+                        partners.setdefault(a, set()).add(b)
+    out: dict[str, str] = {}
+    for a, bs in partners.items():
+        if len(bs) == 1:
+            b = next(iter(bs))
+            if len(partners.get(b, ())) == 1 and min(df[a], df[b]) >= min_df:
+                out[a] = "|".join(sorted((a, b)))
+    return out
+
+
 @dataclass
 class Guard:
     """Row-aligned: ``claims`` (rows x values) and ``against`` (rows x values); see the module."""
@@ -165,16 +210,52 @@ class Guard:
         return rowwise_dot(self.stacked, i, j + self.claims.shape[0]) > 0
 
 
-def build(texts: list[str]) -> Guard:
-    """The guard of one project's prompts."""
+def touched_claims(files: list[str], typed: dict[str, set[str]]) -> dict[str, frozenset[str]]:
+    """Typed-directory claims of the files a turn touched: ``config/locales/fr/app.yml`` claims
+    "fr" for ``config/locales`` when the project's prompts type ``config/locales/<name>/`` as an
+    argument and "fr" is one of the names typed there (``typed``: group -> names). A turn states
+    its argument in what it edits as much as in what the person typed ("sync the French
+    translations" edits ``config/locales/fr/``); a directory nobody types stays no argument."""
+    out: dict[str, set[str]] = {}
+    for path in files:
+        parts = [p for p in path.replace("\\", "/").removeprefix("./").split("/") if p][:-1]
+        for k in range(1, len(parts)):
+            group = "d:" + "/".join(parts[:k]).lower()
+            if parts[k].lower() in typed.get(group, ()):
+                out.setdefault(group, set()).add(parts[k].lower())
+    return {g: frozenset(v) for g, v in out.items()}
+
+
+def build(texts: list[str], files: list[list[str]] | None = None, swaps: bool = True,
+          identifiers: bool = True) -> Guard:
+    """The guard of one project's prompts. ``files``: the files each prompt's turn touched (their
+    typed-directory claims, :func:`touched_claims`; None: the words alone); ``swaps``: function
+    words two requests differ in are claims (:func:`function_word_swaps`); ``identifiers``: the
+    words of typed identifiers are read beside those of paths (sleep.mine.features.ident_names)."""
     values: dict[tuple[str, frozenset[str]], int] = {}
     rows, cols = [], []
     kept = argument_flags(texts)
     # A flag typed in the project names an argument wherever its word is used ("-race" / "the
     # race detector"); flags of three letters or more, without a dash inside, count as words.
     flag_words = frozenset(_stem(f) for f in kept if len(f) >= 3 and f.isalpha())
+    swapped = function_word_swaps(texts) if swaps else {}
+    claimed_of = [claims_of(t, flag_words, kept, identifiers) for t in texts]
+    typed: dict[str, set[str]] = {}
+    if files is not None:
+        for c in claimed_of:
+            for g, v in c.items():
+                if g.startswith("d:"):
+                    typed.setdefault(g, set()).update(v)
     for r, t in enumerate(texts):
-        for g, v in claims_of(t, flag_words, kept).items():
+        claimed = claimed_of[r]
+        if typed and files[r]:
+            for g, v in touched_claims(files[r], typed).items():
+                claimed[g] = claimed.get(g, frozenset()) | v
+        if swapped:
+            for w in set(words(t)) | set(name_words(t)):
+                if w in swapped:
+                    claimed["s:" + swapped[w]] = claimed.get("s:" + swapped[w], frozenset()) | {w}
+        for g, v in claimed.items():
             rows.append(r)
             cols.append(values.setdefault((g, v), len(values)))
     n, m = len(texts), max(1, len(values))

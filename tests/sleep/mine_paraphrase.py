@@ -44,6 +44,8 @@ PROJECTS = {
     "pipe": "/home/mei/work/data-pipeline",  # dbt + Airflow
     "infra": "/home/mei/work/infra",  # Terraform + Kubernetes (round 2)
     "shop": "/home/mei/work/shop-web",  # Rails + a JS frontend (round 2)
+    "api": "/home/mei/work/orders-api",  # FastAPI + Alembic + a generated TS client (round 3)
+    "ops": "/home/mei/work/ops",  # Ansible inventories and playbooks (round 3)
 }
 
 
@@ -412,6 +414,100 @@ TASKS_R31: list[Task] = [
     ], final="Refunded 49.90 EUR."),
 ]
 
+# The third round (issue 31 §4, round 3): written and committed before any run on it, after the
+# miner's third-round changes, to check them on requests they were not written against. Its own
+# two projects, 12 tasks (4 near-miss pairs, 4 single tasks), 4 one-offs; split among themselves by
+# the same rule. A maintenance switch on / off in other words and German; fixtures named by an
+# identifier (``users_snapshot`` / ``orders_snapshot``); workers scaled out / in; hosts added to a
+# typed inventory directory (``inventories/eu/`` / ``inventories/us/``) also in other words;
+# paraphrases sharing only the command, in four languages. ``build_round3()`` builds it alone.
+TASKS_R32: list[Task] = [
+    # ------------------------------------------------------------------ orders-api (FastAPI)
+    T("api/maint-on", "api", [], ["config/maintenance.toml"], [
+        m("switch maintenance mode on"),
+        m("put the API into maintenance mode"),
+        m("turn maintenance mode on before the migration"),
+        m("aktiviere den Wartungsmodus"),
+    ], near_miss=("api/maint-off",), final="maintenance = true"),
+    T("api/maint-off", "api", [], ["config/maintenance.toml"], [
+        m("switch maintenance mode off"),
+        m("take the API out of maintenance mode"),
+        m("turn maintenance mode off, the migration is done"),
+        m("deaktiviere den Wartungsmodus"),
+    ], near_miss=("api/maint-on",), final="maintenance = false"),
+    T("api/fixture-users", "api", ["python scripts/make_fixtures.py"], ["tests/fixtures/users_snapshot.json"], [
+        m("refresh the users_snapshot fixture"),
+        m("the users_snapshot fixture is stale, regenerate it"),
+        m("regenerate the user fixtures from the staging dump"),
+        m("erneuere die Fixtures für die Benutzer"),
+    ], near_miss=("api/fixture-orders",), final="Wrote 120 users."),
+    T("api/fixture-orders", "api", ["python scripts/make_fixtures.py"], ["tests/fixtures/orders_snapshot.json"], [
+        m("refresh the orders_snapshot fixture"),
+        m("the orders_snapshot fixture is stale, regenerate it"),
+        m("regenerate the order fixtures from the staging dump"),
+        m("erneuere die Fixtures für die Bestellungen"),
+    ], near_miss=("api/fixture-users",), final="Wrote 480 orders."),
+    T("api/client", "api", ["npm run gen:client"], ["web/src/api/generated.ts"], [
+        m("regenerate the TypeScript client"),
+        m("the frontend types are out of date with the API, rebuild them"),
+        m("npm run gen:client"),
+        m("refresh the generated SDK"),
+        m("重新生成客户端代码"),
+    ], final="Regenerated web/src/api/generated.ts."),
+    T("api/revision", "api", ["alembic revision"], ["migrations/versions/7f3a_add_fields.py"], [
+        m("autogenerate an alembic revision for my model changes"),
+        m("I added a column to models.py, make the migration"),
+        m("alembic revision --autogenerate"),
+        m("create the migration file for the new fields"),
+        m("genera la migración para los cambios del modelo"),
+    ], final="Created migrations/versions/7f3a_add_fields.py."),
+    # ------------------------------------------------------------------ ops (Ansible)
+    T("ops/scale-out", "ops", ["ansible-playbook"], [], [
+        m("scale the workers out to 8"),
+        m("we need more worker capacity for the batch run, scale out"),
+        m("add worker nodes for tonight's batch"),
+        m("augmente le nombre de workers"),
+    ], near_miss=("ops/scale-in",), final="8 workers running."),
+    T("ops/scale-in", "ops", ["ansible-playbook"], [], [
+        m("scale the workers in to 2"),
+        m("the batch run finished, scale in the workers"),
+        m("remove the extra worker nodes"),
+        m("réduis le nombre de workers"),
+    ], near_miss=("ops/scale-out",), final="2 workers running."),
+    T("ops/inv-eu", "ops", [], ["inventories/eu/hosts.yml"], [
+        m("add the new web nodes to inventories/eu/"),
+        m("the European inventory is missing web-07, add it"),
+        m("register the new EU machines in the inventory"),
+        m("füge die neuen EU-Server ins Inventar ein"),
+    ], near_miss=("ops/inv-us",), final="Added web-07, web-08."),
+    T("ops/inv-us", "ops", [], ["inventories/us/hosts.yml"], [
+        m("add the new web nodes to inventories/us/"),
+        m("the US inventory is missing web-12, add it"),
+        m("register the new US machines in the inventory"),
+        m("füge die neuen US-Server ins Inventar ein"),
+    ], near_miss=("ops/inv-eu",), final="Added web-12."),
+    T("ops/disk", "ops", ["ssh"], [], [
+        m("why is the disk full on the db host"),
+        m("df says / is at 98% on db-1, find what's eating space"),
+        m("clean up disk space on the database server"),
+        m("le disque du serveur db est plein, regarde pourquoi"),
+    ], final="Old WAL archives: 41 GB removed."),
+    T("ops/certs", "ops", ["ansible-playbook"], ["roles/certbot/tasks/main.yml"], [
+        m("renew the letsencrypt certs"),
+        m("the TLS certificate expires on Friday, renew it"),
+        m("certbot renew on the proxies"),
+        m("erneuere die Zertifikate"),
+        m("续签 TLS 证书"),
+    ], final="Renewed 3 certificates."),
+]
+ONEOFFS_R32: list[tuple[str, str, list[str], list[str]]] = [
+    ("api", "explain how the rate limiter counts requests", [], ["app/ratelimit.py"]),
+    ("api", "refresh the products_snapshot fixture", ["python scripts/make_fixtures.py"],
+     ["tests/fixtures/products_snapshot.json"]),
+    ("ops", "add the new web nodes to inventories/asia/", [], ["inventories/asia/hosts.yml"]),
+    ("ops", "scale the workers to zero for the weekend", ["ansible-playbook"], []),
+]
+
 ONEOFFS: list[tuple[str, str, list[str], list[str]]] = [
     ("payroll", "run the go tests for the vendor directory only", ["go test"], []),
     ("payroll", "what does the withholding calculator do with negative bonuses?", [], ["internal/tax/withholding.go"]),
@@ -473,15 +569,26 @@ def _session(host: str, sid: str, project: str, day: float) -> Session:
     return s
 
 
+def build_round3() -> tuple[mc.Corpus, dict[str, str]]:
+    """The third round alone (:data:`TASKS_R32`, its own projects), split among its own tasks."""
+    corpus = _corpus(TASKS_R32, ONEOFFS_R32, "p3-oneoff")
+    return corpus, _split(TASKS_R32)
+
+
 def build(extended: bool = True) -> tuple[mc.Corpus, dict[str, str]]:
     """Every session of the set (deterministic), the label of every prompt, and each task's split;
     ``extended``: with the second round's tasks and one-offs (False: the first round's alone).
 
     Each member is the first prompt of its own session; every fourth member's turn
     recorded no actions ((task number + member number) % 4 == 3)."""
+    tasks = TASKS + (TASKS_R31 if extended else [])
+    return _corpus(tasks, ONEOFFS + (ONEOFFS_R31 if extended else []), "p-oneoff"), split_of(extended)
+
+
+def _corpus(tasks: list[Task], oneoffs: list[tuple[str, str, list[str], list[str]]], oneoff_prefix: str
+            ) -> mc.Corpus:
     sessions: list[Session] = []
     labels: dict[tuple[str, str, int], str] = {}
-    tasks = TASKS + (TASKS_R31 if extended else [])
     for ci, t in enumerate(tasks):
         for mi, mem in enumerate(t.members):
             host = mem.host or HOSTS[(ci * 3 + mi) % len(HOSTS)]
@@ -501,10 +608,10 @@ def build(extended: bool = True) -> tuple[mc.Corpus, dict[str, str]]:
             if not quiet:
                 s.tools = {"Bash": 2, "Read": 3} if s.prompts[0].shell else {"Read": 2, "Edit": 1}
             sessions.append(s)
-    for oi, (project, text, shell, files) in enumerate(ONEOFFS + (ONEOFFS_R31 if extended else [])):
-        s = _session(HOSTS[oi % len(HOSTS)], f"p-oneoff-{oi}", project, oi % 19 + 0.5)
+    for oi, (project, text, shell, files) in enumerate(oneoffs):
+        s = _session(HOSTS[oi % len(HOSTS)], f"{oneoff_prefix}-{oi}", project, oi % 19 + 0.5)
         idx = mc._turn(s, text, oi % 19 + 0.5, shell, files, "Here you go.")
         labels[(s.host, s.session_id, idx)] = f"oneoff:{oi}"
         sessions.append(s)
     pairs = {frozenset((t.key, o)) for t in tasks for o in t.near_miss}
-    return mc.Corpus(sessions, labels, pairs), split_of(extended)
+    return mc.Corpus(sessions, labels, pairs)

@@ -150,3 +150,29 @@ def test_a_pool_beyond_the_embedders_limit_is_compared_by_words_and_logged(caplo
         groups, _ = cluster_pool(pool, embedder=emb)
     assert not calls and "a pool of 3 prompts is compared by words only" in caplog.text
     assert sorted(len(g.rows) for g in groups) == [1, 2]
+
+
+def test_an_embedder_can_take_candidates_from_the_actions_too() -> None:
+    """Paraphrases sharing only the command they ran ("regenerate the sqlc code" / "refresh
+    internal/db from the SQL files", both ``sqlc generate``) are no text candidates; with the
+    embedder's own action floor (the e5-act variant of bench/mine_labelled.py) they are."""
+    from sleep.mine.group import cluster_pool
+    from sleep.mine.select import PoolItem
+
+    rng = np.random.default_rng(3)
+    vectors = {}
+
+    def encode(texts: list[str]) -> np.ndarray:  # unrelated directions: the words decide
+        return np.stack([vectors.setdefault(t, rng.normal(size=16)) for t in texts]).astype(np.float32)
+
+    texts = ["regenerate the sqlc code", "refresh internal/db from the SQL files", "redo the generated queries",
+             "explain the payroll rounding"]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=["sqlc generate"] if n < 3 else [], files=["internal/db/queries.sql.go"] if n < 3 else [])
+            for n, t in enumerate(texts)]
+    emb = embed.Embedder("toy", "toy", "0", 0.5, 0.34, encode)
+    apart, _ = cluster_pool(pool, embedder=emb)
+    assert sorted(len(g.rows) for g in apart) == [1, 1, 1, 1]
+    emb.action_candidates = 0.9
+    joined, _ = cluster_pool(pool, embedder=emb)
+    assert sorted(g.rows for g in joined) == [[0, 1, 2], [3]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from mine_testutil import session, turn
 
-from sleep.mine.features import action_tokens, path_names, program, tokens, typo_map, words
+from sleep.mine.features import action_tokens, ident_names, path_names, program, tokens, typo_map, words
 from sleep.mine.select import extract
 
 
@@ -81,3 +81,14 @@ def test_a_repeat_in_the_same_session_is_dropped() -> None:
 ])
 def test_the_name_of_a_typed_path_is_kept_beside_its_placeholder(text: str, expected) -> None:
     assert path_names(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("airflow backfill of orders_daily, 7 days", ("orders", "daily")),
+    ("the AppLocalizations getters are missing", ("app", "localizations")),
+    ("build the iOS release for GitHub", ()),  # short mixed-case words are words
+    ("fix src/foo_bar.py", ()),  # a path's name is path_names'
+    ("run the unit tests", ()),
+])
+def test_the_words_of_a_typed_identifier_are_kept_beside_its_placeholder(text: str, expected) -> None:
+    assert ident_names(text) == expected

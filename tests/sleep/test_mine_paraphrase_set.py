@@ -50,3 +50,17 @@ def test_other_languages_are_in_both_halves() -> None:
     for half in ("tune", "held"):
         assert any(re.search(r"[\u4e00-\u9fff]", t) for t in texts[half]), half  # Chinese
         assert any(re.search(r"[äöüßéèçñ¿]", t) for t in texts[half]), half  # German, French, Spanish
+
+
+def test_the_third_round_is_its_own_set_split_the_same_way() -> None:
+    corpus, split = mine_paraphrase.build_round3()
+    tasks = {lab for lab in corpus.labels.values() if not lab.startswith(("noise:", "oneoff:"))}
+    assert set(split) == tasks and len(tasks) == 12 and len(corpus.near_miss_pairs) == 4
+    assert sorted(k for k, v in split.items() if v == "held") == [
+        "api/client", "api/maint-off", "api/maint-on", "api/revision", "ops/scale-in", "ops/scale-out"]
+    for pair in corpus.near_miss_pairs:
+        assert len({split[k] for k in pair}) == 1
+    # Its own projects: the first two rounds' sessions are unchanged by it.
+    projects = {s.project_dir for s in corpus.sessions}
+    assert projects == {mine_paraphrase.PROJECTS["api"], mine_paraphrase.PROJECTS["ops"]}
+    assert not projects & {s.project_dir for s in mine_paraphrase.build()[0].sessions}
