@@ -386,8 +386,8 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         # where a file that changes between occurrences of one task would dilute the rest.
         term_docs, plain = [], []
         for d, t in zip(docs, texts):
-            names = name_words(t) if params.ident_names else path_names(t)
-            named = [w for w in (_stem(x) for x in names if x not in STOPWORDS) if w not in d]
+            found = name_words(t) if params.ident_names else path_names(t)
+            named = [w for w in (_stem(x) for x in found if x not in STOPWORDS) if w not in d]
             term_docs.append(d + named if named else d)
             if named:
                 plain.append(d)  # one word apart without the names too ("... en.json to German")

@@ -242,13 +242,13 @@ def build(texts: list[str], files: list[list[str]] | None = None, swaps: bool = 
     claimed_of = [claims_of(t, flag_words, kept, identifiers) for t in texts]
     typed: dict[str, set[str]] = {}
     if files is not None:
-        for c in claimed_of:
-            for g, v in c.items():
+        for of_text in claimed_of:
+            for g, v in of_text.items():
                 if g.startswith("d:"):
                     typed.setdefault(g, set()).update(v)
     for r, t in enumerate(texts):
         claimed = claimed_of[r]
-        if typed and files[r]:
+        if typed and files is not None and files[r]:
             for g, v in touched_claims(files[r], typed).items():
                 claimed[g] = claimed.get(g, frozenset()) | v
         if swapped:
