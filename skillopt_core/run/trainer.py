@@ -68,6 +68,8 @@ from skillopt_core.optim.judge_guard import JudgeGuard, Refusal, own_words, rubr
 from skillopt_core.optim.reflect import reflect
 from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
 from skillopt_core.optim.select import select
+from skillopt_core.optim.stock_sentences import MIN_TASKS as STOCK_MIN_TASKS
+from skillopt_core.optim.stock_sentences import check as stock_check
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
@@ -136,6 +138,10 @@ class Trainer:
         elif ev_.substance_judge:  # val's model judges read answers without their claims about themselves
             self.val = [replace(t, judge=spec) if (spec := substance_spec(t.judge)) is not None else t
                         for t in self.val]
+        # The stock-sentence check at accepts (skillopt_core/optim/stock_sentences.py): val judged by the substance judge.
+        self.stock = (ev_.stock_sentences and ev_.holdout_judge is None and ev_.substance_judge
+                      and any(t.judge != self.by_id[t.id].judge for t in self.val))
+        self._gate_results: list[RolloutResult] = []
         self.steps_per_epoch = (settings.train.steps_per_epoch
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
@@ -212,6 +218,7 @@ class Trainer:
             def stop_when(partial: Mapping[str, float]) -> bool:
                 return len(partial) < len(self.val) and self._gate_early(current_scores, dict(partial)) is not None
         results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
+        self._gate_results = results
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
             early = self._gate_early(current_scores, cand)
@@ -234,6 +241,42 @@ class Trainer:
             decision = decide(self.gate_settings, cur_more, cand_more)
             return decision, cand
         return decide(self.gate_settings, current_scores, cand), cand
+
+    async def _stock_check(self, sdir, reason: str, current: Skill, candidate: Skill, current_scores: dict[str, float],
+                           cand_scores: dict[str, float], selected: list[Edit], train: Sequence[RolloutResult],
+                           refused: list[Refusal], seed: Seeds):
+        """An accept re-decided without the stock sentences the candidate's answers gained
+        (:mod:`skillopt_core.optim.stock_sentences`); the edits that wrote them are dropped."""
+        by_id = {t.id: t for t in self.val}
+        gated = list(self._gate_results)
+        if len({r.task_id for r in gated}) < STOCK_MIN_TASKS:  # an early accept: too few answers to tell
+            done = {r.task_id for r in gated}
+            gated += await self._rollout(candidate, [t for t in self.val if t.id not in done], "val", "stock check",
+                                         seed=seed)
+        verdict = await stock_check(gated, [r.response for r in train],
+                                    lambda tid, text: self.rt.env.score(by_id[tid], text),
+                                    self.s.evaluation.gate_metric, selected)
+        if verdict is None:
+            return "accept", reason, candidate, selected, cand_scores, refused
+        atomic_write_json(sdir / "stock.json", verdict.to_dict())
+        said = f"the sentence(s) its edits make every answer say, e.g. {verdict.sentences[0]!r}"
+        again = decide(self.gate_settings, {k: current_scores[k] for k in verdict.scores}, verdict.scores)
+        if not again.accept:
+            self._emit(ev.Notice("info", f"accept withdrawn: its gain did not hold without {said}"))
+            return "reject", f"{reason}; withdrawn: not without {said} ({again.reason})", candidate, selected, \
+                cand_scores, refused
+        if not verdict.dropped:
+            return "accept", reason, candidate, selected, cand_scores, refused
+        kept = [e for e in selected if e not in verdict.dropped]
+        refused = [*refused, *(Refusal(e, f"makes every answer say {verdict.sentences[0]!r}, whatever the task")
+                               for e in verdict.dropped)]
+        trimmed = apply_edits(current, kept).skill
+        if trimmed.hash == current.hash:
+            return "reject", f"{reason}; withdrawn: its only edits write {said}", candidate, selected, \
+                cand_scores, refused
+        atomic_write_text(sdir / "candidate.md", trimmed.render())
+        return "accept", f"{reason}; {len(verdict.dropped)} edit(s) dropped that write {said}", trimmed, kept, {}, \
+            refused
 
     def _gate_early(self, current_scores: Mapping[str, float], partial: dict[str, float]) -> GateDecision | None:
         """The gate's decision on a partial evaluation: certain (:func:`decide_early`), or, with
@@ -647,6 +690,9 @@ class Trainer:
                 decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate",
                                                          round_seed)
                 action, reason = ("accept" if decision.accept else "reject"), decision.reason
+        if action == "accept" and self.stock:
+            action, reason, candidate, selected, cand_scores, refused = await self._stock_check(
+                sdir, reason, current, candidate, current_scores, cand_scores, selected, results, refused, round_seed)
         gate_record = GateRecord.of(action, reason, decision, screen)
         atomic_write_json(sdir / "gate.json", gate_record.to_dict())
         self._emit(ev.GateDecided(
