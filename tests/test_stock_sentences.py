@@ -120,3 +120,30 @@ async def test_rule_judged_val_is_never_checked(tmp_path):
 
     summary = await train(s, backends=backends(make_backend()))
     assert not list(Path(summary.run_dir, "steps").glob("*/stock.json"))
+
+
+def test_a_sentence_that_echoes_the_persons_correction_is_never_stock():
+    answers = {f"t{i}": [f"Question {i}: done.\nRan pnpm gen api."] for i in range(6)}
+    assert stock_sentences(answers, before=[]) == ["Ran pnpm gen api."]
+    assert stock_sentences(answers, before=[], own=["Run pnpm gen api instead of the script."]) == []
+
+
+async def test_only_a_stock_sentence_an_optimizer_edit_wrote_counts():
+    from skillopt_core.optim.stock_sentences import check
+    from skillopt_core.tasks.task import Score
+
+    class R:
+        def __init__(self, i: int) -> None:
+            self.task_id, self.response, self.score = f"t{i}", f"Question {i}: apple.\n{SAID}", Score(1.0, 1.0, "")
+
+    async def score(task_id, text):
+        return Score(0.0, 0.0, "")
+
+    results = [R(i) for i in range(6)]
+    mine = Edit("add", content=GAME)
+    theirs = Edit("add", content=GAME, origin="correction")
+    assert await check(results, [], score, "hard", [Edit("add", content=HELP)]) is None  # no edit wrote it
+    assert await check(results, [], score, "hard", [theirs]) is None  # the caller's to vouch for
+    verdict = await check(results, [], score, "hard", [mine, Edit("add", content=HELP)])
+    assert verdict.sentences == [SAID] and verdict.dropped == [mine] and verdict.rescored == 6
+    assert verdict.scores == {f"t{i}": 0.0 for i in range(6)}

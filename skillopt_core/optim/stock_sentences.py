@@ -14,21 +14,23 @@ and at least :data:`MIN_SHARE` of the distinct tasks evaluated, that contain
 nothing that differs by task, and that the current skill's answers (the step's
 train rollouts) never wrote -- what the candidate's edits introduced.
 
-When there are some, :func:`check` asks the val judge
+Only a stock sentence that an optimizer edit wrote counts (an edit sharing
+:data:`MIN_SHARED_WORDS` stemmed content words with it: a model told to write a
+sentence echoes its words); the person's corrections are theirs to vouch for, as
+in the judge guard. When there are some, :func:`check` asks the val judge
 again about each answer holding one, with those sentences removed, and decides
 the gate on those scores: an accept that relied on what the answers say about
 themselves becomes a reject. When the accept holds, the edits that wrote the
-stock sentences (an edit sharing :data:`MIN_SHARED_WORDS` stemmed content words
-with one: a model that is told to write a sentence echoes its words) are
-dropped from the accepted skill: by the re-decision they added nothing the
-judge counts, so a line that only makes the answers talk does not ride in with
-helpful edits.
+stock sentences are dropped from the accepted skill: by the re-decision they
+added nothing the judge counts, so a line that only makes the answers talk
+does not ride in with helpful edits.
 
 Two sentences are the same when their sets of stemmed content words (stop words
 dropped, digits kept) are equal, so "This result matches exactly what you
 asked." and "The result matches exactly what was asked." match, and "The answer
 is 42." and "The answer is 17." do not. What it cannot see: a claim a model
-words differently in every answer, or one mixed into a sentence of substance.
+words differently in every answer, one mixed into a sentence of substance, or
+one that shares no words with the line that asked for it.
 What it can cost: a sentence a rubric requires verbatim in every answer (a
 fixed disclaimer) is hidden from the judge at this re-decision, so an edit that
 adds it is judged without it.
@@ -42,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from skillopt_core.optim.judge_guard import is_optimizer_edit
 from skillopt_core.skill.edits import Edit
 
 MIN_TASKS = 3
@@ -85,17 +88,22 @@ def answer_sentences(text: str) -> list[str]:
             if m.group(0).strip() and not any(a <= m.start() < b for a, b in fenced)]
 
 
-def stock_sentences(answers: Mapping[str, Sequence[str]], before: Iterable[str]) -> list[str]:
+def stock_sentences(answers: Mapping[str, Sequence[str]], before: Iterable[str], own: Iterable[str] = ()) -> list[str]:
     """The stock sentences of ``answers`` (task id -> that task's answers under the candidate)
-    that no answer of ``before`` (the current skill's answers) wrote, in first-seen order."""
+    that no answer of ``before`` (the current skill's answers) wrote, in first-seen order.
+    ``own``: the person's own words (their corrections): a sentence that echoes them (shares
+    :data:`MIN_SHARED_WORDS` content words with one) reports what the person asked for and is
+    never a stock sentence ("Ran pnpm gen api." under "run pnpm gen api instead of the script")."""
     seen_before = {content_words(s) for text in before for s in answer_sentences(text)}
+    theirs = [content_words(t) for t in own]
     tasks_of: dict[frozenset[str], set[str]] = {}
     first: dict[frozenset[str], str] = {}
     for task_id, texts in answers.items():
         for text in texts:
             for sentence in answer_sentences(text):
                 key = content_words(sentence)
-                if len(key) < MIN_WORDS or key in seen_before:
+                if len(key) < MIN_WORDS or key in seen_before or any(
+                        len(key & words) >= min(MIN_SHARED_WORDS, len(key)) for words in theirs):
                     continue
                 tasks_of.setdefault(key, set()).add(task_id)
                 first.setdefault(key, sentence)
@@ -151,20 +159,23 @@ class StockVerdict:
 
 
 async def check(results: Sequence, before: Iterable[str], score, metric: str,
-                edits: Sequence[Edit]) -> StockVerdict | None:
+                edits: Sequence[Edit], own: Iterable[str] = ()) -> StockVerdict | None:
     """The stock-sentence check of one accept, or None when the candidate's answers hold none.
 
     ``results``: the candidate's val rollouts the gate decided on (``task_id``, ``response``,
     ``score``); ``before``: the current skill's answers; ``score(task_id, text)``: the val judge's
     score of an answer (awaitable); ``metric``: ``hard`` or ``soft``; ``edits``: the candidate's
-    edits. The verdict's ``scores`` are the per-item means with the stock sentences removed."""
+    edits; ``own``: the person's own words (see :func:`stock_sentences`). Only the stock sentences
+    an optimizer edit wrote (:func:`writers`) count: the caller's edits are the caller's to vouch
+    for, and a stock sentence no edit's words explain is left to the judge. The verdict's ``scores`` are the per-item means with the stock sentences removed."""
     answers: dict[str, list[str]] = {}
     for r in results:
         answers.setdefault(r.task_id, []).append(r.response)
-    found = stock_sentences(answers, before)
+    mine = [e for e in edits if is_optimizer_edit(e)]
+    found = [s for s in stock_sentences(answers, before, own) if writers(mine, [s])]
     if not found:
         return None
-    verdict = StockVerdict(sentences=found, dropped=writers(edits, found))
+    verdict = StockVerdict(sentences=found, dropped=writers(mine, found))
     sums: dict[str, list[float]] = {}
     for r in results:
         text = without(r.response, found)

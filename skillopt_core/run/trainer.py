@@ -148,8 +148,8 @@ class Trainer:
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         self.race = RaceSettings(ev_.race_z, ev_.race_min_items) if ev_.race_z and ev_.early_stop else None
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
-        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
-                                 own_words(self.by_id.values(), self.caller_edits),
+        self.own = own_words(self.by_id.values(), self.caller_edits)
+        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()), self.own,
                                  learned=settings.optimizer.judge_check == "learned")
                       if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
@@ -255,7 +255,7 @@ class Trainer:
                                          seed=seed)
         verdict = await stock_check(gated, [r.response for r in train],
                                     lambda tid, text: self.rt.env.score(by_id[tid], text),
-                                    self.s.evaluation.gate_metric, selected)
+                                    self.s.evaluation.gate_metric, selected, self.own)
         if verdict is None:
             return "accept", reason, candidate, selected, cand_scores, refused
         atomic_write_json(sdir / "stock.json", verdict.to_dict())
