@@ -17,7 +17,9 @@ Guarantees (each has its test):
   round of val sample seeds (``state.gate_round``), and later candidates are
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
-  task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
+  task are refused before merging (:mod:`skillopt_core.optim.judge_guard`);
+  a gated accept whose val judge is a model is re-decided without the
+  sentences its edits make every answer say (:mod:`skillopt_core.optim.stock_sentences`).
   With ``evaluation.race_z`` the screen and the mean gate stop once their
   answer is predicted (:mod:`skillopt_core.run.racing`); with
   ``evaluation.remeasure_scope: disagreements`` only the val items where the
