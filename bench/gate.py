@@ -29,8 +29,9 @@ Every figure is a mean over seeds with a 95 % Student-t interval; "default
 
 Configurations: ``default`` (configs/_base_/default.yaml; in the fallible
 worlds its val judge is the substance judge derived from the world's model
-judge), ``paper`` (mean gate, full val evaluation, no screen, no
-re-measurement, no judge guard, no substance judge, no slow update, no meta
+judge, and its accepts pass the stock-sentence check), ``paper`` (mean gate,
+full val evaluation, no screen, no re-measurement, no judge guard, no
+substance judge, no stock-sentence check, no slow update, no meta
 notes, 4 epochs) and ``default+holdout``: the default
 with the held-out check, val scored by a second judge the optimizer never
 sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
