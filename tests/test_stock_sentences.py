@@ -147,3 +147,22 @@ async def test_only_a_stock_sentence_an_optimizer_edit_wrote_counts():
     verdict = await check(results, [], score, "hard", [mine, Edit("add", content=HELP)])
     assert verdict.sentences == [SAID] and verdict.dropped == [mine] and verdict.rescored == 6
     assert verdict.scores == {f"t{i}": 0.0 for i in range(6)}
+
+
+async def test_an_answer_the_judge_cannot_score_again_keeps_its_gate_score_and_is_counted():
+    from skillopt_core.backends import RequestFailed
+    from skillopt_core.optim.stock_sentences import check
+    from skillopt_core.tasks.task import Score
+
+    class R:
+        def __init__(self, i: int) -> None:
+            self.task_id, self.response, self.score = f"t{i}", f"Question {i}: apple.\n{SAID}", Score(1.0, 1.0, "")
+
+    async def score(task_id, text):
+        if task_id == "t0":
+            raise RequestFailed("judge unreachable")
+        return Score(0.0, 0.0, "")
+
+    verdict = await check([R(i) for i in range(4)], [], score, "hard", [Edit("add", content=GAME)])
+    assert verdict.scores == {"t0": 1.0, "t1": 0.0, "t2": 0.0, "t3": 0.0}
+    assert verdict.to_dict()["unscored_answers"] == 1 and verdict.rescored == 3

@@ -44,6 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from skillopt_core.backends import RequestFailed
 from skillopt_core.optim.judge_guard import is_optimizer_edit
 from skillopt_core.skill.edits import Edit
 
@@ -151,10 +152,11 @@ class StockVerdict:
     sentences: list[str] = field(default_factory=list)
     scores: dict[str, float] = field(default_factory=dict)   # per-item scores with the sentences removed
     rescored: int = 0                                         # answers the judge was asked about again
+    unscored: int = 0                                         # ... and could not answer (they keep their score)
     dropped: list[Edit] = field(default_factory=list)         # the edits that wrote them
 
     def to_dict(self) -> dict:
-        return {"sentences": self.sentences, "rescored_answers": self.rescored,
+        return {"sentences": self.sentences, "rescored_answers": self.rescored, "unscored_answers": self.unscored,
                 "dropped_edits": [e.to_dict() for e in self.dropped]}
 
 
@@ -167,7 +169,8 @@ async def check(results: Sequence, before: Iterable[str], score, metric: str,
     score of an answer (awaitable); ``metric``: ``hard`` or ``soft``; ``edits``: the candidate's
     edits; ``own``: the person's own words (see :func:`stock_sentences`). Only the stock sentences
     an optimizer edit wrote (:func:`writers`) count: the caller's edits are the caller's to vouch
-    for, and a stock sentence no edit's words explain is left to the judge. The verdict's ``scores`` are the per-item means with the stock sentences removed."""
+    for, and a stock sentence no edit's words explain is left to the judge. The verdict's
+    ``scores`` are the per-item means with the stock sentences removed."""
     answers: dict[str, list[str]] = {}
     for r in results:
         answers.setdefault(r.task_id, []).append(r.response)
@@ -181,8 +184,11 @@ async def check(results: Sequence, before: Iterable[str], score, metric: str,
         text = without(r.response, found)
         s = r.score
         if text != r.response:
-            s = await score(r.task_id, text)
-            verdict.rescored += 1
+            try:
+                s = await score(r.task_id, text)
+                verdict.rescored += 1
+            except RequestFailed:  # the judge could not answer: this answer keeps its gate score
+                verdict.unscored += 1
         sums.setdefault(r.task_id, []).append(s.hard if metric == "hard" else s.soft)
     verdict.scores = {k: math.fsum(v) / len(v) for k, v in sums.items()}
     return verdict

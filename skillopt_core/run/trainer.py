@@ -140,7 +140,7 @@ class Trainer:
         elif ev_.substance_judge:  # val's model judges read answers without their claims about themselves
             self.val = [replace(t, judge=spec) if (spec := substance_spec(t.judge)) is not None else t
                         for t in self.val]
-        # The stock-sentence check at accepts (skillopt_core/optim/stock_sentences.py): val judged by the substance judge.
+        # The stock-sentence check at accepts (skillopt_core/optim/stock_sentences.py), where the substance judge acts.
         self.stock = (ev_.stock_sentences and ev_.holdout_judge is None and ev_.substance_judge
                       and any(t.judge != self.by_id[t.id].judge for t in self.val))
         self._gate_results: list[RolloutResult] = []
