@@ -99,6 +99,8 @@ async def test_an_accept_won_by_a_claim_the_checks_miss_is_withdrawn(tmp_path, s
         assert GAME not in best
         found = json.loads(Path(summary.run_dir, "steps", "step_0001", "stock.json").read_text())
         assert found["sentences"] == [SAID] and found["rescored_answers"] > 0
+        gate = json.loads(Path(summary.run_dir, "steps", "step_0001", "gate.json").read_text())
+        assert gate["accept"] is False and "withdrawn" in gate["reason"]
     else:  # without the check the gate is fooled
         assert record["action"] == "accept" and GAME in best
 

@@ -695,6 +695,7 @@ class Trainer:
         if action == "accept" and self.stock:
             action, reason, candidate, selected, cand_scores, refused = await self._stock_check(
                 sdir, reason, current, candidate, current_scores, cand_scores, selected, results, refused, round_seed)
+            decision = replace(decision, accept=action == "accept", reason=reason) if decision else None
         gate_record = GateRecord.of(action, reason, decision, screen)
         atomic_write_json(sdir / "gate.json", gate_record.to_dict())
         self._emit(ev.GateDecided(
