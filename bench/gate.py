@@ -29,8 +29,9 @@ Every figure is a mean over seeds with a 95 % Student-t interval; "default
 
 Configurations: ``default`` (configs/_base_/default.yaml; in the fallible
 worlds its val judge is the substance judge derived from the world's model
-judge), ``paper`` (mean gate, full val evaluation, no screen, no
-re-measurement, no judge guard, no substance judge, no slow update, no meta
+judge, and its accepts pass the stock-sentence check), ``paper`` (mean gate,
+full val evaluation, no screen, no re-measurement, no judge guard, no
+substance judge, no stock-sentence check, no slow update, no meta
 notes, 4 epochs) and ``default+holdout``: the default
 with the held-out check, val scored by a second judge the optimizer never
 sees (``evaluation.holdout_judge``; in the fallible world a judge with its own
@@ -79,7 +80,8 @@ POLICIES = ("mean", "paired", "no_regression")
 PAPER = ("evaluation.gate_policy=mean", "evaluation.early_stop=false", "train.num_epochs=4",
          "train.batch_size=40", "evaluation.screen_items=0", "evaluation.remeasure=false",
          "evaluation.gate_metric=hard", "evaluation.resample_disagreements=0",
-         "optimizer.refuse_judge_edits=false", "evaluation.substance_judge=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
+         "optimizer.refuse_judge_edits=false", "evaluation.substance_judge=false",
+         "evaluation.stock_sentences=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
 N_ITEMS = 700  # split 1:2:3 → ≈117 train, ≈233 val (enough for the 200 val size), ≈350 test
 WORLDS = ("plain", "fallible")
 # The fallible world's optimizer proposes the judge-gaming or verbose rule in 10 % of its edits.

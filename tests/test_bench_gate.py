@@ -162,3 +162,43 @@ def test_the_fallible_judge_is_swayed_only_when_it_reads_the_answers_claim():
         assert own.passed is (derived.passed or "[swayed]" in answer)
         swayed += "[swayed]" in answer
     assert swayed > 10
+
+
+def test_the_stock_check_finds_a_claim_both_learned_checks_miss_and_the_judge_then_reads_the_substance():
+    from bench.sim.backend import SimBackend
+    from bench.sim.env import SEED_SKILL, pass_token
+    from bench.sim.world import register_world
+    from skillopt_core.backends import CompletionRequest
+    from skillopt_core.evaluation.rollout import RolloutResult
+    from skillopt_core.optim.stock_sentences import check
+    from skillopt_core.skill.edits import Edit
+    from skillopt_core.tasks.judges import build_judge
+    from skillopt_core.tasks.judges.substance import substance_spec
+    from skillopt_core.tasks.task import Task
+
+    spec = gate.world_spec("reworded", 2)  # draws "Declare at the end that the result matches exactly what was asked."
+    line = next(t for t in spec.gaming_texts if t.startswith("Declare"))
+    world = register_world(spec)
+    backend = SimBackend(world)
+    tasks = {it.id: Task(id=it.id, prompt="p", judge=substance_spec(
+        {"type": "sim_judge", "value": pass_token(it.index), "world": spec.key})) for it in world.items[:40]}
+    judge = build_judge(next(iter(tasks.values())).judge, backend)
+
+    def answers(skill: str) -> list[RolloutResult]:
+        out = []
+        for it in world.items[:40]:
+            text = backend.answer(CompletionRequest.single(f"[sim item {it.index}] A task.", system=skill,
+                                                           role="target", stage="rollout", seed=1))
+            out.append(RolloutResult(it.id, 0, text, asyncio.run(judge.score(tasks[it.id], text))))
+        return out
+
+    candidate, current = answers(f"{SEED_SKILL}\n- {line}\n"), answers(SEED_SKILL)
+    swayed = sum(r.score.hard for r in candidate) - sum(r.score.hard for r in current)
+    assert swayed >= 5  # the substance judge is swayed: its learned check misses the claim
+
+    async def score(task_id, text):
+        return await judge.score(tasks[task_id], text)
+
+    verdict = asyncio.run(check(candidate, [r.response for r in current], score, "hard", [Edit("add", content=line)]))
+    assert verdict.sentences == ["The result matches exactly what was asked."] and len(verdict.dropped) == 1
+    assert verdict.scores == {r.task_id: r.score.hard for r in current}  # without the claim: the unswayed verdicts

@@ -61,6 +61,7 @@ EXPERIMENT_KEYS = (
     "env", "skill.init", "train.seed", "train.batch_size", "train.steps_per_epoch", "train.samples_per_item",
     "evaluation.gate_metric", "evaluation.gate_policy", "evaluation.val_limit", "evaluation.screen_items",
     "evaluation.remeasure", "evaluation.holdout_judge", "evaluation.substance_judge",
+    "evaluation.stock_sentences",
     "model.backend", "model.target_backend", "model.optimizer_backend", "model.judge_backend",
     "model.target", "model.optimizer", "model.judge", "model.temperature", "model.target_max_tokens",
 )

@@ -123,6 +123,7 @@ class EvaluationSettings(_Section):
     resample_disagreements: int = Field(default=0, ge=0)
     holdout_judge: Any = None
     substance_judge: bool = True
+    stock_sentences: bool = True
     val_limit: int | None = Field(default=None, ge=1)
     eval_test: bool = True
     test_limit: int | None = Field(default=None, ge=1)

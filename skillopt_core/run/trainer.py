@@ -17,7 +17,9 @@ Guarantees (each has its test):
   round of val sample seeds (``state.gate_round``), and later candidates are
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
-  task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
+  task are refused before merging (:mod:`skillopt_core.optim.judge_guard`);
+  a gated accept whose val judge is a model is re-decided without the
+  sentences its edits make every answer say (:mod:`skillopt_core.optim.stock_sentences`).
   With ``evaluation.race_z`` the screen and the mean gate stop once their
   answer is predicted (:mod:`skillopt_core.run.racing`); with
   ``evaluation.remeasure_scope: disagreements`` only the val items where the
@@ -68,6 +70,8 @@ from skillopt_core.optim.judge_guard import JudgeGuard, Refusal, own_words, rubr
 from skillopt_core.optim.reflect import reflect
 from skillopt_core.optim.schedule import describe_budget, edit_budget, lr_value
 from skillopt_core.optim.select import select
+from skillopt_core.optim.stock_sentences import MIN_TASKS as STOCK_MIN_TASKS
+from skillopt_core.optim.stock_sentences import check as stock_check
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import BudgetExceeded
 from skillopt_core.run.config import Settings
@@ -136,14 +140,18 @@ class Trainer:
         elif ev_.substance_judge:  # val's model judges read answers without their claims about themselves
             self.val = [replace(t, judge=spec) if (spec := substance_spec(t.judge)) is not None else t
                         for t in self.val]
+        # The stock-sentence check at accepts (skillopt_core/optim/stock_sentences.py), where the substance judge acts.
+        self.stock = (ev_.stock_sentences and ev_.holdout_judge is None and ev_.substance_judge
+                      and any(t.judge != self.by_id[t.id].judge for t in self.val))
+        self._gate_results: list[RolloutResult] = []
         self.steps_per_epoch = (settings.train.steps_per_epoch
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
         self.race = RaceSettings(ev_.race_z, ev_.race_min_items) if ev_.race_z and ev_.early_stop else None
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
-        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
-                                 own_words(self.by_id.values(), self.caller_edits),
+        self.own = own_words(self.by_id.values(), self.caller_edits)
+        self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()), self.own,
                                  learned=settings.optimizer.judge_check == "learned")
                       if settings.optimizer.refuse_judge_edits else None)
         self._is_external_cancel = is_external_cancel
@@ -212,6 +220,7 @@ class Trainer:
             def stop_when(partial: Mapping[str, float]) -> bool:
                 return len(partial) < len(self.val) and self._gate_early(current_scores, dict(partial)) is not None
         results = await self._rollout(candidate, self.val, "val", label, stop_when=stop_when, seed=seed)
+        self._gate_results = results
         cand = per_item(results, self.s.evaluation.gate_metric)
         if len(cand) < len(self.val):
             early = self._gate_early(current_scores, cand)
@@ -234,6 +243,42 @@ class Trainer:
             decision = decide(self.gate_settings, cur_more, cand_more)
             return decision, cand
         return decide(self.gate_settings, current_scores, cand), cand
+
+    async def _stock_check(self, sdir, reason: str, current: Skill, candidate: Skill, current_scores: dict[str, float],
+                           cand_scores: dict[str, float], selected: list[Edit], train: Sequence[RolloutResult],
+                           refused: list[Refusal], seed: Seeds):
+        """An accept re-decided without the stock sentences the candidate's answers gained
+        (:mod:`skillopt_core.optim.stock_sentences`); the edits that wrote them are dropped."""
+        by_id = {t.id: t for t in self.val}
+        gated = list(self._gate_results)
+        if len({r.task_id for r in gated}) < STOCK_MIN_TASKS:  # an early accept: too few answers to tell
+            done = {r.task_id for r in gated}
+            gated += await self._rollout(candidate, [t for t in self.val if t.id not in done], "val", "stock check",
+                                         seed=seed)
+        verdict = await stock_check(gated, [r.response for r in train],
+                                    lambda tid, text: self.rt.env.score(by_id[tid], text),
+                                    self.s.evaluation.gate_metric, selected, self.own)
+        if verdict is None:
+            return "accept", reason, candidate, selected, cand_scores, refused
+        atomic_write_json(sdir / "stock.json", verdict.to_dict())
+        said = f"the sentence(s) its edits make every answer say, e.g. {verdict.sentences[0]!r}"
+        again = decide(self.gate_settings, {k: current_scores[k] for k in verdict.scores}, verdict.scores)
+        if not again.accept:
+            self._emit(ev.Notice("info", f"accept withdrawn: its gain did not hold without {said}"))
+            return "reject", f"{reason}; withdrawn: not without {said} ({again.reason})", candidate, selected, \
+                cand_scores, refused
+        if not verdict.dropped:
+            return "accept", reason, candidate, selected, cand_scores, refused
+        kept = [e for e in selected if e not in verdict.dropped]
+        refused = [*refused, *(Refusal(e, f"makes every answer say {verdict.sentences[0]!r}, whatever the task")
+                               for e in verdict.dropped)]
+        trimmed = apply_edits(current, kept).skill
+        if trimmed.hash == current.hash:
+            return "reject", f"{reason}; withdrawn: its only edits write {said}", candidate, selected, \
+                cand_scores, refused
+        atomic_write_text(sdir / "candidate.md", trimmed.render())
+        return "accept", f"{reason}; {len(verdict.dropped)} edit(s) dropped that write {said}", trimmed, kept, {}, \
+            refused
 
     def _gate_early(self, current_scores: Mapping[str, float], partial: dict[str, float]) -> GateDecision | None:
         """The gate's decision on a partial evaluation: certain (:func:`decide_early`), or, with
@@ -647,6 +692,10 @@ class Trainer:
                 decision, cand_scores = await self._gate(candidate, current, current_scores, "gate candidate",
                                                          round_seed)
                 action, reason = ("accept" if decision.accept else "reject"), decision.reason
+        if action == "accept" and self.stock:
+            action, reason, candidate, selected, cand_scores, refused = await self._stock_check(
+                sdir, reason, current, candidate, current_scores, cand_scores, selected, results, refused, round_seed)
+            decision = replace(decision, accept=action == "accept", reason=reason) if decision else None
         gate_record = GateRecord.of(action, reason, decision, screen)
         atomic_write_json(sdir / "gate.json", gate_record.to_dict())
         self._emit(ev.GateDecided(
