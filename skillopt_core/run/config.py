@@ -117,6 +117,8 @@ class EvaluationSettings(_Section):
     early_stop: bool = True
     race_z: float | None = Field(default=None, gt=0)
     race_min_items: int = Field(default=10, ge=1)
+    race_accept_z: float | None = Field(default=None, gt=0)
+    race_scope: Literal["both", "screen", "gate"] = "both"
     screen_items: int = Field(default=20, ge=0)
     remeasure: bool = True
     remeasure_scope: Literal["all", "disagreements"] = "all"

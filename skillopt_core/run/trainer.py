@@ -140,7 +140,10 @@ class Trainer:
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
-        self.race = RaceSettings(ev_.race_z, ev_.race_min_items) if ev_.race_z and ev_.early_stop else None
+        race = (RaceSettings(ev_.race_z, ev_.race_min_items, ev_.race_accept_z) if ev_.race_z and ev_.early_stop
+                else None)
+        self.race = race if ev_.race_scope in ("both", "gate") else None  # the val gate's
+        self.screen_race = race if ev_.race_scope in ("both", "screen") else None
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()),
                                  own_words(self.by_id.values(), self.caller_edits),
@@ -321,10 +324,10 @@ class Trainer:
 
     def _screen_race(self, current: Mapping[str, float], partial: Mapping[str, float], n: int) -> RaceCall | None:
         """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0."""
-        if self.race is None or len(partial) >= n:
+        if self.screen_race is None or len(partial) >= n:
             return None
         deltas = [partial[k] - current.get(k, 0.0) for k in partial]
-        return race(self.race, deltas, n - len(partial), -TIE_EPSILON)
+        return race(self.screen_race, deltas, n - len(partial), -TIE_EPSILON)
 
     def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
                     beat_best: bool = False) -> None:
