@@ -427,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-policies", action="store_true", help="also the default loop with each gate policy, early stop on/off")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:key=value,...",
                     help="add a configuration: the defaults plus these settings")
+    ap.add_argument("--skip", type=lambda s: tuple(x for x in s.split(",") if x), default=(), metavar="NAME,...",
+                    help="leave these configurations out (e.g. default+holdout; paper stays: the pairs need it)")
     ap.add_argument("--set", action="append", default=[], metavar="key=value",
                     help="a setting for every configuration (e.g. train.num_epochs=2)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="runs in parallel (processes)")
@@ -457,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     seeds = args.seeds or (5 if args.quick else 20)
     extra = tuple(args.set) + (("train.num_epochs=2",) if args.quick else ())
-    configs = configurations(args.variant, args.all_policies)
+    configs = [c for c in configurations(args.variant, args.all_policies) if c.name == "paper" or c.name not in args.skip]
     log = sys.stderr if args.json else sys.stdout
     n_runs = len(configs) * len(args.val_sizes) * len(args.worlds) * seeds
     print(f"gate study: {len(configs)} configurations x {len(args.worlds)} worlds x {len(args.val_sizes)} val sizes x "

@@ -90,6 +90,7 @@ class TrainSettings(_Section):
     max_consecutive_failures: int | None = Field(default=5, ge=1)
     candidates_per_step: int = Field(default=1, ge=1)
     patience: int | None = Field(default=None, ge=1)
+    patience_counts: Literal["all", "clear_rejects"] = "all"
 
 
 class OptimizerSettings(_Section):

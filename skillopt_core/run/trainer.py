@@ -25,7 +25,9 @@ Guarantees (each has its test):
   With ``train.candidates_per_step`` above 1, successive halving on the
   step's train items picks one candidate for the screen and the gate.
 - **Patience.** With ``train.patience`` K, training stops (completed, the best
-  skill stands) once K step gates in a row kept the current skill.
+  skill stands) once K step gates in a row kept the current skill (with
+  ``train.patience_counts: clear_rejects`` K clear rejects in a row: a close
+  reject decided on every val item ends the streak).
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
@@ -478,7 +480,7 @@ class Trainer:
         while True:
             state = self.state
             assert state is not None
-            streak = self._non_accepting_streak(state)
+            streak = self._non_accepting_streak(state, self.s.train.patience_counts == "clear_rejects")
             if self.s.train.patience and streak >= self.s.train.patience and state.global_step < self.total_steps:
                 self._emit(ev.Notice("info", (
                     f"patience: {streak} step gates in a row did not accept (train.patience={self.s.train.patience}); "
@@ -493,11 +495,18 @@ class Trainer:
             self._save_state(self.state)
 
     @staticmethod
-    def _non_accepting_streak(state: TrainState) -> int:
-        """Step gates in a row, at the end of the history, that kept the current skill."""
+    def _non_accepting_streak(state: TrainState, clear_only: bool = False) -> int:
+        """Step gates in a row, at the end of the history, that kept the current skill.
+        ``clear_only`` (``train.patience_counts: clear_rejects``): only clear rejects count
+        (the screen's, a gate stopped early: certain or raced, an unchanged candidate); a
+        reject decided on every val item, a close call, ends the streak like an accept."""
         streak = 0
         for record in reversed(state.history):
             if record["action"].startswith("accept"):
+                break
+            screened = bool(record.get("screen")) and not record["screen"].get("passed", True)
+            if (clear_only and record["action"] == "reject" and not screened
+                    and not record.get("gate_early_stopped")):
                 break
             streak += 1
         return streak
