@@ -237,7 +237,11 @@ def run_study(seeds: int, val_sizes: tuple[int, ...], configs: list[Config], ext
         for n, job in enumerate(work, 1):
             keep(n, *_one(job))
     rows = [summarise(c, w, v, list(results[(c.name, w, v)].values())) for w in worlds for c in configs for v in val_sizes]
-    return rows, paired(results, configs, worlds, val_sizes)
+    # Each variant minus the default too (a proposed default must not lose lift against it).
+    variants = [c for c in configs if c.name not in ("default", "paper", "default+holdout")
+                and not c.name.startswith("default-")]
+    against_default = paired(results, variants, worlds, val_sizes, base="default") if variants else []
+    return rows, paired(results, configs, worlds, val_sizes) + against_default
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -290,7 +294,8 @@ def targets(rows: list[dict], pairs: list[dict], default_val: int, config: str =
     for world in sorted({r["world"] for r in rows}):
         mine = next((r for r in rows if r["config"] == config and r["world"] == world and r["val_size"] == default_val), None)
         paper = next((r for r in rows if r["config"] == "paper" and r["world"] == world and r["val_size"] == default_val), None)
-        pair = next((p for p in pairs if p["config"] == config and p["world"] == world and p["val_size"] == default_val), None)
+        pair = next((p for p in pairs if p["config"] == config and p["world"] == world and p["val_size"] == default_val
+                     and p["minus"] == "paper"), None)
         if not mine or not paper or not pair:
             continue
         low = mine["lift_ci"]["low"]

@@ -162,3 +162,14 @@ def test_the_fallible_judge_is_swayed_only_when_it_reads_the_answers_claim():
         assert own.passed is (derived.passed or "[swayed]" in answer)
         swayed += "[swayed]" in answer
     assert swayed > 10
+
+
+def test_a_variant_is_paired_with_the_default_too_and_skipped_configurations_do_not_run(tmp_path, capsys):
+    code = gate.main(["--json", "--seeds", "2", "--val-sizes", "10", "--jobs", "1", "--out", str(tmp_path),
+                      "--worlds", "plain", "--skip", "default+holdout,paper", "--variant", "r:evaluation.race_z=1.64",
+                      "--set", "train.num_epochs=1", "--set", "train.steps_per_epoch=1", "--set", "train.batch_size=16"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["config"] for r in rows] == ["default", "paper", "r"]  # paper stays: the pairs need it
+    pairs = {(p["config"], p["minus"]) for p in json.loads((tmp_path / "gate.json").read_text())["paired"]}
+    assert pairs == {("default", "paper"), ("r", "paper"), ("r", "default")}
