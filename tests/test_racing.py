@@ -93,7 +93,10 @@ def test_on_simulated_paired_outcomes_racing_rarely_flips_a_decision_and_saves_m
     assert evaluated <= 0.75 * 40 * trials
 
 
-def test_racing_is_off_by_setting_and_bad_values_are_clear_errors(tmp_path):
+def test_racing_is_on_at_the_gate_by_default_off_by_setting_and_bad_values_are_clear_errors(tmp_path):
+    ev_ = settings_for(tmp_path).evaluation
+    assert (ev_.race_z, ev_.race_scope, ev_.race_accept_z) == (2.5, "gate", None)
+    assert settings_for(tmp_path, "evaluation.race_z=null").evaluation.race_z is None
     with pytest.raises(ConfigError, match="race_z"):
         settings_for(tmp_path, "evaluation.race_z=0")
     with pytest.raises(ValueError, match="positive"):
@@ -109,7 +112,8 @@ def _answer(i: int, skill: str) -> str:
 
 async def test_the_val_gate_races_a_clearly_worse_candidate_to_a_reject(tmp_path):
     records = {}
-    for name, extra in (("exact", ()), ("raced", ("evaluation.race_z=1.64", "evaluation.race_min_items=3"))):
+    for name, extra in (("exact", ("evaluation.race_z=null",)),
+                        ("raced", ("evaluation.race_z=1.64", "evaluation.race_min_items=3"))):
         settings = settings_for(tmp_path / name, "train.steps_per_epoch=1", "evaluation.val_limit=16",
                                 "evaluation.screen_items=0", "optimizer.use_slow_update=false",
                                 "optimizer.use_meta_skill=false", "evaluation.eval_test=false",
@@ -123,7 +127,8 @@ async def test_the_val_gate_races_a_clearly_worse_candidate_to_a_reject(tmp_path
 
 async def test_the_screen_races_too(tmp_path):
     records = {}
-    for name, extra in (("exact", ()), ("raced", ("evaluation.race_z=1.0", "evaluation.race_min_items=3"))):
+    for name, extra in (("exact", ("evaluation.race_z=null",)),
+                        ("raced", ("evaluation.race_z=1.0", "evaluation.race_min_items=3", "evaluation.race_scope=both"))):
         settings = settings_for(tmp_path / name, "train.steps_per_epoch=1", "train.batch_size=16",
                                 "evaluation.screen_items=16", "optimizer.use_slow_update=false",
                                 "optimizer.use_meta_skill=false", "evaluation.eval_test=false", *extra)
