@@ -42,6 +42,11 @@ NAME:key=value,...`` adds one more (e.g. a proposed default), e.g.
 ``--variant r164p4:evaluation.race_z=1.64,train.patience=4`` (racing and
 patience: docs/bench.md, "Racing and partial re-measurement").
 
+Every variant is paired with the default as well as with paper-style
+(``variant − default`` lines); ``--skip NAME,...`` leaves configurations out
+(paper-style always runs: the pairs need it). The gate defaults' study (racing
+at the gate only, z 2.5): docs/bench.md, "The gate's defaults".
+
 Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``;
 ``--paraphrases`` prints the judge guard's refusal rates on both halves of the
 paraphrase set; ``--from-json gate.json [--readme]`` rebuilds the tables from a

@@ -18,8 +18,9 @@ Guarantees (each has its test):
   gated on that round: the comparison is always paired and its bar is never
   the draw that won the accept. Edits that address the judge rather than the
   task are refused before merging (:mod:`skillopt_core.optim.judge_guard`).
-  With ``evaluation.race_z`` the screen and the mean gate stop once their
-  answer is predicted (:mod:`skillopt_core.run.racing`); with
+  With ``evaluation.race_z`` the mean gate (by default; the screen too with
+  ``evaluation.race_scope``) stops once its answer is predicted
+  (:mod:`skillopt_core.run.racing`); with
   ``evaluation.remeasure_scope: disagreements`` only the val items where the
   accepted draw differed are re-measured, each item keeping its own round.
   With ``train.candidates_per_step`` above 1, successive halving on the
