@@ -469,7 +469,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     seeds = args.seeds or (5 if args.quick else 20)
     extra = tuple(args.set) + (("train.num_epochs=2",) if args.quick else ())
-    configs = [c for c in configurations(args.variant, args.all_policies) if c.name == "paper" or c.name not in args.skip]
+    configs = [c for c in configurations(args.variant, args.all_policies)
+               if c.name == "paper" or c.name not in args.skip]
     log = sys.stderr if args.json else sys.stdout
     n_runs = len(configs) * len(args.val_sizes) * len(args.worlds) * seeds
     print(f"gate study: {len(configs)} configurations x {len(args.worlds)} worlds x {len(args.val_sizes)} val sizes x "
