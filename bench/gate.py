@@ -43,6 +43,11 @@ NAME:key=value,...`` adds one more (e.g. a proposed default), e.g.
 ``--variant r164p4:evaluation.race_z=1.64,train.patience=4`` (racing and
 patience: docs/bench.md, "Racing and partial re-measurement").
 
+Every variant is paired with the default as well as with paper-style
+(``variant − default`` lines); ``--skip NAME,...`` leaves configurations out
+(paper-style always runs: the pairs need it). The gate defaults' study (racing
+at the gate only, z 2.5): docs/bench.md, "The gate's defaults".
+
 Usage: ``python bench/gate.py [--quick] [--json] [--seeds N] [--jobs N] [--out DIR] [--readme]``;
 ``--paraphrases`` prints the judge guard's refusal rates on both halves of the
 paraphrase set; ``--from-json gate.json [--readme]`` rebuilds the tables from a
@@ -239,7 +244,11 @@ def run_study(seeds: int, val_sizes: tuple[int, ...], configs: list[Config], ext
         for n, job in enumerate(work, 1):
             keep(n, *_one(job))
     rows = [summarise(c, w, v, list(results[(c.name, w, v)].values())) for w in worlds for c in configs for v in val_sizes]
-    return rows, paired(results, configs, worlds, val_sizes)
+    # Each variant minus the default too (a proposed default must not lose lift against it).
+    variants = [c for c in configs if c.name not in ("default", "paper", "default+holdout")
+                and not c.name.startswith("default-")]
+    against_default = paired(results, variants, worlds, val_sizes, base="default") if variants else []
+    return rows, paired(results, configs, worlds, val_sizes) + against_default
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -292,7 +301,8 @@ def targets(rows: list[dict], pairs: list[dict], default_val: int, config: str =
     for world in sorted({r["world"] for r in rows}):
         mine = next((r for r in rows if r["config"] == config and r["world"] == world and r["val_size"] == default_val), None)
         paper = next((r for r in rows if r["config"] == "paper" and r["world"] == world and r["val_size"] == default_val), None)
-        pair = next((p for p in pairs if p["config"] == config and p["world"] == world and p["val_size"] == default_val), None)
+        pair = next((p for p in pairs if p["config"] == config and p["world"] == world and p["val_size"] == default_val
+                     and p["minus"] == "paper"), None)
         if not mine or not paper or not pair:
             continue
         low = mine["lift_ci"]["low"]
@@ -429,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-policies", action="store_true", help="also the default loop with each gate policy, early stop on/off")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME:key=value,...",
                     help="add a configuration: the defaults plus these settings")
+    ap.add_argument("--skip", type=lambda s: tuple(x for x in s.split(",") if x), default=(), metavar="NAME,...",
+                    help="leave these configurations out (e.g. default+holdout; paper stays: the pairs need it)")
     ap.add_argument("--set", action="append", default=[], metavar="key=value",
                     help="a setting for every configuration (e.g. train.num_epochs=2)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="runs in parallel (processes)")
@@ -459,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     seeds = args.seeds or (5 if args.quick else 20)
     extra = tuple(args.set) + (("train.num_epochs=2",) if args.quick else ())
-    configs = configurations(args.variant, args.all_policies)
+    configs = [c for c in configurations(args.variant, args.all_policies)
+               if c.name == "paper" or c.name not in args.skip]
     log = sys.stderr if args.json else sys.stdout
     n_runs = len(configs) * len(args.val_sizes) * len(args.worlds) * seeds
     print(f"gate study: {len(configs)} configurations x {len(args.worlds)} worlds x {len(args.val_sizes)} val sizes x "

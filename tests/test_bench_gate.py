@@ -49,8 +49,10 @@ def test_the_fallible_judge_is_fooled_by_the_gaming_rule_and_the_guard_keeps_it_
 
 
 def test_early_stopping_changes_no_decision_and_evaluates_fewer_items(tmp_path):
+    # Exact early stopping (racing off: a raced stop may change a close decision, by design).
     full = asyncio.run(run_sim(WorldSpec(seed=5, n_items=200), (*TINY, "evaluation.early_stop=false"), tmp_path, "f"))
-    early = asyncio.run(run_sim(WorldSpec(seed=5, n_items=200), (*TINY, "evaluation.early_stop=true"), tmp_path, "e"))
+    early = asyncio.run(run_sim(WorldSpec(seed=5, n_items=200), (*TINY, "evaluation.early_stop=true",
+                                                                  "evaluation.race_z=null"), tmp_path, "e"))
     assert [(d.where, d.accepted) for d in early.decisions] == [(d.where, d.accepted) for d in full.decisions]
     assert sum(d.evaluated for d in early.decisions) <= sum(d.evaluated for d in full.decisions)
     assert early.lift == full.lift
@@ -202,3 +204,14 @@ def test_the_stock_check_finds_a_claim_both_learned_checks_miss_and_the_judge_th
     verdict = asyncio.run(check(candidate, [r.response for r in current], score, "hard", [Edit("add", content=line)]))
     assert verdict.sentences == ["The result matches exactly what was asked."] and len(verdict.dropped) == 1
     assert verdict.scores == {r.task_id: r.score.hard for r in current}  # without the claim: the unswayed verdicts
+
+
+def test_a_variant_is_paired_with_the_default_too_and_skipped_configurations_do_not_run(tmp_path, capsys):
+    code = gate.main(["--json", "--seeds", "2", "--val-sizes", "10", "--jobs", "1", "--out", str(tmp_path),
+                      "--worlds", "plain", "--skip", "default+holdout,paper", "--variant", "r:evaluation.race_z=1.64",
+                      "--set", "train.num_epochs=1", "--set", "train.steps_per_epoch=1", "--set", "train.batch_size=16"])
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["config"] for r in rows] == ["default", "paper", "r"]  # paper stays: the pairs need it
+    pairs = {(p["config"], p["minus"]) for p in json.loads((tmp_path / "gate.json").read_text())["paired"]}
+    assert pairs == {("default", "paper"), ("r", "paper"), ("r", "default")}

@@ -103,6 +103,7 @@ async def test_the_val_subsample_gates_on_that_many_val_items(tmp_path):
     ("train.candidate_per_step=3", "unknown key 'train.candidate_per_step'"),
     ("train.candidates_per_step=0", "candidates_per_step"),
     ("train.patience=0", "patience"),
+    ("train.patience_counts=close", "patience_counts"),
     ("optimizer.judge_check=regex", "judge_check"),
 ])
 def test_wrong_settings_are_clear_errors(tmp_path, setting, message):
@@ -118,3 +119,18 @@ async def test_the_preflight_estimate_counts_the_halving_rollouts(tmp_path):
                           backends=backends(world([["BAD.", "GOOD."]], good_alone)))
     done = [e for e in events_of(summary.run_dir) if e["event"] == "rollout_done" and e.get("label", "").startswith("halving:")]
     assert sum(e["n_items"] - e["cached"] for e in done) == halving_rollouts(3, 6) == 15
+
+
+def test_patience_on_clear_rejects_counts_screen_and_early_rejects_and_a_close_reject_ends_the_streak():
+    from types import SimpleNamespace
+
+    from skillopt_core.run.trainer import Trainer
+
+    screened = {"action": "reject", "screen": {"passed": False}, "gate_early_stopped": False}
+    raced = {"action": "reject", "screen": {"passed": True}, "gate_early_stopped": True}
+    close = {"action": "reject", "screen": {"passed": True}, "gate_early_stopped": False}
+    same = {"action": "no_change", "screen": None, "gate_early_stopped": False}
+    state = SimpleNamespace(history=[{"action": "accept"}, screened, close, raced, same, screened])
+    assert Trainer._non_accepting_streak(state) == 5
+    assert Trainer._non_accepting_streak(state, clear_only=True) == 3
+    assert Trainer._non_accepting_streak(SimpleNamespace(history=[close]), clear_only=True) == 0

@@ -93,7 +93,10 @@ def test_on_simulated_paired_outcomes_racing_rarely_flips_a_decision_and_saves_m
     assert evaluated <= 0.75 * 40 * trials
 
 
-def test_racing_is_off_by_setting_and_bad_values_are_clear_errors(tmp_path):
+def test_racing_is_on_at_the_gate_by_default_off_by_setting_and_bad_values_are_clear_errors(tmp_path):
+    ev_ = settings_for(tmp_path).evaluation
+    assert (ev_.race_z, ev_.race_scope, ev_.race_accept_z) == (2.5, "gate", None)
+    assert settings_for(tmp_path, "evaluation.race_z=null").evaluation.race_z is None
     with pytest.raises(ConfigError, match="race_z"):
         settings_for(tmp_path, "evaluation.race_z=0")
     with pytest.raises(ValueError, match="positive"):
@@ -109,7 +112,8 @@ def _answer(i: int, skill: str) -> str:
 
 async def test_the_val_gate_races_a_clearly_worse_candidate_to_a_reject(tmp_path):
     records = {}
-    for name, extra in (("exact", ()), ("raced", ("evaluation.race_z=1.64", "evaluation.race_min_items=3"))):
+    for name, extra in (("exact", ("evaluation.race_z=null",)),
+                        ("raced", ("evaluation.race_z=1.64", "evaluation.race_min_items=3"))):
         settings = settings_for(tmp_path / name, "train.steps_per_epoch=1", "evaluation.val_limit=16",
                                 "evaluation.screen_items=0", "optimizer.use_slow_update=false",
                                 "optimizer.use_meta_skill=false", "evaluation.eval_test=false",
@@ -123,7 +127,8 @@ async def test_the_val_gate_races_a_clearly_worse_candidate_to_a_reject(tmp_path
 
 async def test_the_screen_races_too(tmp_path):
     records = {}
-    for name, extra in (("exact", ()), ("raced", ("evaluation.race_z=1.0", "evaluation.race_min_items=3"))):
+    for name, extra in (("exact", ("evaluation.race_z=null",)),
+                        ("raced", ("evaluation.race_z=1.0", "evaluation.race_min_items=3", "evaluation.race_scope=both"))):
         settings = settings_for(tmp_path / name, "train.steps_per_epoch=1", "train.batch_size=16",
                                 "evaluation.screen_items=16", "optimizer.use_slow_update=false",
                                 "optimizer.use_meta_skill=false", "evaluation.eval_test=false", *extra)
@@ -151,3 +156,48 @@ def test_a_state_written_before_val_rounds_existed_still_loads():
 
     old = {k: v for k, v in TrainState(0, 0, "s", "s", "s", "s", None).to_dict().items() if k != "val_rounds"}
     assert TrainState.from_dict(old).val_rounds == {}
+
+
+def test_an_accept_z_above_the_reject_z_passes_later_and_inf_passes_only_when_certain():
+    deltas = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0]
+    assert race(RaceSettings(1.64), deltas, 28, 0.0).verdict == "pass"
+    assert race(RaceSettings(1.64, accept_z=6.0), deltas, 28, 0.0) is None
+    assert race(RaceSettings(1.64, accept_z=float("inf")), deltas, 28, 0.0) is None
+    assert race(RaceSettings(1.64, accept_z=float("inf")), [1.0] * 12, 8, 0.0).verdict == "pass"  # 12 - 8 > 0: certain
+    worse = [-1.0, 0.0, -1.0, 0.0, -1.0, 0.0, 0.0, -1.0, 0.0, -1.0]
+    assert race(RaceSettings(1.64, accept_z=float("inf")), worse, 30, 0.0).verdict == "fail"  # rejects still race
+    with pytest.raises(ValueError, match="accept z"):
+        RaceSettings(1.64, accept_z=0.0)
+
+
+async def test_the_race_scope_keeps_racing_to_the_screen_or_the_gate(tmp_path):
+    """A clearly worse candidate: raced in the screen only with scope screen, at the gate only with scope gate."""
+    records = {}
+    for scope in ("screen", "gate"):
+        settings = settings_for(tmp_path / scope, "train.steps_per_epoch=1", "train.batch_size=16",
+                                "evaluation.screen_items=16", "evaluation.val_limit=16", "optimizer.use_slow_update=false",
+                                "optimizer.use_meta_skill=false", "evaluation.eval_test=false", "env.split_ratio=[2,6,2]",
+                                "evaluation.race_z=1.0", "evaluation.race_min_items=3", f"evaluation.race_scope={scope}")
+        summary = await train(settings, backends=backends(world(["BAD."], _answer)))
+        records[scope] = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
+    assert records["screen"]["screen"]["passed"] is records["gate"]["screen"]["passed"] is False
+    assert "raced after" in records["screen"]["gate_reason"]
+    assert "raced" not in records["gate"]["gate_reason"]  # the screen stopped when certain, not predicted
+    assert records["gate"]["screen"]["evaluated"] > records["screen"]["screen"]["evaluated"]
+    with pytest.raises(ConfigError, match="race_scope"):
+        settings_for(tmp_path, "evaluation.race_scope=val")
+
+
+async def test_with_race_scope_screen_the_val_gate_decides_only_when_certain(tmp_path):
+    records = {}
+    for scope in ("screen", "gate"):
+        settings = settings_for(tmp_path / scope, "train.steps_per_epoch=1", "evaluation.val_limit=16",
+                                "evaluation.screen_items=0", "optimizer.use_slow_update=false",
+                                "optimizer.use_meta_skill=false", "evaluation.eval_test=false",
+                                "env.split_ratio=[2,6,2]", "evaluation.race_z=1.64", "evaluation.race_min_items=3",
+                                f"evaluation.race_scope={scope}")
+        summary = await train(settings, backends=backends(world(["BAD."], _answer)))
+        records[scope] = json.loads(Path(summary.run_dir, "history.json").read_text())[0]
+    assert records["gate"]["gate_reason"].startswith("raced after")
+    assert not records["screen"]["gate_reason"].startswith("raced")
+    assert records["screen"]["gate_evaluated"] > records["gate"]["gate_evaluated"]

@@ -90,6 +90,7 @@ class TrainSettings(_Section):
     max_consecutive_failures: int | None = Field(default=5, ge=1)
     candidates_per_step: int = Field(default=1, ge=1)
     patience: int | None = Field(default=None, ge=1)
+    patience_counts: Literal["all", "clear_rejects"] = "all"
 
 
 class OptimizerSettings(_Section):
@@ -115,8 +116,10 @@ class EvaluationSettings(_Section):
     min_effect: float = Field(default=0.0, ge=0.0, le=1.0)
     alpha: float = Field(default=0.1, gt=0.0, lt=1.0)
     early_stop: bool = True
-    race_z: float | None = Field(default=None, gt=0)
+    race_z: float | None = Field(default=2.5, gt=0)
     race_min_items: int = Field(default=10, ge=1)
+    race_accept_z: float | None = Field(default=None, gt=0)
+    race_scope: Literal["both", "screen", "gate"] = "gate"
     screen_items: int = Field(default=20, ge=0)
     remeasure: bool = True
     remeasure_scope: Literal["all", "disagreements"] = "all"

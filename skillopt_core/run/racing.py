@@ -50,17 +50,26 @@ Verdict = Literal["pass", "fail"]
 
 @dataclass(frozen=True)
 class RaceSettings:
-    """``z``: the one-sided normal quantile of the prediction bound; ``min_items``:
-    items evaluated before the race may stop."""
+    """``z``: the one-sided normal quantile of the prediction bound of a
+    reject (the top of the interval below the bar); ``accept_z``: that of a
+    pass (its bottom above the bar; ``None``: ``z``; ``math.inf``: never
+    pass early); ``min_items``: items evaluated before the race may stop."""
 
     z: float
     min_items: int = 10
+    accept_z: float | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.z) and self.z > 0):
             raise ValueError(f"racing z must be a positive number (e.g. 1.64), got {self.z!r}")
+        if self.accept_z is not None and not (self.accept_z > 0):  # inf allowed: never pass early
+            raise ValueError(f"racing accept z must be a positive number or inf, got {self.accept_z!r}")
         if self.min_items < 1:
             raise ValueError(f"racing min_items must be at least 1, got {self.min_items!r}")
+
+    @property
+    def pass_z(self) -> float:
+        return self.z if self.accept_z is None else self.accept_z
 
 
 @dataclass(frozen=True)
@@ -110,7 +119,9 @@ def race(settings: RaceSettings, deltas: Sequence[float], remaining: int, bar: f
     n = len(deltas)
     if remaining > 0 and n < settings.min_items:
         return None
-    low, high = predicted_range(deltas, remaining, settings.z)
+    # An infinite pass z leaves the hard bound: a pass only once certain.
+    _, high = predicted_range(deltas, remaining, settings.z)
+    low, _ = predicted_range(deltas, remaining, settings.pass_z)
     total = math.fsum(deltas)
     if low > bar:
         return RaceCall("pass", n, remaining, total, low, high, bar)

@@ -20,14 +20,17 @@ Guarantees (each has its test):
   task are refused before merging (:mod:`skillopt_core.optim.judge_guard`);
   a gated accept whose val judge is a model is re-decided without the
   sentences its edits make every answer say (:mod:`skillopt_core.optim.stock_sentences`).
-  With ``evaluation.race_z`` the screen and the mean gate stop once their
-  answer is predicted (:mod:`skillopt_core.run.racing`); with
+  With ``evaluation.race_z`` the mean gate (by default; the screen too with
+  ``evaluation.race_scope``) stops once its answer is predicted
+  (:mod:`skillopt_core.run.racing`); with
   ``evaluation.remeasure_scope: disagreements`` only the val items where the
   accepted draw differed are re-measured, each item keeping its own round.
   With ``train.candidates_per_step`` above 1, successive halving on the
   step's train items picks one candidate for the screen and the gate.
 - **Patience.** With ``train.patience`` K, training stops (completed, the best
-  skill stands) once K step gates in a row kept the current skill.
+  skill stands) once K step gates in a row kept the current skill (with
+  ``train.patience_counts: clear_rejects`` K clear rejects in a row: a close
+  reject decided on every val item ends the streak).
 - **The best skill never gets worse.** ``best_skill`` is replaced only by a
   skill whose full-val score is known and strictly higher than ``best_val``,
   whatever path made it current (a gated accept, an ungated accept, the slow
@@ -148,7 +151,10 @@ class Trainer:
                                 or max(1, math.ceil(len(dataset.train) / settings.train.batch_size)))
         self.total_steps = settings.train.num_epochs * self.steps_per_epoch
         self.gate_settings = GateSettings(policy=ev_.gate_policy, min_effect=ev_.min_effect, alpha=ev_.alpha)
-        self.race = RaceSettings(ev_.race_z, ev_.race_min_items) if ev_.race_z and ev_.early_stop else None
+        race = (RaceSettings(ev_.race_z, ev_.race_min_items, ev_.race_accept_z) if ev_.race_z and ev_.early_stop
+                else None)
+        self.race = race if ev_.race_scope in ("both", "gate") else None  # the val gate's
+        self.screen_race = race if ev_.race_scope in ("both", "screen") else None
         # The person's own words (the caller's edits, tasks' metadata["own_words"]) are never the judge's.
         self.own = own_words(self.by_id.values(), self.caller_edits)
         self.guard = (JudgeGuard(rubric_texts(t.judge for t in self.by_id.values()), self.own,
@@ -366,10 +372,10 @@ class Trainer:
 
     def _screen_race(self, current: Mapping[str, float], partial: Mapping[str, float], n: int) -> RaceCall | None:
         """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0."""
-        if self.race is None or len(partial) >= n:
+        if self.screen_race is None or len(partial) >= n:
             return None
         deltas = [partial[k] - current.get(k, 0.0) for k in partial]
-        return race(self.race, deltas, n - len(partial), -TIE_EPSILON)
+        return race(self.screen_race, deltas, n - len(partial), -TIE_EPSILON)
 
     def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
                     beat_best: bool = False) -> None:
@@ -520,7 +526,7 @@ class Trainer:
         while True:
             state = self.state
             assert state is not None
-            streak = self._non_accepting_streak(state)
+            streak = self._non_accepting_streak(state, self.s.train.patience_counts == "clear_rejects")
             if self.s.train.patience and streak >= self.s.train.patience and state.global_step < self.total_steps:
                 self._emit(ev.Notice("info", (
                     f"patience: {streak} step gates in a row did not accept (train.patience={self.s.train.patience}); "
@@ -535,11 +541,18 @@ class Trainer:
             self._save_state(self.state)
 
     @staticmethod
-    def _non_accepting_streak(state: TrainState) -> int:
-        """Step gates in a row, at the end of the history, that kept the current skill."""
+    def _non_accepting_streak(state: TrainState, clear_only: bool = False) -> int:
+        """Step gates in a row, at the end of the history, that kept the current skill.
+        ``clear_only`` (``train.patience_counts: clear_rejects``): only clear rejects count
+        (the screen's, a gate stopped early: certain or raced, an unchanged candidate); a
+        reject decided on every val item, a close call, ends the streak like an accept."""
         streak = 0
         for record in reversed(state.history):
             if record["action"].startswith("accept"):
+                break
+            screened = bool(record.get("screen")) and not record["screen"].get("passed", True)
+            if (clear_only and record["action"] == "reject" and not screened
+                    and not record.get("gate_early_stopped")):
                 break
             streak += 1
         return streak
