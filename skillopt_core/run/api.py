@@ -193,10 +193,6 @@ class TrainingResult:
         """The summary's dict (as ``summary.json`` holds it)."""
         return self.summary.to_dict()
 
-    @property
-    def accepted_steps(self) -> list[StepRecord]:
-        return [h for h in self.history if h.accepted]
-
     def step_gate(self, step: int) -> GateRecord | None:
         held = self.steps.get(step)
         return held.gate if held is not None else self.reader.step_gate(step)

@@ -362,11 +362,11 @@ def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = No
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, origin, default_source)) from None
+        raise ConfigError(explain_validation(exc, origin, default_source)) from None
 
 
-def _section_model(path: tuple) -> type[BaseModel] | None:
-    model: type[BaseModel] = Settings
+def _section_model(path: tuple, root: type[BaseModel] = Settings) -> type[BaseModel] | None:
+    model = root
     for part in path:
         field = model.model_fields.get(str(part))
         if field is None:
@@ -379,14 +379,17 @@ def _section_model(path: tuple) -> type[BaseModel] | None:
     return model
 
 
-def _explain(exc: ValidationError, origin: dict[tuple, str], default_source: str) -> str:
+def explain_validation(exc: ValidationError, origin: dict[tuple, str], default_source: str,
+                       root: type[BaseModel] = Settings, prefix: tuple = ()) -> str:
+    """``exc`` as lines naming each bad key, the file or flag that set it and, for an unknown key, the
+    nearest valid one. ``root`` validated the section at ``prefix`` (a layer's own section, e.g. ``sleep``)."""
     lines = []
     for err in exc.errors():
-        loc = tuple(err["loc"])
+        loc = (*prefix, *err["loc"])
         dotted = ".".join(str(p) for p in loc)
         source = origin.get(loc) or default_source
         if err["type"] == "extra_forbidden":
-            parent = _section_model(loc[:-1])
+            parent = _section_model(loc[len(prefix):-1], root)
             valid = list(parent.model_fields) if parent else []
             near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
             hint = f" Did you mean '{'.'.join(str(p) for p in (*loc[:-1], near[0]))}'?" if near else ""
