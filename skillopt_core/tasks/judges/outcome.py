@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillopt_core.backends.trajectory import CommandRun, Trajectory
+from skillopt_core.tasks.judges.options import one_or_many
 from skillopt_core.tasks.judges.rules import word_absent_pattern
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
 from skillopt_core.tasks.task import Score, Task
@@ -115,22 +116,6 @@ def command_matches(command: str, pattern: str) -> bool:
     if not want:
         return False
     return any(words[: len(want)] == want for words in command_words(command))
-
-
-def _patterns(kind: str, opts: dict[str, Any], one: str, many: str) -> tuple[str, ...]:
-    values: list[str] = []
-    if one in opts:
-        if not isinstance(opts[one], str) or not opts[one].strip():
-            raise JudgeError(f"Judge '{kind}' option '{one}' must be a non-empty string.")
-        values.append(opts[one].strip())
-    if many in opts:
-        raw = opts[many]
-        if not isinstance(raw, list) or not raw or not all(isinstance(v, str) and v.strip() for v in raw):
-            raise JudgeError(f"Judge '{kind}' option '{many}' must be a non-empty list of non-empty strings.")
-        values += [v.strip() for v in raw]
-    if not values:
-        raise JudgeError(f"Judge '{kind}' needs '{one}' or '{many}'.")
-    return tuple(values)
 
 
 def _no_trajectory() -> Score:
@@ -212,13 +197,13 @@ def _not_ran_as_text(rule: dict[str, Any], siblings: Sequence[Any]) -> list[dict
 @register_judge("ran", {"command": "a command pattern (leading words, e.g. 'pnpm')", "commands": "a list of them"},
                 reads_trajectory=True, as_text=_ran_as_text)
 def _build_ran(opts: dict[str, Any], backend: Any) -> CommandJudge:
-    return CommandJudge(_patterns("ran", opts, "command", "commands"), True)
+    return CommandJudge(one_or_many("ran", opts, "command", "commands", strip=True), True)
 
 
 @register_judge("not_ran", {"command": "a command pattern (leading words, e.g. 'terraform apply')",
                             "commands": "a list of them"}, reads_trajectory=True, as_text=_not_ran_as_text)
 def _build_not_ran(opts: dict[str, Any], backend: Any) -> CommandJudge:
-    return CommandJudge(_patterns("not_ran", opts, "command", "commands"), False)
+    return CommandJudge(one_or_many("not_ran", opts, "command", "commands", strip=True), False)
 
 
 # --------------------------------------------------------------------------- #
@@ -260,13 +245,13 @@ class PathJudge:
 @register_judge("touched", {"path": "a path glob (e.g. 'CHANGELOG.md', 'src/**')", "paths": "a list of them"},
                 reads_trajectory=True)
 def _build_touched(opts: dict[str, Any], backend: Any) -> PathJudge:
-    return PathJudge(_patterns("touched", opts, "path", "paths"), True)
+    return PathJudge(one_or_many("touched", opts, "path", "paths", strip=True), True)
 
 
 @register_judge("not_touched", {"path": "a path glob (e.g. 'package-lock.json', '*.lock')", "paths": "a list of them"},
                 reads_trajectory=True)
 def _build_not_touched(opts: dict[str, Any], backend: Any) -> PathJudge:
-    return PathJudge(_patterns("not_touched", opts, "path", "paths"), False)
+    return PathJudge(one_or_many("not_touched", opts, "path", "paths", strip=True), False)
 
 
 # --------------------------------------------------------------------------- #
