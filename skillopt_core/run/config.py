@@ -199,12 +199,15 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str, prefix=()) -> dict[str, Any]:
+def merge_layer(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str,
+                prefix=()) -> dict[str, Any]:
+    """``over`` merged onto ``base`` (mappings key by key, anything else replaced); ``origin`` names ``src``
+    for every key ``over`` sets."""
     out = dict(base)
     for key, value in over.items():
         path = (*prefix, key)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value, origin, src, path)
+            out[key] = merge_layer(out[key], value, origin, src, path)
         else:
             out[key] = value
             origin[path] = src
@@ -294,8 +297,8 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
                 raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got "
                                   f"{base!r}.")
             base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
-            merged = _merge(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
-    return _merge(merged, data, origin, str(path))
+            merged = merge_layer(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
+    return merge_layer(merged, data, origin, str(path))
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

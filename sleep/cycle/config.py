@@ -15,7 +15,13 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillopt_core import ConfigError, Settings
-from skillopt_core.run.config import apply_overrides, explain_validation, load_config_data, validate_settings
+from skillopt_core.run.config import (
+    apply_overrides,
+    explain_validation,
+    load_config_data,
+    merge_layer,
+    validate_settings,
+)
 from sleep import paths
 from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
@@ -82,13 +88,6 @@ class NightConfig(BaseModel):
     origin: dict[str, str] = Field(default_factory=dict)  # "section.key" -> the file or --set that set it
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def user_config_path() -> Path:
     return paths.data_dir() / USER_FILE
 
@@ -100,8 +99,8 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
     extra = Path(config) if config is not None else user_config_path()
     if config is not None or extra.is_file():
         more, more_origin, source = load_config_data(extra)
-        data = _merge(data, more)
-        origin.update(more_origin)
+        data = merge_layer(data, more, origin, source)
+        origin.update(more_origin)  # finer: the file of more's own chain that set each key
         sources.append(source)
     apply_overrides(data, overrides, origin)
     _local_profile(data, origin)
