@@ -199,15 +199,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def merge_layer(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str,
-                prefix=()) -> dict[str, Any]:
-    """``over`` merged onto ``base`` (mappings key by key, anything else replaced); ``origin`` names ``src``
-    for every key ``over`` sets."""
+def merge_in(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str,
+             prefix=()) -> dict[str, Any]:
+    """``over`` merged onto ``base`` key by key; ``origin`` names ``src`` for every key ``over`` sets."""
     out = dict(base)
     for key, value in over.items():
         path = (*prefix, key)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge_layer(out[key], value, origin, src, path)
+            out[key] = merge_in(out[key], value, origin, src, path)
         else:
             out[key] = value
             origin[path] = src
@@ -297,8 +296,8 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
                 raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got "
                                   f"{base!r}.")
             base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
-            merged = merge_layer(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
-    return merge_layer(merged, data, origin, str(path))
+            merged = merge_in(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
+    return merge_in(merged, data, origin, str(path))
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

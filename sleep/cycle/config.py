@@ -15,13 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillopt_core import ConfigError, Settings
-from skillopt_core.run.config import (
-    apply_overrides,
-    explain_validation,
-    load_config_data,
-    merge_layer,
-    validate_settings,
-)
+from skillopt_core.run.config import apply_overrides, explain_validation, load_config_data, merge_in, validate_settings
 from sleep import paths
 from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
@@ -99,7 +93,7 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
     extra = Path(config) if config is not None else user_config_path()
     if config is not None or extra.is_file():
         more, more_origin, source = load_config_data(extra)
-        data = merge_layer(data, more, origin, source)
+        data = merge_in(data, more, origin, source)
         origin.update(more_origin)  # finer: the file of more's own chain that set each key
         sources.append(source)
     apply_overrides(data, overrides, origin)
