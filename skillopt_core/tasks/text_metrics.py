@@ -109,3 +109,9 @@ def extract_final_answer(response: str) -> ExtractedAnswer:
         if cleaned:
             return ExtractedAnswer(cleaned, bool(matches))
     return ExtractedAnswer("", bool(matches))
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` with its white space folded to single spaces, cut to ``limit`` characters ending in ``...``."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

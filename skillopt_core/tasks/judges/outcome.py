@@ -60,6 +60,7 @@ from skillopt_core.tasks.judges.options import one_or_many
 from skillopt_core.tasks.judges.rules import word_absent_pattern
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
 from skillopt_core.tasks.task import Score, Task
+from skillopt_core.tasks.text_metrics import one_line
 
 __all__ = ["CheckJudge", "CommandJudge", "PathJudge", "check_commands", "command_matches", "current_trajectory",
            "is_check_command", "required_commands", "scoring_trajectory", "started"]
@@ -123,11 +124,6 @@ def _no_trajectory() -> Score:
                            "does not report them), so what it did could not be judged.")
 
 
-def _quote(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 NOT_STARTED_CODES = frozenset({126, 127})  # the shell's "cannot execute" and "command not found"
 
 
@@ -159,15 +155,15 @@ class CommandJudge:
             if any(started(c) for c in hits):
                 return Score(1.0, 1.0, "The agent ran the kind of command this task needs.")
             if hits:
-                return Score(0.0, 0.0, f"The agent tried `{_quote(hits[0].command)}` but it did not run "
+                return Score(0.0, 0.0, f"The agent tried `{one_line(hits[0].command, 120)}` but it did not run "
                                        f"({_why_not(hits[0])}).")
             ran = [c for c in tried if started(c)]
-            seen = ", ".join(f"`{_quote(c.command)}`" for c in ran[:4]) or "no commands"
+            seen = ", ".join(f"`{one_line(c.command, 120)}`" for c in ran[:4]) or "no commands"
             return Score(0.0, 0.0, f"The agent did not run the command the person uses for this task (it ran {seen}).")
         if not hits:
             return Score(1.0, 1.0, "The agent avoided the commands the person corrected before.")
         how = "tried" if not started(hits[0]) else "ran"
-        return Score(0.0, 0.0, f"The agent {how} `{_quote(hits[0].command)}`; the person corrected that before.")
+        return Score(0.0, 0.0, f"The agent {how} `{one_line(hits[0].command, 120)}`; the person corrected that before.")
 
 
 def _commands(rule: dict[str, Any]) -> list[str]:
