@@ -75,11 +75,9 @@ async def test_exhausted_budget_refuses_every_later_call_without_calling():
     metered = MeteredBackend(inner, "target", ledger, Budget(max_calls=1))
     await metered.complete(req())
     for _ in range(3):
-        with pytest.raises(BudgetExceeded):
+        with pytest.raises(BudgetExceeded, match="budget exhausted: 1/1 model calls"):
             await metered.complete(req())
     assert len(inner.history) == 1
-    assert ledger.refused_calls == 3
-    assert ledger.exhausted_reason is not None
 
 
 async def test_budget_is_shared_across_roles_through_the_ledger():

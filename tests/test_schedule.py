@@ -16,11 +16,14 @@ from hypothesis import strategies as st
 
 from skillopt_core.optim.schedule import (
     SCHEDULERS,
-    budget_schedule,
     describe_budget,
     edit_budget,
     lr_value,
 )
+
+
+def budget_schedule(total_steps, learning_rate, scheduler, min_learning_rate=1.0):
+    return [edit_budget(k, total_steps, learning_rate, scheduler, min_learning_rate) for k in range(total_steps)]
 
 
 def test_constant_budget_is_learning_rate_at_every_step():

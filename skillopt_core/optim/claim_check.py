@@ -143,6 +143,26 @@ _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)
 _ANSWER_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?![\s.!?]|$))+(?:[.!?]+|$)", re.M)
 
 
+def prose_sentences(text: str) -> list[re.Match[str]]:
+    """The sentences of an answer (as matches) outside its fenced code blocks."""
+    fenced = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+    return [m for m in _ANSWER_SENTENCE.finditer(text) if not any(a <= m.start() < b for a, b in fenced)]
+
+
+def cut_sentences(text: str, drop: Sequence[re.Match[str]], own_lines: bool = False) -> str:
+    """``text`` without the ``drop`` sentences, spaces before a line end and runs of blank lines
+    tidied. ``own_lines``: a sentence on a line of its own takes its line with it."""
+    out, at = [], 0
+    for m in drop:
+        out.append(text[at:m.start()])
+        at = m.end()
+        if own_lines and text[at:at + 1] == "\n" and (m.start() == 0 or text[m.start() - 1] == "\n"):
+            at += 1
+    out.append(text[at:])
+    kept = re.sub(r"[ \t]+\n", "\n", "".join(out))
+    return re.sub(r"\n{3,}", "\n\n", kept).strip()
+
+
 def strip_claims(text: str, model=None, threshold: float = THRESHOLD) -> tuple[str, list[str]]:  # type: ignore[no-untyped-def]
     """``(text without its self-assessment sentences, the sentences removed)``.
 
@@ -153,20 +173,11 @@ def strip_claims(text: str, model=None, threshold: float = THRESHOLD) -> tuple[s
     for the paraphrase set (``bench/gaming_answers.json``, split before tuning) are
     printed by ``python bench/gate.py --paraphrases``."""
     model = model if model is not None else _answer_model()
-    fenced = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
-    spans = [m for m in _ANSWER_SENTENCE.finditer(text)
-             if len(_TOKEN.findall(m.group(0).lower())) >= 2
-             and not any(a <= m.start() < b for a, b in fenced)]
+    spans = [m for m in prose_sentences(text) if len(_TOKEN.findall(m.group(0).lower())) >= 2]
     if not spans:
         return text, []
     probs = model.predict_proba([m.group(0).strip() for m in spans])[:, 1]
     drop = [m for m, p in zip(spans, probs, strict=True) if p >= threshold]
     if not drop:
         return text, []
-    out, at = [], 0
-    for m in drop:
-        out.append(text[at:m.start()])
-        at = m.end()
-    out.append(text[at:])
-    kept = re.sub(r"[ \t]+\n", "\n", "".join(out))
-    return re.sub(r"\n{3,}", "\n\n", kept).strip(), [m.group(0).strip() for m in drop]
+    return cut_sentences(text, drop), [m.group(0).strip() for m in drop]

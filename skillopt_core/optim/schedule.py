@@ -120,19 +120,6 @@ def edit_budget(
     return max(1, math.floor(value + 0.5))
 
 
-def budget_schedule(
-    total_steps: int,
-    learning_rate: float,
-    scheduler: Scheduler,
-    min_learning_rate: float = 1.0,
-) -> list[int]:
-    """Every step's edit budget, in order (for summaries and dry runs)."""
-    return [
-        edit_budget(step, total_steps, learning_rate, scheduler, min_learning_rate)
-        for step in range(total_steps)
-    ]
-
-
 def describe_budget(
     global_step: int,
     total_steps: int,

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from skillopt_core.backends import RequestFailed
+from skillopt_core.optim.claim_check import cut_sentences, prose_sentences
 from skillopt_core.optim.judge_guard import is_optimizer_edit
 from skillopt_core.skill.edits import Edit
 
@@ -58,9 +59,6 @@ MIN_SHARED_WORDS = 2
 """An edit wrote a stock sentence when they share this many stemmed content words (or all of the sentence's)."""
 
 _TOKEN = re.compile(r"[a-z0-9%']+")
-_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.S | re.M)
-# A sentence ends at . ! or ? followed by a space or the end (so "3.5" stays whole), or at a line end.
-_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?![\s.!?]|$))+(?:[.!?]+|$)", re.M)
 _STOP = frozenset("""
 a an the this that these those it its it's i i'm me my we our you your he she they them their
 is are was were be been being am do does did done have has had having will would shall should can could may might
@@ -84,9 +82,7 @@ def content_words(text: str) -> frozenset[str]:
 
 def answer_sentences(text: str) -> list[str]:
     """The sentences of an answer, outside fenced code blocks, stripped."""
-    fenced = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
-    return [m.group(0).strip() for m in _SENTENCE.finditer(text)
-            if m.group(0).strip() and not any(a <= m.start() < b for a, b in fenced)]
+    return [m.group(0).strip() for m in prose_sentences(text) if m.group(0).strip()]
 
 
 def stock_sentences(answers: Mapping[str, Sequence[str]], before: Iterable[str], own: Iterable[str] = ()) -> list[str]:
@@ -115,20 +111,8 @@ def stock_sentences(answers: Mapping[str, Sequence[str]], before: Iterable[str],
 def without(text: str, sentences: Iterable[str]) -> str:
     """``text`` with every sentence that matches one of ``sentences`` (same content words) removed."""
     keys = {content_words(s) for s in sentences}
-    fenced = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
-    drop = [m for m in _SENTENCE.finditer(text)
-            if not any(a <= m.start() < b for a, b in fenced) and content_words(m.group(0)) in keys]
-    if not drop:
-        return text
-    out, at = [], 0
-    for m in drop:
-        out.append(text[at:m.start()])
-        at = m.end()
-        if text[at:at + 1] == "\n" and (m.start() == 0 or text[m.start() - 1] == "\n"):
-            at += 1  # a sentence on a line of its own takes its line with it
-    out.append(text[at:])
-    kept = re.sub(r"[ \t]+\n", "\n", "".join(out))
-    return re.sub(r"\n{3,}", "\n\n", kept).strip()
+    drop = [m for m in prose_sentences(text) if content_words(m.group(0)) in keys]
+    return cut_sentences(text, drop, own_lines=True) if drop else text
 
 
 def writers(edits: Iterable[Edit], sentences: Sequence[str]) -> list[Edit]:

@@ -39,10 +39,11 @@ from skillopt_core.backends import Backend
 from skillopt_core.evaluation.rollout import RolloutCache, mean_score, per_item, run_rollouts
 from skillopt_core.run import events as ev
 from skillopt_core.run.budget import UsageLedger
+from skillopt_core.run.compare import open_run_dir, split_items
 from skillopt_core.run.config import ConfigError, Settings, apply_overrides, load_settings, validate_settings
 from skillopt_core.run.reader import RunReader, val_rollouts
 from skillopt_core.run.record import GateRecord, SelectedEdit, StepDetail, StepRecord
-from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id, read_json
+from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, read_json
 from skillopt_core.run.runtime import build_backends, build_runtime, initial_skill
 from skillopt_core.run.state import RunSummary
 from skillopt_core.run.trainer import Trainer, load_notices
@@ -192,10 +193,6 @@ class TrainingResult:
     def to_dict(self) -> dict[str, Any]:
         """The summary's dict (as ``summary.json`` holds it)."""
         return self.summary.to_dict()
-
-    @property
-    def accepted_steps(self) -> list[StepRecord]:
-        return [h for h in self.history if h.accepted]
 
     def step_gate(self, step: int) -> GateRecord | None:
         held = self.steps.get(step)
@@ -453,14 +450,8 @@ async def evaluate(
     Items whose call failed score 0 and are counted in ``failed_items``."""
     runtime = build_runtime(settings, raw_backends=dict(backends) if backends else None)
     skill = load_skill(skill_path) if skill_path else initial_skill(settings, runtime.env)
-    run_dir = RunDir.create(settings.output.root, settings.env.name, f"eval-{settings.output.run_id or new_run_id()}")
-    atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
-    bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
-    data = split_tasks(runtime.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
-    limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
-    tasks = list(data.split(split))[:limit] if limit else list(data.split(split))
-    if not tasks:
-        raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
+    run_dir, bus = open_run_dir(settings, "eval", subscribers)
+    tasks, data = split_items(settings, runtime.env, split)
     t = settings.train
     cache = RolloutCache(run_dir.cache_path)
     # The split evaluated counts the items evaluated (after test_limit / val_limit), as the result says.

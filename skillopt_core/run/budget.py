@@ -97,7 +97,6 @@ class UsageLedger:
     def __init__(self) -> None:
         self._buckets: dict[tuple[str, str], _Bucket] = {}
         self._in_flight = 0
-        self._refused = 0
         self._exhausted: str | None = None
         self._lock = threading.Lock()
 
@@ -124,7 +123,6 @@ class UsageLedger:
             if self._exhausted is None:
                 self._exhausted = self._over_budget(budget)
             if self._exhausted is not None:
-                self._refused += 1
                 raise BudgetExceeded(self._exhausted)
             self._in_flight += 1
 
@@ -160,18 +158,6 @@ class UsageLedger:
                 "Raise budget.max_usd to allow more."
             )
         return None
-
-    @property
-    def exhausted_reason(self) -> str | None:
-        """The budget message once a call has been refused, else None."""
-        with self._lock:
-            return self._exhausted
-
-    @property
-    def refused_calls(self) -> int:
-        """How many calls the budget refused (none of them reached a backend)."""
-        with self._lock:
-            return self._refused
 
     @property
     def in_flight(self) -> int:

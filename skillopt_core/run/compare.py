@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from skillopt_core.backends import Backend
+from skillopt_core.envs.base import EnvAdapter
 from skillopt_core.evaluation.cache import RolloutCache
 from skillopt_core.evaluation.rollout import run_rollouts
 from skillopt_core.evaluation.stats import average_within_item, paired_comparison
@@ -25,7 +26,8 @@ from skillopt_core.run.config import Settings, apply_overrides, validate_setting
 from skillopt_core.run.rundir import RunDir, atomic_write_json, atomic_write_text, new_run_id
 from skillopt_core.run.runtime import build_runtime, initial_skill
 from skillopt_core.skill.document import Skill, load_skill
-from skillopt_core.tasks.data import split_tasks
+from skillopt_core.tasks.data import Dataset, split_tasks
+from skillopt_core.tasks.task import Task
 
 __all__ = ["compare_skills", "evaluate_targets", "resolve_skill"]
 
@@ -59,13 +61,7 @@ class _Scorer:
                  backends: Mapping[str, Backend] | None) -> None:
         self.s = settings
         self.rt = build_runtime(settings, raw_backends=dict(backends) if backends else None)
-        data = split_tasks(self.rt.env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
-        limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
-        tasks = list(data.split(split))
-        self.tasks = tasks[:limit] if limit else tasks
-        if not self.tasks:
-            raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change "
-                             f"env.split_ratio.")
+        self.tasks, _ = split_items(settings, self.rt.env, split)
         self.split, self.bus = split, bus
         self.cache = RolloutCache(run_dir.cache_path)
 
@@ -87,7 +83,18 @@ class _Scorer:
         return average_within_item(pairs)
 
 
-def _run_dir(settings: Settings, kind: str, subscribers: Iterable[ev.Subscriber]) -> tuple[RunDir, ev.EventBus]:
+def split_items(settings: Settings, env: EnvAdapter, split: str) -> tuple[list[Task], Dataset]:
+    """The items an evaluation of ``split`` scores (after ``test_limit`` / ``val_limit``) and the whole split."""
+    data = split_tasks(env.load_tasks(), seed=settings.env.split_seed, ratio=settings.env.split_ratio)
+    limit = settings.evaluation.test_limit if split == "test" else settings.evaluation.val_limit
+    tasks = list(data.split(split))[:limit] if limit else list(data.split(split))
+    if not tasks:
+        raise ValueError(f"The {split} split is empty ({data.summary()}); load more items or change env.split_ratio.")
+    return tasks, data
+
+
+def open_run_dir(settings: Settings, kind: str, subscribers: Iterable[ev.Subscriber]) -> tuple[RunDir, ev.EventBus]:
+    """A new ``<kind>-<id>`` run directory with the settings written and an event bus logging to it."""
     run_dir = RunDir.create(settings.output.root, settings.env.name, f"{kind}-{settings.output.run_id or new_run_id()}")
     atomic_write_text(run_dir.config_path, yaml.safe_dump(settings.to_dict(), sort_keys=False))
     bus = ev.EventBus([ev.JsonlEventLog(run_dir.events_path), *subscribers], run_id=run_dir.run_id)
@@ -124,7 +131,7 @@ async def compare_skills(
         raise ValueError(f"metric must be hard or soft, got {metric!r}")
     path_a = resolve_skill(skill_a) if skill_a is not None else None
     path_b = resolve_skill(skill_b) if skill_b is not None else None
-    run_dir, bus = _run_dir(settings, "compare", subscribers)
+    run_dir, bus = open_run_dir(settings, "compare", subscribers)
     base = settings.train.seed
     seeds_a = list(range(base, base + seeds))
     seeds_b = list(range(base + seeds, base + 2 * seeds)) if aa else seeds_a
@@ -160,7 +167,7 @@ async def evaluate_targets(
 ) -> dict:
     """One skill on several target models, side by side (same items, same seeds)."""
     path = resolve_skill(skill_path) if skill_path is not None else None
-    run_dir, bus = _run_dir(settings, "eval", subscribers)
+    run_dir, bus = open_run_dir(settings, "eval", subscribers)
     rows = []
     for target in targets:
         s = _for_target(settings, target)

@@ -199,12 +199,14 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str, prefix=()) -> dict[str, Any]:
+def merge_in(base: dict[str, Any], over: dict[str, Any], origin: dict[tuple, str], src: str,
+             prefix=()) -> dict[str, Any]:
+    """``over`` merged onto ``base`` key by key; ``origin`` names ``src`` for every key ``over`` sets."""
     out = dict(base)
     for key, value in over.items():
         path = (*prefix, key)
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value, origin, src, path)
+            out[key] = merge_in(out[key], value, origin, src, path)
         else:
             out[key] = value
             origin[path] = src
@@ -294,8 +296,8 @@ def _load_chain(path: Path, origin: dict[tuple, str], seen: tuple[Path, ...] = (
                 raise ConfigError(f"{path}: _base_ must be a path or packaged config name (or a list of them), got "
                                   f"{base!r}.")
             base_path = resolve_config(base, relative_to=path.parent, where=f"{path}: _base_ {base!r}")
-            merged = _merge(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
-    return _merge(merged, data, origin, str(path))
+            merged = merge_in(merged, _load_chain(base_path, origin, (*seen, path)), origin, str(base_path))
+    return merge_in(merged, data, origin, str(path))
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -362,11 +364,11 @@ def validate_settings(data: dict[str, Any], origin: dict[tuple, str] | None = No
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, origin, default_source)) from None
+        raise ConfigError(explain_validation(exc, origin, default_source)) from None
 
 
-def _section_model(path: tuple) -> type[BaseModel] | None:
-    model: type[BaseModel] = Settings
+def _section_model(path: tuple, root: type[BaseModel] = Settings) -> type[BaseModel] | None:
+    model = root
     for part in path:
         field = model.model_fields.get(str(part))
         if field is None:
@@ -379,14 +381,17 @@ def _section_model(path: tuple) -> type[BaseModel] | None:
     return model
 
 
-def _explain(exc: ValidationError, origin: dict[tuple, str], default_source: str) -> str:
+def explain_validation(exc: ValidationError, origin: dict[tuple, str], default_source: str,
+                       root: type[BaseModel] = Settings, prefix: tuple = ()) -> str:
+    """``exc`` as lines naming each bad key, the file or flag that set it and, for an unknown key, the
+    nearest valid one. ``root`` validated the section at ``prefix`` (a layer's own section, e.g. ``sleep``)."""
     lines = []
     for err in exc.errors():
-        loc = tuple(err["loc"])
+        loc = (*prefix, *err["loc"])
         dotted = ".".join(str(p) for p in loc)
         source = origin.get(loc) or default_source
         if err["type"] == "extra_forbidden":
-            parent = _section_model(loc[:-1])
+            parent = _section_model(loc[len(prefix):-1], root)
             valid = list(parent.model_fields) if parent else []
             near = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.5)
             hint = f" Did you mean '{'.'.join(str(p) for p in (*loc[:-1], near[0]))}'?" if near else ""

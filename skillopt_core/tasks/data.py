@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillopt_core.tasks.collect import TaskCollector
 from skillopt_core.tasks.judges import JudgeError, validate_judge_spec
 from skillopt_core.tasks.task import Task
 
@@ -199,31 +200,20 @@ def load_tasks_jsonl(path: str | Path, require_judge: bool = True) -> tuple[list
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(f"Task file not found: {file}. Check env.data_path in the config.")
-    tasks: list[Task] = []
-    problems: list[str] = []
-    seen: set[str] = set()
+    found = TaskCollector(id_name="task id")
     with file.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             try:
                 line = raw.decode("utf-8").strip()
             except UnicodeDecodeError:
-                problems.append(f"line {number}: not valid UTF-8")
+                found.problems.append(f"line {number}: not valid UTF-8")
                 continue
             if not line:
                 continue
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
+                found.problems.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno})")
                 continue
-            try:
-                task = _task_from_record(record, require_judge)
-            except ValueError as exc:
-                problems.append(f"line {number}: {exc}")
-                continue
-            if task.id in seen:
-                problems.append(f"line {number}: repeats task id '{task.id}' (kept the first)")
-                continue
-            seen.add(task.id)
-            tasks.append(task)
-    return tasks, problems
+            found.add(f"line {number}", _task_from_record, record, require_judge)
+    return found.result()

@@ -103,15 +103,15 @@ def extract_final_answer(response: str) -> ExtractedAnswer:
     emphasis tolerated), up to the end of its line; if that line is empty, the
     next non-empty line. Without a marker: the first non-empty line."""
     matches = list(_ANSWER_MARKER.finditer(response))
-    if matches:
-        rest = response[matches[-1].end():]
-        for line in rest.splitlines():
-            cleaned = _clean(line)
-            if cleaned:
-                return ExtractedAnswer(cleaned, True)
-        return ExtractedAnswer("", True)
-    for line in response.splitlines():
+    rest = response[matches[-1].end():] if matches else response
+    for line in rest.splitlines():
         cleaned = _clean(line)
         if cleaned:
-            return ExtractedAnswer(cleaned, False)
-    return ExtractedAnswer("", False)
+            return ExtractedAnswer(cleaned, bool(matches))
+    return ExtractedAnswer("", bool(matches))
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` with its white space folded to single spaces, cut to ``limit`` characters ending in ``...``."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

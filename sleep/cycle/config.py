@@ -8,7 +8,6 @@ flag and the nearest valid key, as in the core.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -16,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillopt_core import ConfigError, Settings
-from skillopt_core.run.config import apply_overrides, load_config_data, validate_settings
+from skillopt_core.run.config import apply_overrides, explain_validation, load_config_data, merge_in, validate_settings
 from sleep import paths
 from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
@@ -83,13 +82,6 @@ class NightConfig(BaseModel):
     origin: dict[str, str] = Field(default_factory=dict)  # "section.key" -> the file or --set that set it
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def user_config_path() -> Path:
     return paths.data_dir() / USER_FILE
 
@@ -101,8 +93,8 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
     extra = Path(config) if config is not None else user_config_path()
     if config is not None or extra.is_file():
         more, more_origin, source = load_config_data(extra)
-        data = _merge(data, more)
-        origin.update(more_origin)
+        data = merge_in(data, more, origin, source)
+        origin.update(more_origin)  # finer: the file of more's own chain that set each key
         sources.append(source)
     apply_overrides(data, overrides, origin)
     _local_profile(data, origin)
@@ -112,7 +104,7 @@ def load_night_config(config: str | Path | None = None, overrides: list[str] | t
     try:
         sleep = SleepSettings.model_validate(section)
     except ValidationError as exc:
-        raise ConfigError(_explain(exc, origin, sources[-1])) from None
+        raise ConfigError(explain_validation(exc, origin, sources[-1], SleepSettings, ("sleep",))) from None
     core = validate_settings(data, origin, default_source=sources[-1])
     return NightConfig(core=core, sleep=sleep, sources=sources,
                        origin={".".join(map(str, k)): v for k, v in origin.items()} |
@@ -126,20 +118,10 @@ def effective_settings(config: NightConfig, sections: tuple[str, ...] = (
     data = {"sleep": config.sleep.model_dump(), **config.core.to_dict()}
     rows = []
     for section in sections:
-        for key, value in _flatten(data.get(section) or {}, section):
+        for path, value in _leaves(data.get(section) or {}, (section,)):
+            key = ".".join(path)
             rows.append((key, value, config.origin.get(key, "default")))
     return rows
-
-
-def _flatten(node: dict[str, Any], prefix: str) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
-    for key, value in node.items():
-        dotted = f"{prefix}.{key}"
-        if isinstance(value, dict) and value:
-            out += _flatten(value, dotted)
-        else:
-            out.append((dotted, value))
-    return out
 
 
 def _local_profile(data: dict[str, Any], origin: dict[tuple, str]) -> None:
@@ -180,9 +162,10 @@ def _only_own(profile: dict[str, Any]) -> dict[str, Any]:
 
 
 def _leaves(node: dict[str, Any], prefix: tuple = ()) -> list[tuple[tuple, Any]]:
+    """(key path, value) of every leaf of ``node``; an empty mapping is a leaf of its own."""
     out: list[tuple[tuple, Any]] = []
     for key, value in node.items():
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value:
             out += _leaves(value, (*prefix, key))
         else:
             out.append(((*prefix, key), value))
@@ -196,21 +179,3 @@ def _is_packaged(where: str) -> bool:
     real = Path(where).resolve()
     core_configs = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
     return real == DEFAULT_CONFIG or real.is_relative_to(core_configs)
-
-
-def _explain(exc: ValidationError, origin: dict[tuple, str], default: str) -> str:
-    lines = []
-    valid = list(SleepSettings.model_fields)
-    for err in exc.errors():
-        key = ("sleep", *[str(p) for p in err["loc"]])
-        where = origin.get(key, default)
-        dotted = ".".join(key)
-        if err["type"] == "extra_forbidden":
-            near = difflib.get_close_matches(key[-1], valid, n=1, cutoff=0.5)
-            hint = f" Did you mean 'sleep.{near[0]}'?" if near else ""
-            lines.append(f"{where}: unknown key '{dotted}'.{hint} Valid keys in sleep: {', '.join(valid)}.")
-        else:
-            lines.append(f"{where}: '{dotted}': {err['msg']} (got {err.get('input')!r}).")
-    return "Invalid configuration:\n  " + "\n  ".join(lines)
-
-

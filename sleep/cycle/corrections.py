@@ -22,14 +22,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from skillopt_core import Edit
+from skillopt_core.tasks.text_metrics import one_line
 from sleep.rule_text import Style, write_rule
 
 MAX_QUOTE_CHARS = 300
-
-
-def _quote(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_QUOTE_CHARS else text[:MAX_QUOTE_CHARS - 3] + "..."
 
 
 def corrections_of(evidence: Iterable[dict[str, Any]]) -> list[str]:
@@ -65,7 +61,7 @@ def correction_edits(evidence: Iterable[dict[str, Any]], limit: int, style: Styl
         sessions = "a session" if n == 1 else f"{n} sessions"
         edits.append(Edit(op="add", content=f"{style.bullet}{rule}", origin="correction",
                           rationale=f"You gave this correction to the agent in {sessions} of this task: "
-                                    f"\"{_quote(said)}\""))
+                                    f"\"{one_line(said, MAX_QUOTE_CHARS)}\""))
     return edits
 
 

@@ -118,8 +118,8 @@ def run_night(opts: NightOptions, say: Say = print, subscribers: Iterable[events
 def _stages(ctx: NightContext) -> None:
     """Harvest, mine, then each skill's part (:func:`sleep.cycle.skillqueue.every_skill`)."""
     from sleep.harvest.harvester import HarvestOptions, harvest
-    from sleep.mine import MineOptions, mine
     from sleep.mine.embed import resolve
+    from sleep.mine.miner import MineOptions, mine
 
     writer, say, project, wait = ctx.writer, ctx.say, str(ctx.project), max(ctx.wait, 60.0)
     writer.stage("harvest")

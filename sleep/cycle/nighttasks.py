@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from skillopt_core import Task
-from sleep.cycle import multiskill
 from sleep.cycle.config import NightConfig
 from sleep.cycle.corrections import correction_edits
 from sleep.index import Index
@@ -42,13 +41,6 @@ def items(records: list, members: dict[str, list], config: NightConfig) -> list[
 
 def chosen(records: list, config: NightConfig) -> list:
     return sorted(records, key=lambda r: (-r.support, r.id))[: config.sleep.max_tasks]
-
-
-def first_skill_items(project: Path, config: NightConfig, skill: Path | None = None) -> list[Task]:
-    """The items of the night's first (most used) skill (``skill``: the one of --skill)."""
-    records, members, sessions = load(project)
-    group = multiskill.skill_groups(project, records, members, sessions, skill)[0]
-    return items(group.records, members, config)
 
 
 def evidence(group: Any, members: dict[str, list], config: NightConfig) -> list[dict]:

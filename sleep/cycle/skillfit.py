@@ -15,10 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from sleep.cycle.triggers import front_matter
 
 MIN_SHARE = 0.3
-_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
 _RAW_WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
@@ -42,12 +41,7 @@ def describe(path: Path) -> tuple[str, str]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return path.parent.name, ""
-    match = _FRONT.match(text)
-    try:
-        front = yaml.safe_load(match.group(1)) if match else None
-    except yaml.YAMLError:
-        front = None
-    front = front if isinstance(front, dict) else {}
+    front = front_matter(text)
     return str(front.get("name") or path.parent.name), str(front.get("description") or "")
 
 

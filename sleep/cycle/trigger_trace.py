@@ -104,20 +104,6 @@ def recorder_of(backend: Any) -> Any:
     return _wrapped(backend, RecordingBackend)
 
 
-def skill_texts(skill_path: Path) -> list[str]:
-    """The texts of the other skills in the skill's folder (listed beside it)."""
-    folder = skill_path.parent.parent
-    out = []
-    for other in sorted(folder.glob("*/SKILL.md")) if folder.is_dir() else []:
-        if other.resolve() == skill_path.resolve():
-            continue
-        try:
-            out.append(other.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return out
-
-
 class ListedClaude:
     """One trigger query through the real ``claude``: the skills only listed (a plugin folder),
     the request alone as the prompt; returns the completion with its trajectory. A run that used up

@@ -120,20 +120,25 @@ def front_matter(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def sibling_skills(skill_path: Path) -> list[tuple[str, str]]:
-    """(name, description) of the other skills in the same skills folder (the rest of the listing)."""
+def other_skills(skill_path: Path) -> list[tuple[Path, str]]:
+    """(path, text) of the other readable skills in the same skills folder (the rest of the listing)."""
     out = []
     folder = skill_path.parent.parent
     for other in sorted(folder.glob("*/SKILL.md")) if folder.is_dir() else []:
         if other.resolve() == skill_path.resolve():
             continue
         try:
-            data = front_matter(other.read_text(encoding="utf-8"))
+            out.append((other, other.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
-        if data.get("description"):
-            out.append((str(data.get("name") or other.parent.name), " ".join(str(data["description"]).split())))
     return out
+
+
+def sibling_skills(skill_path: Path) -> list[tuple[str, str]]:
+    """(name, description) of the other skills in the same skills folder."""
+    found = [(other, front_matter(text)) for other, text in other_skills(skill_path)]
+    return [(str(data.get("name") or other.parent.name), " ".join(str(data["description"]).split()))
+            for other, data in found if data.get("description")]
 
 
 def _prompt(host: str, listed: str, query: str) -> CompletionRequest:
@@ -391,13 +396,13 @@ def run_part(choice: Any, seed_text: str, project: Path, own_tasks: set[str], ba
         skipped = f"the budget has {max(budget_left, 0)} call(s) left; the trigger step may need {need}"
         say(f"[Triggers] {choice.name}: {skipped}")
         return StepResult("triggers", skipped=skipped)
-    from sleep.cycle.trigger_trace import TraceDecider, cli_of, skill_texts
+    from sleep.cycle.trigger_trace import TraceDecider, cli_of
 
     optimizer = _Tally(backends["optimizer"])
     decider: Decide
     if cli_of(backends["target"]) is not None:  # an agent CLI: read from what it did, not asked
         trace = TraceDecider(backends["target"], name, lambda d: with_description(seed_text, d),
-                             skill_texts(choice.path), workers)
+                             [text for _, text in other_skills(choice.path)], workers)
         target = trace.backend = _Tally(trace.backend)
         decider, how = trace, trace.how()
     else:

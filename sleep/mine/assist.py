@@ -111,13 +111,10 @@ class Draft:
 class Assistant:
     """The optimizer role, budgeted. New tasks whose members are not all worded alike are
     shown to the model for confirmation, the least cohesive first (lowest score of a member
-    to the medoid), while the budget lasts; ``borderline`` caps which count (1.0: all)."""
+    to the medoid), while the budget lasts."""
 
     backend: Backend
     max_calls: int = 20
-    borderline: float = 1.0
-    confirm: bool = True
-    refine_judges: bool = True
     calls: int = 0
     cache_hits: int = 0
     rejected_replies: int = 0
@@ -139,7 +136,7 @@ class Assistant:
         out: list[Draft] = []
         for d in sorted(drafts, key=lambda d: (not d.is_new, d.loosest, d.record.id)):
             distinct = len({" ".join(it.text.casefold().split()) for it in d.items})
-            if not (self.confirm and d.is_new and d.loosest <= self.borderline and distinct >= 2):
+            if not (d.is_new and distinct >= 2):
                 out.append(d)
                 continue
             shown = d.items[:MAX_PROMPTS_SHOWN]
@@ -159,7 +156,7 @@ class Assistant:
 
     def refine(self, d: Draft, conn: Any) -> None:
         """Let the model rewrite the rubric and propose rules; keep only rules that pass."""
-        if not self.refine_judges or not (d.evidence.corrections or d.evidence.approvals):
+        if not (d.evidence.corrections or d.evidence.approvals):
             return
         payload = {"task": d.record.prompt, "intent": d.record.intent,
                    "corrections": [c.get("text") for c in d.evidence.corrections][:10],

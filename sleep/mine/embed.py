@@ -89,9 +89,7 @@ class Embedder:
             vecs = np.asarray(self._encode(todo), dtype=np.float32)
             if vecs.shape[0] != len(todo):
                 raise RuntimeError(f"embedder {self.name} returned {vecs.shape[0]} vectors for {len(todo)} texts")
-            norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            for t, v in zip(todo, vecs / norms, strict=True):
+            for t, v in zip(todo, unit_rows(vecs), strict=True):
                 self._cache[t] = v
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
@@ -110,13 +108,18 @@ class Embedder:
         # The pool's own mean, shrunk toward the reference mean as if it held PRIOR more prompts:
         # a large pool is centred on itself, a pool of a few prompts mostly on the reference.
         mean = (v.sum(axis=0) + PRIOR * self._common) / (len(texts) + PRIOR)
-        v = v - mean
-        n = np.linalg.norm(v, axis=1, keepdims=True)
-        n[n == 0] = 1.0
-        return (v / n).astype(np.float32)
+        return unit_rows(v - mean)
 
     def describe(self) -> str:
         return f"{self.name} ({self.package} {self.version}, embedding weight {self.weight})"
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length (float32); a zero row stays zero."""
+    v = np.asarray(vectors, dtype=np.float32)
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    n[n == 0] = 1.0
+    return v / n
 
 
 def _version(package: str) -> str:

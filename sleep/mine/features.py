@@ -34,6 +34,7 @@ from rapidfuzz.distance import OSA
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from sleep.mine.alternatives import alternative_matrix, alternative_pairs, pair_matrix
+from sleep.mine.embed import unit_rows
 
 # Looking around (reading, listing, searching, status) says little about the task.
 EXPLORE = frozenset("""
@@ -405,7 +406,7 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     if params.char_weight > 0:
         parts.append((_char_tfidf(all_words), params.char_weight))
     if vectors is not None and params.embed_weight > 0:
-        parts.append((sp.csr_matrix(_unit(vectors)), params.embed_weight))
+        parts.append((sp.csr_matrix(unit_rows(vectors)), params.embed_weight))
     if len(parts) > 1:
         text = blend(parts)
     acts = [action_tokens(*a) for a in actions]
@@ -437,13 +438,6 @@ def blend(parts: list[tuple[sp.csr_matrix, float]]) -> sp.csr_matrix:
     norms = np.sqrt(np.asarray(x.multiply(x).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     return sp.csr_matrix(sp.diags((1.0 / norms).astype(np.float32)) @ x, dtype=np.float32)
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    v = np.asarray(vectors, dtype=np.float32)
-    n = np.linalg.norm(v, axis=1, keepdims=True)
-    n[n == 0] = 1.0
-    return v / n
 
 
 def _char_tfidf(all_words: list[tuple[str, ...]]) -> sp.csr_matrix:

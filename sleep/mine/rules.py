@@ -38,6 +38,7 @@ from typing import Any
 from skillopt_core import JudgeError, validate_judge_spec
 from skillopt_core.tasks.judges.outcome import command_matches, is_check_command
 from skillopt_core.tasks.judges.rules import word_absent_pattern
+from skillopt_core.tasks.text_metrics import one_line
 from sleep.rule_text import write_rule
 
 MAX_RULES = 6
@@ -328,11 +329,6 @@ def summary(spec: list[dict[str, Any]]) -> str:
     return f"{head} + {len(rules)} {noun}: " + ", ".join(describe(r) for r in rules)
 
 
-def _quote(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def build_judge(intent: str, prompt: str, ev: Evidence) -> tuple[list[dict[str, Any]], list[str]]:
     """The judge spec (a rubric first, then the kept rules) and the rubric's requirement lines."""
     rules: list[dict[str, Any]] = []
@@ -348,7 +344,7 @@ def build_judge(intent: str, prompt: str, ev: Evidence) -> tuple[list[dict[str, 
 
 def assemble(intent: str, prompt: str, ev: Evidence, lines: list[str], rules: list[dict[str, Any]]
              ) -> list[dict[str, Any]]:
-    parts = [f"The person repeatedly asks for this task; one of their requests was: \"{_quote(prompt, 600)}\"",
+    parts = [f"The person repeatedly asks for this task; one of their requests was: \"{one_line(prompt, 600)}\"",
              f"Intent: {intent}",
              "A good response does what was asked, completely and correctly, for this project, "
              "and says plainly what it did and what it found."]
@@ -357,7 +353,7 @@ def assemble(intent: str, prompt: str, ev: Evidence, lines: list[str], rules: li
         parts += [f"- {x}" for x in lines]
     if ev.accepted:
         parts.append("Answers the person accepted looked like:")
-        parts += [f"- \"{_quote(a)}\"" for a in ev.accepted[:2]]
+        parts += [f"- \"{one_line(a, 300)}\"" for a in ev.accepted[:2]]
     parts.append("Score 10 when the task is done and every requirement holds; score low when a requirement "
                  "is ignored or the answer does something else.")
     rubric = {"type": "rubric", "rubric": "\n".join(parts)}

@@ -17,7 +17,7 @@ from skillopt_core.run.state import RunSummary
 from skillopt_core.tasks.data import assign_split
 from sleep import paths
 from sleep.cli import main
-from sleep.cycle import nighttasks
+from sleep.cycle import multiskill, nighttasks
 from sleep.cycle.config import load_night_config
 from sleep.cycle.demo import backend_problem, install_transcripts, make_project, nothing_staged_text
 from sleep.cycle.night import NightOptions, run_night
@@ -137,7 +137,9 @@ def test_a_night_of_two_tasks_never_fails_on_its_split(project: Path, tmp_path: 
     assert run_night(NightOptions(project=project, backend="scripted", overrides=[*base, "sleep.min_tasks=50"],
                                   skill=opts.skill), say=lambda _: None).outcome == "too_few_tasks"  # mined
     config = load_night_config(None, [*base, "model.backend=scripted"])
-    ids = [t.id for t in nighttasks.first_skill_items(project.resolve(), config, opts.skill)]
+    records, members, sessions = nighttasks.load(project.resolve())
+    group = multiskill.skill_groups(project.resolve(), records, members, sessions, opts.skill)[0]
+    ids = [t.id for t in nighttasks.items(group.records, members, config)]
     seed = next(s for s in range(500) if len({assign_split(i, s, (1, 1, 0)) for i in ids}) == 1)
     night = run_night(NightOptions(project=project, backend="scripted", skill=opts.skill,
                                    overrides=[*base, f"env.split_seed={seed}"]), say=lambda _: None)

@@ -102,7 +102,7 @@ async def test_bs_task_cannot_be_disabled_and_is_not_listed(tmp_path: Path, home
     from sleep.cycle.demo import install_transcripts, make_project
     from sleep.harvest.harvester import HarvestOptions, harvest
     from sleep.index import Index
-    from sleep.mine import MineOptions, mine
+    from sleep.mine.miner import MineOptions, mine
     from sleep.mine.store import load_tasks
 
     a = make_repo(tmp_path / "a")

@@ -96,7 +96,7 @@ async def test_a_second_night_for_the_same_project_is_refused_while_one_runs(tmp
 async def test_mined_tasks_are_listed_and_can_be_disabled(tmp_path: Path, homes: Homes) -> None:
     from sleep.cycle.demo import install_transcripts, make_project
     from sleep.harvest.harvester import HarvestOptions, harvest
-    from sleep.mine import MineOptions, mine
+    from sleep.mine.miner import MineOptions, mine
 
     project = make_project(tmp_path / "tiny-ledger")
     install_transcripts(homes.home, project)

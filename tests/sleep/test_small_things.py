@@ -213,3 +213,17 @@ def test_the_bash_completion_completes_commands_and_their_flags(tmp_path: Path, 
     assert complete("doc") == ["doctor"]
     assert complete("adopt", "--k") == ["--keep-branch"]
     assert complete("run", "--new") == ["--new-skill"]
+
+
+def test_an_unknown_sleep_key_names_its_flag_and_the_valid_keys_of_its_own_section(homes: Homes) -> None:
+    from skillopt_core import ConfigError
+    from sleep.cycle.config import load_night_config
+
+    with pytest.raises(ConfigError) as top:
+        load_night_config(overrides=["sleep.min_suport=3"])
+    assert "--set sleep.min_suport=3: unknown key 'sleep.min_suport'. Did you mean 'sleep.min_support'?" in str(top.value)
+    with pytest.raises(ConfigError) as nested:
+        load_night_config(overrides=["sleep.paired.retyre=false"])
+    message = str(nested.value)
+    assert "Did you mean 'sleep.paired.retire'?" in message
+    assert "Valid keys in sleep.paired: retire, gate_new_skills" in message

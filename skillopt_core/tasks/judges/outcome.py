@@ -56,9 +56,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillopt_core.backends.trajectory import CommandRun, Trajectory
+from skillopt_core.tasks.judges.options import one_or_many
 from skillopt_core.tasks.judges.rules import word_absent_pattern
 from skillopt_core.tasks.judges.spec import JudgeError, register_judge
 from skillopt_core.tasks.task import Score, Task
+from skillopt_core.tasks.text_metrics import one_line
 
 __all__ = ["CheckJudge", "CommandJudge", "PathJudge", "check_commands", "command_matches", "current_trajectory",
            "is_check_command", "required_commands", "scoring_trajectory", "started"]
@@ -117,30 +119,9 @@ def command_matches(command: str, pattern: str) -> bool:
     return any(words[: len(want)] == want for words in command_words(command))
 
 
-def _patterns(kind: str, opts: dict[str, Any], one: str, many: str) -> tuple[str, ...]:
-    values: list[str] = []
-    if one in opts:
-        if not isinstance(opts[one], str) or not opts[one].strip():
-            raise JudgeError(f"Judge '{kind}' option '{one}' must be a non-empty string.")
-        values.append(opts[one].strip())
-    if many in opts:
-        raw = opts[many]
-        if not isinstance(raw, list) or not raw or not all(isinstance(v, str) and v.strip() for v in raw):
-            raise JudgeError(f"Judge '{kind}' option '{many}' must be a non-empty list of non-empty strings.")
-        values += [v.strip() for v in raw]
-    if not values:
-        raise JudgeError(f"Judge '{kind}' needs '{one}' or '{many}'.")
-    return tuple(values)
-
-
 def _no_trajectory() -> Score:
     return Score(0.0, 0.0, "No record of the agent's actions came back (a read-only replay or a backend that "
                            "does not report them), so what it did could not be judged.")
-
-
-def _quote(text: str, limit: int = 120) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 NOT_STARTED_CODES = frozenset({126, 127})  # the shell's "cannot execute" and "command not found"
@@ -174,15 +155,15 @@ class CommandJudge:
             if any(started(c) for c in hits):
                 return Score(1.0, 1.0, "The agent ran the kind of command this task needs.")
             if hits:
-                return Score(0.0, 0.0, f"The agent tried `{_quote(hits[0].command)}` but it did not run "
+                return Score(0.0, 0.0, f"The agent tried `{one_line(hits[0].command, 120)}` but it did not run "
                                        f"({_why_not(hits[0])}).")
             ran = [c for c in tried if started(c)]
-            seen = ", ".join(f"`{_quote(c.command)}`" for c in ran[:4]) or "no commands"
+            seen = ", ".join(f"`{one_line(c.command, 120)}`" for c in ran[:4]) or "no commands"
             return Score(0.0, 0.0, f"The agent did not run the command the person uses for this task (it ran {seen}).")
         if not hits:
             return Score(1.0, 1.0, "The agent avoided the commands the person corrected before.")
         how = "tried" if not started(hits[0]) else "ran"
-        return Score(0.0, 0.0, f"The agent {how} `{_quote(hits[0].command)}`; the person corrected that before.")
+        return Score(0.0, 0.0, f"The agent {how} `{one_line(hits[0].command, 120)}`; the person corrected that before.")
 
 
 def _commands(rule: dict[str, Any]) -> list[str]:
@@ -212,13 +193,13 @@ def _not_ran_as_text(rule: dict[str, Any], siblings: Sequence[Any]) -> list[dict
 @register_judge("ran", {"command": "a command pattern (leading words, e.g. 'pnpm')", "commands": "a list of them"},
                 reads_trajectory=True, as_text=_ran_as_text)
 def _build_ran(opts: dict[str, Any], backend: Any) -> CommandJudge:
-    return CommandJudge(_patterns("ran", opts, "command", "commands"), True)
+    return CommandJudge(one_or_many("ran", opts, "command", "commands", strip=True), True)
 
 
 @register_judge("not_ran", {"command": "a command pattern (leading words, e.g. 'terraform apply')",
                             "commands": "a list of them"}, reads_trajectory=True, as_text=_not_ran_as_text)
 def _build_not_ran(opts: dict[str, Any], backend: Any) -> CommandJudge:
-    return CommandJudge(_patterns("not_ran", opts, "command", "commands"), False)
+    return CommandJudge(one_or_many("not_ran", opts, "command", "commands", strip=True), False)
 
 
 # --------------------------------------------------------------------------- #
@@ -260,13 +241,13 @@ class PathJudge:
 @register_judge("touched", {"path": "a path glob (e.g. 'CHANGELOG.md', 'src/**')", "paths": "a list of them"},
                 reads_trajectory=True)
 def _build_touched(opts: dict[str, Any], backend: Any) -> PathJudge:
-    return PathJudge(_patterns("touched", opts, "path", "paths"), True)
+    return PathJudge(one_or_many("touched", opts, "path", "paths", strip=True), True)
 
 
 @register_judge("not_touched", {"path": "a path glob (e.g. 'package-lock.json', '*.lock')", "paths": "a list of them"},
                 reads_trajectory=True)
 def _build_not_touched(opts: dict[str, Any], backend: Any) -> PathJudge:
-    return PathJudge(_patterns("not_touched", opts, "path", "paths"), False)
+    return PathJudge(one_or_many("not_touched", opts, "path", "paths", strip=True), False)
 
 
 # --------------------------------------------------------------------------- #

@@ -14,7 +14,7 @@ from typing import Any
 
 import jsonschema
 
-from skillopt_core.tasks.judges.options import bool_option, positive_int, string_list
+from skillopt_core.tasks.judges.options import bool_option, one_or_many, positive_int, string_list
 from skillopt_core.tasks.judges.spec import JudgeError, nearest, register_judge
 from skillopt_core.tasks.task import Score, Task
 from skillopt_core.tasks.text_metrics import best_f1, exact_match
@@ -140,22 +140,6 @@ def _build_f1(opts: dict[str, Any], backend: Any) -> F1Judge:
 # contains / not_contains
 
 
-def _values_option(kind: str, opts: dict[str, Any]) -> tuple[str, ...]:
-    values: list[str] = []
-    if "value" in opts:
-        if not isinstance(opts["value"], str) or not opts["value"]:
-            raise JudgeError(f"Judge '{kind}' option 'value' must be a non-empty string.")
-        values.append(opts["value"])
-    if "values" in opts:
-        raw = opts["values"]
-        if not isinstance(raw, (list, tuple)) or not all(isinstance(v, str) and v for v in raw):
-            raise JudgeError(f"Judge '{kind}' option 'values' must be a list of non-empty strings.")
-        values.extend(raw)
-    if not values:
-        raise JudgeError(f"Judge '{kind}' needs 'value' (one string) or 'values' (a list of strings).")
-    return tuple(values)
-
-
 @dataclass(frozen=True)
 class ContainsJudge:
     values: tuple[str, ...]
@@ -173,7 +157,8 @@ class ContainsJudge:
 
 @register_judge("contains", _VALUES)
 def _build_contains(opts: dict[str, Any], backend: Any) -> ContainsJudge:
-    return ContainsJudge(_values_option("contains", opts), bool_option("contains", opts, "case_sensitive"))
+    return ContainsJudge(one_or_many("contains", opts, "value", "values"),
+                         bool_option("contains", opts, "case_sensitive"))
 
 
 @dataclass(frozen=True)
@@ -193,7 +178,8 @@ class NotContainsJudge:
 
 @register_judge("not_contains", _VALUES)
 def _build_not_contains(opts: dict[str, Any], backend: Any) -> NotContainsJudge:
-    return NotContainsJudge(_values_option("not_contains", opts), bool_option("not_contains", opts, "case_sensitive"))
+    return NotContainsJudge(one_or_many("not_contains", opts, "value", "values"),
+                            bool_option("not_contains", opts, "case_sensitive"))
 
 
 # --------------------------------------------------------------------------- #
