@@ -171,6 +171,28 @@ def test_an_event_of_an_unknown_kind_or_an_older_shape_still_reads() -> None:
     assert ev.event_line(done) == "[Step 1/2] val score 0.50 over 4 items"
 
 
+def test_an_event_with_values_of_the_wrong_type_reads_typed_and_says_what_was_wrong() -> None:
+    problems: list[str] = []
+    gate = ev.Event.from_dict({"event": "gate_decided", "step": "two", "total_steps": 8.0, "action": "reject",
+                               "reason": ["x"], "candidate": "high", "current": 0.5}, problems)
+    assert isinstance(gate, ev.GateDecided)
+    assert (gate.step, gate.total_steps, gate.reason, gate.candidate, gate.current) == (0, 8, "", None, 0.5)
+    assert problems == ['events.jsonl, gate_decided: step is "two", not a whole number',
+                        'events.jsonl, gate_decided: reason is ["x"], not text',
+                        'events.jsonl, gate_decided: candidate is "high", not a number']
+    started = ev.Event.from_dict({"event": "run_started", "env": "e", "run_dir": "d", "total_steps": 2,
+                                  "splits": {"val": "many"}, "backends": {"target": "scripted"}, "at": 5})
+    assert isinstance(started, ev.RunStarted) and started.splits == {} and started.at == ""
+    assert ev.event_line(gate) == "[Setup] gate: reject (candidate - vs current 0.50): "
+    assert isinstance(ev.Event.from_dict(["not", "an", "object"], problems), ev.OtherEvent)
+    assert problems[-1] == 'events.jsonl: a line is ["not", "an", "object"], not an event object'
+
+
+def test_a_rollout_in_progress_has_its_line() -> None:
+    tick = ev.Event.from_dict({"event": "rollout_progress", "step": 2, "phase": "train", "done": 3, "total": 8})
+    assert ev.event_line(tick) == "[Step 2] rollout (train): 3 of 8 items done"
+
+
 # ----- the reader ------------------------------------------------------------------------------
 
 def test_the_reader_names_and_types_every_file_of_an_old_run(old_run: Path) -> None:
@@ -204,8 +226,8 @@ def test_events_are_read_from_an_offset_leaving_a_line_being_written(old_run: Pa
         fh.write(' done"}\n')
     more, end = reader.events(offset)
     assert [e.text for e in more] == ["half done"] and end > offset
-    assert reader.last_events(2)[-1]["text"] == "half done"
-    assert reader.first_event()["event"] == "run_started"
+    assert reader.last_events(2)[-1] == more[0]
+    assert isinstance(reader.first_event(), ev.RunStarted)
 
 
 def test_a_link_out_of_the_run_directory_is_refused(old_run: Path, tmp_path: Path) -> None:
