@@ -15,7 +15,7 @@ import pytest
 
 from skillopt_core.run import events as ev
 from skillopt_core.run.api import prepare_training
-from skillopt_core.run.reader import RunFileError, RunReader
+from skillopt_core.run.reader import RunFileError, RunReader, splits_of
 from skillopt_core.run.record import GateRecord, RecordError, SelectedEdit, StepRecord
 from skillopt_core.skill.edits import Edit
 
@@ -194,6 +194,16 @@ def test_a_rollout_in_progress_has_its_line() -> None:
 
 
 # ----- the reader ------------------------------------------------------------------------------
+
+def test_a_split_with_wrong_parts_reads_the_rest_and_says_what_was_left_out() -> None:
+    problems: list[str] = []
+    got = splits_of({"splits": {"train": ["a", 7, {"id": "b"}], "val": "all"}}, problems)
+    assert got == {"train": ["a", "7"]}
+    assert problems == ['dataset.json: splits.train[2] is {"id": "b"}, not an item id',
+                        'dataset.json: splits.val is "all", not a list']
+    assert splits_of({"seed": 1}, problems) is None and splits_of([1], problems) is None
+    assert problems[-1] == "dataset.json is [1], not an object"
+
 
 def test_the_reader_names_and_types_every_file_of_an_old_run(old_run: Path) -> None:
     reader = RunReader(old_run)

@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from skillopt_core.run.events import Event, RunStarted
+from skillopt_core.run.events import Event, RunStarted, show
 
 if TYPE_CHECKING:  # loaded by the methods that type records: the MCP server starts without the skill parser
     from skillopt_core.run.record import GateRecord, SelectedEdit, StepRecord
     from skillopt_core.skill.edits import Edit
 
 __all__ = ["RunFileError", "RunReader", "is_run_dir", "json_object", "list_in_run", "open_in_run", "parse_json",
-           "read_bytes", "val_rollouts"]
+           "read_bytes", "splits_of", "val_rollouts"]
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 TAIL_BYTES = 64 * 1024  # the last events are looked for in the file's last 64 KiB
@@ -283,11 +283,7 @@ class RunReader:
 
     def splits(self) -> dict[str, list[str]] | None:
         """``dataset.json``'s split: train / val / test → item ids (None before the run wrote it)."""
-        data = self._json_or_none(self.DATASET)
-        splits = data.get("splits") if isinstance(data, dict) else None
-        if not isinstance(splits, dict):
-            return None
-        return {str(k): [str(i) for i in v] for k, v in splits.items() if isinstance(v, list)}
+        return splits_of(self._json_or_none(self.DATASET))
 
     def config(self) -> dict[str, Any]:
         """``config.yaml`` as a dict ({} when absent or not YAML)."""
@@ -450,6 +446,33 @@ class RunReader:
     def val_rollouts(self, skill_texts: Iterable[str], task_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Per val item, its completion and score under one of ``skill_texts`` (:func:`val_rollouts`)."""
         return val_rollouts(self.cache_rows(), skill_texts, task_ids)
+
+
+def splits_of(data: Any, problems: list[str] | None = None) -> dict[str, list[str]] | None:
+    """The split of a parsed ``dataset.json``: train / val / test → item ids (numbers read as text);
+    None when it holds none. With ``problems``, each part that is not a list of ids is noted."""
+    noted = problems if problems is not None else []
+    if not isinstance(data, dict):
+        if data is not None:
+            noted.append(f"dataset.json is {show(data)}, not an object")
+        return None
+    splits = data.get("splits")
+    if not isinstance(splits, dict):
+        if splits is not None:
+            noted.append(f"dataset.json: splits is {show(splits)}, not an object")
+        return None
+    out: dict[str, list[str]] = {}
+    for name, ids in splits.items():
+        if not isinstance(ids, list):
+            noted.append(f"dataset.json: splits.{name} is {show(ids)}, not a list")
+            continue
+        out[str(name)] = []
+        for i, item in enumerate(ids):
+            if isinstance(item, str) or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                out[str(name)].append(str(item))
+            else:
+                noted.append(f"dataset.json: splits.{name}[{i}] is {show(item)}, not an item id")
+    return out
 
 
 def _events(lines: Iterable[bytes], problems: list[str] | None) -> list[Event]:

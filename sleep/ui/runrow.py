@@ -9,9 +9,10 @@ events are folded incrementally (a visit reads only the bytes added since
 the last one) for its step and best val score. A run silent for
 :data:`STALL_SECONDS` without a ``run_end`` is shown as interrupted.
 
-Files are opened through :mod:`sleep.ui.runfiles` (a link out of the run
-directory is not read) and values coerced with :mod:`sleep.ui.coerce` (a value
-of the wrong type is left out; texts pass through the outbound filter).
+Files are opened through the engine's run reader (a link out of the run
+directory is not read); events come typed from it (:meth:`Event.from_dict`: a
+value of the wrong type reads as none), the summary's values are coerced with
+:mod:`sleep.ui.coerce`; texts pass through the outbound filter.
 """
 
 from __future__ import annotations
