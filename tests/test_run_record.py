@@ -191,6 +191,10 @@ def test_an_event_with_values_of_the_wrong_type_reads_typed_and_says_what_was_wr
 def test_a_rollout_in_progress_has_its_line() -> None:
     tick = ev.Event.from_dict({"event": "rollout_progress", "step": 2, "phase": "train", "done": 3, "total": 8})
     assert ev.event_line(tick) == "[Step 2] rollout (train): 3 of 8 items done"
+    nan = ev.Event.from_dict({"event": "rollout_done", "step": 2, "total_steps": 4, "phase": "val", "score": float("nan"),
+                              "n_items": 3, "cached": 0, "label": "val gate"})
+    assert ev.event_line(nan) == "[Step 2/4] val gate score - over 3 items"  # NaN: not evaluated
+    assert ev.score_text(10**400) == "-"
 
 
 # ----- the reader ------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
@@ -93,9 +94,9 @@ def _typed(annotation: str, value: Any) -> tuple[Any, bool]:
     if annotation.endswith(" | None"):
         return (None, True) if value is None else _typed(annotation[:-7], value)
     if annotation == "int":
-        if _is_number(value) and float(value).is_integer():
+        if isinstance(value, float) and value.is_integer():
             return int(value), True
-        return None, False
+        return value, isinstance(value, int) and not isinstance(value, bool)
     if annotation == "float":
         return value, _is_number(value)
     if annotation == "str":
@@ -274,8 +275,11 @@ _KINDS.update((_snake(cls.__name__), cls) for cls in (
 
 
 def score_text(value: Any) -> str:
-    """A score as the event lines show it (``0.75``; ``-`` when there is none)."""
-    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+    """A score as the event lines show it (``0.75``; ``-`` when there is none, or NaN: not evaluated)."""
+    try:
+        return f"{value:.2f}" if _is_number(value) and math.isfinite(value) else "-"
+    except OverflowError:  # an integer too large for a float
+        return "-"
 
 
 _LINES: dict[type[Event], Callable[[Any, str], str]] = {

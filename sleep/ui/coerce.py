@@ -108,10 +108,6 @@ def text(value: Any, problems: Problems, where: str, key: str) -> str:
     return ""
 
 
-def opt_text(value: Any, problems: Problems, where: str, key: str) -> str | None:
-    return None if value is None else text(value, problems, where, key) or None
-
-
 def flag(value: Any, problems: Problems, where: str, key: str) -> bool:
     if value is None:
         return False
