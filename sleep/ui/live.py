@@ -29,8 +29,6 @@ from skillopt_core.run.reader import RunReader
 from sleep.ui.outbound import outbound, scrub
 from sleep.ui.runfiles import RunFileError, json_object
 
-EVENTS = "events.jsonl"
-
 END_EVENTS = ("run_end",)
 
 

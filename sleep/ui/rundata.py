@@ -24,7 +24,7 @@ from skillopt_core.run.record import GateRecord, StepRecord
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Problems, finite
 from sleep.ui.outbound import outbound
-from sleep.ui.runfiles import FileCache, RunFileError, open_in_run, parse_json
+from sleep.ui.runfiles import FileCache, RunFileError, parse_json
 from sleep.ui.runrow import RunRow
 from sleep.ui.runs import RunRef
 
@@ -324,11 +324,3 @@ def skill_text(ref: RunRef, step: int) -> str | None:
 def best_text(ref: RunRef) -> str | None:
     return text_file(ref.path, RunReader.BEST_SKILL)
 
-
-def check_file(run: Path, rel: str) -> None:
-    """:class:`RunFileError` when the file ``rel`` of the run exists but would be refused."""
-    try:
-        fh, _ = open_in_run(run, rel)
-    except FileNotFoundError:
-        return
-    fh.close()

@@ -35,7 +35,6 @@ from sleep.ui.runfiles import file_sig
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
 
-EVENTS = RunReader.EVENTS
 STALL_SECONDS = 3600  # a run silent this long without a run_end is shown as interrupted
 STATUS_LABELS = {"budget_exhausted": "budget stop"}
 
@@ -104,7 +103,7 @@ class EventFold:
 
 def row_sig(run: Path) -> tuple:
     """What the row depends on: the summary's, the events' and the config's file versions."""
-    return (file_sig(run / RunReader.SUMMARY), file_sig(run / EVENTS), file_sig(run / RunReader.CONFIG),
+    return (file_sig(run / RunReader.SUMMARY), file_sig(run / RunReader.EVENTS), file_sig(run / RunReader.CONFIG),
             file_sig(run / LABELS))
 
 
