@@ -15,7 +15,7 @@ import pytest
 
 from skillopt_core.run import events as ev
 from skillopt_core.run.api import prepare_training
-from skillopt_core.run.reader import RunFileError, RunReader
+from skillopt_core.run.reader import RunFileError, RunReader, splits_of
 from skillopt_core.run.record import GateRecord, RecordError, SelectedEdit, StepRecord
 from skillopt_core.skill.edits import Edit
 
@@ -171,7 +171,43 @@ def test_an_event_of_an_unknown_kind_or_an_older_shape_still_reads() -> None:
     assert ev.event_line(done) == "[Step 1/2] val score 0.50 over 4 items"
 
 
+def test_an_event_with_values_of_the_wrong_type_reads_typed_and_says_what_was_wrong() -> None:
+    problems: list[str] = []
+    gate = ev.Event.from_dict({"event": "gate_decided", "step": "two", "total_steps": 8.0, "action": "reject",
+                               "reason": ["x"], "candidate": "high", "current": 0.5}, problems)
+    assert isinstance(gate, ev.GateDecided)
+    assert (gate.step, gate.total_steps, gate.reason, gate.candidate, gate.current) == (0, 8, "", None, 0.5)
+    assert problems == ['events.jsonl, gate_decided: step is "two", not a whole number',
+                        'events.jsonl, gate_decided: reason is ["x"], not text',
+                        'events.jsonl, gate_decided: candidate is "high", not a number']
+    started = ev.Event.from_dict({"event": "run_started", "env": "e", "run_dir": "d", "total_steps": 2,
+                                  "splits": {"val": "many"}, "backends": {"target": "scripted"}, "at": 5})
+    assert isinstance(started, ev.RunStarted) and started.splits == {} and started.at == ""
+    assert ev.event_line(gate) == "[Setup] gate: reject (candidate - vs current 0.50): "
+    assert isinstance(ev.Event.from_dict(["not", "an", "object"], problems), ev.OtherEvent)
+    assert problems[-1] == 'events.jsonl: a line is ["not", "an", "object"], not an event object'
+
+
+def test_a_rollout_in_progress_has_its_line() -> None:
+    tick = ev.Event.from_dict({"event": "rollout_progress", "step": 2, "phase": "train", "done": 3, "total": 8})
+    assert ev.event_line(tick) == "[Step 2] rollout (train): 3 of 8 items done"
+    nan = ev.Event.from_dict({"event": "rollout_done", "step": 2, "total_steps": 4, "phase": "val", "score": float("nan"),
+                              "n_items": 3, "cached": 0, "label": "val gate"})
+    assert ev.event_line(nan) == "[Step 2/4] val gate score - over 3 items"  # NaN: not evaluated
+    assert ev.score_text(10**400) == "-"
+
+
 # ----- the reader ------------------------------------------------------------------------------
+
+def test_a_split_with_wrong_parts_reads_the_rest_and_says_what_was_left_out() -> None:
+    problems: list[str] = []
+    got = splits_of({"splits": {"train": ["a", 7, {"id": "b"}], "val": "all"}}, problems)
+    assert got == {"train": ["a", "7"]}
+    assert problems == ['dataset.json: splits.train[2] is {"id": "b"}, not an item id',
+                        'dataset.json: splits.val is "all", not a list']
+    assert splits_of({"seed": 1}, problems) is None and splits_of([1], problems) is None
+    assert problems[-1] == "dataset.json is [1], not an object"
+
 
 def test_the_reader_names_and_types_every_file_of_an_old_run(old_run: Path) -> None:
     reader = RunReader(old_run)
@@ -204,8 +240,8 @@ def test_events_are_read_from_an_offset_leaving_a_line_being_written(old_run: Pa
         fh.write(' done"}\n')
     more, end = reader.events(offset)
     assert [e.text for e in more] == ["half done"] and end > offset
-    assert reader.last_events(2)[-1]["text"] == "half done"
-    assert reader.first_event()["event"] == "run_started"
+    assert reader.last_events(2)[-1] == more[0]
+    assert isinstance(reader.first_event(), ev.RunStarted)
 
 
 def test_a_link_out_of_the_run_directory_is_refused(old_run: Path, tmp_path: Path) -> None:

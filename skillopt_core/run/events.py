@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
@@ -39,29 +40,77 @@ class Event:
         return {"event": self.kind, **asdict(self)}
 
     @staticmethod
-    def from_dict(data: Mapping[str, Any]) -> Event:
-        """The typed event of one ``events.jsonl`` line (``to_dict()`` of it). Tolerant: unknown
-        keys are ignored; a field an older engine did not write yet takes its default (or, when it
-        has none, a neutral value: 0, "", None, {}); an unknown kind, or a line too broken to
-        build its kind from, is an :class:`OtherEvent` holding the line."""
+    def from_dict(data: Any, problems: list[str] | None = None, where: str = "events.jsonl") -> Event:
+        """The typed event of one ``events.jsonl`` line (``to_dict()`` of it). Lenient, never raising:
+        unknown keys are ignored; a value of the wrong type is noted in ``problems`` (when given:
+        ``events.jsonl, gate_decided: candidate is "high", not a number``) and read as the field's
+        default (or a neutral value: 0, "", None, {}), like a field an older engine did not write
+        yet; an unknown kind, or a line that is no object, is an :class:`OtherEvent` holding it."""
+        noted = problems if problems is not None else []
         if not isinstance(data, Mapping):
-            raise TypeError(f"an event is a JSON object, not {type(data).__name__}")
-        name = str(data.get("event", ""))
+            noted.append(f"{where}: a line is {show(data)}, not an event object")
+            return OtherEvent()
+        name = data.get("event")
+        name = name if isinstance(name, str) else ""
         cls = _KINDS.get(name)
         if cls is None:
-            return OtherEvent(name=name, data=dict(data), run_id=str(data.get("run_id") or ""),
-                              at=str(data.get("at") or ""))
+            return OtherEvent(name=name, data=dict(data), run_id=_str_or_empty(data.get("run_id")),
+                              at=_str_or_empty(data.get("at")))
         values: dict[str, Any] = {}
         for f in fields(cls):
-            if f.name in data:
-                values[f.name] = data[f.name]
-            elif f.default is MISSING and f.default_factory is MISSING:
-                values[f.name] = _NEUTRAL.get(str(f.type), None)
-        try:
-            return cls(**values)
-        except TypeError:
-            return OtherEvent(name=name, data=dict(data), run_id=str(data.get("run_id") or ""),
-                              at=str(data.get("at") or ""))
+            none = (f.default if f.default is not MISSING else f.default_factory() if f.default_factory is not MISSING
+                    else _NEUTRAL.get(str(f.type)))
+            if f.name not in data:
+                values[f.name] = none
+                continue
+            value, ok = _typed(str(f.type), data[f.name])
+            if not ok:
+                noted.append(f"{where}, {name}: {f.name} is {show(data[f.name])}, not {_EXPECTED[str(f.type)]}")
+            values[f.name] = value if ok else none
+        return cls(**values)
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short rendering of a bad value for a problem line."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _str_or_empty(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _typed(annotation: str, value: Any) -> tuple[Any, bool]:
+    """``value`` as a field annotated ``annotation`` holds it, and whether it had that type (an
+    integral float is a whole number; a whole number is a number and stays one, so a line reads
+    back as written)."""
+    if annotation.endswith(" | None"):
+        return (None, True) if value is None else _typed(annotation[:-7], value)
+    if annotation == "int":
+        if isinstance(value, float) and value.is_integer():
+            return int(value), True
+        return value, isinstance(value, int) and not isinstance(value, bool)
+    if annotation == "float":
+        return value, _is_number(value)
+    if annotation == "str":
+        return value, isinstance(value, str)
+    if annotation == "bool":
+        return value, isinstance(value, bool)
+    if annotation.startswith("dict["):
+        if not isinstance(value, Mapping):
+            return None, False
+        entry = {"dict[str, int]": "int", "dict[str, str]": "str"}.get(annotation)
+        if entry is not None and not all(_typed(entry, v)[1] for v in value.values()):
+            return None, False
+        return dict(value), True
+    return value, True
 
 
 @dataclass(frozen=True)
@@ -213,8 +262,11 @@ class OtherEvent(Event):
 
 
 _KINDS: dict[str, type[Event]] = {}
-_NEUTRAL: dict[str, Any] = {"int": 0, "str": "", "float": 0.0, "dict[str, int]": {}, "dict[str, str]": {},
-                            "dict[str, Any]": {}}
+_NEUTRAL: dict[str, Any] = {"int": 0, "str": "", "float": 0.0, "bool": False, "dict[str, int]": {},
+                            "dict[str, str]": {}, "dict[str, Any]": {}}
+_EXPECTED = {"int": "a whole number", "float": "a number", "float | None": "a number", "str": "text",
+             "bool": "true or false", "dict[str, int]": "an object of whole numbers",
+             "dict[str, str]": "an object of texts", "dict[str, Any]": "an object"}
 
 
 _KINDS.update((_snake(cls.__name__), cls) for cls in (
@@ -223,8 +275,11 @@ _KINDS.update((_snake(cls.__name__), cls) for cls in (
 
 
 def score_text(value: Any) -> str:
-    """A score as the event lines show it (``0.75``; ``-`` when there is none)."""
-    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
+    """A score as the event lines show it (``0.75``; ``-`` when there is none, or NaN: not evaluated)."""
+    try:
+        return f"{value:.2f}" if _is_number(value) and math.isfinite(value) else "-"
+    except OverflowError:  # an integer too large for a float
+        return "-"
 
 
 _LINES: dict[type[Event], Callable[[Any, str], str]] = {
@@ -232,11 +287,16 @@ _LINES: dict[type[Event], Callable[[Any, str], str]] = {
                               + (f", resumed after step {e.resumed_at_step}" if e.resumed_at_step else "")),
     StepStarted: lambda e, where: f"{where} started (epoch {e.epoch})",
     RolloutDone: lambda e, where: (f"{where or '[Eval]'} {e.label or e.phase} score {score_text(e.score)} over "
-                                   f"{e.n_items} items" + (f", {e.failed} failed" if e.failed else "")),
+                                   f"{e.n_items} items" + (f", {e.failed} failed" if e.failed else "")
+                                   + ("; the optimizer is reflecting on the results…" if e.phase == "train" else "")),
     RolloutStarted: lambda e, where: f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.n_items} items",
+    RolloutProgress: lambda e, where: (f"{where or '[Eval]'} rollout ({e.label or e.phase}): {e.done} of {e.total} "
+                                       "items done"),
     PatchesGenerated: lambda e, where: f"{where} {e.n_patches} edit patches generated",
     EditsSelected: lambda e, where: f"{where} selected {e.n_selected} of {e.n_candidates} edits ({e.budget_text})",
-    EditsApplied: lambda e, where: f"{where} update: {e.outcomes or 'no edits'}",
+    EditsApplied: lambda e, where: (f"{where} update: {e.outcomes or 'no edits'}"
+                                    + ("; the gate is scoring the candidate on val…" if e.outcomes.get("applied")
+                                       else "")),
     GateDecided: lambda e, where: (f"{where} gate: {e.action} (candidate {score_text(e.candidate)} vs current "
                                    f"{score_text(e.current)}): {e.reason}"),
     BestChanged: lambda e, _: f"[Best] {e.source}: {e.reason}",
@@ -250,10 +310,13 @@ _LINES: dict[type[Event], Callable[[Any, str], str]] = {
 
 def event_line(e: Event) -> str:
     """One short line for an event, the same wherever a run is followed (MCP progress and job
-    views): ``[Step 2/8] gate: accept (candidate 0.75 vs current 0.62): ...``."""
+    views, the dashboard's activity line): ``[Step 2/8] gate: accept (candidate 0.75 vs current
+    0.62): ...``."""
     step, total = getattr(e, "step", None), getattr(e, "total_steps", None)
     if step and total:
         where = f"[Step {step}/{total}]"
+    elif step:
+        where = f"[Step {step}]"
     elif step == 0 and total:
         where = "[Test]" if getattr(e, "phase", "") == "test" else "[Setup]"
     else:

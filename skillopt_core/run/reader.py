@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
-from skillopt_core.run.events import Event
+from skillopt_core.run.events import Event, RunStarted, show
 
 if TYPE_CHECKING:  # loaded by the methods that type records: the MCP server starts without the skill parser
     from skillopt_core.run.record import GateRecord, SelectedEdit, StepRecord
     from skillopt_core.skill.edits import Edit
 
 __all__ = ["RunFileError", "RunReader", "is_run_dir", "json_object", "list_in_run", "open_in_run", "parse_json",
-           "read_bytes", "val_rollouts"]
+           "read_bytes", "splits_of", "val_rollouts"]
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 TAIL_BYTES = 64 * 1024  # the last events are looked for in the file's last 64 KiB
@@ -283,11 +283,7 @@ class RunReader:
 
     def splits(self) -> dict[str, list[str]] | None:
         """``dataset.json``'s split: train / val / test → item ids (None before the run wrote it)."""
-        data = self._json_or_none(self.DATASET)
-        splits = data.get("splits") if isinstance(data, dict) else None
-        if not isinstance(splits, dict):
-            return None
-        return {str(k): [str(i) for i in v] for k, v in splits.items() if isinstance(v, list)}
+        return splits_of(self._json_or_none(self.DATASET))
 
     def config(self) -> dict[str, Any]:
         """``config.yaml`` as a dict ({} when absent or not YAML)."""
@@ -303,8 +299,7 @@ class RunReader:
     def backends_used(self) -> dict[str, str]:
         """role → backend the run described in its first ``run_started`` event ({} when absent)."""
         first = self.first_event()
-        backends = first.get("backends") if first and first.get("event") == "run_started" else None
-        return {str(k): str(v) for k, v in backends.items()} if isinstance(backends, dict) else {}
+        return dict(first.backends) if isinstance(first, RunStarted) else {}
 
     # ----- steps ------------------------------------------------------------------------------
 
@@ -390,26 +385,21 @@ class RunReader:
                 out.append((offset + pos, line))
         return out, offset + pos
 
-    def event_records(self, offset: int = 0) -> tuple[list[dict[str, Any]], int]:
-        """:meth:`event_lines` as event dicts (a line that is not a JSON event is skipped; a refused
-        file reads as no events)."""
+    def events(self, offset: int = 0, problems: list[str] | None = None) -> tuple[list[Event], int]:
+        """:meth:`event_lines` typed (:meth:`Event.from_dict`, lenient: wrong values go to ``problems``);
+        a line that is not a JSON event is skipped; a refused file reads as no events."""
         try:
             lines, end = self.event_lines(offset)
         except RunFileError:
             return [], offset
-        return _event_dicts(line for _, line in lines), end
+        return _events((line for _, line in lines), problems), end
 
-    def events(self, offset: int = 0) -> tuple[list[Event], int]:
-        """:meth:`event_records` typed (:meth:`Event.from_dict`)."""
-        records, end = self.event_records(offset)
-        return [Event.from_dict(e) for e in records], end
+    def first_event(self, problems: list[str] | None = None) -> Event | None:
+        return self.head_and_tail(problems)[1]
 
-    def first_event(self) -> dict[str, Any] | None:
-        return self.head_and_tail()[1]
-
-    def head_and_tail(self) -> tuple[int, dict[str, Any] | None, dict[str, Any] | None]:
+    def head_and_tail(self, problems: list[str] | None = None) -> tuple[int, Event | None, Event | None]:
         """The size of ``events.jsonl``, its first event and its last complete one (one open; reads
-        the first line and the last 4 KiB, or up to 1 MiB for a long last line)."""
+        the first line and the last 4 KiB, or up to 1 MiB for a long last line), typed."""
         try:
             fh, st = open_in_run(self.path, self.EVENTS)
         except (FileNotFoundError, RunFileError):
@@ -418,12 +408,14 @@ class RunReader:
             try:
                 size = st.st_size
                 head = json_object(fh.readline(1 << 20)) if size else None
-                return size, head, _last(fh, size)
+                tail = _last(fh, size)
             except OSError:
                 return 0, None, None
+        return (size, None if head is None else Event.from_dict(head, problems),
+                None if tail is None else Event.from_dict(tail, problems))
 
-    def last_events(self, limit: int | None = 200, span: int = TAIL_BYTES,
-                    containing: bytes | None = None) -> list[dict[str, Any]]:
+    def last_events(self, limit: int | None = 200, span: int = TAIL_BYTES, containing: bytes | None = None,
+                    problems: list[str] | None = None) -> list[Event]:
         """The last ``limit`` events (all: None) of the file's last ``span`` bytes; ``containing``:
         only lines holding these bytes are parsed (``b'"notice"'``: a long run's warnings, fast)."""
         try:
@@ -441,7 +433,7 @@ class RunReader:
             lines = lines[1:]  # the first line was cut
         if containing is not None:
             lines = [line for line in lines if containing in line]
-        events = _event_dicts(lines)
+        events = _events(lines, problems)
         return events if limit is None else events[-limit:]
 
     # ----- rollouts ---------------------------------------------------------------------------
@@ -456,14 +448,42 @@ class RunReader:
         return val_rollouts(self.cache_rows(), skill_texts, task_ids)
 
 
-def _event_dicts(lines: Iterable[bytes]) -> list[dict[str, Any]]:
+def splits_of(data: Any, problems: list[str] | None = None) -> dict[str, list[str]] | None:
+    """The split of a parsed ``dataset.json``: train / val / test → item ids (numbers read as text);
+    None when it holds none. With ``problems``, each part that is not a list of ids is noted."""
+    noted = problems if problems is not None else []
+    if not isinstance(data, dict):
+        if data is not None:
+            noted.append(f"dataset.json is {show(data)}, not an object")
+        return None
+    splits = data.get("splits")
+    if not isinstance(splits, dict):
+        if splits is not None:
+            noted.append(f"dataset.json: splits is {show(splits)}, not an object")
+        return None
+    out: dict[str, list[str]] = {}
+    for name, ids in splits.items():
+        if not isinstance(ids, list):
+            noted.append(f"dataset.json: splits.{name} is {show(ids)}, not a list")
+            continue
+        out[str(name)] = []
+        for i, item in enumerate(ids):
+            if isinstance(item, str) or (isinstance(item, (int, float)) and not isinstance(item, bool)):
+                out[str(name)].append(str(item))
+            else:
+                noted.append(f"dataset.json: splits.{name}[{i}] is {show(item)}, not an item id")
+    return out
+
+
+def _events(lines: Iterable[bytes], problems: list[str] | None) -> list[Event]:
+    """The JSON-object lines naming an event, typed (other lines skipped)."""
     out = []
     for line in lines:
         line = line.strip()
         if line:
             item = json_object(line)
             if item is not None and "event" in item:
-                out.append(item)
+                out.append(Event.from_dict(item, problems))
     return out
 
 

@@ -20,13 +20,13 @@ a number") and read as "none" (None, 0, "", {}), and the rest of the record is r
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from skillopt_core.evaluation.gate import GateDecision
+from skillopt_core.run.events import show
 from skillopt_core.skill.edits import Edit
 
 RECORD_VERSION = 1
@@ -54,15 +54,6 @@ _STEP_KEYS: tuple[tuple[str, str], ...] = (
     ("lr", "learning_rate"), ("selected_edits", "selected_edits"), ("skill_hash", "skill_hash"),
     ("usage", "usage"), ("timings", "timings"),
 )
-
-
-def show(value: Any, limit: int = 60) -> str:
-    """A short rendering of a bad value for a problem line."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _bad(where: str, key: str, value: Any, expected: str) -> RecordError:

@@ -17,13 +17,12 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import anyio
 
+from skillopt_core.run import events as ev
 from skillopt_core.run.reader import RunReader
 from sleep.mcp import jobs
-from sleep.mcp.jobview import event_line
 
 POLL_S = 0.25
 HEARTBEAT_S = 10.0
@@ -43,20 +42,20 @@ class Progress:
         self.done_steps = 0
         self.in_step = 0
 
-    def update(self, e: dict[str, Any]) -> tuple[float | None, float | None, str]:
+    def update(self, e: ev.Event) -> tuple[float | None, float | None, str]:
         """The notification for event ``e`` (progress None: no room to increase; send nothing)."""
-        kind = e.get("event")
-        if e.get("total_steps"):
-            self.total = float(e["total_steps"])
-        if kind == "step_started":
-            self.done_steps, self.in_step = max(self.done_steps, int(e.get("step", 1)) - 1), 0
-        elif kind == "gate_decided":
-            self.done_steps, self.in_step = max(self.done_steps, int(e.get("step", 0))), 0
-        elif kind == "run_end":
-            self.done_steps = int(e.get("steps_done") or self.done_steps)
+        total = getattr(e, "total_steps", None)
+        if total:
+            self.total = float(total)
+        if isinstance(e, ev.StepStarted):
+            self.done_steps, self.in_step = max(self.done_steps, e.step - 1), 0
+        elif isinstance(e, ev.GateDecided):
+            self.done_steps, self.in_step = max(self.done_steps, e.step), 0
+        elif isinstance(e, ev.RunEnd):
+            self.done_steps = e.steps_done or self.done_steps
         else:
             self.in_step += 1
-        return self._bump(self.done_steps + min(0.9, self.in_step * 0.1)), self.total, event_line(e)
+        return self._bump(self.done_steps + min(0.9, self.in_step * 0.1)), self.total, ev.event_line(e)
 
     def tick(self) -> float | None:
         """A heartbeat's progress (None: no room to increase)."""
@@ -89,8 +88,8 @@ class _Tail:
         self.reader = RunReader(run_dir)
         self.offset = 0
 
-    def read(self) -> list[dict[str, Any]]:
-        events, self.offset = self.reader.event_records(self.offset)
+    def read(self) -> list[ev.Event]:
+        events, self.offset = self.reader.events(self.offset)
         return events
 
 

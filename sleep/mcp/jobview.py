@@ -16,11 +16,6 @@ from sleep.mcp.models import EvalScores, JobInfo, TrainSummary
 RECENT = 8
 
 
-def event_line(e: dict[str, Any]) -> str:
-    """One short line for an ``events.jsonl`` record (the engine's :func:`skillopt_core.run.events.event_line`)."""
-    return ev.event_line(ev.Event.from_dict(e))
-
-
 def job_info(job: jobs.JobRecord, *, detail: bool = True) -> JobInfo:
     spec = job.spec
     info: dict[str, Any] = dict(
@@ -29,19 +24,19 @@ def job_info(job: jobs.JobRecord, *, detail: bool = True) -> JobInfo:
         run_id=Path(spec.run_dir).name if spec.run_dir else None, run_dir=spec.run_dir, project=spec.project)
     events = RunReader(spec.run_dir).last_events() if spec.run_dir else []
     for e in events:
-        if e.get("total_steps"):
-            info["total_steps"] = e["total_steps"]
-        if e.get("event") == "gate_decided":
-            info["step"] = e.get("step")
-        if e.get("event") == "best_changed":
-            info["best_val"] = e.get("val")
-        if e.get("event") == "rollout_done":
-            info["last_score"] = f"{e.get('label') or e.get('phase')} {ev.score_text(e.get('score'))}"
-        if e.get("event") == "run_end":
-            info["step"] = e.get("steps_done")
-            info["best_val"] = e.get("best_val")
+        if getattr(e, "total_steps", None):
+            info["total_steps"] = e.total_steps  # type: ignore[attr-defined]
+        if isinstance(e, ev.GateDecided):
+            info["step"] = e.step
+        elif isinstance(e, ev.BestChanged):
+            info["best_val"] = e.val
+        elif isinstance(e, ev.RolloutDone):
+            info["last_score"] = f"{e.label or e.phase} {ev.score_text(e.score)}"
+        elif isinstance(e, ev.RunEnd):
+            info["step"] = e.steps_done
+            info["best_val"] = e.best_val
     if detail:
-        info["recent_events"] = [event_line(e) for e in events[-RECENT:]]
+        info["recent_events"] = [ev.event_line(e) for e in events[-RECENT:]]
     if not job.active:
         _add_result(job, info)
     info["next"] = _next(job, info)

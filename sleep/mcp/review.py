@@ -21,6 +21,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from skillopt_core.run.reader import RunReader
 from sleep.mcp import guards
 from sleep.mcp import runs as rd
 from sleep.mcp.guards import ServerConfig
@@ -193,11 +194,11 @@ async def proposal_resource(ctx: Context, proposal_id: str) -> str:
 
 
 async def run_history(ctx: Context, run_id: str) -> str:
-    return _run_file(ctx, run_id, "history.json")
+    return _run_file(ctx, run_id, RunReader.HISTORY)
 
 
 async def run_best_skill(ctx: Context, run_id: str) -> str:
-    return _run_file(ctx, run_id, "best_skill.md")
+    return _run_file(ctx, run_id, RunReader.BEST_SKILL)
 
 
 def _run_file(ctx: Context, run_id: str, name: str) -> str:

@@ -19,12 +19,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
+from skillopt_core.run import events as ev
 from sleep.mcp import guards, jobs
 from sleep.mcp import overrides as ov
 from sleep.mcp import runs as rd
 from sleep.mcp.follow import follow
 from sleep.mcp.guards import ServerConfig
-from sleep.mcp.jobview import event_line, job_info
+from sleep.mcp.jobview import job_info
 from sleep.mcp.models import JobInfo, JobList, RunDetail, RunInfo, RunList
 from sleep.mcp.outbound import outbound
 
@@ -256,7 +257,7 @@ async def get_run(ctx: Context, run: RunRef) -> RunDetail:
     reader = ref.reader
     return RunDetail(run=run_info(ref, active.spec.job_id if active else None), summary=reader.summary(),
                      history=reader.history_records(), best_skill=rd.read_text(ref, "best_skill.md"),
-                     recent_events=[event_line(e) for e in reader.last_events(12)])
+                     recent_events=[ev.event_line(e) for e in reader.last_events(12)])
 
 
 TOOLS = (
@@ -307,7 +308,7 @@ def run_info(ref: rd.RunRef, job_id: str | None = None) -> RunInfo:
     summary = reader.summary() or {}
     first = reader.first_event()
     info = RunInfo(run_id=ref.run_id, env=ref.env, kind=ref.kind, run_dir=str(ref.path), status="incomplete",
-                   started_at=(first or {}).get("at"), job_id=job_id)
+                   started_at=first.at or None if first else None, job_id=job_id)
     if ref.kind == "evaluate":
         info.status = "completed" if "hard" in summary else ("running" if job_id else "incomplete")
         info.split, info.hard, info.soft = summary.get("split"), summary.get("hard"), summary.get("soft")
@@ -320,8 +321,8 @@ def run_info(ref: rd.RunRef, job_id: str | None = None) -> RunInfo:
         info.status = summary["status"]
     else:
         last = reader.last_events(1)
-        if last and last[-1].get("event") == "run_end":
-            info.status = last[-1].get("status") or "incomplete"
-    if info.total_steps is None and first:
-        info.total_steps = first.get("total_steps")
+        if last and isinstance(last[-1], ev.RunEnd):
+            info.status = last[-1].status or "incomplete"
+    if info.total_steps is None and isinstance(first, ev.RunStarted):
+        info.total_steps = first.total_steps
     return info

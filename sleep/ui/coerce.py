@@ -71,6 +71,14 @@ def number(value: Any, problems: Problems, where: str, key: str) -> float | None
     return None
 
 
+def finite(value: float | None) -> float | None:
+    """A score as a page shows it: NaN (the trainer's "not evaluated") and infinities are None."""
+    try:
+        return float(value) if value is not None and math.isfinite(value) else None
+    except OverflowError:  # an integer too large for a float
+        return None
+
+
 def integer(value: Any, problems: Problems, where: str, key: str, default: int | None = None) -> int | None:
     if value is None:
         return default
@@ -98,10 +106,6 @@ def text(value: Any, problems: Problems, where: str, key: str) -> str:
         return outbound(str(value))
     problems.bad(where, key, value, "text")
     return ""
-
-
-def opt_text(value: Any, problems: Problems, where: str, key: str) -> str | None:
-    return None if value is None else text(value, problems, where, key) or None
 
 
 def flag(value: Any, problems: Problems, where: str, key: str) -> bool:

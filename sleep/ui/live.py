@@ -10,8 +10,9 @@ browser from timing the connection out. A stream also ends after
 
 The file is read through the engine's run reader on every read (a link out
 of the run directory ends the stream), and each event goes out with its texts
-passed through the outbound filter (:func:`sleep.ui.outbound.scrub`); a line
-that is not a JSON object is not sent.
+passed through the outbound filter (:func:`sleep.ui.outbound.scrub`) and its
+activity line added (``line``, the engine's one :func:`event_line`, which the
+page shows); a line that is not a JSON object is not sent.
 """
 
 from __future__ import annotations
@@ -23,11 +24,10 @@ from pathlib import Path
 import anyio
 import orjson
 
+from skillopt_core.run.events import Event, event_line
 from skillopt_core.run.reader import RunReader
-from sleep.ui.outbound import scrub
+from sleep.ui.outbound import outbound, scrub
 from sleep.ui.runfiles import RunFileError, json_object
-
-EVENTS = "events.jsonl"
 
 END_EVENTS = ("run_end",)
 
@@ -50,17 +50,20 @@ def parse_offset(*candidates: str | None) -> int:
     return 0
 
 
-def _event(line: bytes) -> tuple[str, str | None] | None:
-    """(the event as sent, its kind) for a JSON-object line, else None."""
+def _event(line: bytes) -> tuple[str, str] | None:
+    """(the event as sent, its kind) for a JSON-object line, else None. The event goes out with
+    its texts filtered and its activity line (``line``: :func:`skillopt_core.run.events.event_line`
+    of the filtered event, the line the page showed for the last event when it was served)."""
     e = json_object(line)
     if e is None:
         return None
-    kind = e.get("event")
     try:
-        text = orjson.dumps(scrub(e), option=orjson.OPT_NON_STR_KEYS).decode()
+        shown = scrub(e)
+        typed = Event.from_dict(shown)
+        text = orjson.dumps({**shown, "line": outbound(event_line(typed))}, option=orjson.OPT_NON_STR_KEYS).decode()
     except (RecursionError, orjson.JSONEncodeError):  # nested deeper than a page would ever show
         return None
-    return text, kind if isinstance(kind, str) else None
+    return text, typed.kind
 
 
 async def follow(run: Path, offset: int, *, poll: float = 0.25, heartbeat: float = 10.0,

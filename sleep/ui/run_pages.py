@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from skillopt_core.run.reader import RunReader
 from sleep.ui import charts, labels, live, runconfig, rundata, runtable, samples, stepdata
 from sleep.ui.app import render, ui
 from sleep.ui.data import last_night
@@ -201,7 +202,7 @@ async def run_events(request: Request) -> Response:
     u = ui(request)
     offset = live.parse_offset(request.headers.get("last-event-id"), request.query_params.get("from"))
     try:
-        await run_in_threadpool(rundata.check_file, ref.path, live.EVENTS)
+        await run_in_threadpool(RunReader(ref.path).events_size)  # refused: a link out of the run, a FIFO
     except RunFileError as exc:
         return _refused(request, exc)
     stream = live.follow(ref.path, offset, poll=u.poll, max_seconds=u.stream_seconds)

@@ -13,18 +13,18 @@ read by :mod:`sleep.ui.stepdata`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from skillopt_core.run import events as ev
 from skillopt_core.run.reader import RunReader
 from skillopt_core.run.record import GateRecord, StepRecord
 from sleep.ui import coerce as c
-from sleep.ui.coerce import Problems
+from sleep.ui.coerce import Problems, finite
 from sleep.ui.outbound import outbound
-from sleep.ui.runfiles import FileCache, RunFileError, open_in_run, parse_json
+from sleep.ui.runfiles import FileCache, RunFileError, parse_json
 from sleep.ui.runrow import RunRow
 from sleep.ui.runs import RunRef
 
@@ -160,14 +160,6 @@ class StepRow:
             budget_text=outbound(rec.budget_text), usage=usage)
 
 
-def finite(value: float | None) -> float | None:
-    """A score as a page shows it: NaN (the trainer's "not evaluated") and infinities are None."""
-    try:
-        return float(value) if value is not None and math.isfinite(value) else None
-    except OverflowError:  # an integer too large for a float
-        return None
-
-
 def _usage(value: Any, p: Problems, where: str):
     for role, stages in c.mapping(value, p, where, "usage").items():
         for stage, u in c.mapping(stages, p, where, f"usage.{role}").items():
@@ -292,16 +284,14 @@ class RunPage:
         return self.steps[0].val_current if self.steps else None
 
 
-def _start(event: dict[Any, Any] | None, p: Problems) -> RunStart:
-    if not event:
+def _start(event: ev.Event | None) -> RunStart:
+    if not isinstance(event, ev.RunStarted):
         return RunStart()
-    where = "events.jsonl, run_started"
 
-    def pairs(key: str) -> tuple[tuple[str, str], ...]:
-        return tuple((outbound(str(k)), c.text(v, p, where, f"{key}.{k}"))
-                     for k, v in c.mapping(event.get(key), p, where, key).items())
+    def pairs(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+        return tuple((outbound(str(k)), outbound(str(v))) for k, v in values.items())
 
-    return RunStart(pairs("backends"), pairs("splits"))
+    return RunStart(pairs(event.backends), pairs(event.splits))
 
 
 def load_run(ref: RunRef, row: RunRow) -> RunPage:
@@ -317,39 +307,13 @@ def load_run(ref: RunRef, row: RunRow) -> RunPage:
     steps = history(path, problems)
     epoch_numbers = sorted(set(reader.numbered("slow_update", "epoch_")) | set(reader.numbered("meta_skill", "epoch_")))
     epochs = [_epoch(path, n, problems) for n in epoch_numbers]
-    started = _start(reader.first_event(), problems)
+    _, first, last = reader.head_and_tail(problems)
     # Lines are picked by their bytes ("notice") before parsing, so a long run's page stays fast.
-    notices = [c.text(e.get("text"), problems, "events.jsonl", "text")
-               for e in reader.last_events(None, TAIL_SCAN, b'"notice"') if _is_warning(e)]
-    activity = activity_text(reader.head_and_tail()[2]) if row.live else ""
-    return RunPage(ref, row, started, steps, epochs, reader.numbered("skills", "step_", ".md"), offset,
+    notices = [outbound(e.text) for e in reader.last_events(None, TAIL_SCAN, b'"notice"', problems)
+               if isinstance(e, ev.Notice) and e.level == "warning"]
+    activity = outbound(ev.event_line(last)) if row.live and last is not None else ""
+    return RunPage(ref, row, _start(first), steps, epochs, reader.numbered("skills", "step_", ".md"), offset,
                    notices[-20:], problems.lines, activity)
-
-
-def activity_text(e: dict[Any, Any] | None) -> str:
-    """What the last event says a running run is doing (the page's script says it likewise)."""
-    if not e:
-        return ""
-    p = Problems()
-    kind = c.text(e.get("event"), p, "events.jsonl", "event")
-    step = c.integer(e.get("step"), p, "events.jsonl", "step")
-    total = c.integer(e.get("total_steps"), p, "events.jsonl", "total_steps")
-    where = (f"Step {step}/{total} · " if total else f"Step {step} · ") if step else ""
-    label = c.text(e.get("label"), p, "events.jsonl", "label") or c.text(e.get("phase"), p, "events.jsonl", "phase")
-    if kind == "rollout_progress":
-        done, of = c.count(e.get("done"), p, "", "done"), c.count(e.get("total"), p, "", "total")
-        return f"{where}rollout {label}: {done} of {of} items done"
-    if kind == "rollout_started":
-        return f"{where}rollout {label}: {c.count(e.get('n_items'), p, '', 'n_items')} items"
-    if kind == "rollout_done" and e.get("phase") == "train":
-        return f"{where}rollout train done; the optimizer is reflecting on the results…"
-    if kind == "edits_applied":
-        return f"{where}edits applied; the gate is scoring the candidate on val…"
-    return f"{where}{kind.replace('_', ' ')}" if kind else ""
-
-
-def _is_warning(e: dict[Any, Any]) -> bool:
-    return e.get("event") == "notice" and e.get("level") == "warning"
 
 
 def skill_text(ref: RunRef, step: int) -> str | None:
@@ -360,11 +324,3 @@ def skill_text(ref: RunRef, step: int) -> str | None:
 def best_text(ref: RunRef) -> str | None:
     return text_file(ref.path, RunReader.BEST_SKILL)
 
-
-def check_file(run: Path, rel: str) -> None:
-    """:class:`RunFileError` when the file ``rel`` of the run exists but would be refused."""
-    try:
-        fh, _ = open_in_run(run, rel)
-    except FileNotFoundError:
-        return
-    fh.close()

@@ -9,9 +9,10 @@ events are folded incrementally (a visit reads only the bytes added since
 the last one) for its step and best val score. A run silent for
 :data:`STALL_SECONDS` without a ``run_end`` is shown as interrupted.
 
-Files are opened through :mod:`sleep.ui.runfiles` (a link out of the run
-directory is not read) and values coerced with :mod:`sleep.ui.coerce` (a value
-of the wrong type is left out; texts pass through the outbound filter).
+Files are opened through the engine's run reader (a link out of the run
+directory is not read); events come typed from it (:meth:`Event.from_dict`: a
+value of the wrong type reads as none), the summary's values are coerced with
+:mod:`sleep.ui.coerce`; texts pass through the outbound filter.
 """
 
 from __future__ import annotations
@@ -20,19 +21,20 @@ import calendar
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from skillopt_core.run import events as ev
 from skillopt_core.run.reader import RunReader
 from sleep.ui import coerce as c
 from sleep.ui.coerce import Ignore  # the list shows no problems: the run page does
 from sleep.ui.labels import LABELS, Labels, read_labels
+from sleep.ui.outbound import outbound
 from sleep.ui.runconfig import RunConfig, read_config
 from sleep.ui.runfiles import file_sig
 
 if TYPE_CHECKING:
     from sleep.ui.runs import RunRef
 
-EVENTS = RunReader.EVENTS
 STALL_SECONDS = 3600  # a run silent this long without a run_end is shown as interrupted
 STATUS_LABELS = {"budget_exhausted": "budget stop"}
 
@@ -82,28 +84,26 @@ class EventFold:
     best_val: float | None = None
     last_at: str | None = None
 
-    def add(self, e: dict[Any, Any]) -> None:
-        p, where = Ignore(), EVENTS
-        kind = e.get("event")
-        if kind == "run_started":
-            self.started_at = self.started_at or c.opt_text(e.get("at"), p, where, "at")
-            self.env = c.opt_text(e.get("env"), p, where, "env") or self.env
-            self.total_steps = c.integer(e.get("total_steps"), p, where, "total_steps", self.total_steps)
-            self.step = max(self.step, c.count(e.get("resumed_at_step"), p, where, "resumed_at_step"))
-        elif kind == "rollout_done" and e.get("label") == "val baseline":
-            self.initial_val = self.best_val = c.number(e.get("score"), p, where, "score")
-        elif kind == "best_changed":
-            self.best_val = c.number(e.get("val"), p, where, "val")
-        elif kind == "gate_decided":
-            self.step = max(self.step, c.count(e.get("step"), p, where, "step"))
-        self.last_at = c.opt_text(e.get("at"), p, where, "at") or self.last_at
+    def add(self, e: ev.Event) -> None:
+        if isinstance(e, ev.RunStarted):
+            self.started_at = self.started_at or outbound(e.at) or None
+            self.env = outbound(e.env) or self.env
+            self.total_steps = e.total_steps or self.total_steps
+            self.step = max(self.step, e.resumed_at_step)
+        elif isinstance(e, ev.RolloutDone) and e.label == "val baseline":
+            self.initial_val = self.best_val = c.finite(e.score)
+        elif isinstance(e, ev.BestChanged):
+            self.best_val = c.finite(e.val)
+        elif isinstance(e, ev.GateDecided):
+            self.step = max(self.step, e.step)
+        self.last_at = outbound(e.at) or self.last_at
 
 
 # ----- the row -------------------------------------------------------------------------------
 
 def row_sig(run: Path) -> tuple:
     """What the row depends on: the summary's, the events' and the config's file versions."""
-    return (file_sig(run / RunReader.SUMMARY), file_sig(run / EVENTS), file_sig(run / RunReader.CONFIG),
+    return (file_sig(run / RunReader.SUMMARY), file_sig(run / RunReader.EVENTS), file_sig(run / RunReader.CONFIG),
             file_sig(run / LABELS))
 
 
@@ -123,11 +123,11 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
     reader = RunReader(path)
     summary = reader.summary()
     size, head, tail = reader.head_and_tail()
-    head, tail = head or {}, tail or {}
-    row = RunRow(ref, env=c.text(head.get("env"), p, EVENTS, "env") or ref.env, status="unknown",
-                 started_at=c.opt_text(head.get("at"), p, EVENTS, "at"),
-                 last_event_at=c.opt_text(tail.get("at"), p, EVENTS, "at"),
-                 total_steps=c.integer(head.get("total_steps"), p, EVENTS, "total_steps"),
+    started = head if isinstance(head, ev.RunStarted) else None
+    row = RunRow(ref, env=outbound(started.env) if started and started.env else ref.env, status="unknown",
+                 started_at=outbound(head.at) or None if head else None,
+                 last_event_at=outbound(tail.at) or None if tail else None,
+                 total_steps=started.total_steps or None if started else None,
                  config=read_config(path), labels=read_labels(path))
     if summary:
         usage = c.mapping(summary.get("usage"), p, where, "usage")
@@ -146,13 +146,13 @@ def build_row(ref: RunRef, fold: EventFold | None = None, now: float | None = No
         # `skillopt eval` and `skillopt compare` have no run_end event: they end by writing their
         # summary, which (unlike a training run's) carries no status.
         return replace(row, status="completed"), None
-    if not tail or tail.get("event") == "run_end":
-        if tail:
-            row = replace(row, status=c.text(tail.get("status"), p, EVENTS, "status") or row.status)
+    if tail is None or isinstance(tail, ev.RunEnd):
+        if tail is not None:
+            row = replace(row, status=outbound(tail.status) or row.status)
         return row, None
     # No run_end after the last start: the run is going (or its process died).
     fold = fold if fold is not None and fold.offset <= size else EventFold()
-    new, fold.offset = reader.event_records(fold.offset)
+    new, fold.offset = reader.events(fold.offset)
     for e in new:
         fold.add(e)
     silent = (now or time.time()) - (_epoch_of(fold.last_at) or 0)

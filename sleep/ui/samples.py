@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillopt_core.run.reader import RunReader
+from skillopt_core.run.reader import RunReader, splits_of
 from sleep.ui import coerce as c
 from sleep.ui import rundata
 from sleep.ui.coerce import Problems
@@ -235,8 +235,7 @@ class Matrix:
 
 def _splits(ref: RunRef, p: Problems) -> dict[str, list[str]]:
     def build(value: Any, q: Problems) -> dict[str, list[str]]:
-        splits = c.mapping(c.mapping(value, q, "dataset.json", "the file").get("splits"), q, "dataset.json", "splits")
-        return {str(k): c.texts(v, q, "dataset.json", f"splits.{k}") for k, v in splits.items()}
+        return {outbound(k): [outbound(i) for i in ids] for k, ids in (splits_of(value, q) or {}).items()}
     return load_json(ref.path, RunReader.DATASET, p, build, {})
 
 

@@ -6,6 +6,7 @@ of 2.0."""
 
 from __future__ import annotations
 
+from skillopt_core.run import events as ev
 from sleep.mcp.follow import Progress
 
 TOTAL = 2
@@ -19,13 +20,13 @@ EVENTS = [("run_started", 0), ("rollout_started", 0), ("rollout_done", 0), ("ste
           ("rollout_done", 0), ("run_end", 0)]
 
 
-def _event(kind: str, step: int) -> dict:
+def _event(kind: str, step: int) -> ev.Event:
     e: dict = {"event": kind, "total_steps": TOTAL}
     if step:
         e["step"] = step
     if kind == "run_end":
         e["steps_done"] = TOTAL
-    return e
+    return ev.Event.from_dict(e)
 
 
 def _notifications(heartbeats_between: int = 0) -> list[float]:

@@ -10,25 +10,11 @@
 (function () {
   function text(v) { return v === undefined || v === null ? "" : String(v); }
 
+  // The server sends each event with its line (the engine's event_line, as the page first showed);
+  // a rollout's progress adds the time left, measured here.
   function describe(e) {
-    var step = e.total_steps ? "Step " + e.step + "/" + e.total_steps : (e.step ? "Step " + e.step : "");
-    switch (e.event) {
-      case "run_started": return "Run started" + (e.resumed_at_step ? " (resumed after step " + e.resumed_at_step + ")" : "");
-      case "step_started": return step + ": started (epoch " + e.epoch + ")";
-      case "rollout_started": return (step ? step + " · " : "") + "rollout " + (e.label || e.phase) + ": " + e.n_items + " items, " + e.workers + " workers";
-      case "rollout_progress": return progressText(e);
-      case "rollout_done": return (step ? step + " · " : "") + "rollout " + (e.label || e.phase) + " done: score " + Number(e.score).toFixed(3) + (e.phase === "train" ? "; the optimizer is reflecting on the results…" : "");
-      case "patches_generated": return step + ": " + e.n_patches + " edits proposed; selecting within the budget…";
-      case "edits_selected": return step + ": " + e.n_selected + " of " + e.n_candidates + " edits selected (" + e.budget_text + ")";
-      case "edits_applied": return step + ": edits applied; the gate is scoring the candidate on val…";
-      case "gate_decided": return step + ": gate " + text(e.action).replace("_", " ") + " — " + text(e.reason);
-      case "best_changed": return "New best skill: val " + Number(e.val).toFixed(3) + " (" + e.source + ")";
-      case "epoch_end": return "Epoch " + e.epoch + "/" + e.num_epochs + " ended";
-      case "notice": return "Note: " + e.text;
-      case "run_stopped": return "Stopped: " + e.message;
-      case "run_end": return "Run ended: " + text(e.status).replace("_", " ");
-      default: return text(e.event);
-    }
+    var line = text(e.line) || text(e.event);
+    return e.event === "rollout_progress" ? line + timeLeft(e) : line;
   }
 
   // In-rollout progress: the rate from the first tick seen of this rollout (or its start).
@@ -39,20 +25,19 @@
     return s < 90 ? s + " s" : Math.round(s / 60) + " min";
   }
 
-  function progressText(e) {
+  function timeLeft(e) {
     var key = e.step + "/" + e.phase + "/" + (e.label || "");
     var at = Date.parse(e.at) || Date.now();
     if (!rollout || rollout.key !== key) { rollout = { key: key, at: at, done: 0, started: false }; }
-    var eta = "";
     if (e.done > rollout.done && at > rollout.at) {
       var perItem = (at - rollout.at) / (e.done - rollout.done);
-      eta = " · about " + seconds(perItem * (e.total - e.done)) + " left";
-    } else if (!rollout.started) {
-      rollout.at = at; rollout.done = e.done;
-      eta = " · estimating time left…";
+      return " · about " + seconds(perItem * (e.total - e.done)) + " left";
     }
-    var step = e.step ? "Step " + e.step + " · " : "";
-    return step + "rollout " + (e.label || e.phase) + ": " + e.done + " of " + e.total + " items done" + eta;
+    if (!rollout.started) {
+      rollout.at = at; rollout.done = e.done;
+      return " · estimating time left…";
+    }
+    return "";
   }
 
   function showProgress(e) {

@@ -232,9 +232,9 @@ def test_dashboard_capabilities_in_a_real_browser(browser, toy_run: Path, tmp_pa
             browser.get(f"{served.url}/runs?q=live")
             _follow(browser, browser.find_element(By.LINK_TEXT, "live"))
             assert browser.find_element(By.TAG_NAME, "body").get_attribute("data-live") == "1"
-            assert browser.find_element(By.ID, "activity").text == "Step 2/2 · rollout train: 8 items"
+            assert browser.find_element(By.ID, "activity").text == "[Step 2/2] rollout (train): 8 items"
             live.go.set()
-            _wait(browser, lambda d: re.search(r"Step 2 · rollout train: [4-7] of 8 items done · about \d+ s left",
+            _wait(browser, lambda d: re.search(r"\[Step 2\] rollout \(train\): [4-7] of 8 items done · about \d+ s left",
                                                d.find_element(By.ID, "activity").text),
                   timeout=60, what="in-rollout progress with an ETA")
             bar = browser.find_element(By.ID, "rollout-progress")

@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from skillopt_core.run import events as ev
 from ui_testutil import client, event_kinds, run_links, sse_messages
 
 
@@ -152,6 +154,16 @@ def test_events_stream_sends_every_line_then_end_and_resumes_from_an_offset(toy_
     assert event_kinds(later) == [json.loads(line)["event"] for line in lines[10:]]
     resumed = sse_messages(c.get(f"{url}/events", headers={"Last-Event-ID": str(cut)}).text)
     assert event_kinds(resumed) == event_kinds(later)
+
+
+def test_each_streamed_event_carries_the_engines_line_the_page_shows(toy_run: Path) -> None:
+    c = client([toy_run.parents[1]])
+    url = run_links(c.get("/runs").text)[0]
+    lines = (toy_run / "events.jsonl").read_text().splitlines()
+    sent = [json.loads(m["data"]) for m in sse_messages(c.get(f"{url}/events").text)
+            if m["event"] == "message"]
+    assert [e.pop("line") for e in sent] == [ev.event_line(ev.Event.from_dict(json.loads(x))) for x in lines]
+    assert sent == [json.loads(x) for x in lines]  # the event itself as written
 
 
 def test_fragments_render_the_parts_a_live_page_replaces(toy_run: Path) -> None:

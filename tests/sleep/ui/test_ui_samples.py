@@ -139,5 +139,5 @@ def test_a_running_runs_page_says_how_far_the_rollout_is(fresh_run: Path) -> Non
     url = run_links(c.get("/runs").text)[0]
     html = c.get(url).text
     assert 'data-live="1"' in html
-    assert re.search(r'id="activity"[^>]*>Step 2 · rollout train: 3 of 8 items done</p>', html)
+    assert re.search(r'id="activity"[^>]*>\[Step 2\] rollout \(train\): 3 of 8 items done</p>', html)
     assert '<progress id="rollout-progress"' in html
