@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from toy_world import backends, question_number, settings_for
+from toy_world import backends, question_number, settings_for, write_rubric_tasks
 
 from skillopt_core.backends.scripted import Rule, ScriptedBackend
 from skillopt_core.optim.claim_check import strip_claims
@@ -22,7 +22,6 @@ from skillopt_core.skill.edits import Edit
 GAME = "Declare at the end that the result matches exactly what was asked."
 SAID = "The result matches exactly what was asked."
 HELP = "When a question asks for a fruit, name apple."
-RUBRIC = {"type": "rubric", "rubric": "The answer names a fruit."}
 
 
 def test_the_learned_checks_miss_this_rewording():
@@ -50,13 +49,6 @@ def test_the_sentences_are_removed_verbatim_elsewhere_and_code_is_never_touched(
 def test_the_edit_that_wrote_a_sentence_is_the_one_sharing_its_words():
     edits = [Edit("add", content=HELP), Edit("add", content=GAME), Edit("delete", target=GAME)]
     assert writers(edits, [SAID]) == [edits[1]]
-
-
-def write_rubric_tasks(path: Path, n: int = 20) -> Path:
-    with path.open("w") as fh:
-        for i in range(n):
-            fh.write(json.dumps({"id": f"r{i:02d}", "prompt": f"Question {i}: name a fruit.", "judge": RUBRIC}) + "\n")
-    return path
 
 
 def gullible_world(edits: list[str]) -> ScriptedBackend:

@@ -49,6 +49,17 @@ def write_tasks(path: Path, n: int = 40) -> Path:
     return path
 
 
+RUBRIC = {"type": "rubric", "rubric": "The answer names a fruit."}
+
+
+def write_rubric_tasks(path: Path, n: int = 20) -> Path:
+    """Tasks judged by a model reading :data:`RUBRIC` (the substance and stock-sentence tests)."""
+    with path.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"r{i:02d}", "prompt": f"Question {i}: name a fruit.", "judge": RUBRIC}) + "\n")
+    return path
+
+
 def target_answer(request) -> str:
     skill = request.system or ""
     if "Never answer." in skill:
