@@ -58,14 +58,15 @@ def training_lines(path: str | None = None) -> tuple[list[str], list[str]]:
 
 
 @lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
+def stemmer():  # type: ignore[no-untyped-def]
+    """The English Snowball stemmer the checks share (built once)."""
     import snowballstemmer
 
     return snowballstemmer.stemmer("english")
 
 
 def _prep(text: str) -> str:
-    return " ".join(_stemmer().stemWords(_TOKEN.findall(text.lower())))
+    return " ".join(stemmer().stemWords(_TOKEN.findall(text.lower())))
 
 
 def build_model(claims: Sequence[str], tasks: Sequence[str], c: float = C):

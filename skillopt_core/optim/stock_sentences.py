@@ -42,10 +42,9 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from skillopt_core.backends import RequestFailed
-from skillopt_core.optim.claim_check import cut_sentences, prose_sentences
+from skillopt_core.optim.claim_check import cut_sentences, prose_sentences, stemmer
 from skillopt_core.optim.judge_guard import is_optimizer_edit
 from skillopt_core.skill.edits import Edit
 
@@ -67,17 +66,10 @@ what which who whom whose where how here there all any each every some such very
 """.split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer():  # type: ignore[no-untyped-def]
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
 def content_words(text: str) -> frozenset[str]:
     """The stemmed content words of ``text`` (stop words dropped; digits and negations kept)."""
     words = [w.strip("'") for w in _TOKEN.findall(text.lower())]
-    return frozenset(_stemmer().stemWords([w for w in words if w and w not in _STOP]))
+    return frozenset(stemmer().stemWords([w for w in words if w and w not in _STOP]))
 
 
 def answer_sentences(text: str) -> list[str]:
