@@ -285,6 +285,8 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
             if not s.prompts and is_replay_prompt(text):
                 return None
             open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            answered = False  # the new turn is unanswered until a response of its own
+        # A system-initiated request ("Continue") belongs to the open turn: its answer counts.
         answered = _response(req, s, ctx, actions) or answered
         vote = req.get("vote")
         if vote in (0, 1) and s.prompts:
