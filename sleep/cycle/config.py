@@ -20,6 +20,7 @@ from sleep import paths
 from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
 from sleep.cycle.triggers import TriggerSettings
+from sleep.jsonshape import as_dict
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
 LOCAL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "local.yaml"
@@ -127,7 +128,7 @@ def effective_settings(config: NightConfig, sections: tuple[str, ...] = (
 def _local_profile(data: dict[str, Any], origin: dict[tuple, str]) -> None:
     """On the embedded model (every role resolves to ``local``), the keys of ``local.yaml``
     that only a packaged default set take its values (``origin`` then names it)."""
-    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    model = as_dict(data.get("model"))
     if not all(_resolves_to_local(model, role) for role in ("target", "optimizer", "judge")):
         return
     profile, _, _ = load_config_data(LOCAL_CONFIG)

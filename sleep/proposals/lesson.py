@@ -12,7 +12,7 @@ the night; a candidate staged by hand, without one, may repeat a rejected lesson
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sleep.index import Index
 from sleep.proposals import store
@@ -52,7 +52,7 @@ def duplicate_of(index: Index, skill_path: str, candidate_text: str, evidence: s
     return None
 
 
-def distinct(proposals: list[Proposal], decided: list[Proposal] = ()) -> tuple[list[Proposal], int]:
+def distinct(proposals: list[Proposal], decided: Sequence[Proposal] = ()) -> tuple[list[Proposal], int]:
     """``proposals`` (oldest first) without the pending ones whose lesson an earlier pending
     proposal, or an adopted one (``decided``), of the same skill already holds; and how many
     were left out."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sleep import paths
+from sleep.jsonshape import as_dict, as_list
 from sleep.ui.outbound import outbound
 
 T = TypeVar("T")
@@ -163,12 +164,12 @@ def _night(row: dict[str, Any]) -> Night:
     """A ``cycles`` row as written by :mod:`sleep.nightstore` (the night's record is its ``report``)."""
     report = _json(row.get("report"))
     report = report if isinstance(report, dict) else {}
-    usage = report.get("usage") if isinstance(report.get("usage"), dict) else {}
-    tasks = report.get("tasks") if isinstance(report.get("tasks"), dict) else {}
-    scores = report.get("scores") if isinstance(report.get("scores"), dict) else {}
-    proposal = report.get("proposal") if isinstance(report.get("proposal"), dict) else {}
-    preflight = report.get("preflight") if isinstance(report.get("preflight"), dict) else {}
-    warnings = preflight.get("warnings") if isinstance(preflight.get("warnings"), list) else []
+    usage = as_dict(report.get("usage"))
+    tasks = as_dict(report.get("tasks"))
+    scores = as_dict(report.get("scores"))
+    proposal = as_dict(report.get("proposal"))
+    preflight = as_dict(report.get("preflight"))
+    warnings = as_list(preflight.get("warnings"))
     if row.get("outcome") == "running" and _process_gone(row.get("project")):
         row = {**row, "outcome": "interrupted", "reason": (
             f"the night stopped during its {row.get('stage') or report.get('stage')} stage (killed or crashed); "
@@ -188,9 +189,9 @@ def _night(row: dict[str, Any]) -> Night:
 
 
 def _night_skill(part: dict[str, Any]) -> NightSkill:
-    scores = part.get("scores") if isinstance(part.get("scores"), dict) else {}
-    usage = part.get("usage") if isinstance(part.get("usage"), dict) else {}
-    proposal = part.get("proposal") if isinstance(part.get("proposal"), dict) else {}
+    scores = as_dict(part.get("scores"))
+    usage = as_dict(part.get("usage"))
+    proposal = as_dict(part.get("proposal"))
     return NightSkill(name=_text(part.get("name")) or "?", host=_text(part.get("host")), path=_text(part.get("path")),
                       outcome=_text(part.get("outcome")), reason=_text(part.get("reason")) or "",
                       baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),

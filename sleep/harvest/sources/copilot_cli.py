@@ -29,7 +29,16 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
+from sleep.harvest.sources import (
+    HomeSource,
+    ParseResult,
+    SourceFile,
+    as_dict,
+    head_records,
+    scan_dir,
+    skills_in,
+    text_of,
+)
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, parse_log
 from sleep.sessions import Session, iso_utc
@@ -188,7 +197,7 @@ class _EventParser(LogParser):
             return
         at = iso_utc(rec.get("timestamp"))
         self.s.note_time(at)
-        d = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        d = as_dict(rec.get("data"))
         if etype in ("session.start", "session.resume"):
             cwd = _cwd_of(d)
             if cwd:

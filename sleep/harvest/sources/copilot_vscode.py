@@ -36,7 +36,7 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import LineReader, ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.harvest.sources import ParseResult, SourceFile, as_dict, as_list, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions, file_uris
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Feedback, Session, iso_utc
@@ -270,7 +270,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
                 project_dir=file.project_dir, source_path=file.path)
     s.note_time(iso_utc(state.get("creationDate")))
     s.note_time(iso_utc(state.get("lastMessageDate")))
-    requests = state.get("requests") if isinstance(state.get("requests"), list) else []
+    requests = as_list(state.get("requests"))
     answered = False
     actions = TurnActions(s, ctx)
     for req in requests:
@@ -356,7 +356,7 @@ def _uri_path(uri: Any) -> str | None:
 
 def _tool_actions(part: dict[str, Any], tool: str, actions: TurnActions) -> None:
     """The command a terminal tool ran, or the files a file tool read or changed."""
-    data = part.get("toolSpecificData") if isinstance(part.get("toolSpecificData"), dict) else {}
+    data = as_dict(part.get("toolSpecificData"))
     name = tool.lower().removeprefix("copilot_").replace("_", "")
     if data.get("kind") == "terminal":
         line = data.get("commandLine")

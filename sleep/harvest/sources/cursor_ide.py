@@ -78,7 +78,7 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import ParseResult, SourceFile, as_list, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.copilot_vscode import workspace_folder
 from sleep.harvest.sources.sqlite_ro import as_bytes, connect_read_only, row_path, tables
@@ -232,7 +232,7 @@ class CursorIdeSource:
                 continue
             data = _json(row[0], stats, f"{db}#composer.composerData")
             for key in _ID_LISTS if isinstance(data, dict) else ():
-                for cid in data.get(key) if isinstance(data.get(key), list) else []:
+                for cid in as_list(data.get(key)):
                     if isinstance(cid, str) and cid:
                         named.setdefault(cid, set()).add(entry.name)
             for head in _headers(data):

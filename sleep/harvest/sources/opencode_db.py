@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import ParseResult, SourceFile, as_dict, scan_dir
 from sleep.harvest.sources.opencode_map import HOST, Message, build_session, session_dir
 from sleep.harvest.sources.sqlite_ro import as_bytes, columns, connect_read_only, row_path, tables
 
@@ -150,7 +150,7 @@ def _v2_messages(rows: list[tuple], where: str, ctx: ParseContext) -> list[Messa
         if rec is None:
             continue
         time = rec.get("time") if isinstance(rec.get("time"), dict) else {"created": created}
-        model = rec.get("model") if isinstance(rec.get("model"), dict) else {}
+        model = as_dict(rec.get("model"))
         if kind == "user" and isinstance(rec.get("text"), str):
             out.append(({"role": "user", "time": time}, [{"type": "text", "text": rec["text"]}]))
         elif kind == "shell":
