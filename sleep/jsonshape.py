@@ -18,3 +18,8 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` when a record holds a list there, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str:
+    """``value`` when a record holds a string there, else an empty one."""
+    return value if isinstance(value, str) else ""

@@ -42,7 +42,7 @@ def target_backend(hosts: Counter[str], setting: str, settings: Settings,
     tasks' most common host whose CLI is ready, else the configured target backend."""
     if setting != "host":
         return setting, f"sleep.target_backend is {setting}"
-    families = Counter()
+    families: Counter[str] = Counter()
     for host, n in hosts.items():
         families[HOST_FAMILY.get(host, host)] += n
     skipped = []

@@ -274,7 +274,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"skillopt-sleep config: {exc}", file=sys.stderr)
         return 2
-    core_default = str(Path(__import__("skillopt_core").__file__).resolve().parent / "configs" / "_base_")
+    from skillopt_core.run.config import PACKAGED_CONFIGS
+
+    core_default = str(PACKAGED_CONFIGS / "_base_")
     rows = []
     for key, value, origin in effective_settings(config):
         if origin == str(DEFAULT_CONFIG):

@@ -15,7 +15,14 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillopt_core import ConfigError, Settings
-from skillopt_core.run.config import apply_overrides, explain_validation, load_config_data, merge_in, validate_settings
+from skillopt_core.run.config import (
+    PACKAGED_CONFIGS,
+    apply_overrides,
+    explain_validation,
+    load_config_data,
+    merge_in,
+    validate_settings,
+)
 from sleep import paths
 from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
@@ -178,5 +185,4 @@ def _is_packaged(where: str) -> bool:
     if where.startswith("--set"):
         return False
     real = Path(where).resolve()
-    core_configs = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
-    return real == DEFAULT_CONFIG or real.is_relative_to(core_configs)
+    return real == DEFAULT_CONFIG or real.is_relative_to(PACKAGED_CONFIGS)

@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from sleep.cycle.skillfit import fitting_skill
-from sleep.hosts import all_hosts, skills_of, source_family
+from sleep.hosts import Skills, all_hosts, skills_of, source_family
 from sleep.sessions import Session
 
 MANAGED_NAME = "skillopt-learned"
@@ -73,15 +73,21 @@ def managed_skill_text(name: str = MANAGED_NAME, description: str = MANAGED_DESC
             "- Follow the conventions this project already uses.\n")
 
 
+def _places(host: str) -> Skills:
+    """Where ``host`` reads skills; Claude Code's places for a host that declares none."""
+    places = skills_of(host) or skills_of("claude-code")
+    if places is None:
+        raise RuntimeError("no host declares where it reads skills (the claude-code host file is missing)")
+    return places
+
+
 def candidate_paths(host: str, name: str, project: Path) -> list[Path]:
     """Where ``host`` looks for skill ``name``: project first, then home."""
-    places = skills_of(host) or skills_of("claude-code")
-    return places.candidates(name, project)
+    return _places(host).candidates(name, project)
 
 
 def managed_path(host: str, project: Path) -> Path:
-    places = skills_of(host) or skills_of("claude-code")
-    return project / places.project[0] / MANAGED_NAME / "SKILL.md"
+    return project / _places(host).project[0] / MANAGED_NAME / "SKILL.md"
 
 
 class SkillPathError(ValueError):

@@ -315,7 +315,8 @@ def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetai
         if row is None:
             return None, f"No mined task {task_id!r} in the index (it may have been merged or re-mined)."
         d = dict(zip(names, row))
-        judge = _json(d.get("judge").decode("utf-8", "replace") if isinstance(d.get("judge"), bytes) else d.get("judge"))
+        raw_judge = d.get("judge")
+        judge = _json(raw_judge.decode("utf-8", "replace") if isinstance(raw_judge, bytes) else raw_judge)
         judge_text = outbound(json.dumps(judge, ensure_ascii=False, indent=1)) if judge is not None else (
             _text(d.get("judge")) or "")
         members: list[Member] = []

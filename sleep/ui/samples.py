@@ -321,7 +321,7 @@ def item_history(ref: RunRef, item_id: str) -> ItemHistory | None:
     train, val = [], []
     for s in steps:
         train += [(s, smp) for smp in step_samples(ref, s, p) if smp.task_id == item_id]
-        d = load_json(ref.path, f"{RunReader.step_dir(s)}/gate.json", p, _gate_deltas, {}).get(item_id)
+        d = load_json(ref.path, f"{RunReader.step_dir(s)}/gate.json", p, _gate_deltas, dict[str, float]()).get(item_id)
         if d is not None:
             val.append((s, d, actions.get(s, "")))
     if not (train or val or split or item_id in by_id):

@@ -133,8 +133,8 @@ class CodexSource(HomeSource):
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         """The cwd of ``session_meta`` or ``turn_context`` in the first lines."""
         for rec in head_records(file.path, b'"cwd"', 20, 4 << 20):
-            payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else rec
-            cwd = payload.get("cwd")
+            payload = rec.get("payload")
+            cwd = (payload if isinstance(payload, dict) else rec).get("cwd")
             if isinstance(cwd, str):
                 return cwd
         return None
@@ -340,6 +340,7 @@ class _RolloutParser(LogParser):
         if ptype == "web_search_call":
             self._search(0)
             return
+        name: str | None
         if ptype == "local_shell_call":
             name = "local_shell"
         else:

@@ -39,6 +39,7 @@ from sleep.harvest.side_files import read_side_file
 from sleep.harvest.sources import ParseResult, SourceFile, as_dict, as_list, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions, file_uris
 from sleep.harvest.sources.turns import open_turn
+from sleep.jsonshape import as_str
 from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "copilot-vscode"
@@ -92,8 +93,9 @@ class CopilotVSCodeSource:
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         return file.project_dir
 
-    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+    def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
+        assert f is not None  # session files, never row files
         if file.kind == "jsonl":
             state = _replay_log(file, f, ctx)
         else:
@@ -290,7 +292,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
         answered = _response(req, s, ctx, actions) or answered
         vote = req.get("vote")
         if vote in (0, 1) and s.prompts:
-            reason = req.get("voteDownReason") if isinstance(req.get("voteDownReason"), str) else ""
+            reason = as_str(req.get("voteDownReason"))
             s.feedback.append(Feedback("approval" if vote == 1 else "correction",
                                        ctx.redactor.redact(reason), at, len(s.prompts) - 1))
     return s

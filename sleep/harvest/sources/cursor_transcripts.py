@@ -214,7 +214,7 @@ def _text_messages(text: str) -> list[dict[str, Any]]:
     line), and a ``user:`` block with no ``<user_query>`` is no message of the person's but a line
     of what came before (a file the agent wrote can hold ``user:`` at column 0, as YAML does)."""
     blocks: list[tuple[str, list[str]]] = []  # (role, lines); role "" before any role line
-    role, body = "", []
+    role, body = "", list[str]()
     open_query = False
     for line in text.splitlines():
         m = None if open_query else _ROLE_LINE.match(line)
@@ -296,7 +296,7 @@ def stamped(texts: list[str]) -> str | None:
 def twins(path: str) -> list[str]:
     """The other files of the session ``path`` holds, most structured first."""
     stem, ext = os.path.splitext(path)
-    return [stem + e for e in sorted(_PREFER, key=_PREFER.get) if e != ext and os.path.isfile(stem + e)]
+    return [stem + e for e in sorted(_PREFER, key=_PREFER.__getitem__) if e != ext and os.path.isfile(stem + e)]
 
 
 def without_thinking(text: str) -> str:

@@ -72,9 +72,9 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
             actions.shell(msg.get("command"))
             continue
         if role == "user":
-            texts = [p.get("text") for p in parts if p.get("type") == "text"]
-            user_shell = bool(texts) and all(
-                isinstance(t, str) and t.strip() == USER_SHELL_TEXT for t in texts)
+            said = [p.get("text") for p in parts if p.get("type") == "text"]
+            user_shell = bool(said) and all(
+                isinstance(t, str) and t.strip() == USER_SHELL_TEXT for t in said)
             text = "\n".join(p["text"] for p in parts if p.get("type") == "text"
                              and isinstance(p.get("text"), str) and not p.get("synthetic")).strip()
             if not text:
