@@ -6,7 +6,8 @@ compared by its exact ``candidate_sha256``). A night does not stage a candidate
 whose lesson is already pending, adopted or rejected for the same skill file
 (:func:`duplicate_of`), except a rejected lesson whose evidence changed since
 (``lesson_evidence``: a digest of the corrections and tasks it came from, set by
-the night; a candidate staged by hand, without one, may repeat a rejected lesson). ``review`` shows one proposal per pending lesson (:func:`distinct`).
+the night; a candidate staged by hand, without one, may repeat a rejected lesson). ``review`` shows
+one proposal per pending lesson (:func:`distinct`).
 """
 
 from __future__ import annotations

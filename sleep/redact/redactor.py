@@ -467,7 +467,7 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
         return {k2: v2 for _, _, k2, v2 in pairs}
     if isinstance(value, (list, tuple)):
         items = [map_strings(v, fn) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+        if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

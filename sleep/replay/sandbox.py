@@ -314,8 +314,8 @@ class BwrapLauncher:
                 args += ["--size", str(self.tmp_size)]
             args += ["--tmpfs", str(root)]
         # The CLI's own folders (through its npm-style link), found before the egress bridge takes argv[0].
-        programs = _program_dirs(argv[0], env.get("PATH")) + [Path(sys.prefix).resolve(),
-                                                              Path(sys.base_prefix).resolve()]
+        programs = [*_program_dirs(argv[0], env.get("PATH")), Path(sys.prefix).resolve(),
+                    Path(sys.base_prefix).resolve()]
         if self.egress is not None:
             argv = self.egress.wrap(argv)
         for entry in env.get("PATH", "").split(os.pathsep):

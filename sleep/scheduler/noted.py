@@ -209,7 +209,7 @@ def finish_harvest(index: Index, plan: HarvestPlan, hosts: tuple[str, ...],
 
 def _host_for(path: str, host_of: dict[str, str], hosts: tuple[str, ...]) -> str:
     best = ""
-    for root, host in host_of.items():
+    for root in host_of:
         if path.startswith(root.rstrip(os.sep) + os.sep) and len(root) > len(best):
             best = root
     return host_of.get(best) or (hosts[0] if hosts else "unknown")

@@ -194,7 +194,8 @@ def _night_skill(part: dict[str, Any]) -> NightSkill:
     proposal = as_dict(part.get("proposal"))
     return NightSkill(name=_text(part.get("name")) or "?", host=_text(part.get("host")), path=_text(part.get("path")),
                       outcome=_text(part.get("outcome")), reason=_text(part.get("reason")) or "",
-                      baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),
+                      baseline_val=_num(scores.get("baseline"), float),
+                      candidate_val=_num(scores.get("candidate"), float),
                       calls=_num(usage.get("model_calls"), int), proposal_id=_text(proposal.get("id")),
                       lesson_from=_text(part.get("lesson_from")))
 
@@ -229,7 +230,7 @@ def list_nights(*, project: str | None = None, limit: int = 200, index_path: Pat
         args: tuple[Any, ...] = ((project,) if project and "project" in cols else ()) + (int(limit),)
         cur = conn.execute(sql, args)
         names = [d[0] for d in cur.description]
-        rows = [_night(dict(zip(names, r))) for r in cur.fetchall()]
+        rows = [_night(dict(zip(names, r, strict=True))) for r in cur.fetchall()]
     except sqlite3.Error as exc:
         return Listing([], True, f"Could not read the nights: {exc}.")
     finally:
@@ -272,7 +273,7 @@ def list_tasks(*, project: str | None = None, index_path: Path | None = None) ->
         order = " ORDER BY support DESC, id" if "support" in cols else " ORDER BY id"
         cur = conn.execute(f"SELECT {', '.join(wanted)} FROM tasks{where}{order}",
                            (project,) if where else ())
-        rows = [_task(dict(zip(wanted, r))) for r in cur.fetchall()]
+        rows = [_task(dict(zip(wanted, r, strict=True))) for r in cur.fetchall()]
     except sqlite3.Error as exc:
         return Listing([], True, f"Could not read the mined tasks: {exc}.")
     finally:
@@ -305,7 +306,7 @@ MAX_MEMBERS = 200
 
 def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetail | None, str]:
     """One mined task with its judge and the prompts it was mined from; (None, why) when not found."""
-    conn, cols, note = _open("tasks", index_path, "This version's index has no `tasks` table.")
+    conn, _cols, note = _open("tasks", index_path, "This version's index has no `tasks` table.")
     if conn is None:
         return None, note
     try:
@@ -314,7 +315,7 @@ def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetai
         row = cur.fetchone()
         if row is None:
             return None, f"No mined task {task_id!r} in the index (it may have been merged or re-mined)."
-        d = dict(zip(names, row))
+        d = dict(zip(names, row, strict=True))
         raw_judge = d.get("judge")
         judge = _json(raw_judge.decode("utf-8", "replace") if isinstance(raw_judge, bytes) else raw_judge)
         judge_text = outbound(json.dumps(judge, ensure_ascii=False, indent=1)) if judge is not None else (
@@ -330,7 +331,8 @@ def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetai
                    + "FROM task_members m "
                    + ("LEFT JOIN mine_prompts p ON p.host = m.host AND p.session_id = m.session_id "
                       "AND p.prompt_index = m.prompt_index " if has_prompts else "")
-                   + ("LEFT JOIN sessions s ON s.host = m.host AND s.session_id = m.session_id " if has_sessions else "")
+                   + ("LEFT JOIN sessions s ON s.host = m.host AND s.session_id = m.session_id "
+                      if has_sessions else "")
                    + "WHERE m.task_id = ? ORDER BY 4 DESC, 6 DESC")
             for host, sid, idx, at, text, started in conn.execute(sql, (task_id,)).fetchall():
                 if len(members) >= MAX_MEMBERS:

@@ -115,7 +115,8 @@ async def compare_page(request: Request) -> Response:
     return render(request, "compare.html", pages=pages, labels=labels, missing=missing,
                   dropped=max(0, len(refs) - charts.COLOURS), settings=[r for r in rows if r[2] or not only],
                   n_same=sum(1 for r in rows if not r[2]), only=only,
-                  charts=charts.compare_charts(list(zip(labels, [p.steps for p in pages]))) if pages else [],
+                  charts=charts.compare_charts(list(zip(labels, [p.steps for p in pages], strict=True)))
+                  if pages else [],
                   query=request.url.query)
 
 
@@ -300,7 +301,7 @@ async def diff_page(request: Request) -> Response:
     except RunFileError as exc:
         return _refused(request, exc)
     pair: list[str] = []
-    for n, text in zip((a, b), texts):
+    for n, text in zip((a, b), texts, strict=True):
         if text is None:
             raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skill for step {n}; "
                                      f"steps with a skill: {steps[0]}–{steps[-1]}.")

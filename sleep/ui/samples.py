@@ -127,7 +127,8 @@ def _trajectory(value: Any, p: Problems, where: str) -> Trajectory | None:
             steps.append(TrajStep(kind, f"called {t(s, 'name') or 'a tool'}", t(s, "input")))
         elif kind == "tool_result":
             err = c.flag(s.get("is_error"), p, where, "trajectory.is_error")
-            steps.append(TrajStep(kind, f"result of {t(s, 'name') or 'the tool'}", t(s, "output"), "error" if err else ""))
+            steps.append(TrajStep(kind, f"result of {t(s, 'name') or 'the tool'}", t(s, "output"),
+                                  "error" if err else ""))
         elif kind == "command":
             denied = c.flag(s.get("denied"), p, where, "trajectory.denied")
             code = s.get("exit_code")

@@ -58,7 +58,8 @@ _CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
 _INJECTED_BLOCK_RX = re.compile(
     r"\s*<(reminder|current_datetime|system_reminder|system_notification)>[\s\S]*?</\1>\s*")
 # The system prompt of builds that record no cwd: "... working directory: c:\Users\me\app".
-_WORKING_DIR_RX = re.compile(r"(?i)\b(?:current )?working directory(?: is)?\s*:?\s*[`'\"]?([^\s`'\"][^\n`'\"]*?)[`'\"]?\s*(?:\n|$)")
+_WORKING_DIR_RX = re.compile(r"(?i)\b(?:current )?working directory(?: is)?\s*:?\s*"
+                             r"[`'\"]?([^\s`'\"][^\n`'\"]*?)[`'\"]?\s*(?:\n|$)")
 _TS_KEY = b'"timestamp":"'
 
 

@@ -241,7 +241,8 @@ class CursorIdeSource:
                 ws.of_composer.setdefault(cid, entry.name)
                 if isinstance(head.get("conversation"), list) and head["conversation"]:
                     size = len(orjson.dumps(head))
-                    ws.inline[cid] = (str(db), entry.name, size, _ms(head.get("lastUpdatedAt")) or _ms(head.get("createdAt")))
+                    when = _ms(head.get("lastUpdatedAt")) or _ms(head.get("createdAt"))
+                    ws.inline[cid] = (str(db), entry.name, size, when)
         for cid, where in named.items():
             if len(where) == 1:  # named by two workspaces: no guess
                 ws.of_composer.setdefault(cid, next(iter(where)))

@@ -149,7 +149,7 @@ def decode_with_hash(slug: str, digest: str, hash_of: Callable[[str], str], max_
     if len(parts) - 1 > max_dashes:
         return None
     for seps in itertools.product("/.-", repeat=len(parts) - 1):
-        path = "/" + parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:]))
+        path = "/" + parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:], strict=True))
         if hash_of(path) == digest:
             return path
     return None
@@ -233,7 +233,7 @@ def _text_messages(text: str) -> list[dict[str, Any]]:
     for role, body in blocks:
         if role == "user" and not any("<user_query>" in line for line in body) and merged:
             prev_role, prev = merged[-1]
-            merged[-1] = (prev_role, prev + ["user:"] + body)
+            merged[-1] = (prev_role, [*prev, "user:", *body])
             continue
         if role:
             merged.append((role, body))

@@ -103,7 +103,7 @@ def _list(db: str, stats: ParseStats) -> list[SourceFile]:
         return []
     out = []
     for row in rows:
-        rec = dict(zip(cols, row))
+        rec = dict(zip(cols, row[:len(cols)], strict=True))
         sid = rec.get("id")
         if not isinstance(sid, str) or not sid:
             continue
@@ -217,4 +217,5 @@ def parse(file: SourceFile, ctx: ParseContext) -> ParseResult:
             messages.append(({"role": "user", "time": {"created": created}},
                              [{"type": "text", "text": inp["text"]}]))
     ctx.stats.kept()  # the session row
-    return build_session(_session_doc(dict(zip(cols, row))), sid, file.path, file.project_dir, messages, ctx)
+    return build_session(_session_doc(dict(zip(cols, row, strict=True))), sid, file.path, file.project_dir, messages,
+                         ctx)
