@@ -11,7 +11,7 @@ uses such a file lists it among its problems.
 
 from __future__ import annotations
 
-from typing import overload
+from typing import Any, overload
 from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
@@ -193,7 +193,7 @@ async def run_fragments(request: Request) -> Response:
     ref = _ref(request)
     u = ui(request)
     page = await run_in_threadpool(_page, ref, u)
-    macros = u.templates.get_template(PARTS).module
+    macros: Any = u.templates.get_template(PARTS).module  # its attributes are the template's macros
     zoom = _zoom(request)
     return JSONResponse({
         "header": str(macros.header(page)), "curve": _curve(page, zoom), "charts": _charts(page, zoom),
