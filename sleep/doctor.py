@@ -116,7 +116,7 @@ def _hosts() -> list[Check]:
         folders = [f for src in host.sources for f in src.home.paths()]
         found = [f for f in folders if f.is_dir()]
         where = ("in " + ", ".join(map(str, found))) if found else \
-            "not found (" + ", ".join(map(str, folders or ["no folder"])) + ")"
+            "not found (" + (", ".join(map(str, folders)) or "no folder") + ")"
         if host.replay:
             ready, why = cli_ready(host.family)
         else:

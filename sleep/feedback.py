@@ -48,16 +48,20 @@ _RULE_OPENERS = re.compile(r"""^(?:
     | remember\ to\b | make\ sure\ (?:you\ |to\ )?(?:always|never|every|each)\b
     | you\ (?:should|must|need\ to|have\ to)\b (?!.*\?$)
     | from\ now\ on\b | going\ forward\b | in\ (?:the\ )?future\b | next\ time\b | from\ here\ on\b
-    | in\ this\ (?:repo|repository|project|codebase)\b | here\ we\b | we\ (?:always|never|use|don'?t|do\ not|prefer|only)\b
+    | in\ this\ (?:repo|repository|project|codebase)\b | here\ we\b
+    | we\ (?:always|never|use|don'?t|do\ not|prefer|only)\b
     | (?:i\ )?(?:said|told\ you)\b
-    | (?:it|this|that|they|these|those|the\ [\w\ -]{1,40}?)\ (?:should|must)\ (?:always|never|not|be|start|end|use|go|live|stay|come)\b
+    | (?:it|this|that|they|these|those|the\ [\w\ -]{1,40}?)\ (?:should|must)
+      \ (?:always|never|not|be|start|end|use|go|live|stay|come)\b
     | (?:the\ )?[\w/.-]+\ (?:go|goes|live|lives|belong|belongs)\ (?:in|into|under|next\ to)\b
     # French
-    | toujours\b | jamais\b | n'(?:utilise|ajoute|édite|touche|lance|modifie|fais)\b | ne\ (?:\w+\ ){1,2}(?:pas|jamais)\b
+    | toujours\b | jamais\b | n'(?:utilise|ajoute|édite|touche|lance|modifie|fais)\b
+    | ne\ (?:\w+\ ){1,2}(?:pas|jamais)\b
     | évite\b | je\ préfère\b | préfère\b | à\ partir\ de\ maintenant\b | désormais\b | la\ prochaine\ fois\b
     | à\ l'avenir\b | il\ faut\ (?:toujours|jamais)\b | pas\ comme\ ça\b | c'est\ faux\b
     # German
-    | immer\b | niemals\b | nie\b | bitte\ (?:kein|keine|nicht|immer|nie)\b | kein(?:e|en)?\ \w+\b(?=.*\b(?:wir|nutzen|verwenden|nehmen|bitte)\b)
+    | immer\b | niemals\b | nie\b | bitte\ (?:kein|keine|nicht|immer|nie)\b
+    | kein(?:e|en)?\ \w+\b(?=.*\b(?:wir|nutzen|verwenden|nehmen|bitte)\b)
     | ab\ (?:jetzt|sofort)\b | künftig\b | in\ zukunft\b | nächstes\ mal\b | lieber\b | das\ ist\ falsch\b | falsch\b
     | fass\b.*\bnicht\ an\b | (?:\w+\ ){0,3}(?:verwenden|benutzen|nutzen|nehmen),?\ nicht\b
     # Spanish
@@ -71,7 +75,8 @@ _WRONG_OPENERS = re.compile(r"""^(?:
       no+\b(?:\s*[,.!:;-]|\s+no\b|\s+(?:use|run|it|that|this|the\ \w+\ (?:is|are|go)|we|i|you|not|just|please)\b)
     | nope\b | nah\b | non\s*[,.!:;] | nein\b
     | wrong\b | incorrect\b | not\ (?:like\ )?that\b | not\ quite\b
-    | that'?s\ (?:not\ (?:it|right|what)|wrong|incorrect) | this\ is\ (?:not\ what|wrong) | that\ is\ (?:not\ what|wrong)
+    | that'?s\ (?:not\ (?:it|right|what)|wrong|incorrect) | this\ is\ (?:not\ what|wrong)
+    | that\ is\ (?:not\ what|wrong)
     | you\ (?:broke|forgot|missed|ignored|didn'?t)\b | you\ (?:used|ran|added|did|changed|edited)\b.*\bagain\b
     | why\ did\ you\b | undo\ (?:that|this|it)\b | revert\ (?:that|this|it|your)\b
 )""", _F | re.VERBOSE)
@@ -90,7 +95,8 @@ _IN_PLACE_CUES = ("instead of", "rather than", "not what", "told you", ", not ",
 
 # "use X" opening a clause: a rule unless a purpose clause follows ("use X to add ...").
 _USE_OPENER = re.compile(r"^(?:use|utilise|utilisez|nimm|nutze|verwende|usa)\s+\S", _F)
-_PURPOSE = re.compile(r"\b(?:to|and)\s+(?!the\b|a\b|it\b)\w+|\bpour\b|,\s*um\b|\bum\b.*\bzu\b|\bpara\b|\bfor\s+(?:the\s+)?\w+ing\b"
+_PURPOSE = re.compile(r"\b(?:to|and)\s+(?!the\b|a\b|it\b)\w+|\bpour\b|,\s*um\b|\bum\b.*\bzu\b|\bpara\b"
+                      r"|\bfor\s+(?:the\s+)?\w+ing\b"
                       r"|^\w+\s+(?:the\s+)?(?:changes|die\s+änderungen)\b", _F)
 
 # A plain "no" that is not a "no" to the answer.

@@ -21,9 +21,12 @@ from typing import Protocol
 
 
 class _Migration(Protocol):
-    version: int
-    description: str
-    sql: str
+    @property
+    def version(self) -> int: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def sql(self) -> str: ...
 
 
 @dataclass(frozen=True)

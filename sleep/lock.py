@@ -8,6 +8,7 @@ so a crashed harvest never leaves a stale lock behind.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def _read_holder(fd: int) -> str:
     return f" (pid {pid})" if pid.isdigit() else ""
 
 
-if os.name == "nt":  # pragma: no cover - exercised on Windows only
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
     def _try_lock(fd: int) -> bool:

@@ -14,9 +14,9 @@ fresh ``stat`` alone :func:`plan_read` decides, without reading content:
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 HEAD_BYTES = 1024
 
@@ -24,6 +24,20 @@ STATUS_OK = "ok"
 STATUS_REPLAY = "replay"
 STATUS_PEEK = "peek"  # only the project is known (a --project harvest looked and left it)
 STATUS_SKIPPED = "skipped:"  # + reason: the whole file was unusable as it was
+
+
+class FileStat(Protocol):
+    """What a cursor compares of a file: ``os.stat_result``, or a row file's
+    :class:`sleep.harvest.pool.RowStat`."""
+
+    @property
+    def st_dev(self) -> int: ...
+    @property
+    def st_ino(self) -> int: ...
+    @property
+    def st_size(self) -> int: ...
+    @property
+    def st_mtime_ns(self) -> int: ...
 
 
 @dataclass
@@ -41,11 +55,11 @@ class FileCursor:
     session_key: str | None = None
     project_dir: str | None = None
 
-    def same_stat(self, st: os.stat_result) -> bool:
+    def same_stat(self, st: FileStat) -> bool:
         return (self.device == st.st_dev and self.inode == st.st_ino
                 and self.size == st.st_size and self.mtime_ns == st.st_mtime_ns)
 
-    def set_stat(self, st: os.stat_result) -> None:
+    def set_stat(self, st: FileStat) -> None:
         self.device, self.inode = st.st_dev, st.st_ino
         self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
 
@@ -62,7 +76,7 @@ def head_digest(data: bytes) -> str:
     return hashlib.blake2b(data[:HEAD_BYTES], digest_size=12).hexdigest()
 
 
-def plan_read(cursor: FileCursor | None, st: os.stat_result, incremental: bool,
+def plan_read(cursor: FileCursor | None, st: FileStat, incremental: bool,
               read_head: Callable[[int], bytes]) -> ReadPlan:
     """Decide how to read a file (see module docstring). ``read_head(n)`` returns
     the file's first ``n`` bytes; it is only called when the file has changed."""

@@ -132,7 +132,9 @@ def write_rule(text: str | None, style: Style | None = None) -> str | None:
     head, reasons = chosen[0], chosen[1:]
     rule = head[0].upper() + head[1:]
     if style.backticks:  # the commands the instruction names, not the words of its reason
-        instruction, sep, reason_part = rule.partition(": ") if _REASON.match(rule.partition(": ")[2]) else (rule, "", "")
+        instruction, sep, reason_part = rule.partition(": ")
+        if not _REASON.match(reason_part):
+            instruction, sep, reason_part = rule, "", ""
         rule = _COMMAND.sub(lambda m: f"`{m.group(1)}`", instruction) + sep + reason_part
     if reasons:
         reason = "; ".join(r[0].lower() + r[1:] if not r[:2].isupper() and not r.startswith("I ") else r

@@ -15,8 +15,8 @@ from skillopt_core import events
 
 _RESUME = re.compile(r"; (?P<advice>[^;]*?): `skillopt train --resume [^`]*`\.?$")
 _NIGHT_ADVICE = {
-    "budget_exhausted": "nothing was staged; raise the night's budget (--set budget.max_calls=N or budget.max_usd=D) and run "
-                        "`skillopt-sleep run` again",
+    "budget_exhausted": "nothing was staged; raise the night's budget (--set budget.max_calls=N or "
+                        "budget.max_usd=D) and run `skillopt-sleep run` again",
     "cancelled": "nothing was staged; run `skillopt-sleep run` again to start the night over",
     "failed": "nothing was staged; fix the cause, then run `skillopt-sleep run` again",
 }

@@ -3,8 +3,8 @@
 Replays (the target role) use the agent CLI of the host whose skill folder
 holds the skill, else of the host the tasks came from, when it is installed and
 logged in (cheap offline checks, nothing is sent), else the configured backend;
-the optimizer and judge roles use the configured backends. Every call is appended to the night's ``evidence.jsonl`` (request
-and reply) in the data directory (mode 0600), never in the project.
+the optimizer and judge roles use the configured backends. Every call is appended to the night's
+``evidence.jsonl`` (request and reply) in the data directory (mode 0600), never in the project.
 
 Replies are redacted at this boundary (:func:`redact_completion`): the core only
 ever sees a reply without the secrets the redactor recognises, so nothing it
@@ -42,7 +42,7 @@ def target_backend(hosts: Counter[str], setting: str, settings: Settings,
     tasks' most common host whose CLI is ready, else the configured target backend."""
     if setting != "host":
         return setting, f"sleep.target_backend is {setting}"
-    families = Counter()
+    families: Counter[str] = Counter()
     for host, n in hosts.items():
         families[HOST_FAMILY.get(host, host)] += n
     skipped = []

@@ -22,7 +22,8 @@ register = commands.register
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--project", type=Path, default=None, help="the project's folder (default: the current directory); a subfolder means its repository")
+    p.add_argument("--project", type=Path, default=None,
+                   help="the project's folder (default: the current directory); a subfolder means its repository")
     p.add_argument("--dry-run", action="store_true", help="everything except staging the proposal")
     p.add_argument("--skill", type=Path, metavar="PATH",
                    help="the skill file to evolve: a SKILL.md in a project or user skill folder "
@@ -31,7 +32,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="confirm a --skill path that is no existing skill in a skill folder (a new file to create, "
                         "or a Markdown file elsewhere)")
     p.add_argument("--backend", help="one backend for every role (e.g. local, claude-code, scripted)")
-    p.add_argument("--config", type=Path, metavar="FILE", help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
+    p.add_argument("--config", type=Path, metavar="FILE",
+                   help="a night config file (default: $SKILLOPT_HOME/sleep.yaml if present)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override one setting, e.g. --set sleep.min_tasks=2 or --set budget.max_calls=100")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
@@ -39,7 +41,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the night's record as JSON (progress goes to stderr)")
 
 
-@commands.command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal", _run_args)
+@commands.command("run", "one night for a project: harvest, mine, replay its recurring tasks, gate, stage a proposal",
+                  _run_args)
 def cmd_run(args: argparse.Namespace) -> int:
     from skillopt_core import ConfigError, ConsoleRenderer, plain_console
     from sleep.cycle.advice import night_subscriber
@@ -98,7 +101,8 @@ def summary_text(night) -> str:
         lines += [f"    {line}" for line in skill_lines(night.skills)]
         trained = sum(1 for p in night.skills if (p.get("usage") or {}).get("model_calls"))
         lines.append(f"  {trained} of {len(night.skills)} skills made model calls (an idle or too-small skill costs "
-                     "none); the night costs the sum of its skills' calls, as the same skills' single-skill nights would")
+                     "none); the night costs the sum of its skills' calls, as the same skills' single-skill nights "
+                     "would")
         failed = [p["name"] for p in night.skills if p.get("outcome") == "failed"]
         if failed:
             lines.append(f"  {len(failed)} of {len(night.skills)} skills failed ({', '.join(failed)}): the night "
@@ -109,8 +113,8 @@ def summary_text(night) -> str:
                      + (f" + unpriced {', '.join(pre['unpriced_roles'])}" if pre.get("unpriced_roles") else ""))
         lines += [f"  warning: {w}" for w in pre.get("warnings", [])]
     u = night.usage or {}
-    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, cost ${u.get('cost_usd', 0.0):.2f}, "
-                 f"wall {night.wall_s:.1f} s")
+    lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, "
+                 f"cost ${u.get('cost_usd', 0.0):.2f}, wall {night.wall_s:.1f} s")
     return "\n".join(lines)
 
 
@@ -152,8 +156,8 @@ def cmd_history(args: argparse.Namespace) -> int:
             ". Run one with `skillopt-sleep run` in a project folder"
         echo(f"No nights yet{where}{hint}.")
         return 0
-    fates = _proposal_fates(sorted({p["id"] for n in nights for p in [n.proposal, *(s.get("proposal") for s in n.skills)]
-                                    if p}))
+    fates = _proposal_fates(sorted({p["id"] for n in nights
+                                    for p in [n.proposal, *(s.get("proposal") for s in n.skills)] if p}))
     if project:
         echo(f"Nights of {project}, newest first:")
     echo("\n".join(history_lines(nights, fates, show_project=args.all_projects)))
@@ -169,10 +173,10 @@ def history_lines(nights: list, fates: dict[str, str], show_project: bool = Fals
     PROPOSAL the proposal id and what became of it), one row per night, and under a night that
     staged nothing one line saying why."""
     def row(cells) -> str:
-        return "  ".join(f"{c:<{w}}" for c, w in zip(cells, HISTORY_WIDTHS)).rstrip() + \
+        return "  ".join(f"{c:<{w}}" for c, w in zip(cells, HISTORY_WIDTHS, strict=False)).rstrip() + \
             (f"  {cells[-1]}" if show_project else "")
 
-    lines = [row(HISTORY_HEADER + ("PROJECT",))]
+    lines = [row((*HISTORY_HEADER, "PROJECT"))]
     for n in nights:
         tasks = f"{len(n.tasks.get('train', []))}/{len(n.tasks.get('val', []))}" if n.tasks else "-"
         scores = f"{_f(n.scores.get('baseline'))}→{_f(n.scores.get('candidate'))}" if n.scores else "-"
@@ -235,8 +239,8 @@ def _demo_args(p: argparse.ArgumentParser) -> None:
                    help="override a night setting")
 
 
-@commands.command("demo", "a whole night offline on example sessions, in a scratch directory, ending in the morning review",
-         _demo_args)
+@commands.command("demo", "a whole night offline on example sessions, in a scratch directory, ending in the morning "
+                  "review", _demo_args)
 def cmd_demo(args: argparse.Namespace) -> int:
     from sleep.cycle.demo import run_demo
 
@@ -274,7 +278,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"skillopt-sleep config: {exc}", file=sys.stderr)
         return 2
-    core_default = str(Path(__import__("skillopt_core").__file__).resolve().parent / "configs" / "_base_")
+    from skillopt_core.run.config import PACKAGED_CONFIGS
+
+    core_default = str(PACKAGED_CONFIGS / "_base_")
     rows = []
     for key, value, origin in effective_settings(config):
         if origin == str(DEFAULT_CONFIG):

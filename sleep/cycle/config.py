@@ -15,11 +15,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from skillopt_core import ConfigError, Settings
-from skillopt_core.run.config import apply_overrides, explain_validation, load_config_data, merge_in, validate_settings
+from skillopt_core.run.config import (
+    PACKAGED_CONFIGS,
+    apply_overrides,
+    explain_validation,
+    load_config_data,
+    merge_in,
+    validate_settings,
+)
 from sleep import paths
 from sleep.cycle.package import PackageSettings
 from sleep.cycle.paired import PairedSettings
 from sleep.cycle.triggers import TriggerSettings
+from sleep.jsonshape import as_dict
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "default.yaml"
 LOCAL_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "local.yaml"
@@ -127,7 +135,7 @@ def effective_settings(config: NightConfig, sections: tuple[str, ...] = (
 def _local_profile(data: dict[str, Any], origin: dict[tuple, str]) -> None:
     """On the embedded model (every role resolves to ``local``), the keys of ``local.yaml``
     that only a packaged default set take its values (``origin`` then names it)."""
-    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    model = as_dict(data.get("model"))
     if not all(_resolves_to_local(model, role) for role in ("target", "optimizer", "judge")):
         return
     profile, _, _ = load_config_data(LOCAL_CONFIG)
@@ -177,5 +185,4 @@ def _is_packaged(where: str) -> bool:
     if where.startswith("--set"):
         return False
     real = Path(where).resolve()
-    core_configs = Path(__import__("skillopt_core").__file__).resolve().parent / "configs"
-    return real == DEFAULT_CONFIG or real.is_relative_to(core_configs)
+    return real == DEFAULT_CONFIG or real.is_relative_to(PACKAGED_CONFIGS)

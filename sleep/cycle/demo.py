@@ -43,7 +43,8 @@ PROJECT_FILES = {
     "package.json": '{\n  "name": "tiny-ledger",\n  "version": "0.4.0",\n  "packageManager": "pnpm@9.12.0",\n'
                     '  "scripts": {"test": "vitest run", "lint": "eslint src"}\n}\n',
     "src/money.ts": "export function formatAmount(cents: number): string {\n  return (cents / 100).toFixed(2);\n}\n",
-    "src/parse.ts": "export function parseAmount(text: string): number {\n  return Number(text.replace(',', '.'));\n}\n",
+    "src/parse.ts": ("export function parseAmount(text: string): number {\n"
+                     "  return Number(text.replace(',', '.'));\n}\n"),
     "CHANGELOG.md": "# Changelog\n\n## Unreleased\n\n## 0.4.0\n- Monthly totals\n",
     ".claude/skills/ledger-dev/SKILL.md": STARTING_SKILL,
 }

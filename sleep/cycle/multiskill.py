@@ -13,8 +13,8 @@ first; each gets ``remaining // skills left`` of the night's ``budget.max_calls`
 A lesson for every host: a correction the gate accepted for one host's skill
 is offered, as the only candidate edit, to the skill of each other host whose
 sessions the project has (the same skill name in that host's folders, else
-its managed skill, when the file exists: a lesson creates no skill), replayed through that host's agent (its CLI when ready,
-else the configured backend) and gated like any night; it is staged as that
+its managed skill, when the file exists: a lesson creates no skill), replayed through that host's agent
+(its CLI when ready, else the configured backend) and gated like any night; it is staged as that
 host's own proposal, never copied ungated.
 """
 

@@ -17,7 +17,11 @@ Verdicts (:class:`PairedSettings`, ``sleep.paired`` in the configuration):
 - **retire** an existing skill when there are at least ``min_instances``
   items and the interval's lower bound of *without − with* is at least
   ``-margin`` (a non-inferiority test: its tasks are shown to score no worse
-  without it). With fewer items the night says so and proposes nothing.
+  without it) and at least ``min_untied`` of those items scored differently
+  with and without it. With fewer items, or when nearly every item ties (all
+  pass or all fail either way: its tasks cannot tell the skill from no skill,
+  and an interval of [0, 0] says nothing), the night says so and proposes
+  nothing.
 - **create** a new (managed) skill only when *best − without* is shown to be
   positive (the interval's lower bound above zero) over at least
   ``min_instances`` items: a new skill must measurably help the tasks no
@@ -52,6 +56,8 @@ class PairedSettings(BaseModel):
     gate_new_skills: bool = True  # a new skill is staged only when it measurably beats no skill
     per_cluster: bool = True  # unserved tasks of several kinds of work: a new skill per kind (sleep.cycle.newskills)
     min_instances: int = Field(default=8, ge=2)  # fewer paired items say too little to retire or create
+    # Fewer items that score differently with and without the skill than this: all ties say nothing, no retirement.
+    min_untied: int = Field(default=3, ge=0)
     margin: float = Field(default=0.0, ge=0.0, le=1.0)  # non-inferiority margin of without − with
     level: float = Field(default=0.95, gt=0.5, lt=1.0)  # the bootstrap interval's level
 
@@ -94,6 +100,11 @@ def retire_verdict(comparison: dict[str, Any], settings: PairedSettings) -> tupl
     if n < settings.min_instances:
         return False, (f"only {n} paired item(s), fewer than sleep.paired.min_instances={settings.min_instances}: "
                        "too few to say the skill does not help")
+    untied = comparison["wins"] + comparison["losses"]
+    if untied < settings.min_untied:
+        return False, (f"{comparison['ties']} of {n} paired items tie and only {untied} differ with and without "
+                       f"the skill, fewer than sleep.paired.min_untied={settings.min_untied}: its tasks cannot "
+                       "tell the skill from no skill, so they do not show it does not help")
     if comparison["ci_low"] >= -settings.margin - 1e-12:
         return True, (f"its own tasks score no worse without it: without − with {comparison['diff']:+.3f} "
                       f"({comparison['level']:.0%} CI {comparison['ci_low']:+.3f} .. {comparison['ci_high']:+.3f}, "

@@ -24,7 +24,7 @@ from pathlib import Path
 import yaml
 
 from sleep.cycle.skillfit import fitting_skill
-from sleep.hosts import all_hosts, skills_of, source_family
+from sleep.hosts import Skills, all_hosts, skills_of, source_family
 from sleep.sessions import Session
 
 MANAGED_NAME = "skillopt-learned"
@@ -73,15 +73,21 @@ def managed_skill_text(name: str = MANAGED_NAME, description: str = MANAGED_DESC
             "- Follow the conventions this project already uses.\n")
 
 
+def _places(host: str) -> Skills:
+    """Where ``host`` reads skills; Claude Code's places for a host that declares none."""
+    places = skills_of(host) or skills_of("claude-code")
+    if places is None:
+        raise RuntimeError("no host declares where it reads skills (the claude-code host file is missing)")
+    return places
+
+
 def candidate_paths(host: str, name: str, project: Path) -> list[Path]:
     """Where ``host`` looks for skill ``name``: project first, then home."""
-    places = skills_of(host) or skills_of("claude-code")
-    return places.candidates(name, project)
+    return _places(host).candidates(name, project)
 
 
 def managed_path(host: str, project: Path) -> Path:
-    places = skills_of(host) or skills_of("claude-code")
-    return project / places.project[0] / MANAGED_NAME / "SKILL.md"
+    return project / _places(host).project[0] / MANAGED_NAME / "SKILL.md"
 
 
 class SkillPathError(ValueError):
@@ -100,7 +106,7 @@ def project_skill_folders(project: Path) -> list[Path]:
 
 def skill_folders(project: Path) -> list[Path]:
     """The folders hosts read skills from: the project's (and its Copilot instructions), then the person's."""
-    found = project_skill_folders(project) + [project / ".github" / "instructions"]
+    found = [*project_skill_folders(project), project / ".github" / "instructions"]
     for host in all_hosts():
         for home, sub in host.skills.user if host.skills else ():
             folder = home.path() / sub if sub else home.path()
@@ -133,7 +139,7 @@ def check_skill_path(path: Path, project: Path, new_skill: bool = False) -> Path
         inner = path / "SKILL.md"
         hint = f" Did you mean {inner}?" if inner.is_file() else ""
         raise SkillPathError(f"--skill {given} is a folder; pass the skill's Markdown file.{hint}")
-    folders = skill_folders(project) + [project / ".github" / "copilot-instructions.md"]
+    folders = [*skill_folders(project), project / ".github" / "copilot-instructions.md"]
     # The file and what it links to both in a skill folder: a link there to /etc/passwd is no skill.
     in_folder = any(path.is_relative_to(f) for f in folders) and any(real.is_relative_to(f.resolve()) for f in folders)
     if not path.is_file():
@@ -179,7 +185,8 @@ def choose_skill(project: Path, sessions: Iterable[Session], override: Path | No
     for (host, name), count in uses.most_common():
         for path in candidate_paths(host, name, project):
             if path.is_file():
-                return SkillChoice(path, name, host, False, count, f"invoked in {count} session{'' if count == 1 else 's'}")
+                return SkillChoice(path, name, host, False, count,
+                                   f"invoked in {count} session{'' if count == 1 else 's'}")
     instructions = project / ".github" / "copilot-instructions.md"
     hosts = Counter(HOST_OF_PREFIX.get(s.host, "claude-code") for s in sessions)
     main_host = hosts.most_common(1)[0][0] if hosts else "claude-code"
@@ -193,7 +200,8 @@ def choose_skill(project: Path, sessions: Iterable[Session], override: Path | No
                            f"{why}; {fit.why}")
     if fit.why:
         why = f"{why}; {fit.why}"
-    return SkillChoice(managed_path(main_host, project), MANAGED_NAME, main_host, not managed_path(main_host, project).is_file(),
+    managed = managed_path(main_host, project)
+    return SkillChoice(managed, MANAGED_NAME, main_host, not managed.is_file(),
                        0, f"{why}; a managed skill for {main_host}, the project's main host")
 
 

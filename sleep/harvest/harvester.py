@@ -37,6 +37,7 @@ from sleep.offsets import (
     STATUS_REPLAY,
     STATUS_SKIPPED,
     FileCursor,
+    FileStat,
     ReadPlan,
     plan_read,
 )
@@ -241,7 +242,8 @@ class _Harvester:
             rep.files_unchanged += 1
             return
         if plan.action == "touched" or (cur and cur.status == STATUS_REPLAY and plan.action == "append"):
-            self._put(file, st, cur, status=cur.status, offset=cur.offset, head=cur.head)  # type: ignore[union-attr]
+            assert cur is not None  # "touched" and "append" plans come from a cursor
+            self._put(file, st, cur, status=cur.status, offset=cur.offset, head=cur.head)
             rep.files_unchanged += 1
             return
         if self.project and file.kind != "history" and not self._in_scope(src, file, cur):
@@ -336,8 +338,8 @@ class _Harvester:
             rep.rereads[reason] = rep.rereads.get(reason, 0) + 1
         self._store(file, out.st, cur, out.result, action, rep, out.head)
 
-    def _store(self, file: SourceFile, st: os.stat_result, cur: FileCursor | None,
-               result: ParseResult, action: str, rep: SourceReport, head: str) -> None:
+    def _store(self, file: SourceFile, st: FileStat, cur: FileCursor | None,
+               result: ParseResult, action: str, rep: SourceReport, head: str | None) -> None:
         end = result.end_offset if file.incremental else st.st_size
         if result.replay:
             if cur is None or cur.status != STATUS_REPLAY:
@@ -370,7 +372,7 @@ class _Harvester:
         self._put(file, st, cur, status=STATUS_OK, offset=end, head=head, key=key,
                   project=result.session.project_dir if result.session else None)
 
-    def _put(self, file: SourceFile, st: os.stat_result, cur: FileCursor | None, *, status: str,
+    def _put(self, file: SourceFile, st: FileStat, cur: FileCursor | None, *, status: str,
              offset: int, head: str | None = None, key: str | None = None,
              project: str | None = None) -> None:
         c = FileCursor(file.path, file.host, file.kind, offset=offset, head=head, status=status,

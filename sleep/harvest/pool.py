@@ -191,7 +191,7 @@ class Pool:
 
             self._pool = multiprocessing.get_context("fork").Pool(self.n, _init_worker, self._args)
         sent = [Job(j.src, j.file, j.start, j.prior, j.size) for j in jobs]  # without the token
-        yield from zip(jobs, self._pool.imap(_run_in_worker, sent, chunksize=1))
+        yield from zip(jobs, self._pool.imap(_run_in_worker, sent, chunksize=1), strict=True)
 
     def close(self) -> None:
         if self._pool is not None:

@@ -15,7 +15,6 @@ Every line read ends up in exactly one bucket, so the counts add up::
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections import Counter
@@ -230,6 +229,6 @@ class LineReader:
             yield Line(data, pos, end)
 
 
-def open_binary(path: str) -> io.BufferedReader:
+def open_binary(path: str) -> BinaryIO:
     """Open a transcript for reading with a large buffer (tests patch this to fail)."""
     return open(path, "rb", buffering=BUFFER_BYTES)

@@ -2,10 +2,10 @@
 the SQLite ``opencode.db`` next to it (default ``~/.local/share/opencode`` on every platform;
 both read by one source, a session once); replayed with ``opencode run --format json``
 (the ``opencode`` backend); the MCP server registered by ``skillopt-sleep integrate opencode``
-in ``opencode.json`` (:mod:`sleep.integrations.mcp_json`). Skills: ``.opencode/skills``, ``.claude/skills``, ``.agents/skills``
-in the project and ``~/.config/opencode/skills``, ``~/.claude/skills``, ``~/.agents/skills``
-(https://opencode.ai/docs/skills, "Place files"). ``XDG_*`` are the platform's own
-variables: a scheduled night is not given them."""
+in ``opencode.json`` (:mod:`sleep.integrations.mcp_json`). Skills: ``.opencode/skills``,
+``.claude/skills``, ``.agents/skills`` in the project and ``~/.config/opencode/skills``,
+``~/.claude/skills``, ``~/.agents/skills`` (https://opencode.ai/docs/skills, "Place files").
+``XDG_*`` are the platform's own variables: a scheduled night is not given them."""
 
 from sleep.hosts.host import Home, Host, Mcp, Sandbox, Skills, Source, Watch
 

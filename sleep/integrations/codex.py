@@ -31,7 +31,7 @@ from pathlib import Path
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import InlineTable, Table
+from tomlkit.items import InlineTable, Item, Table
 
 from sleep import paths
 from sleep.integrations.command import absolute_path_entries
@@ -112,6 +112,7 @@ def with_server(text: str, where: Path, command: str) -> str:
     variables and waiting long enough; the table's other keys (and the person's own names) kept."""
     doc = _parse(text, where)
     servers = _servers(doc, where, create=True)
+    assert servers is not None  # create=True made it
     entry = servers.get(SERVER)
     if not isinstance(entry, (Table, InlineTable)):
         entry = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
@@ -119,7 +120,7 @@ def with_server(text: str, where: Path, command: str) -> str:
     entry["command"] = command
     entry["args"] = ["mcp"]
     existing = entry.get("env_vars")
-    theirs = existing.unwrap() if hasattr(existing, "unwrap") else existing
+    theirs = existing.unwrap() if isinstance(existing, Item) else existing
     kept = list(theirs) if isinstance(theirs, list) else []
     names = set(_env_var_names(kept))
     env_vars = tomlkit.array()

@@ -138,7 +138,7 @@ def start(kind: str, argv: list[str], *, cwd: str | os.PathLike, label: str = ""
     child_env = dict(os.environ if env is None else env)
     child_env["PYTHONUNBUFFERED"] = "1"
     kwargs: dict[str, Any] = {}
-    if os.name == "nt":  # pragma: no cover - Windows only
+    if sys.platform == "win32":  # pragma: no cover - Windows only
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | subprocess.DETACHED_PROCESS
     else:
         kwargs["start_new_session"] = True
@@ -163,22 +163,26 @@ def read(job_id: str) -> JobRecord:
     process = _read_json(folder / "process.json") or {}
     cancel = _read_json(folder / "cancel.json") or {}
     exit_data = _read_json(folder / "exit.json")
-    common = dict(spec=spec, cancel_requested_at=cancel.get("at"), runner_pid=process.get("runner_pid"),
-                  child_pid=process.get("child_pid"), job_dir=folder)
+
+    def record(state: str, exit_code: int | None = None, ended_at: str | None = None) -> JobRecord:
+        return JobRecord(spec=spec, state=state, exit_code=exit_code, ended_at=ended_at,
+                         cancel_requested_at=cancel.get("at"), runner_pid=process.get("runner_pid"),
+                         child_pid=process.get("child_pid"), job_dir=folder)
+
     if exit_data is not None:
         code = exit_data.get("exit_code")
         table = _TRAIN_EXIT if spec.kind == "train" else _OTHER_EXIT
         state = table.get(code, "failed") if isinstance(code, int) else "failed"
         if spec.kind == "sleep_run" and code == 3:
             state = "busy"  # another night (or harvest) holds the lock
-        return JobRecord(state=state, exit_code=code, ended_at=exit_data.get("ended_at"), **common)
+        return record(state, code, exit_data.get("ended_at"))
     if runner_alive(folder):
-        return JobRecord(state="cancelling" if cancel else "running", **common)
+        return record("cancelling" if cancel else "running")
     if not process and _age_s(spec.created_at) < STARTING_GRACE_S:
-        return JobRecord(state="starting", **common)
+        return record("starting")
     if _read_json(folder / "exit.json") is not None:  # it ended between the two reads
         return read(job_id)
-    return JobRecord(state="lost", **common)
+    return record("lost")
 
 
 def list_jobs() -> list[JobRecord]:

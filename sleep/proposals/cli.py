@@ -131,7 +131,8 @@ def _review_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the proposals (with reports) as JSON")
 
 
-@commands.command("review", "list the current project's pending proposals, one line each (stale ones say why)", _review_args)
+@commands.command("review", "list the current project's pending proposals, one line each (stale ones say why)",
+                  _review_args)
 @_user_errors
 def cmd_review(args: argparse.Namespace) -> int:
     from sleep.index import Index

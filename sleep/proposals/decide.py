@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import difflib
 import getpass
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,9 +160,9 @@ def _finish_adopt(idx: Index, op: journal.Operation, repo: git.Repo | None, p: P
         journal.update(idx, op, "decided", made=made)
     tip = g.ref_target(repo, f"refs/heads/{p.branch}") if repo is not None else None
     deleted = op.data["delete_branch"] and _deleted_by_this(op, p, tip)
-    if op.data["delete_branch"] and tip is not None:
+    if repo is not None and op.data["delete_branch"] and tip is not None:
         deleted = _drop_branch(repo, p, tip, messages)
-    elif op.data["delete_branch"] and deleted:
+    elif repo is not None and op.data["delete_branch"] and deleted:  # no repository: no note to remove
         _remove_note(repo, p, messages)
     with idx.transaction():
         if deleted:
@@ -346,7 +347,8 @@ def _changed(p: Proposal, now: bytes | None, trained_from_text: str | None) -> s
                 added += 1
             elif line.startswith("-") and not line.startswith("---"):
                 removed += 1
-        what = f"changed (+{added} -{removed} lines; sha256 {p.trained_from_sha256[:12]} → {live_sha256(path)[:12]})"
+        now_sha = hashlib.sha256(now).hexdigest()
+        what = f"changed (+{added} -{removed} lines; sha256 {p.trained_from_sha256[:12]} → {now_sha[:12]})"
     return (f"the live file {path} {what} since the night trained from it, so adopting would overwrite that "
             f"work; nothing was written. Re-run the night to train from the new text, or look at "
             f"`skillopt-sleep show {p.id}` and merge by hand (then `skillopt-sleep reject {p.id}`).")

@@ -62,7 +62,7 @@ class Side:
     def verdict(self) -> str:
         if not self.replayed:
             return "not replayed"
-        return {True: "pass", False: "fail"}.get(self.passed, "?")
+        return "?" if self.passed is None else "pass" if self.passed else "fail"
 
     @property
     def check(self) -> str:

@@ -30,7 +30,8 @@ def restore_index(repo: git.Repo, saved: bytes | None, tree_path: str) -> None:
     if (Path(repo.git_dir) / "index.lock").exists():
         raise IndexBusy(f"another git process holds {Path(repo.git_dir) / 'index.lock'}; the skill file's "
                         "staged entry is undone once it finishes (any skillopt-sleep command does it).")
-    if saved is not None and current is not None and _entries(repo, current, tree_path) == _entries(repo, saved, tree_path):
+    if saved is not None and current is not None \
+            and _entries(repo, current, tree_path) == _entries(repo, saved, tree_path):
         _replace_index(index_file, saved)
     else:
         g.run(repo, "reset", "-q", "--", tree_path, env={"GIT_LITERAL_PATHSPECS": "1"})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import git
 
@@ -55,6 +56,12 @@ class TreeEntry:
     name: str
 
 
+@overload
+def run(repo: git.Repo, *args: str, stdin: bytes | None = None, identity: bool = False,
+        env: dict[str, str] | None = None, binary: Literal[False] = False) -> str: ...
+@overload
+def run(repo: git.Repo, *args: str, stdin: bytes | None = None, identity: bool = False,
+        env: dict[str, str] | None = None, binary: Literal[True]) -> bytes: ...
 def run(repo: git.Repo, *args: str, stdin: bytes | None = None, identity: bool = False,
         env: dict[str, str] | None = None, binary: bool = False) -> str | bytes:
     """Run ``git <args>`` in ``repo``; stdout (stripped text unless ``binary``).
@@ -67,18 +74,22 @@ def run(repo: git.Repo, *args: str, stdin: bytes | None = None, identity: bool =
     argv = ["git", *_settings(args[0]), *args]
     try:
         if stdin is None:
-            return repo.git.execute(argv, env=full_env, stdout_as_string=not binary,
-                                    strip_newline_in_stdout=not binary)
-        with tempfile.TemporaryFile() as fh:
-            fh.write(stdin)
-            fh.seek(0)
-            return repo.git.execute(argv, istream=fh, env=full_env,
-                                    stdout_as_string=not binary, strip_newline_in_stdout=not binary)
+            out = repo.git.execute(argv, env=full_env, stdout_as_string=not binary,
+                                   strip_newline_in_stdout=not binary)
+        else:
+            with tempfile.TemporaryFile() as fh:
+                fh.write(stdin)
+                fh.seek(0)
+                out = repo.git.execute(argv, istream=fh, env=full_env,
+                                       stdout_as_string=not binary, strip_newline_in_stdout=not binary)
     except git.GitCommandNotFound:
         raise GitFailed("git is not installed or not on PATH; install git 2.30 or newer.") from None
     except git.GitCommandError as exc:
         raise GitFailed(f"git {args[0]} failed in {repo.working_tree_dir or repo.git_dir}: "
                         f"{_stderr(exc)}") from None
+    if out is None:  # only with as_process, which is never asked for
+        return b"" if binary else ""
+    return out
 
 
 def _stderr(exc: git.GitCommandError) -> str:

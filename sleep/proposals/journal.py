@@ -73,7 +73,8 @@ def begin(index: Index, kind: str, proposal_id: str, repo_dir: str, lock_path: P
             "INSERT INTO operations (kind, proposal_id, repo_dir, lock_path, started_at, pid, data, saved)"
             " VALUES (?,?,?,?,?,?,?,?)",
             (kind, proposal_id, repo_dir, str(lock_path), utc_now(), os.getpid(), orjson.dumps(data), saved))
-    return Operation(int(cur.lastrowid), kind, proposal_id, repo_dir, str(lock_path), "begun", dict(data), saved)
+    assert cur.lastrowid is not None  # an INSERT just made the row
+    return Operation(cur.lastrowid, kind, proposal_id, repo_dir, str(lock_path), "begun", dict(data), saved)
 
 
 def update(index: Index, op: Operation, step: str | None = None, **data: Any) -> None:

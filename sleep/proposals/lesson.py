@@ -6,13 +6,14 @@ compared by its exact ``candidate_sha256``). A night does not stage a candidate
 whose lesson is already pending, adopted or rejected for the same skill file
 (:func:`duplicate_of`), except a rejected lesson whose evidence changed since
 (``lesson_evidence``: a digest of the corrections and tasks it came from, set by
-the night; a candidate staged by hand, without one, may repeat a rejected lesson). ``review`` shows one proposal per pending lesson (:func:`distinct`).
+the night; a candidate staged by hand, without one, may repeat a rejected lesson). ``review`` shows
+one proposal per pending lesson (:func:`distinct`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from sleep.index import Index
 from sleep.proposals import store
@@ -52,7 +53,7 @@ def duplicate_of(index: Index, skill_path: str, candidate_text: str, evidence: s
     return None
 
 
-def distinct(proposals: list[Proposal], decided: list[Proposal] = ()) -> tuple[list[Proposal], int]:
+def distinct(proposals: list[Proposal], decided: Sequence[Proposal] = ()) -> tuple[list[Proposal], int]:
     """``proposals`` (oldest first) without the pending ones whose lesson an earlier pending
     proposal, or an adopted one (``decided``), of the same skill already holds; and how many
     were left out."""

@@ -77,11 +77,13 @@ def report_text(p: Proposal) -> str:
         for n, e in enumerate(r.edits, 1):
             what = e.content if e.op == "add" else e.target
             where = f" after {label(e.anchor, 40)!r}" if e.op == "add" and e.anchor else ""
-            lines.append(f"  {n}. {e.op}{where}: {label(what, 90)!r}" + (f" → {label(e.content, 60)!r}" if e.op == "replace" else ""))
+            into = f" → {label(e.content, 60)!r}" if e.op == "replace" else ""
+            lines.append(f"  {n}. {e.op}{where}: {label(what, 90)!r}{into}")
             if e.rationale:
                 lines.append(f"     why: {label(e.rationale, 200)}")
     else:
-        lines.append(f"Edits         none recorded ({r.source}); {p.n_edits} changed hunk{'' if p.n_edits == 1 else 's'}")
+        lines.append(f"Edits         none recorded ({r.source}); "
+                     f"{p.n_edits} changed hunk{'' if p.n_edits == 1 else 's'}")
     evidence = instances(r.evidence)
     if evidence:
         lines.append(f"Evidence per val instance ({len(evidence)}): "

@@ -152,7 +152,10 @@ def _texts(p: Proposal, trained_from_text: str | None) -> tuple[str, str, str]:
         return g.read_blob(repo, entry.sha).decode("utf-8", "replace") if entry is not None else ""
 
     committed = at(p.parent)
-    trained = committed if trained_from_text is None and p.trained_from_sha256 is not None else (trained_from_text or "")
+    if trained_from_text is None and p.trained_from_sha256 is not None:
+        trained = committed
+    else:
+        trained = trained_from_text or ""
     return trained, at(p.commit), committed
 
 

@@ -84,6 +84,12 @@ class EncodedForms:
     """The encoded and wrapped checks of :class:`sleep.redact.Redactor` (a mixin: it uses
     the redactor's ``_found``, ``_take``, ``_probe`` and ``_layer1_token``)."""
 
+    if TYPE_CHECKING:  # what the mixin uses of Redactor
+        def _found(self, kind: str, *values: str) -> str: ...
+        def _probe(self, text: str) -> Redactor: ...
+        def _take(self, probe: Redactor, *values: str) -> str: ...
+        def _layer1_token(self, token: str, text: str, offset: int) -> str: ...
+
     def _decoded_b64(self, token: str) -> str | None:
         """A marker if ``token`` (or a long run inside it) is the base64 of a secret; the
         token itself when it is the base64 of plain prose (not random: kept); else None."""
@@ -159,7 +165,9 @@ class EncodedForms:
         elif not prefixed and not (_UPPER.search(joined) and _LOWER.search(joined)) \
                 and _B64_OF_ASCII_RX.fullmatch(joined) is None:
             return None  # no token shape, not random base62, not base64 of text
-        probe = type(self)(use_detect_secrets=False, collect=True, decode=False)
+        from sleep.redact.redactor import Redactor  # the module that imports this one
+
+        probe = Redactor(use_detect_secrets=False, collect=True, decode=False)
         if probe._decoded_b64(joined) is None:
             probe._layer1_token(joined, before + joined, len(before))
         if not probe.total:

@@ -43,7 +43,7 @@ MIN_CHARS = 6
 ANCHOR_CHARS = 6
 MARKER_KIND = "known-secret"
 _ANCHOR_CACHE_MAX = 1 << 18
-_RUN_RX = re.compile(r"\S{%d,}" % MIN_CHARS)
+_RUN_RX = re.compile(rf"\S{{{MIN_CHARS},}}")
 
 
 # ----- the key and the hashes -------------------------------------------------------------

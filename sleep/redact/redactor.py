@@ -38,7 +38,7 @@ import functools
 import os
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
@@ -388,7 +388,7 @@ def _alone(token: str) -> bool:
 
 
 def _sub_on_lines(rx: re.Pattern[str], repl: Callable[[re.Match[str]], str], text: str, hay: str,
-                  triggers: tuple[str, ...], also: tuple[str, ...] = (),
+                  triggers: Iterable[str], also: tuple[str, ...] = (),
                   present: frozenset[str] | None = None) -> str:
     """``rx.sub(repl, text)`` on the lines of ``text`` where ``hay`` (``text`` or its
     lowercase) holds a trigger (and, if ``also`` is given, one of ``also``). Regexes that
@@ -467,7 +467,7 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
         return {k2: v2 for _, _, k2, v2 in pairs}
     if isinstance(value, (list, tuple)):
         items = [map_strings(v, fn) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+        if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -532,8 +532,13 @@ class OutboundScrubber:
         from sleep import paths
         from sleep.redact import known as known_secrets
 
-        path = getattr(index, "path", None) or (Path(index) if index is not None else paths.index_path())
-        self.known_secrets = known_secrets.cached(Path(path))
+        if index is None:
+            path = paths.index_path()
+        elif isinstance(index, (str, os.PathLike)):
+            path = Path(index)
+        else:
+            path = index.path
+        self.known_secrets = known_secrets.cached(path)
         self.redactor = Redactor()
         self.known = 0
 

@@ -77,7 +77,8 @@ TOKEN_PATTERNS: list[tuple[str, str]] = [
     ("jwt", r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_\-]{5,}\.ey[A-Za-z0-9_\-]{5,}(?:\.[A-Za-z0-9_\-]*)?"),
     # Issue 35. age identities: a secret key, and a plugin's identity (YubiKey, TPM, ...),
     # both bech32 (upper case) after "-1".
-    ("age-secret-key", r"(?<![A-Za-z0-9])AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]{1,32})-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{20,}"),
+    ("age-secret-key",
+     r"(?<![A-Za-z0-9])AGE-(?:SECRET-KEY|PLUGIN-[A-Z0-9]{1,32})-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{20,}"),
     # Atlassian API tokens (ATATT3x...) and their admin/org relatives (ATCTT3x...).
     ("atlassian-token", r"(?<![A-Za-z0-9])AT[AC]TT3[A-Za-z0-9_\-=]{40,}"),
     # Doppler: personal (pt), service (st, perhaps with the config's name), CLI (ct), service

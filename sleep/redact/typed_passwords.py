@@ -51,7 +51,8 @@ _COMMAND_FLAG_RX = re.compile(_START + r"(?:"
     # user:pw after curl -u / --user, httpie -a; user%pw after smbclient -U
     r"|(?:curl|curlie|xh|xhs|wget|grpcurl|lftp|https?(?![:/.\w-]))\b" + _SAME_COMMAND +
     r"[ \t](?:-u|--user|-U|--proxy-user|-a|--auth)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,128}:"
-    r"|(?:smbclient|rpcclient|smbmap|smbget)\b" + _SAME_COMMAND + r"[ \t](?:-U|--user)(?:[ \t]+|=)['\"]?[^\s%'\"]{1,128}%"
+    r"|(?:smbclient|rpcclient|smbmap|smbget)\b" + _SAME_COMMAND +
+    r"[ \t](?:-U|--user)(?:[ \t]+|=)['\"]?[^\s%'\"]{1,128}%"
     r")" + _FLAG_VALUE)
 _LONG_FLAG_RX = re.compile(r"(?<!\S)--(?:\w+-)?(?:password|passwd|pass|pw)[ \t]+" + _FLAG_VALUE)
 _OPENSSL_PASS_RX = re.compile(r"(?<![\w-])-(?:pass(?:in|out)?|passphrase)\s+pass:(?P<v>[^\s'\"]+)")

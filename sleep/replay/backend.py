@@ -36,7 +36,7 @@ from pathlib import Path
 from skillopt_core import Completion, CompletionRequest
 from skillopt_core.backends.base import RequestFailed
 from skillopt_core.backends.cli_common import CliBackend
-from skillopt_core.backends.trajectory import CheckRun, FileChange, Trajectory
+from skillopt_core.backends.trajectory import Change, CheckRun, FileChange, Trajectory
 from skillopt_core.tasks.judges.outcome import is_check_command
 from sleep.replay import gitview
 from sleep.replay.checkout import replay_checkout, trusted_gitdir
@@ -91,7 +91,7 @@ def _walk(root: Path, deadline: float):
 def _snapshot(root: Path, deadline: float | None = None) -> dict[str, str]:
     """A fingerprint of each regular file under ``root`` (no ``.git``, no links, no special files)."""
     deadline = deadline if deadline is not None else time.monotonic() + HOST_STEP_S
-    out = {}
+    out: dict[str, str] = {}
     for rel, st in _walk(root, deadline):
         if not stat.S_ISREG(st.st_mode):
             continue
@@ -176,7 +176,7 @@ def observed_changes(work: Path, before: dict[str, str] | None) -> list[FileChan
             code, path = entry[:2], entry[3:]
             if "R" in code or "C" in code:
                 i += 1  # the rename's source path follows
-            kind = "added" if code == "??" or "A" in code else "deleted" if "D" in code else "modified"
+            kind: Change = "added" if code == "??" or "A" in code else "deleted" if "D" in code else "modified"
             changes.append(FileChange(path, kind))
         return changes
     after = _snapshot(work)

@@ -113,7 +113,7 @@ def _public(address: str) -> bool:
 
 
 def _resolve(host: str, port: int) -> list[str]:
-    return [info[4][0] for info in socket.getaddrinfo(_norm(host), port, type=socket.SOCK_STREAM)]
+    return [str(info[4][0]) for info in socket.getaddrinfo(_norm(host), port, type=socket.SOCK_STREAM)]
 
 
 def _is_loopback(host: str) -> bool:
@@ -224,11 +224,12 @@ class EgressProxy:
 
     def _open(self, host: str, port: int, exact: bool) -> tuple[socket.socket | None, str]:
         """A connection to ``host:port`` (directly or through the person's proxy), or (None, why not)."""
-        if self._via_upstream(host, exact):
+        upstream = self.upstream
+        if upstream is not None and self._via_upstream(host, exact):
             try:
-                return socket.create_connection((self.upstream.host, self.upstream.port), timeout=30), ""
+                return socket.create_connection((upstream.host, upstream.port), timeout=30), ""
             except OSError as exc:
-                return None, f"unreachable: your proxy {self.upstream} did not answer ({exc})"
+                return None, f"unreachable: your proxy {upstream} did not answer ({exc})"
         try:
             addresses = _resolve(host, port)
         except OSError as exc:

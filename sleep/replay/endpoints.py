@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from sleep.hosts import replaying
 from sleep.hosts.host import load_ref
+from sleep.jsonshape import as_dict
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def _codex_endpoints(env: Mapping[str, str], home: Path) -> list[str]:
     except (OSError, ValueError):
         return []
     found = [str(data.get("openai_base_url") or "")]
-    providers = data.get("model_providers") if isinstance(data.get("model_providers"), dict) else {}
+    providers = as_dict(data.get("model_providers"))
     chosen = [str(data.get("model_provider") or "")]
     chosen += [str(p.get("model_provider") or "") for p in (data.get("profiles") or {}).values() if isinstance(p, dict)]
     for name in chosen:
@@ -83,7 +84,7 @@ def codex_env_keys(env: Mapping[str, str], home: Path) -> tuple[str, ...]:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return ()
-    providers = data.get("model_providers") if isinstance(data.get("model_providers"), dict) else {}
+    providers = as_dict(data.get("model_providers"))
     return tuple(str(p["env_key"]) for p in providers.values() if isinstance(p, dict) and p.get("env_key"))
 
 

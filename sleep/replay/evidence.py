@@ -75,7 +75,8 @@ def val_evidence(rollouts: Callable[[list[str], list[str]], Mapping[str, Mapping
 def _brief(side: dict[str, Any] | None) -> str:
     if side is None:
         return "not replayed"
-    verdict = {True: "pass", False: "fail"}.get(side.get("passed"), "?")
+    passed = side.get("passed")
+    verdict = "pass" if passed is True else "fail" if passed is False else "?"
     if "commands" not in side:  # a read-only replay: only the answer
         return f"answered ({verdict})"
     ran = [c["command"] for c in side.get("commands", []) if not c["denied"]]

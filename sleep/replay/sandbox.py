@@ -90,7 +90,7 @@ def sizes_tmpfs(exe: str) -> bool:
     except (OSError, subprocess.SubprocessError):
         return False
     found = re.search(r"(\d+)\.(\d+)", done.stdout)
-    return bool(found) and (int(found[1]), int(found[2])) >= (0, 5)
+    return found is not None and (int(found[1]), int(found[2])) >= (0, 5)
 
 
 def sandbox_available() -> tuple[bool, str]:
@@ -314,8 +314,8 @@ class BwrapLauncher:
                 args += ["--size", str(self.tmp_size)]
             args += ["--tmpfs", str(root)]
         # The CLI's own folders (through its npm-style link), found before the egress bridge takes argv[0].
-        programs = _program_dirs(argv[0], env.get("PATH")) + [Path(sys.prefix).resolve(),
-                                                              Path(sys.base_prefix).resolve()]
+        programs = [*_program_dirs(argv[0], env.get("PATH")), Path(sys.prefix).resolve(),
+                    Path(sys.base_prefix).resolve()]
         if self.egress is not None:
             argv = self.egress.wrap(argv)
         for entry in env.get("PATH", "").split(os.pathsep):
@@ -325,10 +325,10 @@ class BwrapLauncher:
         # launchers reach beside their bin folder), never the hidden root itself.
         readable = [Path(p) for p in interpreter_paths_under_tmp()] + trusted_alternates(cwd)
         for path in programs:
-            root = next((r for r in hidden if r in path.parents), None)
-            if root is not None and root != Path("/tmp"):
-                readable.append(root / path.relative_to(root).parts[0])
-            elif root is not None:
+            under = next((r for r in hidden if r in path.parents), None)
+            if under is not None and under != Path("/tmp"):
+                readable.append(under / path.relative_to(under).parts[0])
+            elif under is not None:
                 readable.append(path)
         back = _outermost([p for p in readable if _under(p, hidden) and p not in hidden])
         for path in back:

@@ -75,8 +75,9 @@ class Epoch:
 
 
 def _epoch(row: tuple) -> Epoch:
-    *head, roots, anchors = row
-    return Epoch(*head, roots=json.loads(roots), anchors=json.loads(anchors))
+    eid, pid, hostname, started_at, heartbeat_at, heartbeat_s, stopped_at, roots, anchors = row
+    return Epoch(eid, pid, hostname, started_at, heartbeat_at, heartbeat_s, stopped_at,
+                 roots=json.loads(roots), anchors=json.loads(anchors))
 
 
 def _age_s(iso: str) -> float:
@@ -179,7 +180,7 @@ def finish_harvest(index: Index, plan: HarvestPlan, hosts: tuple[str, ...],
     consumed = [(path, version) for path, (host, version) in plan.snapshot.items()
                 if host in hosts and path not in plan.unfinished]
     index.conn.executemany("DELETE FROM noted_files WHERE path = ? AND version = ?", consumed)
-    host_of = {}
+    host_of: dict[str, str] = {}
     for r in roots if roots is not None else transcript_roots():
         host_of.setdefault(r.path, r.host)
     left = [(path, _host_for(path, host_of, hosts), utc_now()) for path in sorted(plan.unfinished)
@@ -208,7 +209,7 @@ def finish_harvest(index: Index, plan: HarvestPlan, hosts: tuple[str, ...],
 
 def _host_for(path: str, host_of: dict[str, str], hosts: tuple[str, ...]) -> str:
     best = ""
-    for root, host in host_of.items():
+    for root in host_of:
         if path.startswith(root.rstrip(os.sep) + os.sep) and len(root) > len(best):
             best = root
     return host_of.get(best) or (hosts[0] if hosts else "unknown")

@@ -33,7 +33,7 @@ def last_night(index: Index, project: str) -> dict[str, Any] | None:
                                  f" ORDER BY {order} DESC LIMIT 1", (project,)).fetchone()
     except sqlite3.Error:
         return None
-    return dict(zip(wanted, row)) if row else None
+    return dict(zip(wanted, row, strict=True)) if row else None
 
 
 def _proposals(project: str, index: Index) -> dict[str, Any]:

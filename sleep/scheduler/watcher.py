@@ -247,7 +247,7 @@ class Watcher:
             ident = _ident(path)
             if ident is None or path in self._watches:
                 continue
-            self._active = self._active + (root,)  # match its events as soon as they come
+            self._active = (*self._active, root)  # match its events as soon as they come
             try:
                 watch = self._observer.schedule(_Handler(self), path, recursive=root.recursive,
                                                 event_filter=EVENTS, follow_symlink=True)

@@ -126,14 +126,15 @@ def chart(series: Sequence[Series], title: str, fmt: Callable[[float], str], cha
     out = [head, f'<svg class="plot" viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}" '
            f'data-first="{first}" data-last="{last}" data-left="{LEFT}" data-right="{W - RIGHT}" data-width="{W}" '
            f'data-steps="{",".join(map(str, steps))}">']
-    n = int(round((y1 - y0) / tick))
+    n = round((y1 - y0) / tick)
     for i in range(n + 1):
         v = y0 + i * tick
         out.append(f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{y(v):.1f}" y2="{y(v):.1f}"/>'
                    f'<text class="tick" x="{LEFT - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{escape(fmt(v))}</text>')
     span = last - first
     for t in step_ticks(span):
-        out.append(f'<text class="tick" x="{x(first + t):.1f}" y="{H - BOTTOM + 16}" text-anchor="middle">{first + t}</text>')
+        out.append(f'<text class="tick" x="{x(first + t):.1f}" y="{H - BOTTOM + 16}" '
+                   f'text-anchor="middle">{first + t}</text>')
     out.append(f'<line class="axisline" x1="{LEFT}" x2="{W - RIGHT}" y1="{TOP + ph}" y2="{TOP + ph}"/>')
     by_step = {st: i for i, st in enumerate(steps)}
     for s in series:
@@ -166,8 +167,8 @@ def run_charts(steps: Sequence[StepRow], x_from: int | None = None, x_to: int | 
                   first, last) for m in METRICS]
 
 
-def compare_charts(runs: Sequence[tuple[str, Sequence[StepRow]]], keys: Sequence[str] = ("val", "train", "tokens", "time")
-                   ) -> list[str]:
+def compare_charts(runs: Sequence[tuple[str, Sequence[StepRow]]],
+                   keys: Sequence[str] = ("val", "train", "tokens", "time")) -> list[str]:
     """Charts with one line per run (its label), the same colour per run on every chart."""
     last = max([s.step for _, steps in runs for s in steps] or [1])
     out = []

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from sleep import paths
+from sleep.jsonshape import as_dict, as_list
 from sleep.ui.outbound import outbound
 
 T = TypeVar("T")
@@ -163,12 +164,12 @@ def _night(row: dict[str, Any]) -> Night:
     """A ``cycles`` row as written by :mod:`sleep.nightstore` (the night's record is its ``report``)."""
     report = _json(row.get("report"))
     report = report if isinstance(report, dict) else {}
-    usage = report.get("usage") if isinstance(report.get("usage"), dict) else {}
-    tasks = report.get("tasks") if isinstance(report.get("tasks"), dict) else {}
-    scores = report.get("scores") if isinstance(report.get("scores"), dict) else {}
-    proposal = report.get("proposal") if isinstance(report.get("proposal"), dict) else {}
-    preflight = report.get("preflight") if isinstance(report.get("preflight"), dict) else {}
-    warnings = preflight.get("warnings") if isinstance(preflight.get("warnings"), list) else []
+    usage = as_dict(report.get("usage"))
+    tasks = as_dict(report.get("tasks"))
+    scores = as_dict(report.get("scores"))
+    proposal = as_dict(report.get("proposal"))
+    preflight = as_dict(report.get("preflight"))
+    warnings = as_list(preflight.get("warnings"))
     if row.get("outcome") == "running" and _process_gone(row.get("project")):
         row = {**row, "outcome": "interrupted", "reason": (
             f"the night stopped during its {row.get('stage') or report.get('stage')} stage (killed or crashed); "
@@ -188,12 +189,13 @@ def _night(row: dict[str, Any]) -> Night:
 
 
 def _night_skill(part: dict[str, Any]) -> NightSkill:
-    scores = part.get("scores") if isinstance(part.get("scores"), dict) else {}
-    usage = part.get("usage") if isinstance(part.get("usage"), dict) else {}
-    proposal = part.get("proposal") if isinstance(part.get("proposal"), dict) else {}
+    scores = as_dict(part.get("scores"))
+    usage = as_dict(part.get("usage"))
+    proposal = as_dict(part.get("proposal"))
     return NightSkill(name=_text(part.get("name")) or "?", host=_text(part.get("host")), path=_text(part.get("path")),
                       outcome=_text(part.get("outcome")), reason=_text(part.get("reason")) or "",
-                      baseline_val=_num(scores.get("baseline"), float), candidate_val=_num(scores.get("candidate"), float),
+                      baseline_val=_num(scores.get("baseline"), float),
+                      candidate_val=_num(scores.get("candidate"), float),
                       calls=_num(usage.get("model_calls"), int), proposal_id=_text(proposal.get("id")),
                       lesson_from=_text(part.get("lesson_from")))
 
@@ -228,7 +230,7 @@ def list_nights(*, project: str | None = None, limit: int = 200, index_path: Pat
         args: tuple[Any, ...] = ((project,) if project and "project" in cols else ()) + (int(limit),)
         cur = conn.execute(sql, args)
         names = [d[0] for d in cur.description]
-        rows = [_night(dict(zip(names, r))) for r in cur.fetchall()]
+        rows = [_night(dict(zip(names, r, strict=True))) for r in cur.fetchall()]
     except sqlite3.Error as exc:
         return Listing([], True, f"Could not read the nights: {exc}.")
     finally:
@@ -271,7 +273,7 @@ def list_tasks(*, project: str | None = None, index_path: Path | None = None) ->
         order = " ORDER BY support DESC, id" if "support" in cols else " ORDER BY id"
         cur = conn.execute(f"SELECT {', '.join(wanted)} FROM tasks{where}{order}",
                            (project,) if where else ())
-        rows = [_task(dict(zip(wanted, r))) for r in cur.fetchall()]
+        rows = [_task(dict(zip(wanted, r, strict=True))) for r in cur.fetchall()]
     except sqlite3.Error as exc:
         return Listing([], True, f"Could not read the mined tasks: {exc}.")
     finally:
@@ -304,7 +306,7 @@ MAX_MEMBERS = 200
 
 def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetail | None, str]:
     """One mined task with its judge and the prompts it was mined from; (None, why) when not found."""
-    conn, cols, note = _open("tasks", index_path, "This version's index has no `tasks` table.")
+    conn, _cols, note = _open("tasks", index_path, "This version's index has no `tasks` table.")
     if conn is None:
         return None, note
     try:
@@ -313,8 +315,9 @@ def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetai
         row = cur.fetchone()
         if row is None:
             return None, f"No mined task {task_id!r} in the index (it may have been merged or re-mined)."
-        d = dict(zip(names, row))
-        judge = _json(d.get("judge").decode("utf-8", "replace") if isinstance(d.get("judge"), bytes) else d.get("judge"))
+        d = dict(zip(names, row, strict=True))
+        raw_judge = d.get("judge")
+        judge = _json(raw_judge.decode("utf-8", "replace") if isinstance(raw_judge, bytes) else raw_judge)
         judge_text = outbound(json.dumps(judge, ensure_ascii=False, indent=1)) if judge is not None else (
             _text(d.get("judge")) or "")
         members: list[Member] = []
@@ -328,7 +331,8 @@ def task_detail(task_id: str, index_path: Path | None = None) -> tuple[TaskDetai
                    + "FROM task_members m "
                    + ("LEFT JOIN mine_prompts p ON p.host = m.host AND p.session_id = m.session_id "
                       "AND p.prompt_index = m.prompt_index " if has_prompts else "")
-                   + ("LEFT JOIN sessions s ON s.host = m.host AND s.session_id = m.session_id " if has_sessions else "")
+                   + ("LEFT JOIN sessions s ON s.host = m.host AND s.session_id = m.session_id "
+                      if has_sessions else "")
                    + "WHERE m.task_id = ? ORDER BY 4 DESC, 6 DESC")
             for host, sid, idx, at, text, started in conn.execute(sql, (task_id,)).fetchall():
                 if len(members) >= MAX_MEMBERS:

@@ -95,8 +95,9 @@ class Policy:
         name = _hostname(host_header)
         return name is not None and (is_loopback(name) or name in self.extra_hosts)
 
-    def csrf_ok(self, value: str | None) -> bool:
-        return bool(value) and same_secret(str(value), self.csrf)
+    def csrf_ok(self, value: object) -> bool:
+        """Whether a form's ``csrf`` field (a string, or whatever the form sent there) is the token."""
+        return isinstance(value, str) and bool(value) and same_secret(value, self.csrf)
 
 
 def same_secret(given: str, expected: str) -> bool:

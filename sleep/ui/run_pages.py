@@ -11,6 +11,7 @@ uses such a file lists it among its problems.
 
 from __future__ import annotations
 
+from typing import Any, overload
 from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
@@ -45,6 +46,10 @@ def _refused(request: Request, exc: RunFileError) -> Response:
         f"{exc}. The dashboard only shows regular files inside the run directory."))
 
 
+@overload
+def _int(request: Request, name: str, default: int) -> int: ...
+@overload
+def _int(request: Request, name: str, default: None = None) -> int | None: ...
 def _int(request: Request, name: str, default: int | None = None) -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
@@ -110,7 +115,8 @@ async def compare_page(request: Request) -> Response:
     return render(request, "compare.html", pages=pages, labels=labels, missing=missing,
                   dropped=max(0, len(refs) - charts.COLOURS), settings=[r for r in rows if r[2] or not only],
                   n_same=sum(1 for r in rows if not r[2]), only=only,
-                  charts=charts.compare_charts(list(zip(labels, [p.steps for p in pages]))) if pages else [],
+                  charts=charts.compare_charts(list(zip(labels, [p.steps for p in pages], strict=True)))
+                  if pages else [],
                   query=request.url.query)
 
 
@@ -187,7 +193,7 @@ async def run_fragments(request: Request) -> Response:
     ref = _ref(request)
     u = ui(request)
     page = await run_in_threadpool(_page, ref, u)
-    macros = u.templates.get_template(PARTS).module
+    macros: Any = u.templates.get_template(PARTS).module  # its attributes are the template's macros
     zoom = _zoom(request)
     return JSONResponse({
         "header": str(macros.header(page)), "curve": _curve(page, zoom), "charts": _charts(page, zoom),
@@ -294,11 +300,13 @@ async def diff_page(request: Request) -> Response:
         texts = [await run_in_threadpool(rundata.skill_text, ref, n) for n in (a, b)]
     except RunFileError as exc:
         return _refused(request, exc)
-    for n, text in zip((a, b), texts):
+    pair: list[str] = []
+    for n, text in zip((a, b), texts, strict=True):
         if text is None:
             raise HTTPException(404, f"Run {ref.env}/{ref.run_id} has no skill for step {n}; "
                                      f"steps with a skill: {steps[0]}–{steps[-1]}.")
-    diff = side_by_side(texts[0], texts[1], None if full else 3)
+        pair.append(text)
+    diff = side_by_side(pair[0], pair[1], None if full else 3)
     return render(request, "diff.html", ref=ref, a=a, b=b, steps=steps, diff=diff, full=full)
 
 

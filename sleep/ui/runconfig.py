@@ -122,7 +122,8 @@ def _parse(data: bytes) -> RunConfig:
     try:
         value = yaml.load(data, Loader=_Loader)
     except yaml.YAMLError as exc:
-        return RunConfig(problem=f"config.yaml is not valid YAML ({str(exc).splitlines()[0]}); its settings are not shown")
+        first = str(exc).splitlines()[0]
+        return RunConfig(problem=f"config.yaml is not valid YAML ({first}); its settings are not shown")
     if not isinstance(value, dict):
         return RunConfig(problem="config.yaml does not hold a mapping of settings; they are not shown")
     return RunConfig(tuple(flatten(value)))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import calendar
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -59,8 +59,8 @@ class RunRow:
     calls: int | None = None
     tokens: int | None = None
     error: str = ""
-    config: RunConfig = RunConfig()  # config.yaml (the table's config columns)
-    labels: Labels = Labels()  # labels.json: name, tags, note, archived (the dashboard's)
+    config: RunConfig = field(default_factory=RunConfig)  # config.yaml (the table's config columns)
+    labels: Labels = field(default_factory=Labels)  # labels.json: name, tags, note, archived (the dashboard's)
 
     @property
     def status_label(self) -> str:

@@ -127,7 +127,8 @@ def _trajectory(value: Any, p: Problems, where: str) -> Trajectory | None:
             steps.append(TrajStep(kind, f"called {t(s, 'name') or 'a tool'}", t(s, "input")))
         elif kind == "tool_result":
             err = c.flag(s.get("is_error"), p, where, "trajectory.is_error")
-            steps.append(TrajStep(kind, f"result of {t(s, 'name') or 'the tool'}", t(s, "output"), "error" if err else ""))
+            steps.append(TrajStep(kind, f"result of {t(s, 'name') or 'the tool'}", t(s, "output"),
+                                  "error" if err else ""))
         elif kind == "command":
             denied = c.flag(s.get("denied"), p, where, "trajectory.denied")
             code = s.get("exit_code")
@@ -321,7 +322,7 @@ def item_history(ref: RunRef, item_id: str) -> ItemHistory | None:
     train, val = [], []
     for s in steps:
         train += [(s, smp) for smp in step_samples(ref, s, p) if smp.task_id == item_id]
-        d = load_json(ref.path, f"{RunReader.step_dir(s)}/gate.json", p, _gate_deltas, {}).get(item_id)
+        d = load_json(ref.path, f"{RunReader.step_dir(s)}/gate.json", p, _gate_deltas, dict[str, float]()).get(item_id)
         if d is not None:
             val.append((s, d, actions.get(s, "")))
     if not (train or val or split or item_id in by_id):

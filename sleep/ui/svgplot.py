@@ -104,13 +104,14 @@ def curve_svg(initial_val: float | None, steps: Sequence[StepRow], total_steps: 
            f'data-step-url="{escape(step_url)}" '
            f'data-left="{LEFT}" data-right="{W - RIGHT}" data-width="{W}">']
     # grid and axes
-    n_ticks = int(round((y1 - y0) / tick))
+    n_ticks = round((y1 - y0) / tick)
     for i in range(n_ticks + 1):
         v = y0 + i * tick
         out.append(f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{_f(y(v))}" y2="{_f(y(v))}"/>'
                    f'<text class="tick" x="{LEFT - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{v:.2f}</text>')
     for t in step_ticks(last - first):
-        out.append(f'<text class="tick" x="{_f(x(first + t))}" y="{H - BOTTOM + 16}" text-anchor="middle">{first + t}</text>')
+        out.append(f'<text class="tick" x="{_f(x(first + t))}" y="{H - BOTTOM + 16}" '
+                   f'text-anchor="middle">{first + t}</text>')
     out.append(f'<text class="axis" x="{LEFT + pw / 2:.0f}" y="{H - BOTTOM + 32}" text-anchor="middle">step</text>')
     out.append(f'<line class="axisline" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + ph}"/>'
                f'<line class="axisline" x1="{LEFT}" x2="{W - RIGHT}" y1="{TOP + ph}" y2="{TOP + ph}"/>')
@@ -118,7 +119,8 @@ def curve_svg(initial_val: float | None, steps: Sequence[StepRow], total_steps: 
         if first < after <= last:
             out.append(f'<g class="epoch"><title>{escape(label)}</title>'
                        f'<line x1="{_f(x(after))}" x2="{_f(x(after))}" y1="{TOP}" y2="{TOP + ph}"/>'
-                       f'<text x="{_f(x(after) - 3)}" y="{TOP + 10}" text-anchor="end">{escape(label.split(":")[0])}</text></g>')
+                       f'<text x="{_f(x(after) - 3)}" y="{TOP + 10}" text-anchor="end">'
+                       f'{escape(label.split(":")[0])}</text></g>')
     # current and best lines
     cur, best = _step_path(initial_val, [(s.step, s.val_after) for s in steps], x, y), \
         _step_path(initial_val, [(s.step, s.best_val) for s in steps], x, y)
@@ -193,7 +195,8 @@ def _legend() -> str:
         '<path class="current" d="M0 0H22"/><text x="28" y="4">current skill</text>',
         '<path class="best" d="M120 0H142"/><text x="148" y="4">best so far</text>',
         '<g class="mark accept"><circle cx="246" cy="0" r="4.5"/></g><text x="256" y="4">accepted candidate</text>',
-        '<g class="mark reject"><path d="M386 -4L394 4M386 4L394 -4"/></g><text x="400" y="4">rejected candidate</text>',
+        '<g class="mark reject"><path d="M386 -4L394 4M386 4L394 -4"/></g>'
+        '<text x="400" y="4">rejected candidate</text>',
         '<g class="mark reject partial"><path d="M526 -4L534 4M526 4L534 -4"/></g>'
         '<text x="540" y="4">rejected early (partial score)</text>',
         '</g>',

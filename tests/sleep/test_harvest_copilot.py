@@ -112,6 +112,21 @@ def test_copilot_system_initiated_requests_are_not_prompts(homes: Homes) -> None
     assert [p.text for p in _sessions("copilot-vscode")["v6"].prompts] == ["Summarize the file"]
 
 
+def test_copilot_prompt_after_an_unanswered_request_is_not_feedback(homes: Homes) -> None:
+    # request 2 was cancelled before any answer (an empty response), so request 3 answers
+    # nothing the agent said: only a prompt that follows an answered request is feedback.
+    chat = b.vscode_workspace(homes.vscode_user, "h1", CWD)
+    reqs = [b.copilot_request("Add a --verbose flag", [b.md("Added `--verbose`.")], 1, "r1"),
+            b.copilot_request("Now document it", [], 2, "r2", isCanceled=True),
+            b.copilot_request("no, that's wrong", [b.md("Fixed.")], 3, "r3"),
+            b.copilot_request("no, not like that", [b.md("Changed it.")], 4, "r4")]
+    b.write_jsonl(chat / "v7.jsonl", b.copilot_log_lines(b.copilot_session("v7", reqs)))
+    run()
+    s = _sessions("copilot-vscode")["v7"]
+    assert len(s.prompts) == 4
+    assert [(f.kind, f.prompt_index) for f in s.feedback] == [("correction", 3)]
+
+
 def test_copilot_cli_events_session(homes: Homes) -> None:
     b.write_jsonl(homes.copilot_cli / "session-state" / "cli-1" / "events.jsonl",
                   b.copilot_cli_session("cli-1", CWD))

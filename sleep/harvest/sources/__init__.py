@@ -25,6 +25,8 @@ import orjson
 
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient, open_binary
+from sleep.jsonshape import as_dict as as_dict  # re-exported: the sources import them from here
+from sleep.jsonshape import as_list as as_list
 from sleep.sessions import HistoryPrompt, Session
 
 
@@ -114,16 +116,6 @@ class HomeSource:
 
     def scope_hint(self, file: SourceFile, project: str) -> bool | None:
         return None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """``value`` when a record holds an object there, else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """``value`` when a record holds a list there, else an empty one."""
-    return value if isinstance(value, list) else []
 
 
 def block_text(content: Any) -> str:

@@ -19,7 +19,17 @@ import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, is_dir, scan_dir, slugify, text_of
+from sleep.harvest.sources import (
+    HomeSource,
+    ParseResult,
+    SourceFile,
+    as_dict,
+    head_records,
+    is_dir,
+    scan_dir,
+    slugify,
+    text_of,
+)
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.history import parse_claude_history
 from sleep.harvest.sources.turns import LogParser, parse_log
@@ -385,7 +395,7 @@ class _SessionParser(LogParser):
                 self.s.add_tool(name)
                 self.actions.claude_tool(name, block.get("input"))
                 if name == "Skill":
-                    inp = block.get("input") if isinstance(block.get("input"), dict) else {}
+                    inp = as_dict(block.get("input"))
                     skill = inp.get("skill") or inp.get("command") or inp.get("name")
                     self.s.add_skill(skill if isinstance(skill, str) else None)
         self.answered = True

@@ -38,7 +38,16 @@ import orjson
 
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, skills_in, text_of, walk_files
+from sleep.harvest.sources import (
+    HomeSource,
+    ParseResult,
+    SourceFile,
+    as_dict,
+    head_records,
+    skills_in,
+    text_of,
+    walk_files,
+)
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.code_mode import nested_calls
 from sleep.harvest.sources.history import parse_codex_history
@@ -124,8 +133,8 @@ class CodexSource(HomeSource):
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         """The cwd of ``session_meta`` or ``turn_context`` in the first lines."""
         for rec in head_records(file.path, b'"cwd"', 20, 4 << 20):
-            payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else rec
-            cwd = payload.get("cwd")
+            payload = rec.get("payload")
+            cwd = (payload if isinstance(payload, dict) else rec).get("cwd")
             if isinstance(cwd, str):
                 return cwd
         return None
@@ -331,6 +340,7 @@ class _RolloutParser(LogParser):
         if ptype == "web_search_call":
             self._search(0)
             return
+        name: str | None
         if ptype == "local_shell_call":
             name = "local_shell"
         else:
@@ -366,7 +376,7 @@ class _RolloutParser(LogParser):
     def _actions(self, ptype: Any, name: str | None, args: Any, p: dict[str, Any]) -> None:
         """Shell commands and patched files of one tool call (see FORMATS.md, Codex)."""
         if ptype == "local_shell_call":
-            action = p.get("action") if isinstance(p.get("action"), dict) else {}
+            action = as_dict(p.get("action"))
             self._shell(action.get("command"), action.get("working_directory"))
             return
         if ptype == "custom_tool_call":

@@ -29,7 +29,16 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, head_records, scan_dir, skills_in, text_of
+from sleep.harvest.sources import (
+    HomeSource,
+    ParseResult,
+    SourceFile,
+    as_dict,
+    head_records,
+    scan_dir,
+    skills_in,
+    text_of,
+)
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.turns import LogParser, parse_log
 from sleep.sessions import Session, iso_utc
@@ -49,7 +58,8 @@ _CWD_RX = re.compile(r"^cwd:\s*['\"]?(.+?)['\"]?\s*$", re.MULTILINE)
 _INJECTED_BLOCK_RX = re.compile(
     r"\s*<(reminder|current_datetime|system_reminder|system_notification)>[\s\S]*?</\1>\s*")
 # The system prompt of builds that record no cwd: "... working directory: c:\Users\me\app".
-_WORKING_DIR_RX = re.compile(r"(?i)\b(?:current )?working directory(?: is)?\s*:?\s*[`'\"]?([^\s`'\"][^\n`'\"]*?)[`'\"]?\s*(?:\n|$)")
+_WORKING_DIR_RX = re.compile(r"(?i)\b(?:current )?working directory(?: is)?\s*:?\s*"
+                             r"[`'\"]?([^\s`'\"][^\n`'\"]*?)[`'\"]?\s*(?:\n|$)")
 _TS_KEY = b'"timestamp":"'
 
 
@@ -188,7 +198,7 @@ class _EventParser(LogParser):
             return
         at = iso_utc(rec.get("timestamp"))
         self.s.note_time(at)
-        d = rec.get("data") if isinstance(rec.get("data"), dict) else {}
+        d = as_dict(rec.get("data"))
         if etype in ("session.start", "session.resume"):
             cwd = _cwd_of(d)
             if cwd:

@@ -36,9 +36,10 @@ from skillopt_core.replay import is_replay_path, is_replay_prompt
 from sleep import paths
 from sleep.harvest.reader import LineReader, ParseContext, ParseStats
 from sleep.harvest.side_files import read_side_file
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir, skills_in, text_of
+from sleep.harvest.sources import ParseResult, SourceFile, as_dict, as_list, scan_dir, skills_in, text_of
 from sleep.harvest.sources.actions import TurnActions, file_uris
 from sleep.harvest.sources.turns import open_turn
+from sleep.jsonshape import as_str
 from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "copilot-vscode"
@@ -92,8 +93,9 @@ class CopilotVSCodeSource:
     def project_of(self, file: SourceFile, ctx: ParseContext) -> str | None:
         return file.project_dir
 
-    def parse(self, file: SourceFile, f: BinaryIO, start: int, prior: Session | None,
+    def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
+        assert f is not None  # session files, never row files
         if file.kind == "jsonl":
             state = _replay_log(file, f, ctx)
         else:
@@ -270,7 +272,7 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
                 project_dir=file.project_dir, source_path=file.path)
     s.note_time(iso_utc(state.get("creationDate")))
     s.note_time(iso_utc(state.get("lastMessageDate")))
-    requests = state.get("requests") if isinstance(state.get("requests"), list) else []
+    requests = as_list(state.get("requests"))
     answered = False
     actions = TurnActions(s, ctx)
     for req in requests:
@@ -285,10 +287,12 @@ def build_session(state: dict[str, Any], file: SourceFile, ctx: ParseContext) ->
             if not s.prompts and is_replay_prompt(text):
                 return None
             open_turn(s, text, at, ctx.redactor, follows_answer=bool(s.prompts) and answered)
+            answered = False  # the new turn is unanswered until a response of its own
+        # A system-initiated request ("Continue") belongs to the open turn: its answer counts.
         answered = _response(req, s, ctx, actions) or answered
         vote = req.get("vote")
         if vote in (0, 1) and s.prompts:
-            reason = req.get("voteDownReason") if isinstance(req.get("voteDownReason"), str) else ""
+            reason = as_str(req.get("voteDownReason"))
             s.feedback.append(Feedback("approval" if vote == 1 else "correction",
                                        ctx.redactor.redact(reason), at, len(s.prompts) - 1))
     return s
@@ -354,7 +358,7 @@ def _uri_path(uri: Any) -> str | None:
 
 def _tool_actions(part: dict[str, Any], tool: str, actions: TurnActions) -> None:
     """The command a terminal tool ran, or the files a file tool read or changed."""
-    data = part.get("toolSpecificData") if isinstance(part.get("toolSpecificData"), dict) else {}
+    data = as_dict(part.get("toolSpecificData"))
     name = tool.lower().removeprefix("copilot_").replace("_", "")
     if data.get("kind") == "terminal":
         line = data.get("commandLine")

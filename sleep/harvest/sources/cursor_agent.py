@@ -42,7 +42,7 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, scan_dir
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, is_dir, scan_dir
 from sleep.harvest.sources import cursor_transcripts as transcripts
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import connect_read_only, tables
@@ -304,7 +304,7 @@ def _read_messages(s: Session, messages: list[dict[str, Any]], ctx: ParseContext
 def _tool(s: Session, actions: TurnActions, call: dict[str, Any]) -> None:
     name = call.get("toolName") if isinstance(call.get("toolName"), str) else None
     s.add_tool(name)
-    args = call.get("args") if isinstance(call.get("args"), dict) else {}
+    args = as_dict(call.get("args"))
     if name in _SHELL_TOOLS:
         actions.shell(args.get("command"))
         return

@@ -70,7 +70,7 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeGuard
 from urllib.parse import unquote, urlparse
 
 import orjson
@@ -78,10 +78,11 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep import paths
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import ParseResult, SourceFile, as_dict, as_list, scan_dir
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.copilot_vscode import workspace_folder
 from sleep.harvest.sources.sqlite_ro import as_bytes, connect_read_only, row_path, tables
+from sleep.jsonshape import as_str
 from sleep.sessions import Session, iso_utc
 
 HOST = "cursor-ide"
@@ -232,7 +233,7 @@ class CursorIdeSource:
                 continue
             data = _json(row[0], stats, f"{db}#composer.composerData")
             for key in _ID_LISTS if isinstance(data, dict) else ():
-                for cid in data.get(key) if isinstance(data.get(key), list) else []:
+                for cid in as_list(data.get(key)):
                     if isinstance(cid, str) and cid:
                         named.setdefault(cid, set()).add(entry.name)
             for head in _headers(data):
@@ -240,7 +241,8 @@ class CursorIdeSource:
                 ws.of_composer.setdefault(cid, entry.name)
                 if isinstance(head.get("conversation"), list) and head["conversation"]:
                     size = len(orjson.dumps(head))
-                    ws.inline[cid] = (str(db), entry.name, size, _ms(head.get("lastUpdatedAt")) or _ms(head.get("createdAt")))
+                    when = _ms(head.get("lastUpdatedAt")) or _ms(head.get("createdAt"))
+                    ws.inline[cid] = (str(db), entry.name, size, when)
         for cid, where in named.items():
             if len(where) == 1:  # named by two workspaces: no guess
                 ws.of_composer.setdefault(cid, next(iter(where)))
@@ -250,7 +252,7 @@ class CursorIdeSource:
     def _chat_tabs(doc: Any, db: str, wsh: str, ws: _Workspaces) -> None:
         """The tabs of the chat panel older versions had before the composer (``tabs[]`` with
         ``tabId``, ``lastSendTime`` and ``bubbles`` of ``type`` ``user`` / ``ai``)."""
-        for tab in doc.get("tabs") if isinstance(doc, dict) and isinstance(doc.get("tabs"), list) else []:
+        for tab in as_list(as_dict(doc).get("tabs")):
             if isinstance(tab, dict) and isinstance(tab.get("tabId"), str) and isinstance(tab.get("bubbles"), list) \
                     and any(isinstance(b, dict) and b.get("type") == "user" and _tab_text(b) for b in tab["bubbles"]):
                 ws.tabs[tab["tabId"]] = (db, wsh, len(orjson.dumps(tab)), _ms(tab.get("lastSendTime")))
@@ -325,6 +327,7 @@ class CursorIdeSource:
     def parse(self, file: SourceFile, f: BinaryIO | None, start: int, prior: Session | None,
               ctx: ParseContext) -> ParseResult:
         db, cid = file.container or "", file.session_id or ""
+        bubbles: dict[str, dict[str, Any]]
         try:
             conn = connect_read_only(db)
             try:
@@ -402,7 +405,7 @@ def _tab_text(bubble: dict[str, Any]) -> str:
     """What the person typed in a chat-panel bubble: ``text``, or (the 2023 panel, whose
     ``text`` stays empty) the editor delegate's ``delegate.a``. The empty bubble that ends
     every tab is the input box's draft, not a prompt."""
-    text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
+    text = as_str(bubble.get("text"))
     delegate = bubble.get("delegate")
     if not text.strip() and isinstance(delegate, str) and delegate.lstrip().startswith("{"):
         try:  # kept serialised (not seen in genuine files; read if a version does)
@@ -487,7 +490,7 @@ def build_session(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]], 
         at = _bubble_time(b)
         s.note_time(at)
         s.note_model(_model(b.get("modelInfo")))
-        text = b.get("text") if isinstance(b.get("text"), str) else ""
+        text = as_str(b.get("text"))
         if b.get("type") == 1:
             _rules(s, b.get("cursorRules"))
             if isinstance(b.get("context"), dict):
@@ -505,7 +508,7 @@ def build_session(composer: dict[str, Any], bubbles: dict[str, dict[str, Any]], 
     return ParseResult(s if s.prompts else None)  # an empty chat (a draft never sent) is no session
 
 
-def _is_tool_call(tool: Any) -> bool:
+def _is_tool_call(tool: Any) -> TypeGuard[dict[str, Any]]:
     """A ``toolFormerData`` that records a call: a tool name or arguments. Most replies carry an
     empty one (``{}``, or only ``additionalData``), which is no call."""
     if not isinstance(tool, dict):

@@ -149,7 +149,7 @@ def decode_with_hash(slug: str, digest: str, hash_of: Callable[[str], str], max_
     if len(parts) - 1 > max_dashes:
         return None
     for seps in itertools.product("/.-", repeat=len(parts) - 1):
-        path = "/" + parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:]))
+        path = "/" + parts[0] + "".join(sep + part for sep, part in zip(seps, parts[1:], strict=True))
         if hash_of(path) == digest:
             return path
     return None
@@ -214,7 +214,7 @@ def _text_messages(text: str) -> list[dict[str, Any]]:
     line), and a ``user:`` block with no ``<user_query>`` is no message of the person's but a line
     of what came before (a file the agent wrote can hold ``user:`` at column 0, as YAML does)."""
     blocks: list[tuple[str, list[str]]] = []  # (role, lines); role "" before any role line
-    role, body = "", []
+    role, body = "", list[str]()
     open_query = False
     for line in text.splitlines():
         m = None if open_query else _ROLE_LINE.match(line)
@@ -233,7 +233,7 @@ def _text_messages(text: str) -> list[dict[str, Any]]:
     for role, body in blocks:
         if role == "user" and not any("<user_query>" in line for line in body) and merged:
             prev_role, prev = merged[-1]
-            merged[-1] = (prev_role, prev + ["user:"] + body)
+            merged[-1] = (prev_role, [*prev, "user:", *body])
             continue
         if role:
             merged.append((role, body))
@@ -296,7 +296,7 @@ def stamped(texts: list[str]) -> str | None:
 def twins(path: str) -> list[str]:
     """The other files of the session ``path`` holds, most structured first."""
     stem, ext = os.path.splitext(path)
-    return [stem + e for e in sorted(_PREFER, key=_PREFER.get) if e != ext and os.path.isfile(stem + e)]
+    return [stem + e for e in sorted(_PREFER, key=_PREFER.__getitem__) if e != ext and os.path.isfile(stem + e)]
 
 
 def without_thinking(text: str) -> str:

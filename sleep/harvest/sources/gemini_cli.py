@@ -54,7 +54,7 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats, loads_lenient
 from sleep.harvest.side_files import SideFileError, read_side_file
-from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, is_dir, scan_dir, text_of
+from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, is_dir, scan_dir, text_of
 from sleep.harvest.sources.actions import TurnActions
 from sleep.harvest.sources.sqlite_ro import row_path
 from sleep.sessions import Session, iso_utc
@@ -453,7 +453,7 @@ def _is_delegated(path: str, sid: str, messages: list[Any]) -> bool:
             continue
         if not isinstance(doc, dict) or doc.get("sessionId") != sid:
             continue
-        messages_there = doc.get("messages") if isinstance(doc.get("messages"), list) else []
+        messages_there = as_list(doc.get("messages"))
         if _first_user_text(messages_there) == first:
             continue  # a copy of this chat, not its parent
         for msg in messages_there:
@@ -537,7 +537,7 @@ def _read_messages(s: Session, messages: list[Any], ctx: ParseContext) -> ParseR
 def _tool(s: Session, actions: TurnActions, call: dict[str, Any]) -> None:
     name = call.get("name") if isinstance(call.get("name"), str) else None
     s.add_tool(name)
-    args = call.get("args") if isinstance(call.get("args"), dict) else {}
+    args = as_dict(call.get("args"))
     if name in _SKILL_TOOLS and call.get("status") not in _FAILED:
         skill = args.get("name") or args.get("skill") or args.get("skill_name")
         s.add_skill(skill if isinstance(skill, str) else None)

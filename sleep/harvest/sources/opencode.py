@@ -90,7 +90,9 @@ class OpenCodeSource(HomeSource):
             msg = _read_json(Path(entry.path), ctx)
             if msg is None:
                 continue
-            mid = msg.get("id") if isinstance(msg.get("id"), str) else entry.name[:-5]
+            mid = msg.get("id")
+            if not isinstance(mid, str):
+                mid = entry.name[:-5]
             yield msg, self._parts(mid, ctx)
 
     def _parts(self, message_id: str, ctx: ParseContext) -> list[dict[str, Any]]:

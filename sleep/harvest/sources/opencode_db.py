@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from sleep.harvest.reader import ParseContext, ParseStats
-from sleep.harvest.sources import ParseResult, SourceFile, scan_dir
+from sleep.harvest.sources import ParseResult, SourceFile, as_dict, scan_dir
 from sleep.harvest.sources.opencode_map import HOST, Message, build_session, session_dir
 from sleep.harvest.sources.sqlite_ro import as_bytes, columns, connect_read_only, row_path, tables
 
@@ -103,7 +103,7 @@ def _list(db: str, stats: ParseStats) -> list[SourceFile]:
         return []
     out = []
     for row in rows:
-        rec = dict(zip(cols, row))
+        rec = dict(zip(cols, row[:len(cols)], strict=True))
         sid = rec.get("id")
         if not isinstance(sid, str) or not sid:
             continue
@@ -150,7 +150,7 @@ def _v2_messages(rows: list[tuple], where: str, ctx: ParseContext) -> list[Messa
         if rec is None:
             continue
         time = rec.get("time") if isinstance(rec.get("time"), dict) else {"created": created}
-        model = rec.get("model") if isinstance(rec.get("model"), dict) else {}
+        model = as_dict(rec.get("model"))
         if kind == "user" and isinstance(rec.get("text"), str):
             out.append(({"role": "user", "time": time}, [{"type": "text", "text": rec["text"]}]))
         elif kind == "shell":
@@ -217,4 +217,5 @@ def parse(file: SourceFile, ctx: ParseContext) -> ParseResult:
             messages.append(({"role": "user", "time": {"created": created}},
                              [{"type": "text", "text": inp["text"]}]))
     ctx.stats.kept()  # the session row
-    return build_session(_session_doc(dict(zip(cols, row))), sid, file.path, file.project_dir, messages, ctx)
+    return build_session(_session_doc(dict(zip(cols, row, strict=True))), sid, file.path, file.project_dir, messages,
+                         ctx)

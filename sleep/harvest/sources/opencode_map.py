@@ -25,7 +25,7 @@ from typing import Any
 from skillopt_core.replay import is_replay_path
 from sleep.feedback import classify_feedback
 from sleep.harvest.reader import ParseContext
-from sleep.harvest.sources import ParseResult
+from sleep.harvest.sources import ParseResult, as_dict
 from sleep.harvest.sources.actions import TurnActions
 from sleep.sessions import Feedback, Session, iso_utc
 
@@ -55,7 +55,7 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
     s = Session(host=HOST, session_id=sid or session_id, source_path=source_path, project_dir=project_dir)
     if isinstance(doc.get("parentID"), str) and doc["parentID"]:
         s.is_subagent, s.parent_session_id = True, doc["parentID"]
-    times = doc.get("time") if isinstance(doc.get("time"), dict) else {}
+    times = as_dict(doc.get("time"))
     s.note_time(iso_utc(times.get("created")))
     s.note_time(iso_utc(times.get("updated")))
     if is_replay_path(s.project_dir):
@@ -63,7 +63,7 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
     actions = TurnActions(s, ctx)
     user_shell = False  # the previous user message announced a command the person ran
     for msg, parts in messages:
-        times = msg.get("time") if isinstance(msg.get("time"), dict) else {}
+        times = as_dict(msg.get("time"))
         at = iso_utc(times.get("created"))
         s.note_time(at)
         s.note_time(iso_utc(times.get("completed")))
@@ -72,9 +72,9 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
             actions.shell(msg.get("command"))
             continue
         if role == "user":
-            texts = [p.get("text") for p in parts if p.get("type") == "text"]
-            user_shell = bool(texts) and all(
-                isinstance(t, str) and t.strip() == USER_SHELL_TEXT for t in texts)
+            said = [p.get("text") for p in parts if p.get("type") == "text"]
+            user_shell = bool(said) and all(
+                isinstance(t, str) and t.strip() == USER_SHELL_TEXT for t in said)
             text = "\n".join(p["text"] for p in parts if p.get("type") == "text"
                              and isinstance(p.get("text"), str) and not p.get("synthetic")).strip()
             if not text:
@@ -88,8 +88,8 @@ def build_session(doc: dict[str, Any], session_id: str, source_path: str, projec
             ran_by_person, user_shell = user_shell, False
             for p in parts:
                 if p.get("type") == "tool" and ran_by_person and p.get("tool") in _SHELL_TOOLS:
-                    state = p.get("state") if isinstance(p.get("state"), dict) else {}
-                    inp = state.get("input") if isinstance(state.get("input"), dict) else {}
+                    state = as_dict(p.get("state"))
+                    inp = as_dict(state.get("input"))
                     actions.shell(inp.get("command"))
                 elif p.get("type") == "tool":
                     _tool(s, actions, p)
@@ -109,7 +109,7 @@ def _answers(part: dict[str, Any]) -> list[str]:
     ``structured.answers``): one list of chosen or typed strings per question."""
     if part.get("tool") != "question":
         return []
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     out: list[str] = []
     for key in ("metadata", "structured", "result"):
         holder = state.get(key)
@@ -125,8 +125,8 @@ def _answers(part: dict[str, Any]) -> list[str]:
 def _tool(s: Session, actions: TurnActions, part: dict[str, Any]) -> None:
     name = part.get("tool") if isinstance(part.get("tool"), str) else None
     s.add_tool(name)
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
-    inp = state.get("input") if isinstance(state.get("input"), dict) else {}
+    state = as_dict(part.get("state"))
+    inp = as_dict(state.get("input"))
     if name == "skill" and isinstance(inp.get("name"), str):
         s.add_skill(inp["name"])
     if name in _SHELL_TOOLS:

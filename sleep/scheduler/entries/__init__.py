@@ -17,6 +17,7 @@ Locations are overridable for tests and unusual set-ups: ``SKILLOPT_SYSTEMD_USER
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -58,15 +59,9 @@ class Rendered:
 
 
 def mode_module(name: str) -> ModuleType:
-    if name == "cron":
-        from sleep.scheduler.entries import cron as mod
-    elif name == "systemd":
-        from sleep.scheduler.entries import systemd as mod
-    elif name == "launchd":
-        from sleep.scheduler.entries import launchd as mod
-    else:
+    if name not in ("cron", "systemd", "launchd"):
         raise ScheduleError(f"unknown mode {name!r}: use cron, systemd, launchd or daemon")
-    return mod
+    return importlib.import_module(f"sleep.scheduler.entries.{name}")
 
 
 def os_modes() -> tuple[str, ...]:
