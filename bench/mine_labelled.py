@@ -40,6 +40,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests" / "sleep")]
 # The miner before issue 31 §4's third round (no function-word swaps, no edited files' directories,
 # no identifier words): "today's" figures beside the new ones.
 _R31 = ({"guard_swaps": False, "guard_files": False}, {"ident_names": False})
+# The miner before issue 31 §4's fourth round: "before" beside the new figures.
+_R32 = {"words_floor": False}
 METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedder)
     "baseline": ({"alternatives": False, "threshold": 0.40},
                  {"alternatives": False, "path_names": False, "once_fillers": False}, None),
@@ -50,7 +52,8 @@ METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedd
     "e5-r30": ({"guard": False}, {}, "e5"),
     "e5-r31": (_R31[0], _R31[1], "e5"),
     "e5": ({}, {}, "e5"),
-    "e5-act": ({}, {}, "e5"),  # e5 with candidates from the actions (>= 0.9) and threshold 0.34 (not the default)
+    "lex-r32": (_R32, {}, None),
+    "e5-r32": (_R32, {}, "e5"),  # also its threshold 0.32 and no action candidates (round 3's e5)
 }
 _EMBEDDERS: dict = {}
 
@@ -68,12 +71,10 @@ def run(corpus, split, method: str) -> dict | None:
         if not embed.available(backend):
             return None
         emb = _EMBEDDERS.setdefault(backend, embed.load(backend))
-        # Before round 3 the embedder merged at 0.32 with candidates from the words alone.
-        before = method.endswith(("-r30", "-r31"))
+        # Before round 4 the embedder merged at 0.32 with candidates from the words alone.
+        before = method.endswith(("-r30", "-r31", "-r32"))
         emb.threshold = 0.32 if before else embed.THRESHOLD[backend]
         emb.action_candidates = 0.0 if before else embed.ACTION_CANDIDATES[backend]
-        if method == "e5-act":
-            emb.threshold, emb.action_candidates = 0.34, 0.9
     opts = MineOptions(params=ClusterParams(**cluster), features=FeatureParams(**features), embedder=emb)
     with tempfile.TemporaryDirectory() as home:
         os.environ["SKILLOPT_HOME"] = home
@@ -81,7 +82,7 @@ def run(corpus, split, method: str) -> dict | None:
     return mine_score.score(tasks, corpus.labels, corpus.near_miss_pairs, split)
 
 
-def main() -> None:
+def main(only: set[str] = frozenset()) -> None:
     import mine_corpus
     import mine_hard
     import mine_paraphrase
@@ -89,14 +90,18 @@ def main() -> None:
     para, para_split = mine_paraphrase.build()
     para1, para1_split = mine_paraphrase.build(extended=False)
     para3, para3_split = mine_paraphrase.build_round3()
+    para4, para4_split = mine_paraphrase.build_round4()
     hard, split = mine_hard.build()
     easy = mine_corpus.build()
     easy_split = {label: "held" for label in easy.clusters()}
     print(f"{'set':<6} {'part':<5} {'method':<9} {'recall':>7} {'prec.':>6} {'merges':>7} {'tasks':>6} {'labelled':>9}")
     for name, corpus, sp in (("para", para, para_split), ("para1", para1, para1_split),
-                             ("para3", para3, para3_split), ("hard", hard, split),
+                             ("para3", para3, para3_split), ("para4", para4, para4_split),
+                             ("hard", hard, split),
                              ("easy", easy, easy_split)):
-        rows = {method: run(corpus, sp, method) for method in METHODS}
+        if only & {"para", "para1", "para3", "para4", "hard", "easy"} and name not in only:
+            continue
+        rows = {method: run(corpus, sp, method) for method in METHODS if not only & set(METHODS) or method in only}
         for part in (("all", "tune", "held") if name != "easy" else ("all",)):
             for method, r in rows.items():
                 if r is None:
@@ -110,4 +115,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    only = set(sys.argv[1:])  # optional: the sets and methods to run (e.g. para4 mine e5)
+    main(only)

@@ -38,6 +38,10 @@ class ClusterParams:
     # no word but the same commands become candidates. Off: on the tune halves it found more
     # paraphrases but merged more near-miss pairs (docs/sleep-mine.md).
     action_candidates: float = 0.0
+    # With other parts blended into the text cosine (an embedding), a pair where every content word
+    # (at least 3) of one request is in the other scores at least its words' cosine: a request with a
+    # long extra instruction keeps the words it shares.
+    words_floor: bool = True
     guard: bool = True  # rows stating different arguments (sleep.mine.guard) never link
     guard_swaps: bool = True  # ... including a function word two requests differ in ("on" / "off")
     guard_files: bool = True  # ... and the typed directories of the files a turn edited
@@ -216,6 +220,13 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     files, so it is neither like nor unlike one with files there."""
     if text_sim is None:
         text_sim = rowwise_dot(f.text, i, j)
+    if p.words_floor and f.words is not None and i.size:
+        # Only where every content word of one request is in the other (an extra instruction).
+        n_terms = np.asarray(f.terms.getnnz(axis=1))
+        shared = rowwise_dot(f.terms, i, j)
+        inside = (shared >= np.minimum(n_terms[i], n_terms[j])) & (shared >= 3)
+        if inside.any():
+            text_sim = np.where(inside, np.maximum(text_sim, rowwise_dot(f.words, i, j)), text_sim)
     sh, fl = f.shell_recorded, f.files_recorded
     both_sh, both_fl = sh[i] & sh[j], fl[i] & fl[j]
     both = both_sh | both_fl
