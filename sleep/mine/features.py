@@ -92,6 +92,9 @@ _SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\w*\b")
 _IDENT = re.compile(r"\b(?:[A-Za-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b")
 _WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
+# Stop words in lower case that typed in capitals between lower-case words are names: "the US
+# inventory", "ask IT", "the AS number", "an OR query" (typed alone; a prompt in capitals is shouting).
+_ACRONYM = re.compile(r"(?<![\w-])(?:US|IT|AS|OR)(?!\w)")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _BRITISH = re.compile(r"(?<=\w\w\w)is(e|ed|es|ing|ation|ations)$")
 
@@ -146,7 +149,11 @@ def words(text: str) -> tuple[str, ...]:
         text = _REF.sub(" xref ", text)
         text = _VERSION.sub(" xver ", text)
         text = _SHA.sub(" xsha ", text)
-    if "_" in text or not text.islower():
+    if not text.islower():
+        if sum(c.isupper() for c in text) * 3 < sum(c.islower() for c in text):
+            text = _ACRONYM.sub(lambda mt: f" {mt.group(0).lower()}acr ", text)
+        text = _IDENT.sub(_ident_token, text)
+    elif "_" in text:
         text = _IDENT.sub(_ident_token, text)
     if digits:
         text = _NUMBER.sub(" xnum ", text)
