@@ -39,13 +39,13 @@ sys.path[:0] = [str(REPO), str(REPO / "tests" / "sleep")]
 
 # The miner before issue 31 §4's third round (no function-word swaps, no edited files' directories,
 # no identifier words): "today's" figures beside the new ones.
-_R31 = ({"guard_swaps": False, "guard_files": False}, {"ident_names": False})
+_R31 = ({"guard_swaps": False, "guard_files": False, "action_candidates": 0.0}, {"ident_names": False})
 # The miner before issue 31 §4's fourth round: "before" beside the new figures.
-_R32 = {"words_floor": False}
+_R32 = {"words_floor": False, "action_candidates": 0.0}
 METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedder)
-    "baseline": ({"alternatives": False, "threshold": 0.40},
+    "baseline": ({"alternatives": False, "threshold": 0.40, "action_candidates": 0.0},
                  {"alternatives": False, "path_names": False, "once_fillers": False}, None),
-    "previous": ({"threshold": 0.40}, {"path_names": False, "once_fillers": False}, None),
+    "previous": ({"threshold": 0.40, "action_candidates": 0.0}, {"path_names": False, "once_fillers": False}, None),
     "lex-r30": ({"guard": False, "action_candidates": 0.0}, {}, None),
     "lex-r31": (_R31[0], _R31[1], None),
     "mine": ({}, {}, None),
@@ -53,6 +53,7 @@ METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedd
     "e5-r31": (_R31[0], _R31[1], "e5"),
     "e5": ({}, {}, "e5"),
     "lex-r32": (_R32, {}, None),
+    "lex-act": ({"action_candidates": 0.9}, {}, None),  # words with e5's action candidates (not the default)
     "e5-r32": (_R32, {}, "e5"),  # also its threshold 0.32 and no action candidates (round 3's e5)
 }
 _EMBEDDERS: dict = {}

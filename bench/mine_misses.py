@@ -44,8 +44,10 @@ def main() -> None:
                      "para4": mine_paraphrase.build_round4,
                      "hard": mine_hard.build}[args.set]()
     emb = embed.load("e5") if args.method == "e5" else None
-    params = ClusterParams(**{k: type(getattr(ClusterParams, k))(v) for k, v in
-                              (a.split("=", 1) for a in args.set_param)})
+    def value(k: str, v: str):
+        kind = type(getattr(ClusterParams, k))
+        return v.lower() in ("1", "true", "yes") if kind is bool else kind(v)
+    params = ClusterParams(**{k: value(k, v) for k, v in (a.split("=", 1) for a in args.set_param)})
     pools: dict[str, list] = defaultdict(list)
     for s in corpus.sessions:
         items, _ = extract(s)

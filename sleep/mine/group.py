@@ -75,6 +75,8 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
         i, j, sim = cl.union_pairs(nf.text, (i, j, sim), (wi, wj))
     if params.action_candidates > 0:
         ai, aj, _ = cl.candidates(nf.actions, params.k, params.action_candidates, params.product_budget)
+        if params.action_unambiguous:
+            ai, aj = cl.action_only_pairs(nf, (i, j, sim), (ai, aj), params)
         i, j, sim = cl.union_pairs(nf.text, (i, j, sim), (ai, aj))
     g = cl.Graph(i, j, cl.score_pairs(nf, i, j, params, sim, pm))
 
