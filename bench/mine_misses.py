@@ -6,7 +6,7 @@ found, and every near-miss pair that shares a group, prints the groups its promp
 and, for each pair of its prompts, the text cosine, the final pair score and what zeroed it
 (the argument guard, the distinct-programs veto, the one-argument rule).
 
-Usage: ``python bench/mine_misses.py [--set para|para3|hard] [--part held|tune|all] [--method lexical|e5]``
+Usage: ``python bench/mine_misses.py [--set para|para3|para4|hard] [--part held|tune|all] [--method lexical|e5]``
 """
 
 from __future__ import annotations
@@ -34,17 +34,20 @@ def main() -> None:
     from sleep.mine.select import extract
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", default="para", choices=("para", "para3", "hard"))
+    ap.add_argument("--set", default="para", choices=("para", "para3", "para4", "hard"))
     ap.add_argument("--part", default="held", choices=("held", "tune", "all"))
     ap.add_argument("--method", default="lexical", choices=("lexical", "e5"))
     ap.add_argument("--set-param", action="append", default=[], metavar="NAME=VALUE",
                     help="a ClusterParams field (e.g. action_candidates=0.3)")
     args = ap.parse_args()
     corpus, split = {"para": mine_paraphrase.build, "para3": mine_paraphrase.build_round3,
+                     "para4": mine_paraphrase.build_round4,
                      "hard": mine_hard.build}[args.set]()
     emb = embed.load("e5") if args.method == "e5" else None
-    params = ClusterParams(**{k: type(getattr(ClusterParams, k))(v) for k, v in
-                              (a.split("=", 1) for a in args.set_param)})
+    def value(k: str, v: str):
+        kind = type(getattr(ClusterParams, k))
+        return v.lower() in ("1", "true", "yes") if kind is bool else kind(v)
+    params = ClusterParams(**{k: value(k, v) for k, v in (a.split("=", 1) for a in args.set_param)})
     pools: dict[str, list] = defaultdict(list)
     for s in corpus.sessions:
         items, _ = extract(s)

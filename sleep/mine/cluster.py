@@ -35,9 +35,16 @@ class ClusterParams:
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
     # Also each node's k nearest by action cosine at least this (0: text only): paraphrases sharing
-    # no word but the same commands become candidates. Off: on the tune halves it found more
-    # paraphrases but merged more near-miss pairs (docs/sleep-mine.md).
+    # no word but the same commands become candidates. Off for the words alone: with the two rules
+    # below it found 0.37 -> 0.70 of the paraphrase tune half, but on the synthetic homes it joined
+    # one-offs that ran the same command (precision 0.928 -> 0.672); on with e5 (sleep.mine.embed).
     action_candidates: float = 0.0
+    action_unambiguous: bool = True  # ... only where no two turns doing the same state different arguments
+    action_max_peers: int = 12  # ... and only between nodes with at most this many such neighbours
+    # With other parts blended into the text cosine (an embedding), a pair where every content word
+    # (at least 3) of one request is in the other scores at least its words' cosine: a request with a
+    # long extra instruction keeps the words it shares.
+    words_floor: bool = True
     guard: bool = True  # rows stating different arguments (sleep.mine.guard) never link
     guard_swaps: bool = True  # ... including a function word two requests differ in ("on" / "off")
     guard_files: bool = True  # ... and the typed directories of the files a turn edited
@@ -216,6 +223,13 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     files, so it is neither like nor unlike one with files there."""
     if text_sim is None:
         text_sim = rowwise_dot(f.text, i, j)
+    if p.words_floor and f.words is not None and i.size:
+        # Only where every content word of one request is in the other (an extra instruction).
+        n_terms = np.asarray(f.terms.getnnz(axis=1))
+        shared = rowwise_dot(f.terms, i, j)
+        inside = (shared >= np.minimum(n_terms[i], n_terms[j])) & (shared >= 3)
+        if inside.any():
+            text_sim = np.where(inside, np.maximum(text_sim, rowwise_dot(f.words, i, j)), text_sim)
     sh, fl = f.shell_recorded, f.files_recorded
     both_sh, both_fl = sh[i] & sh[j], fl[i] & fl[j]
     both = both_sh | both_fl
@@ -230,17 +244,49 @@ def score_pairs(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
     lopsided = (sh[i] != sh[j]) | (fl[i] != fl[j])
     w = p.action_weight * np.where(lopsided, 0.5, 1.0)
     score = np.where(both, (1 - w) * text_sim + w * act, text_sim).astype(np.float32)
-    if p.alternatives and p.alt_pairs and f.alts is not None and f.alts.nnz:
-        # One argument apart ("patch" / "minor"): different tasks, however alike the rest.
-        score[rowwise_dot(f.alts_over_terms, i, j + f.alts.shape[0]) > 0] = 0.0
-    if p.guard and f.guard is not None:
-        score[f.guard.conflict(i, j)] = 0.0
+    score[apart(f, i, j, p)] = 0.0
     if p.veto:
         pm = program_matrix(f.programs) if pm is None else pm
         has_prog = pm.getnnz(axis=1) > 0
         shared = rowwise_dot(pm, i, j) > 0
         score[has_prog[i] & has_prog[j] & ~shared & (text_sim < p.veto_unless_text)] = 0.0
     return score
+
+
+def apart(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams) -> np.ndarray:
+    """A bool per pair: one argument apart ("patch" / "minor", sleep.mine.alternatives) or stating
+    different arguments (sleep.mine.guard): different tasks, however alike the rest."""
+    out = np.zeros(i.size, dtype=bool)
+    if p.alternatives and p.alt_pairs and f.alts is not None and f.alts.nnz:
+        out |= rowwise_dot(f.alts_over_terms, i, j + f.alts.shape[0]) > 0
+    if p.guard and f.guard is not None:
+        out |= f.guard.conflict(i, j)
+    return out
+
+
+def action_only_pairs(f: Features, base: tuple[np.ndarray, np.ndarray, np.ndarray],
+                      more: tuple[np.ndarray, np.ndarray], p: ClusterParams) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of ``more`` (nodes that did the same: action candidates) to add to ``base`` (the text
+    candidates): those whose command says which task they are. Where turns doing the same state
+    different arguments ("scale ... up" / "down", ``-race`` / ``-cover``, iOS / Android), the command
+    is shared by several tasks of the project, so a node next to such a pair (it, or one of its
+    action neighbours, has one) links through its words only; so does a node with more than
+    ``action_max_peers`` action neighbours (a command run after every kind of request)."""
+    ai, aj = more
+    if ai.size == 0:
+        return ai, aj
+    n = f.text.shape[0]
+    # A command many prompts of the project run (``pytest -q`` after every kind of request) says
+    # nothing about which task a turn was: a node with more peers doing the same links by its words.
+    peers = np.bincount(ai, minlength=n) + np.bincount(aj, minlength=n)
+    common = peers > p.action_max_peers
+    torn = np.zeros(n, dtype=bool)
+    bad = apart(f, ai, aj, p)
+    torn[ai[bad]] = torn[aj[bad]] = True
+    near = torn.copy()  # torn, or an action neighbour of a torn node
+    near[ai[torn[aj]]] = near[aj[torn[ai]]] = True
+    keep = ~(near[ai] | near[aj] | common[ai] | common[aj])
+    return ai[keep], aj[keep]
 
 
 def rowwise_dot_pairs(x: sp.csr_matrix, y: sp.csr_matrix, i: np.ndarray, j: np.ndarray) -> np.ndarray:

@@ -36,12 +36,12 @@ EXTRA_HINT = "pip install 'skillopt[embed]'"
 # Share of the embedding cosine, and the merge threshold with it (chosen on the tune halves of
 # the labelled sets: bench/mine_embed.py --tune-only); the words-only miner keeps ClusterParams'.
 DEFAULT_WEIGHT = {"e5": 0.5, "wordllama": 0.3}
-THRESHOLD = {"e5": 0.32, "wordllama": 0.32}
-# Candidates also from the actions (ClusterParams.action_candidates) with this embedder. Off: on the
-# tune halves, turns that did the same (action cosine >= 0.9) with the merge threshold at 0.34 did
-# best, but at 0.34 a request carrying a long extra instruction (tests/sleep/test_mine_cli.py's home)
-# leaves its task, and at 0.32 they add nothing on the tune halves (docs/sleep-mine.md, round 3).
-ACTION_CANDIDATES = {"e5": 0.0, "wordllama": 0.0}
+THRESHOLD = {"e5": 0.34, "wordllama": 0.32}
+# Candidates also from the actions (ClusterParams.action_candidates) with this embedder: turns that
+# did the same (action cosine >= 0.9), with e5's merge threshold at 0.34, did best on the tune halves
+# (round 3's ``e5-act``). Default since round 4: a request carrying a long extra instruction, which
+# 0.34 took out of its task, keeps its words' cosine (ClusterParams.words_floor; docs/sleep-mine.md).
+ACTION_CANDIDATES = {"e5": 0.9, "wordllama": 0.0}
 
 
 # Requests of every kind, none from the labelled sets: their mean is the direction every coding

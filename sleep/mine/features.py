@@ -92,6 +92,9 @@ _SHA = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\w*\b")
 _IDENT = re.compile(r"\b(?:[A-Za-z]+_[\w]+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*)\b")
 _WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
+# Stop words in lower case that typed in capitals between lower-case words are names: "the US
+# inventory", "ask IT", "the AS number", "an OR query" (typed alone; a prompt in capitals is shouting).
+_ACRONYM = re.compile(r"(?<![\w-])(?:US|IT|AS|OR)(?!\w)")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _BRITISH = re.compile(r"(?<=\w\w\w)is(e|ed|es|ing|ation|ations)$")
 
@@ -146,7 +149,11 @@ def words(text: str) -> tuple[str, ...]:
         text = _REF.sub(" xref ", text)
         text = _VERSION.sub(" xver ", text)
         text = _SHA.sub(" xsha ", text)
-    if "_" in text or not text.islower():
+    if not text.islower():
+        if sum(c.isupper() for c in text) * 3 < sum(c.islower() for c in text):
+            text = _ACRONYM.sub(lambda mt: f" {mt.group(0).lower()}acr ", text)
+        text = _IDENT.sub(_ident_token, text)
+    elif "_" in text:
         text = _IDENT.sub(_ident_token, text)
     if digits:
         text = _NUMBER.sub(" xnum ", text)
@@ -324,6 +331,7 @@ class Features:
     alts: sp.csr_matrix | None = None  # binary: alternatives of the row's words (sleep.mine.alternatives)
     alt: sp.csr_matrix | None = None  # binary, words x words: which words are alternatives of which
     guard: Any = None  # sleep.mine.guard.Guard: the arguments each row states (set by sleep.mine.group)
+    words: sp.csr_matrix | None = None  # the words' rows alone, when ``text`` blends in other parts
 
     @property
     def shell_recorded(self) -> np.ndarray:
@@ -351,7 +359,8 @@ class Features:
                         [self.programs[i] for i in idx], self.terms[idx], self.marks[idx], self.acting[idx],
                         self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
                         self.file_side[idx], None if self.alts is None else self.alts[idx], self.alt,
-                        None if self.guard is None else self.guard.rows(idx))
+                        None if self.guard is None else self.guard.rows(idx),
+                        None if self.words is None else self.words[idx])
 
 
 def _identity(doc: list[str]) -> list[str]:
@@ -401,7 +410,7 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     alts = alternative_matrix(terms, alt)
     if params.bigrams:
         docs = [d + [f"{a}_{b}" for a, b in zip(d, d[1:])] for d in docs]
-    text = _tfidf(docs, min_df=params.min_df_text)
+    text = words_only = _tfidf(docs, min_df=params.min_df_text)
     parts = [(text, 1.0 - params.char_weight - (params.embed_weight if vectors is not None else 0.0))]
     if params.char_weight > 0:
         parts.append((_char_tfidf(all_words), params.char_weight))
@@ -409,6 +418,8 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
         parts.append((sp.csr_matrix(unit_rows(vectors)), params.embed_weight))
     if len(parts) > 1:
         text = blend(parts)
+    else:
+        words_only = None
     acts = [action_tokens(*a) for a in actions]
     action_docs = [a[0] for a in acts]
     amat = _tfidf(action_docs, min_df=params.min_df_actions)
@@ -425,7 +436,7 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     file_side = _tfidf([[t for t in d if t.startswith(_FILE_SIDE)] for d in action_docs],
                        min_df=params.min_df_actions)
     return Features(text, amat, has, [a[1] for a in acts], terms, marks, has_shell | has_files, is_file,
-                    has_shell, has_files, shell_side, file_side, alts, alt)
+                    has_shell, has_files, shell_side, file_side, alts, alt, words=words_only)
 
 
 def blend(parts: list[tuple[sp.csr_matrix, float]]) -> sp.csr_matrix:

@@ -70,8 +70,13 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
     fixed = fixed_rows[firsts]
     pm = cl.program_matrix(nf.programs)
     i, j, sim = cl.candidates(nf.text, params.k, params.min_text, params.product_budget)
+    if params.words_floor and nf.words is not None:  # the words' own neighbours (the floor needs them)
+        wi, wj, _ = cl.candidates(nf.words, params.k, params.min_text, params.product_budget)
+        i, j, sim = cl.union_pairs(nf.text, (i, j, sim), (wi, wj))
     if params.action_candidates > 0:
         ai, aj, _ = cl.candidates(nf.actions, params.k, params.action_candidates, params.product_budget)
+        if params.action_unambiguous:
+            ai, aj = cl.action_only_pairs(nf, (i, j, sim), (ai, aj), params)
         i, j, sim = cl.union_pairs(nf.text, (i, j, sim), (ai, aj))
     g = cl.Graph(i, j, cl.score_pairs(nf, i, j, params, sim, pm))
 

@@ -69,6 +69,10 @@ OPPOSITES: tuple[tuple[frozenset[str], ...], ...] = tuple(
         "dev,develop|stage|prod,product,live",
         "preview|live,prod,product",
         "io|android|web|maco|window|linux",
+        # Round 4 (a tune-half merge: "übernimm" / "verwirf die neuen Snapshots"): accept / reject,
+        # with the German, French and Spanish verbs.
+        "accept,acepta,akzeptier,approv,übernimm,übernehm,übernehmen|"
+        "reject,rejett,rechaza,verwirf,verwerf,verwerfen,ablehn,ablehnen,declin,discard",
     ))
 _STEMMER = snowballstemmer.stemmer("english")
 MAX_FLAG_PARTNERS = 2  # flags typed beside the same word, beyond which they are a slot

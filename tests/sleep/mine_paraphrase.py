@@ -46,6 +46,9 @@ PROJECTS = {
     "shop": "/home/mei/work/shop-web",  # Rails + a JS frontend (round 2)
     "api": "/home/mei/work/orders-api",  # FastAPI + Alembic + a generated TS client (round 3)
     "ops": "/home/mei/work/ops",  # Ansible inventories and playbooks (round 3)
+    "crate": "/home/mei/work/ripmap",  # a Rust CLI: cargo, clippy, insta, criterion (round 4)
+    "ml": "/home/mei/work/segment-ml",  # PyTorch training with YAML configs (round 4)
+    "thesis": "/home/mei/work/thesis",  # a LaTeX thesis (round 4)
 }
 
 
@@ -508,6 +511,128 @@ ONEOFFS_R32: list[tuple[str, str, list[str], list[str]]] = [
     ("ops", "scale the workers to zero for the weekend", ["ansible-playbook"], []),
 ]
 
+# The fourth round (issue 31 §4, round 4): written and committed before any run on it, before the
+# miner's fourth-round changes. Its own three projects (a Rust CLI, a PyTorch training repo, a LaTeX
+# thesis), 16 tasks (4 near-miss pairs, 8 single tasks), 5 one-offs; split among themselves by the
+# same rule. Opposites in other words (accept / reject the pending snapshots); arguments that are
+# only a path (``benches/parse.rs`` / ``benches/render.rs``, ``configs/small.yaml`` /
+# ``configs/large.yaml``, ``chapters/intro.tex`` / ``chapters/method.tex``); paraphrases sharing
+# few words or only the command; German, French, Spanish, Italian, Portuguese, Chinese and
+# Japanese. ``build_round4()`` builds it alone.
+TASKS_R33: list[Task] = [
+    # ------------------------------------------------------------------ ripmap (Rust CLI)
+    T("crate/clippy", "crate", ["cargo clippy"], ["src/main.rs"], [
+        m("fix the clippy warnings"),
+        m("cargo clippy is noisy again, deal with it properly instead of allow()"),
+        m("make the Rust linter pass with -D warnings"),
+        m("behebe die Clippy-Warnungen"),
+        m("清理一下 clippy 的警告"),
+    ], final="clippy is clean."),
+    T("crate/bench-parse", "crate", ["cargo bench"], [], [
+        m("run benches/parse.rs and compare against the saved baseline"),
+        m("how fast is benches/parse.rs now compared to main?"),
+        m("did my change slow down benches/parse.rs"),
+        m("lance benches/parse.rs et compare avec la référence"),
+    ], near_miss=("crate/bench-render",), final="parse: -3.1% (faster)."),
+    T("crate/bench-render", "crate", ["cargo bench"], [], [
+        m("run benches/render.rs and compare against the saved baseline"),
+        m("how fast is benches/render.rs now compared to main?"),
+        m("did my change slow down benches/render.rs"),
+        m("lance benches/render.rs et compare avec la référence"),
+    ], near_miss=("crate/bench-parse",), final="render: +0.4% (noise)."),
+    T("crate/snap-accept", "crate", ["cargo insta"], ["tests/snapshots/cli__help.snap"], [
+        m("accept the pending insta snapshots"),
+        m("the new snapshots look right, keep them"),
+        m("cargo insta accept"),
+        m("übernimm die neuen Snapshots"),
+    ], near_miss=("crate/snap-reject",), final="Accepted 6 snapshots."),
+    T("crate/snap-reject", "crate", ["cargo insta"], [], [
+        m("reject the pending insta snapshots"),
+        m("the new snapshots are wrong, throw them away"),
+        m("cargo insta reject"),
+        m("verwirf die neuen Snapshots"),
+    ], near_miss=("crate/snap-accept",), final="Rejected 6 snapshots."),
+    T("crate/release", "crate", ["cargo release"], ["Cargo.toml", "CHANGELOG.md"], [
+        m("cut a patch release"),
+        m("bump the version, tag it and publish to crates.io"),
+        m("ship 0.4.3"),
+        m("saca una versión de parche"),
+        m("发布一个补丁版本"),
+    ], final="Published ripmap 0.4.3."),
+    # ------------------------------------------------------------------ segment-ml (PyTorch)
+    T("ml/train-small", "ml", ["python train.py"], [], [
+        m("start a training run with configs/small.yaml"),
+        m("kick off configs/small.yaml on the spare GPU overnight"),
+        m("train the model using configs/small.yaml and tell me the final loss"),
+        m("lance un entraînement avec configs/small.yaml"),
+    ], near_miss=("ml/train-large",), final="Final loss 0.212."),
+    T("ml/train-large", "ml", ["python train.py"], [], [
+        m("start a training run with configs/large.yaml"),
+        m("kick off configs/large.yaml on the spare GPU overnight"),
+        m("train the model using configs/large.yaml and tell me the final loss"),
+        m("lance un entraînement avec configs/large.yaml"),
+    ], near_miss=("ml/train-small",), final="Final loss 0.174."),
+    T("ml/eval", "ml", ["python eval.py"], [], [
+        m("evaluate the latest checkpoint on the validation split"),
+        m("what mIoU does the newest checkpoint get?"),
+        m("score runs/latest on val"),
+        m("evalúa el último checkpoint"),
+        m("最新的 checkpoint 在验证集上效果如何"),
+    ], final="mIoU 0.713 on val."),
+    T("ml/oom", "ml", [], ["train.py"], [
+        m("training crashes with CUDA out of memory, fix it"),
+        m("OOM on the GPU again at batch 64"),
+        m("make the run fit on the 3090 without shrinking the batch"),
+        m("la GPU si riempie durante il training, sistemalo"),
+    ], final="Gradient accumulation over 4 steps; fits in 22 GB."),
+    T("ml/tensorboard", "ml", ["tensorboard"], [], [
+        m("open tensorboard for the last run"),
+        m("I want to look at the loss curves"),
+        m("show me the training graphs in the browser"),
+        m("abre o tensorboard da última execução"),
+    ], final="TensorBoard at http://localhost:6006"),
+    # ------------------------------------------------------------------ thesis (LaTeX)
+    T("thesis/build", "thesis", ["latexmk"], [], [
+        m("compile the thesis PDF"),
+        m("latexmk -pdf main.tex"),
+        m("rebuild the PDF so I can read chapter 3"),
+        m("kompiliere die Arbeit neu"),
+        m("論文をコンパイルして PDF を作って"),
+    ], final="Wrote main.pdf (142 pages)."),
+    T("thesis/bib", "thesis", ["biber"], ["refs.bib"], [
+        m("fix the bibliography warnings"),
+        m("biber complains about missing fields in refs.bib"),
+        m("some citations render as ??, sort it out"),
+        m("arregla las referencias que faltan"),
+    ], final="Fixed 5 entries in refs.bib."),
+    T("thesis/tighten-intro", "thesis", [], ["chapters/intro.tex"], [
+        m("tighten the prose in chapters/intro.tex"),
+        m("chapters/intro.tex is too wordy, shorten it"),
+        m("cut chapters/intro.tex down by a page"),
+        m("kürze chapters/intro.tex"),
+    ], near_miss=("thesis/tighten-method",), final="Cut 410 words."),
+    T("thesis/tighten-method", "thesis", [], ["chapters/method.tex"], [
+        m("tighten the prose in chapters/method.tex"),
+        m("chapters/method.tex is too wordy, shorten it"),
+        m("cut chapters/method.tex down by a page"),
+        m("kürze chapters/method.tex"),
+    ], near_miss=("thesis/tighten-intro",), final="Cut 380 words."),
+    T("thesis/wordcount", "thesis", ["texcount"], [], [
+        m("how many words is the thesis now"),
+        m("texcount on the whole thing"),
+        m("give me the current length excluding the bibliography"),
+        m("combien de mots fait la thèse ?"),
+        m("quante parole ha la tesi adesso?"),
+    ], final="38,912 words in the text."),
+]
+ONEOFFS_R33: list[tuple[str, str, list[str], list[str]]] = [
+    ("crate", "run benches/lex.rs once", ["cargo bench"], []),
+    ("crate", "explain the lifetime error in src/index.rs", [], ["src/index.rs"]),
+    ("ml", "train with configs/tiny.yaml as a smoke test", ["python train.py"], []),
+    ("thesis", "tighten the prose in chapters/appendix.tex", [], ["chapters/appendix.tex"]),
+    ("thesis", "convert the figures in figs/ to vector PDFs", ["inkscape"], ["figs/pipeline.pdf"]),
+]
+
 ONEOFFS: list[tuple[str, str, list[str], list[str]]] = [
     ("payroll", "run the go tests for the vendor directory only", ["go test"], []),
     ("payroll", "what does the withholding calculator do with negative bonuses?", [], ["internal/tax/withholding.go"]),
@@ -573,6 +698,12 @@ def build_round3() -> tuple[mc.Corpus, dict[str, str]]:
     """The third round alone (:data:`TASKS_R32`, its own projects), split among its own tasks."""
     corpus = _corpus(TASKS_R32, ONEOFFS_R32, "p3-oneoff")
     return corpus, _split(TASKS_R32)
+
+
+def build_round4() -> tuple[mc.Corpus, dict[str, str]]:
+    """The fourth round alone (:data:`TASKS_R33`, its own projects), split among its own tasks."""
+    corpus = _corpus(TASKS_R33, ONEOFFS_R33, "p4-oneoff")
+    return corpus, _split(TASKS_R33)
 
 
 def build(extended: bool = True) -> tuple[mc.Corpus, dict[str, str]]:

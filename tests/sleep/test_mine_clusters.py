@@ -92,3 +92,31 @@ def test_the_same_words_in_two_projects_are_two_tasks(mined) -> None:
     billing = next(k for k, lab in corpus.labels.items() if lab == "billing/unit-tests")
     webshop = next(k for k, lab in corpus.labels.items() if lab == "webshop/unit-tests")
     assert task_of[billing] != task_of[webshop]
+
+
+def test_turns_doing_the_same_link_unless_the_command_serves_several_tasks() -> None:
+    """Paraphrases sharing no word but the command ("cut a patch release" / "saca una versión de
+    parche", both ``cargo release``) are one task; a request sharing only ``flutter build`` with
+    both the iOS and the Android builds (their prompts state different arguments) joins neither."""
+    from dataclasses import replace
+
+    from sleep.mine.cluster import ClusterParams
+
+    rows = [("build the iOS release", "flutter build"), ("flutter build ios --release", "flutter build"),
+            ("erstelle den iOS-Release-Build", "flutter build"), ("build the Android release", "flutter build"),
+            ("flutter build appbundle --release", "flutter build"), ("make an aab for the Play Store", "flutter build"),
+            ("cut a patch release", "cargo release"), ("bump the version, tag it and publish", "cargo release"),
+            ("saca una versión de parche", "cargo release")]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=[sh], files=["Cargo.toml"] if sh == "cargo release" else [])
+            for n, (t, sh) in enumerate(rows)]
+    acts = replace(ClusterParams(), action_candidates=0.9)  # as with e5 (sleep.mine.embed.ACTION_CANDIDATES)
+    groups = [g.rows for g in cluster_pool(pool, acts)[0]]
+    assert [6, 7, 8] in groups
+    assert not any(5 in g and (0 in g or 3 in g) for g in groups), groups
+    loose = [g.rows for g in cluster_pool(pool, replace(acts, action_unambiguous=False))[0]]
+    assert any(5 in g and (0 in g or 3 in g) for g in loose), loose
+    words = [g.rows for g in cluster_pool(pool)[0]]  # the words alone: no candidates from the actions
+    assert [6, 7, 8] not in words
+    # A command run by more prompts than ``action_max_peers`` says nothing (``pytest -q`` after anything).
+    assert [6, 7, 8] not in [g.rows for g in cluster_pool(pool, replace(acts, action_max_peers=1))[0]]

@@ -176,3 +176,32 @@ def test_an_embedder_can_take_candidates_from_the_actions_too() -> None:
     emb.action_candidates = 0.9
     joined, _ = cluster_pool(pool, embedder=emb)
     assert sorted(g.rows for g in joined) == [[0, 1, 2], [3]]
+
+
+def test_a_request_with_a_long_extra_instruction_stays_with_its_task() -> None:
+    """With an embedder, "run the unit tests and list the failures, use the token ... for the private
+    registry" keeps every word of the task: its pair scores at least its words' cosine, so the
+    embedding (which here puts it far from the rest) does not take it out of its task."""
+    from dataclasses import replace as with_
+
+    from sleep.mine.cluster import ClusterParams
+    from sleep.mine.group import cluster_pool
+    from sleep.mine.select import PoolItem
+
+    task = "run the unit tests and list the failures"
+    texts = [task, f"{task}, use the token [REDACTED] for the private registry", f"pls {task}",
+             "explain how the cache warmer decides what to evict"]
+    far = {texts[1]: [0, 1, 0, 0], texts[3]: [0, 0, 1, 0]}
+
+    def encode(batch: list[str]) -> np.ndarray:
+        return np.array([far.get(t, [1, 0, 0, 0.1]) for t in batch], dtype=np.float32)
+
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t)
+            for n, t in enumerate(texts)]
+    emb = embed.Embedder("toy", "toy", "0", 0.5, 0.34, encode)
+    joined, _ = cluster_pool(pool, embedder=emb)
+    assert sorted(g.rows for g in joined) == [[0, 1, 2], [3]]
+    apart, _ = cluster_pool(pool, with_(ClusterParams(), words_floor=False), embedder=emb)
+    assert [0, 1, 2] not in [g.rows for g in apart]
+    # Not every pair: one that only shares some words is scored by the blend as before.
+    assert [3] in [g.rows for g in apart]

@@ -92,3 +92,12 @@ def test_the_name_of_a_typed_path_is_kept_beside_its_placeholder(text: str, expe
 ])
 def test_the_words_of_a_typed_identifier_are_kept_beside_its_placeholder(text: str, expected) -> None:
     assert ident_names(text) == expected
+
+
+def test_an_acronym_spelling_a_stop_word_is_a_word_when_typed_in_capitals() -> None:
+    """"the US inventory" / "the EU inventory": "US" is no pronoun there; "let us", and a prompt
+    shouted in capitals, keep their stop words."""
+    assert "usacr" in words("füge die neuen US-Server ins Inventar ein")
+    assert "itacr" in words("ask IT for a new laptop")
+    assert words("let us run it") == ("let", "us", "run", "it")
+    assert words("RUN IT NOW") == ("run", "it", "now")

@@ -117,3 +117,11 @@ def test_a_turn_states_a_typed_directory_argument_in_the_files_it_edits() -> Non
     i, j = np.array([2, 0, 1]), np.array([3, 3, 2])
     assert with_files.conflict(i, j).tolist() == [True, True, True]
     assert words_only.conflict(i, j).tolist() == [False, False, False]
+
+
+def test_accepting_and_rejecting_are_opposite_requests_in_several_languages() -> None:
+    texts = ["accept the pending snapshots", "übernimm die neuen Snapshots", "verwirf die neuen Snapshots",
+             "reject the pending snapshots", "run the snapshot tests"]
+    g = guard.build(texts)
+    i, j = np.array([0, 1, 0, 2, 0]), np.array([1, 2, 3, 3, 4])
+    assert g.conflict(i, j).tolist() == [False, True, True, False, False]

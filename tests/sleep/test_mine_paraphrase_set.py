@@ -64,3 +64,21 @@ def test_the_third_round_is_its_own_set_split_the_same_way() -> None:
     projects = {s.project_dir for s in corpus.sessions}
     assert projects == {mine_paraphrase.PROJECTS["api"], mine_paraphrase.PROJECTS["ops"]}
     assert not projects & {s.project_dir for s in mine_paraphrase.build()[0].sessions}
+
+
+def test_the_fourth_round_is_its_own_set_split_the_same_way() -> None:
+    corpus, split = mine_paraphrase.build_round4()
+    tasks = {lab for lab in corpus.labels.values() if not lab.startswith(("noise:", "oneoff:"))}
+    assert set(split) == tasks and len(tasks) == 16 and len(corpus.near_miss_pairs) == 4
+    assert sorted(k for k, v in split.items() if v == "held") == [
+        "crate/clippy", "ml/eval", "ml/tensorboard", "ml/train-large", "ml/train-small", "thesis/build",
+        "thesis/tighten-intro", "thesis/tighten-method"]
+    for pair in corpus.near_miss_pairs:
+        assert len({split[k] for k in pair}) == 1
+    projects = {s.project_dir for s in corpus.sessions}
+    assert projects == {mine_paraphrase.PROJECTS[p] for p in ("crate", "ml", "thesis")}
+    earlier = mine_paraphrase.build()[0].sessions + mine_paraphrase.build_round3()[0].sessions
+    assert not projects & {s.project_dir for s in earlier}
+    texts = [p.text for s in corpus.sessions for p in s.prompts]
+    assert any(re.search(r"[\u3040-\u30ff]", t) for t in texts)  # Japanese
+    assert any(re.search(r"[\u4e00-\u9fff]", t) for t in texts)  # Chinese
