@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import sleep_builders as b
+from goose_testutil import wal_db
 from sleep_testutil import Homes, run
 
 from sleep.index import Index
@@ -96,18 +97,13 @@ CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, 
 CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
     role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL,
     token_count INTEGER, finish_reason TEXT);
+INSERT INTO schema_version VALUES (2);
 """
 T0 = 1777629600.25
 
 
 def hermes_db(home: Path) -> sqlite3.Connection:
-    path = home / ".hermes" / "state.db"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(HERMES_SCHEMA)
-    conn.execute("INSERT INTO schema_version VALUES (2)")
-    return conn
+    return wal_db(home / ".hermes" / "state.db", HERMES_SCHEMA)
 
 
 def hermes_session(conn: sqlite3.Connection, sid: str, source: str, rows: list[tuple], parent: str | None = None,
