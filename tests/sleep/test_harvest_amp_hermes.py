@@ -17,6 +17,7 @@ import sleep_builders as b
 from goose_testutil import wal_db
 from sleep_testutil import Homes, run
 
+from skillopt_core.replay import REPLAY_MARKER
 from sleep.index import Index
 
 CWD = "/work/meadow"
@@ -129,9 +130,11 @@ def test_hermes_sessions_are_read_from_its_state_db(homes: Homes) -> None:
     hermes_session(conn, "20260501_100000_ab12", "cli", _hermes_rows())
     hermes_session(conn, "20260501_110000_cd34", "telegram", [("user", "remind me to water the plants", None)],
                    t0=T0 + 100)
+    hermes_session(conn, "20260501_120000_ef56", "cli", [("user", REPLAY_MARKER + "\ntask", None)], t0=T0 + 200)
     report = run(source="hermes")
-    assert not report.skipped
+    assert not report.skipped and report.replay_sessions_skipped == 1
     by_id = {s.session_id: s for s in _sessions("hermes")}
+    assert set(by_id) == {"20260501_100000_ab12", "20260501_110000_cd34"}
     s = by_id["20260501_100000_ab12"]
     assert s.project_dir is None and s.entrypoint == "cli" and s.model == "hermes-4-405b"
     assert [p.text for p in s.prompts] == ["check the disk on the media server", "no, check /srv/media only"]
