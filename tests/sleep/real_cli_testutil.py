@@ -56,6 +56,11 @@ def start_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return started_in
 
 
+def target(backend_class: Any, model: str | None = None) -> Any:
+    """A target backend of ``backend_class`` that gives its CLI two minutes."""
+    return backend_class(model=model, role="target", options={"timeout": 120})
+
+
 def replay_read_only(backend: Any, repo: Path, point: Callable[[ModelEndpoint], None]) -> tuple[Completion, ModelEndpoint]:
     """One target call of ``backend``, given the skill, in a read-only replay checkout of ``repo``, against a
     scripted endpoint (``point`` points the CLI at it) that reads the skill and plans the install; the

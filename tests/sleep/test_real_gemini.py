@@ -20,7 +20,7 @@ import pytest
 import replay_fakes
 from model_endpoint import ModelEndpoint, run, say, script, write
 from npm_clients import QUIET, npm_tool
-from real_cli_testutil import act_and_deny, commit_project, first_on_path, replay_read_only, start_elsewhere
+from real_cli_testutil import act_and_deny, commit_project, first_on_path, replay_read_only, start_elsewhere, target
 from sleep_testutil import run as harvest
 
 from skillopt_core.backends.gemini_cli import GeminiCliBackend
@@ -58,10 +58,8 @@ def gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(gemini, tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    repo = project(tmp_path / "project", marker)
-    backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
-    completion, ep = replay_read_only(backend, repo, gemini)
+    repo = project(tmp_path / "project", tmp_path / "ran")
+    completion, ep = replay_read_only(target(GeminiCliBackend, MODEL), repo, gemini)
     bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
     assert "Setting up this project" in bodies and "planted" not in bodies
@@ -70,7 +68,7 @@ def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(g
 
 
 def test_real_gemini_acting_runs_what_is_allowed_and_records_the_denial(gemini, tmp_path: Path) -> None:
-    act_and_deny(GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120}), tmp_path, gemini)
+    act_and_deny(target(GeminiCliBackend, MODEL), tmp_path, gemini)
     assert list(Path.cwd().iterdir()) == []  # nothing acted where the night was started
 
 

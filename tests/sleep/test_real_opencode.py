@@ -19,7 +19,7 @@ import pytest
 import replay_fakes
 from model_endpoint import ModelEndpoint
 from npm_clients import npm_tool
-from real_cli_testutil import act_and_deny, commit_project, first_on_path, replay_read_only, start_elsewhere
+from real_cli_testutil import act_and_deny, commit_project, first_on_path, replay_read_only, start_elsewhere, target
 
 from skillopt_core.backends.opencode import OpenCodeBackend
 
@@ -56,10 +56,8 @@ def opencode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill(opencode: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    repo = project(tmp_path / "project", marker)
-    backend = OpenCodeBackend(model="scripted/m", role="target", options={"timeout": 120})
-    completion, ep = replay_read_only(backend, repo, partial(person_config, opencode))
+    repo = project(tmp_path / "project", tmp_path / "ran")
+    completion, ep = replay_read_only(target(OpenCodeBackend, "scripted/m"), repo, partial(person_config, opencode))
     # (opencode's first call may be its title generator, a call without tools)
     first = next(json.dumps(c.body) for c in ep.model_calls("chat") if c.body.get("tools"))
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
@@ -71,6 +69,5 @@ def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill
 def test_real_opencode_acting_runs_what_is_allowed_and_records_the_denial(opencode: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     started_in = start_elsewhere(tmp_path, monkeypatch)
-    backend = OpenCodeBackend(model="scripted/m", role="target", options={"timeout": 120})
-    act_and_deny(backend, tmp_path, partial(person_config, opencode))
+    act_and_deny(target(OpenCodeBackend, "scripted/m"), tmp_path, partial(person_config, opencode))
     assert list(started_in.iterdir()) == []  # nothing acted where the night was started

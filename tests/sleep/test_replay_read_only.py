@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from model_endpoint import ModelEndpoint
 from npm_clients import npm_tool
-from real_cli_testutil import commit_project, first_on_path, replay_read_only
+from real_cli_testutil import commit_project, first_on_path, replay_read_only, target
 
 from skillopt_core.backends.claude_code import ClaudeCodeBackend
 
@@ -43,7 +43,7 @@ def test_real_claude_read_only_replay_runs_no_project_hook(tmp_path: Path, monke
     marker = tmp_path / "ran"
     project = hostile_project(tmp_path / "project", marker)
     first_on_path(monkeypatch, Path(exe).parent)
-    backend = ClaudeCodeBackend(model=None, role="target", options={"timeout": 120})
+    backend = target(ClaudeCodeBackend)
     assert not backend.acting  # a read-only replay: no launcher, the host's own process
 
     def point(ep: ModelEndpoint) -> None:
@@ -79,7 +79,7 @@ def test_real_codex_read_only_replay_loads_no_project_config(tmp_path: Path, mon
     codex_home = Path(os.environ["CODEX_HOME"])
     codex_home.mkdir(parents=True, exist_ok=True)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
-    backend = CodexBackend(model=None, role="target", options={"timeout": 120})
+    backend = target(CodexBackend)
     completion, ep = replay_read_only(backend, root, lambda ep: (codex_home / "config.toml").write_text(ep.codex_config()))
     assert ep.model_calls("responses")
     assert "--trust" not in backend.argv("/x")
