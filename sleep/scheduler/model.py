@@ -174,14 +174,6 @@ class Schedule:
     created_at: str = ""
     updated_at: str = ""
 
-    @property
-    def hour(self) -> int:
-        return int(self.at[:2])
-
-    @property
-    def minute(self) -> int:
-        return int(self.at[3:])
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -24,6 +24,7 @@ CREATE TABLE messages (
     role TEXT NOT NULL, content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL,
     timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP, tokens INTEGER, metadata_json TEXT);
 CREATE INDEX idx_messages_session ON messages(session_id);
+INSERT INTO schema_version (version) VALUES (9);
 """
 
 VISIBLE = {"userVisible": True, "agentVisible": True}
@@ -43,14 +44,17 @@ def tool_response(cid: str, out: str) -> dict:
         "content": [{"type": "text", "text": out}], "isError": False}}}
 
 
-def make_db(data_dir: Path) -> sqlite3.Connection:
-    path = data_dir / "sessions" / "sessions.db"
+def wal_db(path: Path, schema: str) -> sqlite3.Connection:
+    """A new SQLite store at ``path`` in WAL mode (as Goose and Hermes keep theirs), made by ``schema``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(SCHEMA)
-    conn.execute("INSERT INTO schema_version (version) VALUES (9)")
+    conn.executescript(schema)
     return conn
+
+
+def make_db(data_dir: Path) -> sqlite3.Connection:
+    return wal_db(data_dir / "sessions" / "sessions.db", SCHEMA)
 
 
 def add_session(conn: sqlite3.Connection, sid: str, cwd: str, messages: list[tuple[str, list, int, dict]],

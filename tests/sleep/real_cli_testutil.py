@@ -1,19 +1,22 @@
 """The opening the real-CLI replay tests share (test_real_pi, test_real_opencode, test_real_gemini,
 test_replay_read_only): the project a replay checks out, the launcher that runs a CLI as it is, and
-one replay of a backend in a checkout, read-only or acting."""
+one replay of a backend in a checkout against the scripted endpoint, read-only or acting."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from model_endpoint import ModelEndpoint, install_plan, run, script, write
 
 from skillopt_core.backends.base import Completion, CompletionRequest
+from skillopt_core.backends.trajectory import FileChange
 from sleep.replay.checkout import replay_checkout
 
 SKILL = "---\nname: setup\ndescription: Setting up this project\n---\nInstall with pnpm install.\n"
@@ -53,12 +56,19 @@ def start_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return started_in
 
 
-def replay(backend: Any, repo: Path, prompt: str = INSTALL, **request: Any) -> Completion:
-    """One target call of ``backend`` in a read-only replay checkout of ``repo`` (``request``: more
-    fields of the request, the skill say)."""
-    with replay_checkout(repo) as work:
-        return asyncio.run(backend.complete(CompletionRequest.single(prompt, role="target", cwd=str(work),
-                                                                     **request)))
+def target(backend_class: Any, model: str | None = None) -> Any:
+    """A target backend of ``backend_class`` that gives its CLI two minutes."""
+    return backend_class(model=model, role="target", options={"timeout": 120})
+
+
+def replay_read_only(backend: Any, repo: Path, point: Callable[[ModelEndpoint], None]) -> tuple[Completion, ModelEndpoint]:
+    """One target call of ``backend``, given the skill, in a read-only replay checkout of ``repo``, against a
+    scripted endpoint (``point`` points the CLI at it) that reads the skill and plans the install; the
+    endpoint comes back closed, its calls kept."""
+    with ModelEndpoint(install_plan(note=None)) as ep, replay_checkout(repo) as work:
+        point(ep)
+        return asyncio.run(backend.complete(CompletionRequest.single(INSTALL, role="target", cwd=str(work),
+                                                                     skill=SKILL))), ep
 
 
 def act(backend: Any, tmp_path: Path, prompt: str, allowed: tuple[str, ...]) -> Completion:
@@ -76,3 +86,17 @@ def act(backend: Any, tmp_path: Path, prompt: str, allowed: tuple[str, ...]) -> 
 def offered_tools(ep: Any) -> set[str]:
     """The tool names the CLI offered the model (Chat Completions) over the endpoint's calls."""
     return {t["function"]["name"] for c in ep.model_calls("chat") for t in c.body.get("tools") or []}
+
+
+def act_and_deny(backend: Any, tmp_path: Path, point: Callable[[ModelEndpoint], None]) -> None:
+    """:func:`act` allowed pnpm and nosuchprog, the scripted model (``point`` points the CLI at it)
+    running `pnpm install`, `curl`, writing NOTES.md, running `nosuchprog`: the allowed ones ran (the
+    missing program 127), curl is recorded as denied, NOTES.md as added, no event or request unknown."""
+    with ModelEndpoint(script(run("pnpm install"), run("curl http://example.com"), write("NOTES.md", "ok\n"),
+                              run("nosuchprog"))) as ep:
+        point(ep)
+        t = act(backend, tmp_path, INSTALL, ("pnpm", "nosuchprog")).trajectory
+    assert [(c.command, c.exit_code, c.denied) for c in t.commands()] == [
+        ("pnpm install", 0, False), ("curl http://example.com", None, True), ("nosuchprog", 127, False)]
+    assert t.file_changes() == [FileChange("NOTES.md", "added")]
+    assert t.unknown_events == 0 and ep.unknown() == []

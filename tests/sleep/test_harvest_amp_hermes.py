@@ -14,8 +14,10 @@ import sqlite3
 from pathlib import Path
 
 import sleep_builders as b
+from goose_testutil import wal_db
 from sleep_testutil import Homes, run
 
+from skillopt_core.replay import REPLAY_MARKER
 from sleep.index import Index
 
 CWD = "/work/meadow"
@@ -96,18 +98,13 @@ CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, 
 CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
     role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT, timestamp REAL NOT NULL,
     token_count INTEGER, finish_reason TEXT);
+INSERT INTO schema_version VALUES (2);
 """
 T0 = 1777629600.25
 
 
 def hermes_db(home: Path) -> sqlite3.Connection:
-    path = home / ".hermes" / "state.db"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(HERMES_SCHEMA)
-    conn.execute("INSERT INTO schema_version VALUES (2)")
-    return conn
+    return wal_db(home / ".hermes" / "state.db", HERMES_SCHEMA)
 
 
 def hermes_session(conn: sqlite3.Connection, sid: str, source: str, rows: list[tuple], parent: str | None = None,
@@ -133,9 +130,11 @@ def test_hermes_sessions_are_read_from_its_state_db(homes: Homes) -> None:
     hermes_session(conn, "20260501_100000_ab12", "cli", _hermes_rows())
     hermes_session(conn, "20260501_110000_cd34", "telegram", [("user", "remind me to water the plants", None)],
                    t0=T0 + 100)
+    hermes_session(conn, "20260501_120000_ef56", "cli", [("user", REPLAY_MARKER + "\ntask", None)], t0=T0 + 200)
     report = run(source="hermes")
-    assert not report.skipped
+    assert not report.skipped and report.replay_sessions_skipped == 1
     by_id = {s.session_id: s for s in _sessions("hermes")}
+    assert set(by_id) == {"20260501_100000_ab12", "20260501_110000_cd34"}
     s = by_id["20260501_100000_ab12"]
     assert s.project_dir is None and s.entrypoint == "cli" and s.model == "hermes-4-405b"
     assert [p.text for p in s.prompts] == ["check the disk on the media server", "no, check /srv/media only"]

@@ -18,13 +18,12 @@ from pathlib import Path
 
 import pytest
 import replay_fakes
-from model_endpoint import ModelEndpoint, install_plan, run, say, script, write
+from model_endpoint import ModelEndpoint, run, say, script, write
 from npm_clients import QUIET, npm_tool
-from real_cli_testutil import INSTALL, SKILL, act, commit_project, first_on_path, replay, start_elsewhere
+from real_cli_testutil import act_and_deny, commit_project, first_on_path, replay_read_only, start_elsewhere, target
 from sleep_testutil import run as harvest
 
 from skillopt_core.backends.gemini_cli import GeminiCliBackend
-from skillopt_core.backends.trajectory import FileChange
 from sleep.index import Index
 
 MODEL = "gemini-2.5-flash"
@@ -59,13 +58,9 @@ def gemini(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(gemini, tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    repo = project(tmp_path / "project", marker)
-    with ModelEndpoint(install_plan(note=None)) as ep:
-        gemini(ep)
-        backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
-        completion = replay(backend, repo, skill=SKILL)
-        bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
+    repo = project(tmp_path / "project", tmp_path / "ran")
+    completion, ep = replay_read_only(target(GeminiCliBackend, MODEL), repo, gemini)
+    bodies = json.dumps([c.body for c in ep.model_calls("gemini")])
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
     assert "Setting up this project" in bodies and "planted" not in bodies
     assert completion.text
@@ -73,17 +68,8 @@ def test_real_gemini_read_only_replay_runs_no_project_code_and_finds_the_skill(g
 
 
 def test_real_gemini_acting_runs_what_is_allowed_and_records_the_denial(gemini, tmp_path: Path) -> None:
-    with ModelEndpoint(script(run("pnpm install"), run("curl http://example.com"), write("NOTES.md", "ok\n"),
-                              run("nosuchprog"))) as ep:
-        gemini(ep)
-        backend = GeminiCliBackend(model=MODEL, role="target", options={"timeout": 120})
-        completion = act(backend, tmp_path, INSTALL, ("pnpm", "nosuchprog"))
+    act_and_deny(target(GeminiCliBackend, MODEL), tmp_path, gemini)
     assert list(Path.cwd().iterdir()) == []  # nothing acted where the night was started
-    t = completion.trajectory
-    assert [(c.command, c.exit_code, c.denied) for c in t.commands()] == [
-        ("pnpm install", 0, False), ("curl http://example.com", None, True), ("nosuchprog", 127, False)]
-    assert t.file_changes() == [FileChange("NOTES.md", "added")]
-    assert t.unknown_events == 0 and ep.unknown() == []
 
 
 def test_real_gemini_chat_is_harvested_as_typed(gemini, tmp_path: Path) -> None:

@@ -12,16 +12,16 @@ checkout it acts in the folder the night was started from."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
 import replay_fakes
-from model_endpoint import ModelEndpoint, install_plan, run, script, write
+from model_endpoint import ModelEndpoint
 from npm_clients import npm_tool
-from real_cli_testutil import INSTALL, SKILL, act, commit_project, first_on_path, replay, start_elsewhere
+from real_cli_testutil import act_and_deny, commit_project, first_on_path, replay_read_only, start_elsewhere, target
 
 from skillopt_core.backends.opencode import OpenCodeBackend
-from skillopt_core.backends.trajectory import FileChange
 
 
 def person_config(home: Path, ep: ModelEndpoint) -> None:
@@ -56,14 +56,10 @@ def opencode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill(opencode: Path, tmp_path: Path) -> None:
-    marker = tmp_path / "ran"
-    repo = project(tmp_path / "project", marker)
-    with ModelEndpoint(install_plan(note=None)) as ep:
-        person_config(opencode, ep)
-        backend = OpenCodeBackend(model="scripted/m", role="target", options={"timeout": 120})
-        completion = replay(backend, repo, skill=SKILL)
-        # (opencode's first call may be its title generator, a call without tools)
-        first = next(json.dumps(c.body) for c in ep.model_calls("chat") if c.body.get("tools"))
+    repo = project(tmp_path / "project", tmp_path / "ran")
+    completion, ep = replay_read_only(target(OpenCodeBackend, "scripted/m"), repo, partial(person_config, opencode))
+    # (opencode's first call may be its title generator, a call without tools)
+    first = next(json.dumps(c.body) for c in ep.model_calls("chat") if c.body.get("tools"))
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []
     assert "Setting up this project" in first  # offered from the side folder, project config being off
     assert [s.name for s in completion.trajectory.steps if getattr(s, "kind", "") == "tool_call"][:1] == ["read"]
@@ -73,14 +69,5 @@ def test_real_opencode_read_only_replay_runs_no_project_code_and_finds_the_skill
 def test_real_opencode_acting_runs_what_is_allowed_and_records_the_denial(opencode: Path, tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     started_in = start_elsewhere(tmp_path, monkeypatch)
-    with ModelEndpoint(script(run("pnpm install"), run("curl http://example.com"), write("NOTES.md", "ok\n"),
-                              run("nosuchprog"))) as ep:
-        person_config(opencode, ep)
-        backend = OpenCodeBackend(model="scripted/m", role="target", options={"timeout": 120})
-        completion = act(backend, tmp_path, INSTALL, ("pnpm", "nosuchprog"))
+    act_and_deny(target(OpenCodeBackend, "scripted/m"), tmp_path, partial(person_config, opencode))
     assert list(started_in.iterdir()) == []  # nothing acted where the night was started
-    t = completion.trajectory
-    assert [(c.command, c.exit_code, c.denied) for c in t.commands()] == [
-        ("pnpm install", 0, False), ("curl http://example.com", None, True), ("nosuchprog", 127, False)]
-    assert t.file_changes() == [FileChange("NOTES.md", "added")]
-    assert t.unknown_events == 0 and ep.unknown() == []

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
 import replay_fakes
-from model_endpoint import ModelEndpoint, install_plan, run, script, write
+from model_endpoint import ModelEndpoint, run, script, write
 from npm_clients import npm_tool
-from real_cli_testutil import SKILL, act, commit_project, first_on_path, offered_tools, replay
+from real_cli_testutil import act, commit_project, first_on_path, offered_tools, replay_read_only, target
 
 from skillopt_core.backends.pi import PiBackend
 from skillopt_core.backends.trajectory import FileChange
@@ -64,13 +65,9 @@ def test_the_extension_would_run_without_the_flag(pi: Path, tmp_path: Path) -> N
 def test_real_pi_read_only_replay_runs_no_project_code_and_finds_the_skill(pi: Path, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     repo = project(tmp_path / "project", marker)
-    with ModelEndpoint(install_plan(note=None)) as ep:
-        person_models(pi, ep)
-        backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
-        completion = replay(backend, repo, skill=SKILL)
-        offered = offered_tools(ep)
+    completion, ep = replay_read_only(target(PiBackend, "scripted/m"), repo, partial(person_models, pi))
     assert not marker.exists()
-    assert offered == {"read", "grep", "find", "ls"}
+    assert offered_tools(ep) == {"read", "grep", "find", "ls"}
     t = completion.trajectory
     assert [s.name for s in t.steps if getattr(s, "kind", "") == "tool_call"][:1] == ["read"]
     assert t.commands() == [] and t.file_changes() == []
@@ -83,8 +80,7 @@ def test_real_pi_acting_edits_files_and_runs_commands(pi: Path, tmp_path: Path,
     first_on_path(monkeypatch, replay_fakes.install(tmp_path / "tools"))  # a fake pnpm (the project's tool)
     with ModelEndpoint(script(write("NOTES.md", "ok\n"), run("pnpm install"), run("nosuchprog"))) as ep:
         person_models(pi, ep)
-        backend = PiBackend(model="scripted/m", role="target", options={"timeout": 120})
-        completion = act(backend, tmp_path, "Write the notes, then install.", ("pnpm",))
+        completion = act(target(PiBackend, "scripted/m"), tmp_path, "Write the notes, then install.", ("pnpm",))
         offered = offered_tools(ep)
     assert offered == {"read", "grep", "find", "ls", "edit", "write", "bash"}
     t = completion.trajectory

@@ -15,6 +15,7 @@ import stat
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,23 @@ def project(homes: Homes, tmp_path: Path) -> Path:
     return folder
 
 
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def only_on_path(exe: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's fake pnpm and npm, the real CLI ``exe`` alone in a folder, and the system's folders
+    on PATH, no proxy."""
+    programs = _bin(tmp_path / "project-tools", {"pnpm": replay_fakes.PACKAGE_MANAGER,
+                                                  "npm": replay_fakes.PACKAGE_MANAGER})
+    clis = tmp_path / "clis"
+    clis.mkdir()
+    (clis / Path(exe).name).symlink_to(exe)
+    monkeypatch.setenv("PATH", os.pathsep.join([str(programs), str(clis), "/usr/local/bin", "/usr/bin", "/bin"]))
+    no_proxy(monkeypatch)
+
+
 def point(target: str, ep: ModelEndpoint, homes: Homes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
           base_url: str | None = None, tools: dict[str, str] | None = None) -> None:
     """The real CLI on PATH after the project's tools, configured for ``ep`` (or ``base_url``)."""
@@ -60,8 +78,7 @@ def point(target: str, ep: ModelEndpoint, homes: Homes, monkeypatch: pytest.Monk
     programs = _bin(tmp_path / "project-tools", tools or {"pnpm": replay_fakes.PACKAGE_MANAGER,
                                                           "npm": replay_fakes.PACKAGE_MANAGER})
     monkeypatch.setenv("PATH", os.pathsep.join([str(programs), os.path.dirname(exe), os.environ["PATH"]]))
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
+    no_proxy(monkeypatch)
     if target == "claude-code":
         for key, value in ep.anthropic_env().items():
             monkeypatch.setenv(key, value)
@@ -84,6 +101,24 @@ def night(project: Path, tmp_path: Path, capsys, target: str, *extra: str, ok: b
     return json.loads(out)
 
 
+def staged_night(project: Path, tmp_path: Path, capsys, target: str, point: Callable[[ModelEndpoint], None],
+                 *extra: str) -> tuple[dict, ModelEndpoint, float]:
+    """A night whose ``target`` CLI (``point`` points it at the scripted endpoint) replayed in the
+    bubblewrap sandbox and staged the correction, the project as it was: its record, the endpoint
+    (closed, its calls kept) and the night's wall time."""
+    before = state(project)
+    with ModelEndpoint(install_plan()) as ep:
+        point(ep)
+        started = time.monotonic()
+        record = night(project, tmp_path, capsys, target, *extra)
+        wall = time.monotonic() - started
+    assert record["replay"]["mode"] == "actions" and record["replay"]["sandbox"] == "bubblewrap"
+    assert record["outcome"] == "staged", record["reason"]
+    assert state(project) == before
+    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
+    return record, ep, wall
+
+
 def commands_of(record: dict) -> list[tuple[str, int | None, bool]]:
     return [(s["command"], s.get("exit_code"), bool(s.get("denied")))
             for r in rollouts(Path(record["run_dir"])) for s in (r.get("trajectory") or {}).get("steps", [])
@@ -93,16 +128,8 @@ def commands_of(record: dict) -> list[tuple[str, int | None, bool]]:
 @pytest.mark.parametrize("target", ["claude-code", "codex"])
 def test_a_real_cli_night_stages_the_correction_it_really_ran(project: Path, tmp_path: Path, capsys, homes: Homes,
                                                               monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-    before = state(project)
-    with ModelEndpoint(install_plan()) as ep:
-        point(target, ep, homes, monkeypatch, tmp_path)
-        started = time.monotonic()
-        record = night(project, tmp_path, capsys, target)
-        wall = time.monotonic() - started
-    assert record["replay"]["mode"] == "actions" and record["replay"]["sandbox"] == "bubblewrap"
-    assert record["outcome"] == "staged", record["reason"]
-    assert state(project) == before
-    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
+    record, ep, wall = staged_night(project, tmp_path, capsys, target,
+                                    lambda ep: point(target, ep, homes, monkeypatch, tmp_path))
     ran = commands_of(record)
     assert ("pnpm install", 0, False) in [(c.replace("/bin/bash -c ", "").strip("'"), code, denied)
                                           for c, code, denied in ran], ran
@@ -130,7 +157,7 @@ def test_the_same_night_through_the_persons_own_proxy(project: Path, tmp_path: P
         theirs = TinyProxy(forward=("127.0.0.1", ep.port))
         try:
             gateway = f"http://model-gateway.invalid:{ep.port}"
-            point(target, ep, homes, monkeypatch, tmp_path, base_url=gateway + ("/v1" if target == "codex" else ""))
+            point(target, ep, homes, monkeypatch, tmp_path, base_url=gateway)
             monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{theirs.port}")
             record = night(project, tmp_path, capsys, target)
         finally:

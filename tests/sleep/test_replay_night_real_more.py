@@ -9,17 +9,14 @@ staged because the real CLI really ran `pnpm install` under it and `npm install`
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 
 import pytest
-import replay_fakes
-from model_endpoint import ModelEndpoint, install_plan
+from model_endpoint import ModelEndpoint
 from npm_clients import npm_tool
 from sleep_testutil import Homes
-from test_replay_night import git, rollouts, state
-from test_replay_night_real import _bin, night, project  # noqa: F401 (fixture)
+from test_replay_night import rollouts
+from test_replay_night_real import only_on_path, project, staged_night  # noqa: F401 (fixture)
 
 from sleep.replay.sandbox import sandbox_available
 
@@ -30,15 +27,7 @@ EXTRA_HOSTS = {"gemini-cli": "play.googleapis.com:443", "opencode": "registry.np
 
 
 def point(target: str, ep: ModelEndpoint, homes: Homes, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    exe = npm_tool({"gemini-cli": "gemini", "opencode": "opencode"}[target])
-    programs = _bin(tmp_path / "project-tools", {"pnpm": replay_fakes.PACKAGE_MANAGER,
-                                                  "npm": replay_fakes.PACKAGE_MANAGER})
-    clis = tmp_path / "clis"
-    clis.mkdir()
-    (clis / Path(exe).name).symlink_to(exe)
-    monkeypatch.setenv("PATH", os.pathsep.join([str(programs), str(clis), "/usr/local/bin", "/usr/bin", "/bin"]))
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY"):
-        monkeypatch.delenv(name, raising=False)
+    only_on_path(npm_tool({"gemini-cli": "gemini", "opencode": "opencode"}[target]), tmp_path, monkeypatch)
     if target == "gemini-cli":
         (homes.home / ".gemini").mkdir(parents=True, exist_ok=True)
         (homes.home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {
@@ -54,16 +43,9 @@ def point(target: str, ep: ModelEndpoint, homes: Homes, monkeypatch: pytest.Monk
 @pytest.mark.parametrize("target", ["gemini-cli", "opencode"])
 def test_a_real_cli_night_stages_the_correction_it_really_ran(project: Path, tmp_path: Path, capsys, homes: Homes,
                                                               monkeypatch: pytest.MonkeyPatch, target: str) -> None:
-    before = state(project)
-    with ModelEndpoint(install_plan()) as ep:
-        point(target, ep, homes, monkeypatch, tmp_path)
-        started = time.monotonic()
-        record = night(project, tmp_path, capsys, target, "--set", f"model.target={MODEL[target]}")
-        wall = time.monotonic() - started
-    assert record["replay"]["mode"] == "actions" and record["replay"]["sandbox"] == "bubblewrap"
-    assert record["outcome"] == "staged", record["reason"]
-    assert state(project) == before
-    assert "+- Use pnpm, not npm in this repo." in git(project, "diff", "HEAD", record["proposal"]["branch"])
+    record, ep, wall = staged_night(project, tmp_path, capsys, target,
+                                    lambda ep: point(target, ep, homes, monkeypatch, tmp_path),
+                                    "--set", f"model.target={MODEL[target]}")
     run_dir = Path(record["run_dir"])
     allowed = {t["id"]: t["metadata"]["allowed_commands"]
                for t in map(json.loads, (run_dir / "tasks.jsonl").read_text().splitlines())}

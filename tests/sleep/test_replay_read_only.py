@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 import pytest
-from model_endpoint import ModelEndpoint, install_plan
+from model_endpoint import ModelEndpoint
 from npm_clients import npm_tool
-from real_cli_testutil import SKILL, commit_project, first_on_path, replay
+from real_cli_testutil import commit_project, first_on_path, replay_read_only, target
 
 from skillopt_core.backends.claude_code import ClaudeCodeBackend
 
@@ -43,13 +43,15 @@ def test_real_claude_read_only_replay_runs_no_project_hook(tmp_path: Path, monke
     marker = tmp_path / "ran"
     project = hostile_project(tmp_path / "project", marker)
     first_on_path(monkeypatch, Path(exe).parent)
-    with ModelEndpoint(install_plan(note=None)) as ep:
+    backend = target(ClaudeCodeBackend)
+    assert not backend.acting  # a read-only replay: no launcher, the host's own process
+
+    def point(ep: ModelEndpoint) -> None:
         for key, value in ep.anthropic_env().items():
             monkeypatch.setenv(key, value)
-        backend = ClaudeCodeBackend(model=None, role="target", options={"timeout": 120})
-        assert not backend.acting  # a read-only replay: no launcher, the host's own process
-        completion = replay(backend, project, skill=SKILL)
-        first = json.dumps(ep.model_calls("anthropic")[0].body)
+
+    completion, ep = replay_read_only(backend, project, point)
+    first = json.dumps(ep.model_calls("anthropic")[0].body)
     traces = sorted(p.name for p in tmp_path.glob("ran.*"))
     assert traces == [], f"project code ran during a read-only replay: {traces}"
     assert completion.text  # the read-only agent answered in words
@@ -76,12 +78,10 @@ def test_real_codex_read_only_replay_loads_no_project_config(tmp_path: Path, mon
     first_on_path(monkeypatch, Path(exe).parent)
     codex_home = Path(os.environ["CODEX_HOME"])
     codex_home.mkdir(parents=True, exist_ok=True)
-    with ModelEndpoint(install_plan(note=None)) as ep:
-        (codex_home / "config.toml").write_text(ep.codex_config())
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
-        backend = CodexBackend(model=None, role="target", options={"timeout": 120})
-        completion = replay(backend, root, skill=SKILL)
-        assert ep.model_calls("responses")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
+    backend = target(CodexBackend)
+    completion, ep = replay_read_only(backend, root, lambda ep: (codex_home / "config.toml").write_text(ep.codex_config()))
+    assert ep.model_calls("responses")
     assert "--trust" not in backend.argv("/x")
     assert completion.text
     assert sorted(p.name for p in tmp_path.glob("ran.*")) == []

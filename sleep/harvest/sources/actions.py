@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -24,6 +25,7 @@ import orjson
 
 from skillopt_core.replay import is_replay_prompt
 from sleep.harvest.reader import ParseContext
+from sleep.harvest.sources import ParseResult
 from sleep.harvest.sources.turns import open_turn
 from sleep.sessions import Session
 from sleep.shell_signature import argv_signatures, shell_signatures
@@ -39,6 +41,7 @@ CLAUDE_PATH_KEYS: dict[str, tuple[str, ...]] = {
     "NotebookEdit": ("notebook_path",), "NotebookRead": ("notebook_path",), "Grep": ("path",),
     "Glob": ("path",), "LS": ("path",),
 }
+Message = tuple[Any, str, "str | None", Iterable[Any]]  # role, text, time, tool calls
 
 
 def _slashes(path: str) -> str:
@@ -219,3 +222,25 @@ class TurnActions:
             return
         for key in CLAUDE_PATH_KEYS.get(name, ()):
             self.path(inp.get(key))
+
+
+def session_of(s: Session, messages: Iterable[Message], tool: Callable[[Session, TurnActions, Any], None],
+               ctx: ParseContext) -> ParseResult:
+    """``s`` with the turns of its ``messages``, for a source that reads a whole session at once
+    (Goose, Hermes, Amp): a ``user`` message with text opens a turn (a replay's first prompt makes
+    the whole session a replay), an ``assistant`` message's tool calls go to ``tool`` (the turn is
+    then answered) and its text is the turn's answer so far; a session with no prompt and no time
+    is none."""
+    actions = TurnActions(s, ctx)
+    for role, text, at, calls in messages:
+        if role == "user" and text:
+            if not actions.prompt(text, at):
+                return ParseResult(None, replay=True)
+        elif role == "assistant":
+            for call in calls:
+                tool(s, actions, call)
+                actions.answered = True
+            actions.answer(text)
+    if not s.prompts and s.started_at is None:
+        return ParseResult(None)
+    return ParseResult(s)

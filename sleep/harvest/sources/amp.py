@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, as_dict, as_list, block_text, scan_dir
-from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.actions import Message, TurnActions, session_of
 from sleep.sessions import Feedback, Session, iso_utc
 
 HOST = "amp"
@@ -86,40 +86,28 @@ class AmpSource(HomeSource):
         if is_replay_path(s.project_dir):
             return ParseResult(None, replay=True)
         s.note_time(iso_utc(doc.get("created")))
-        actions = TurnActions(s, ctx)
-        for n, msg in enumerate(messages):
-            if not isinstance(msg, dict):
-                ctx.stats.skip_line("not_an_object", f"{file.path}#messages/{n}")
-                continue
-            ctx.stats.kept()
-            meta = as_dict(msg.get("meta"))
-            at = iso_utc(meta.get("sentAt"))
-            s.note_time(at)
-            items = as_list(msg.get("content"))
-            text = block_text(items).strip()
-            role = msg.get("role")
-            if role == "user":
-                if not text:
-                    continue  # tool results
-                if not actions.prompt(text, at):
-                    return ParseResult(None, replay=True)
-            elif role == "assistant":
-                usage = as_dict(msg.get("usage"))
-                s.note_model(usage.get("model") if isinstance(usage.get("model"), str) else None)
-                for item in items:
-                    if isinstance(item, dict) and item.get("type") == "tool_use":
-                        _tool(s, actions, item.get("name"), item.get("input"))
-                        actions.answered = True
-                actions.answer(text)
-                state = as_dict(msg.get("state"))
-                if state.get("type") == "cancelled" and s.prompts:
-                    s.feedback.append(Feedback("interruption", "", at, len(s.prompts) - 1))
-        if not s.prompts and s.started_at is None:
-            return ParseResult(None)
-        return ParseResult(s)
+        return session_of(s, _messages(messages, file.path, s, ctx), _tool, ctx)
 
 
-def _tool(s: Session, actions: TurnActions, name: Any, args: Any) -> None:
+def _messages(messages: list[Any], path: str, s: Session, ctx: ParseContext) -> Iterator[Message]:
+    for n, msg in enumerate(messages):
+        if not isinstance(msg, dict):
+            ctx.stats.skip_line("not_an_object", f"{path}#messages/{n}")
+            continue
+        ctx.stats.kept()
+        at = iso_utc(as_dict(msg.get("meta")).get("sentAt"))
+        s.note_time(at)
+        items = as_list(msg.get("content"))
+        if msg.get("role") == "assistant":
+            usage = as_dict(msg.get("usage"))
+            s.note_model(usage.get("model") if isinstance(usage.get("model"), str) else None)
+            if as_dict(msg.get("state")).get("type") == "cancelled" and s.prompts:
+                s.feedback.append(Feedback("interruption", "", at, len(s.prompts) - 1))
+        tools = [item for item in items if isinstance(item, dict) and item.get("type") == "tool_use"]
+        yield msg.get("role"), block_text(items).strip(), at, tools
+
+def _tool(s: Session, actions: TurnActions, use: dict[str, Any]) -> None:
+    name, args = use.get("name"), use.get("input")
     if not isinstance(name, str):
         return
     s.add_tool(name)

@@ -37,7 +37,7 @@ import orjson
 from skillopt_core.replay import is_replay_path
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile, block_text
-from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.actions import Message, TurnActions, session_of
 from sleep.harvest.sources.session_db import list_sessions, read_session
 from sleep.harvest.sources.sqlite_ro import as_bytes, columns, row_path
 from sleep.sessions import Session, iso_utc
@@ -112,35 +112,28 @@ class GooseSource(HomeSource):
         if isinstance(model, dict) and isinstance(model.get("model_name"), str):
             s.note_model(model["model_name"])
         ctx.stats.kept()  # the session row
-        actions = TurnActions(s, ctx)
-        for mid, role, content, at_s, metadata in rows:
-            where = f"{file.path}/messages/{mid}"
-            items = _json(content, where, ctx)
-            if not isinstance(items, list):
-                if items is not None:
-                    ctx.stats.skip_line("unknown_message_format", where)
-                continue
-            ctx.stats.kept()
-            at = iso_utc(at_s) if isinstance(at_s, (int, float)) else None
-            s.note_time(at)
-            text = block_text(items).strip()
-            if role == "user":
-                meta_doc = _json(metadata, None, ctx) if metadata is not None else None
-                if isinstance(meta_doc, dict) and meta_doc.get("userVisible") is False:
-                    continue  # context the agent added, never shown as the person's
-                if not text:
-                    continue  # tool responses
-                if not actions.prompt(text, at):
-                    return ParseResult(None, replay=True)
-            elif role == "assistant":
-                for item in items:
-                    if isinstance(item, dict) and item.get("type") == "toolRequest":
-                        _tool(s, actions, item.get("toolCall"))
-                        actions.answered = True
-                actions.answer(text)
-        if not s.prompts and s.started_at is None:
-            return ParseResult(None)
-        return ParseResult(s)
+        return session_of(s, _messages(rows, file.path, s, ctx), _tool, ctx)
+
+
+def _messages(rows: list[tuple[Any, ...]], path: str, s: Session, ctx: ParseContext) -> Iterator[Message]:
+    """The messages the person and the agent saw (a user message the agent injected is none), with
+    the calls of an assistant message's ``toolRequest`` items."""
+    for mid, role, content, at_s, metadata in rows:
+        where = f"{path}/messages/{mid}"
+        items = _json(content, where, ctx)
+        if not isinstance(items, list):
+            if items is not None:
+                ctx.stats.skip_line("unknown_message_format", where)
+            continue
+        ctx.stats.kept()
+        at = iso_utc(at_s) if isinstance(at_s, (int, float)) else None
+        s.note_time(at)
+        if role == "user":
+            meta_doc = _json(metadata, None, ctx) if metadata is not None else None
+            if isinstance(meta_doc, dict) and meta_doc.get("userVisible") is False:
+                continue  # context the agent added, never shown as the person's
+        calls = [item.get("toolCall") for item in items if isinstance(item, dict) and item.get("type") == "toolRequest"]
+        yield role, block_text(items).strip(), at, calls
 
 
 def _json(value: Any, where: str | None, ctx: ParseContext) -> Any:

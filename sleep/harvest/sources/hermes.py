@@ -28,7 +28,7 @@ import orjson
 
 from sleep.harvest.reader import ParseContext, ParseStats
 from sleep.harvest.sources import HomeSource, ParseResult, SourceFile
-from sleep.harvest.sources.actions import TurnActions
+from sleep.harvest.sources.actions import Message, TurnActions, session_of
 from sleep.harvest.sources.session_db import list_sessions, read_session
 from sleep.harvest.sources.sqlite_ro import row_path
 from sleep.sessions import Session, iso_utc
@@ -75,27 +75,17 @@ class HermesSource(HomeSource):
         s.note_time(iso_utc(info.get("ended_at")))
         s.note_model(info.get("model") if isinstance(info.get("model"), str) else None)
         ctx.stats.kept()
-        actions = TurnActions(s, ctx)
-        for mid, role, content, tool_calls, at_s in rows:
-            where = f"{file.path}/messages/{mid}"
-            at = iso_utc(at_s)
-            s.note_time(at)
-            text = content.strip() if isinstance(content, str) else ""
-            ctx.stats.bytes_read += len(text)
-            ctx.stats.kept()
-            if role == "user":
-                if not text:
-                    continue
-                if not actions.prompt(text, at):
-                    return ParseResult(None, replay=True)
-            elif role == "assistant":
-                for call in _calls(tool_calls, where, ctx):
-                    _tool(s, actions, call)
-                    actions.answered = True
-                actions.answer(text)
-        if not s.prompts and s.started_at is None:
-            return ParseResult(None)
-        return ParseResult(s)
+        return session_of(s, _messages(rows, file.path, s, ctx), _tool, ctx)
+
+
+def _messages(rows: list[tuple[Any, ...]], path: str, s: Session, ctx: ParseContext) -> Iterator[Message]:
+    for mid, role, content, tool_calls, at_s in rows:
+        at = iso_utc(at_s)
+        s.note_time(at)
+        text = content.strip() if isinstance(content, str) else ""
+        ctx.stats.bytes_read += len(text)
+        ctx.stats.kept()
+        yield role, text, at, _calls(tool_calls, f"{path}/messages/{mid}", ctx) if role == "assistant" else []
 
 
 def _calls(value: Any, where: str, ctx: ParseContext) -> list[Any]:
