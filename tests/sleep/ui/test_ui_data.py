@@ -143,6 +143,7 @@ def test_a_night_whose_process_is_gone_shows_as_interrupted_at_once(homes, tmp_p
         rows = {n.id: n for n in list_nights().rows}
         html = client([tmp_path]).get("/nights").text
     assert rows["dead"].outcome == "interrupted" and "replay stage" in rows["dead"].reason
+    assert "`skillopt-sleep run` starts it over" in rows["dead"].reason  # the next step, as `history` says it
     assert rows["live"].outcome == "running"
     assert "interrupted" in html
     with Index.open() as index:  # reading changed nothing
