@@ -96,6 +96,15 @@ def test_an_idle_night_makes_no_model_call(project: Path, tmp_path: Path) -> Non
     assert second.wall_s < 10
 
 
+def test_a_night_forced_with_skip_idle_false_leaves_the_next_plain_night_idle(project: Path, tmp_path: Path) -> None:
+    """`sleep.skip_idle` says whether to skip, not what a part trains on: a night forced with it
+    off is the last one the next night compares with (it once differed only by that key)."""
+    forced = run_night(options(project, tmp_path, "sleep.skip_idle=false"), say=lambda _: None)
+    plain = run_night(options(project, tmp_path), say=lambda _: None)
+    assert forced.outcome == "staged" and plain.outcome == "idle" and forced.id in plain.reason
+    assert plain.usage == {}
+
+
 def test_a_second_night_of_the_project_is_refused_while_one_runs(project: Path, tmp_path: Path) -> None:
     held = night_lock(project.resolve()).acquire()
     try:
