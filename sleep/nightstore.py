@@ -207,10 +207,15 @@ def settle_dead(index: Index) -> int:
 def _interrupt(index: Index, night_id: str, report: bytes) -> None:
     data = orjson.loads(report)
     data.update(outcome="interrupted", finished_at=data.get("finished_at") or utc_now(),
-                reason=f"the night stopped during its {data.get('stage')} stage (killed or crashed); "
-                       "nothing was staged" + _spent(data.get("usage") or {}))
+                reason=interrupted_reason(data.get("stage"), data.get("usage") or {}))
     index.conn.execute("UPDATE cycles SET outcome = 'interrupted', reason = ?, finished_at = ?, pid = NULL,"
                        " report = ? WHERE id = ?", (data["reason"], data["finished_at"], orjson.dumps(data), night_id))
+
+
+def interrupted_reason(stage: str | None, usage: dict[str, Any]) -> str:
+    """Why a night whose process is gone ended, with what it spent and the next step."""
+    return (f"the night stopped during its {stage} stage (killed or crashed); nothing was staged{_spent(usage)}; "
+            "`skillopt-sleep run` starts it over (what it harvested is kept)")
 
 
 def _spent(usage: dict[str, Any]) -> str:

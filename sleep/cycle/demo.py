@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -104,7 +105,7 @@ def scratch_env(root: Path) -> dict[str, str]:
 def run_demo(keep: Path | None = None, backend: str = "local", overrides: list[str] | None = None) -> int:
     root = Path(keep).expanduser().resolve() if keep else Path(tempfile.mkdtemp(prefix="skillopt-demo-"))
     try:
-        return _demo(root, backend, list(overrides or []))
+        return _demo(root, backend, list(overrides or []), kept=keep is not None)
     finally:
         if keep is None:
             shutil.rmtree(root, ignore_errors=True)
@@ -154,11 +155,35 @@ def nothing_staged_text(night: dict) -> str:
             "  skillopt-sleep run --set model.backend=openai --set model.base_url=http://127.0.0.1:8080/v1\n")
 
 
+def closing_text(root: Path, project: Path, proposal: str | None, kept: bool) -> str:
+    """The demo's last words: where its files are and how to go on with the morning review in them
+    (they have a home and a data directory of their own, so a plain ``skillopt-sleep adopt`` run in
+    the person's own shell would not find the proposal), or that they are gone."""
+    if not kept:
+        return ("The scratch directory is removed now. `skillopt-sleep demo --keep DIR` keeps it, to adopt or "
+                "reject the proposal yourself or open the dashboard on it.")
+    from sleep.hosts import home_env_vars
+
+    env = scratch_env(root)
+    unset = sorted(k for k in (*home_env_vars(carried_only=False), "XDG_CONFIG_HOME") if k in os.environ)
+    shell = f"cd {shlex.quote(str(project))} && export HOME={shlex.quote(env['HOME'])} " \
+            f"SKILLOPT_HOME={shlex.quote(env['SKILLOPT_HOME'])}"
+    if unset:  # else a later `run` there would read this shell's own agents' sessions
+        shell += " && unset " + " ".join(unset)
+    lines = [f"The demo's files stay in {root}, with a home and a data directory of their own. To go on with",
+             "the morning review there, in a shell of its own:", f"  {shell}"]
+    if proposal:
+        lines += [f"  skillopt-sleep adopt {proposal}      # or: skillopt-sleep reject {proposal} --reason \"...\""]
+    lines += ["  skillopt-sleep ui                 # the same review in a browser",
+              "  skillopt-sleep history            # the night's record"]
+    return "\n".join(lines)
+
+
 def _say(text: str) -> None:
     print(text, flush=True)
 
 
-def _demo(root: Path, backend: str, overrides: list[str]) -> int:
+def _demo(root: Path, backend: str, overrides: list[str], kept: bool = False) -> int:
     problem = backend_problem(backend, overrides)
     if problem:
         print(f"skillopt-sleep demo: {problem}", file=sys.stderr)
@@ -194,4 +219,5 @@ def _demo(root: Path, backend: str, overrides: list[str]) -> int:
         _say("\n" + nothing_staged_text(_last_night(cli, env, root)))
     _say("\n$ skillopt-sleep history")
     subprocess.run([*cli, "history"], env=env, cwd=root)
+    _say("\n" + closing_text(root, project, ids[0] if ids else None, kept))
     return 0 if code == 0 else 1

@@ -168,15 +168,19 @@ def budget_spent(budget: Any, used: dict[str, Any]) -> str:
     return ""
 
 
+COMPARED_OUTCOMES = ("staged", "already_proposed", "no_improvement", "idle")  # a part a later one may be idle against
+
+
 def previous_fingerprints(records: Iterable[Any]) -> dict[str, tuple[str, str]]:
-    """Per skill path, (fingerprint, night id) of its newest completed part in ``records`` (newest first)."""
+    """Per skill path, (fingerprint, night id) of its newest completed part in ``records`` (newest first):
+    one that trained to the end (staged, its lesson already proposed, or no improvement) or was idle."""
     found: dict[str, tuple[str, str]] = {}
     for night in records:
         parts = night.skills or ([{**night.skill, "fingerprint": night.fingerprint, "outcome": night.outcome}]
                                  if night.skill else [])
         for part in parts:
             path, fp = part.get("path"), part.get("fingerprint")
-            if path and fp and path not in found and part.get("outcome") in ("staged", "no_improvement", "idle"):
+            if path and fp and path not in found and part.get("outcome") in COMPARED_OUTCOMES:
                 found[path] = (fp, night.id)
     return found
 

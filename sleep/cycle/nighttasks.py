@@ -55,11 +55,12 @@ def edits(group: Any, members: dict[str, list], config: NightConfig, style: Styl
 
 
 def fingerprint(tasks: list[Task], seed_text: str, config: NightConfig, edits: list) -> str:
-    """What a skill's part trains on; the same as its last completed part's makes the part idle."""
+    """What a skill's part trains on; the same as its last completed part's makes the part idle.
+    ``sleep.skip_idle`` is left out: whether to skip an idle part is not what it trains on."""
     payload = {
         "tasks": [[t.id, t.prompt, t.judge, t.metadata.get("support")] for t in tasks],
         "skill": hashlib.sha256(seed_text.encode("utf-8")).hexdigest(),
-        "config": [config.core.to_dict(), config.sleep.model_dump()],
+        "config": [config.core.to_dict(), config.sleep.model_dump(exclude={"skip_idle"})],
         "edits": [e.to_dict() for e in edits],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()

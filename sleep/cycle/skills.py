@@ -197,7 +197,7 @@ def choose_skill(project: Path, sessions: Iterable[Session], override: Path | No
     fit = fitting_skill(project_skills(project), list(tasks))
     if fit.path is not None:
         return SkillChoice(fit.path, _name_of(fit.path), _host_of_path(fit.path, project), False, 0,
-                           f"{why}; {fit.why}")
+                           f"{why}; {fit.why}" if uses else fit.why)  # fit.why says no session invoked it
     if fit.why:
         why = f"{why}; {fit.why}"
     managed = managed_path(main_host, project)

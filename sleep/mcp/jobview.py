@@ -97,6 +97,9 @@ def _next(job: jobs.JobRecord, info: dict[str, Any]) -> str:
         return f"get_run(run='{info['run_dir']}') shows its history and best skill."
     if job.state == "error":
         return "fix what the error names and start the job again."
+    if job.state == "busy":
+        return ("another night of this project is running (perhaps started outside this server: sleep_status "
+                "shows it); call sleep_run again once it has finished.")
     if job.spec.kind == "sleep_run" and job.state == "completed":
         return "list_proposals shows what the night staged for review."
     return ""

@@ -109,7 +109,8 @@ async def list_proposals(ctx: Context, project: Annotated[str | None, Field(
     scope = guards.project(config, project, required=False) if project else None
     items = await proposal_summaries(config, scope, include_decided=include_decided)
     pending = sum(1 for p in items if p.state == "pending")
-    return ProposalList(proposals=items, message=f"{len(items)} proposals, {pending} pending review.")
+    noun = "proposal" if len(items) == 1 else "proposals"
+    return ProposalList(proposals=items, message=f"{len(items)} {noun}, {pending} pending review.")
 
 
 async def show_proposal(ctx: Context, proposal: ProposalRef) -> ProposalDetail:

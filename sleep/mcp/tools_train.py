@@ -211,7 +211,7 @@ async def job_status(ctx: Context, job_id: JobId | None = None, wait_seconds: Wa
         shown = [j for i, j in enumerate(records) if i < LISTED_JOBS or j.active]
         more = f" (the newest {len(shown)} shown)" if len(shown) < len(records) else ""
         return JobList(jobs=[job_info(j, detail=False) for j in shown],
-                       message=f"{len(records)} jobs, {active} running{more}.")
+                       message=f"{len(records)} job{'' if len(records) == 1 else 's'}, {active} running{more}.")
     job = await _lookup(config, job_id)
     if wait_seconds > 0 and job.active:
         job = await follow(job_id, wait_seconds, reporter(ctx))

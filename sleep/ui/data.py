@@ -171,9 +171,10 @@ def _night(row: dict[str, Any]) -> Night:
     preflight = as_dict(report.get("preflight"))
     warnings = as_list(preflight.get("warnings"))
     if row.get("outcome") == "running" and _process_gone(row.get("project")):
-        row = {**row, "outcome": "interrupted", "reason": (
-            f"the night stopped during its {row.get('stage') or report.get('stage')} stage (killed or crashed); "
-            "nothing was staged")}
+        from sleep.nightstore import interrupted_reason
+
+        row = {**row, "outcome": "interrupted",
+               "reason": interrupted_reason(row.get("stage") or report.get("stage"), usage)}
     return Night(
         id=_text(row.get("id")) or "?", project=_text(row.get("project")), started_at=_text(row.get("started_at")),
         finished_at=_text(row.get("finished_at")), stage=_text(row.get("stage")), outcome=_text(row.get("outcome")),

@@ -179,3 +179,35 @@ def test_a_gate_that_decided_early_is_not_compared_with_the_full_val_mean() -> N
                  gate_evaluated=2, gate_items=3, gate_early_stopped=True)
     text = nothing_staged(summary(initial=0.667, best=0.667), [early], 3, "no_regression")
     assert "rejected the candidate early, after part of val (2 of 3 tasks" in text and "worse, by" not in text
+
+
+def test_a_kept_demo_ends_with_the_shell_line_that_reaches_its_review(homes, tmp_path: Path, capsys) -> None:
+    """`demo --keep DIR` has its own home and data directory: its closing words give the line that
+    points a shell at them, and that line does (a plain `skillopt-sleep adopt ID` in the person's own
+    shell finds no such proposal). A scripted backend with no rules fails the night at once, which
+    is enough: the closing words come whatever the night did."""
+    import json
+    import shlex
+    import subprocess
+    import sys
+
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("rules: []\n", encoding="utf-8")
+    keep = tmp_path / "kept demo"
+    assert main(["demo", "--backend", "scripted", "--set", f"model.scripted={rules}", "--keep", str(keep)]) == 1
+    out = capsys.readouterr().out
+    assert f"The demo's files stay in {keep}" in out
+    line = next(ln.strip() for ln in out.splitlines() if ln.strip().startswith("cd "))
+    assert shlex.quote(str(keep / "tiny-ledger")) in line
+    listed = subprocess.run(["bash", "-c", f"{line} && {shlex.quote(sys.executable)} -m sleep.cli history --json"],
+                            capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    nights = json.loads(listed.stdout)
+    assert len(nights) == 1 and nights[0]["project"] == str(keep / "tiny-ledger"), nights
+
+
+def test_an_unkept_demo_says_how_to_keep_it() -> None:
+    from sleep.cycle.demo import closing_text
+
+    text = closing_text(Path("/tmp/x"), Path("/tmp/x/tiny-ledger"), "abcd1234", kept=False)
+    assert "removed" in text and "--keep DIR" in text and "export HOME" not in text

@@ -50,6 +50,7 @@ def test_a_killed_night_keeps_its_spend_and_run_dir_and_history_says_interrupted
     assert night["usage"]["model_calls"] == 5 and night["usage"]["tokens"] > 0
     assert night["run_dir"] and (Path(night["run_dir"]) / "evidence.jsonl").is_file()
     assert "5 model calls" in night["reason"]
+    assert night["reason"].endswith("; `skillopt-sleep run` starts it over (what it harvested is kept)")
 
 
 def test_a_killed_night_shows_as_interrupted_in_status_at_once(project: Path, tmp_path: Path, capsys) -> None:

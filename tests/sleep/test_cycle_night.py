@@ -99,6 +99,26 @@ def test_an_idle_night_makes_no_model_call(project: Path, tmp_path: Path) -> Non
     assert second.wall_s < 10
 
 
+def test_a_night_forced_with_skip_idle_false_leaves_the_next_plain_night_idle(project: Path, tmp_path: Path) -> None:
+    """`sleep.skip_idle` says whether to skip, not what a part trains on: a night forced with it
+    off is the last one the next night compares with (it once differed only by that key)."""
+    forced = run_night(options(project, tmp_path, "sleep.skip_idle=false"), say=lambda _: None)
+    plain = run_night(options(project, tmp_path), say=lambda _: None)
+    assert forced.outcome == "staged" and plain.outcome == "idle" and forced.id in plain.reason
+    assert plain.usage == {}
+
+
+def test_a_night_after_one_that_found_its_lesson_already_proposed_is_idle(project: Path, tmp_path: Path) -> None:
+    """A part that ended `already_proposed` trained to the end: the next night with nothing new is
+    idle against it (it was compared with an older staged part, and replayed everything again, every
+    night, while the proposal waited)."""
+    first = run_night(options(project, tmp_path), say=lambda _: None)
+    again = run_night(options(project, tmp_path, "budget.max_calls=301"), say=lambda _: None)
+    third = run_night(options(project, tmp_path, "budget.max_calls=301"), say=lambda _: None)
+    assert first.outcome == "staged" and again.outcome == "already_proposed"
+    assert third.outcome == "idle" and again.id in third.reason and third.usage == {}
+
+
 def test_a_second_night_of_the_project_is_refused_while_one_runs(project: Path, tmp_path: Path) -> None:
     held = night_lock(project.resolve()).acquire()
     try:

@@ -115,6 +115,7 @@ def test_an_uninvoked_project_skill_whose_description_fits_is_chosen_and_says_wh
     assert choice.path == dev and not choice.managed
     assert "4 of 4 recurring tasks" in choice.why and "changelog" in choice.why and "test" in choice.why
     assert "brand fits 0" in choice.why and "--skill" in choice.why
+    assert choice.why.startswith("no session invoked it, but its description fits"), choice.why  # said once
 
 
 def test_when_no_project_skill_fits_the_managed_skill_names_them(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ reaches the command as SIGINT."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import time
 from pathlib import Path
@@ -85,3 +86,22 @@ def test_a_command_killed_by_a_signal_is_recorded_as_the_shell_would(tmp_path: P
     code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
     job = _wait_until_done(jobs.start("train", [sys.executable, "-c", code], cwd=tmp_path).spec.job_id)
     assert (job.state, job.exit_code) == ("failed", 137)
+
+
+def test_a_night_refused_because_another_runs_is_busy_and_says_what_to_do_next(tmp_path: Path) -> None:
+    """Exit 3 from `skillopt-sleep run` (another night of the project holds its lock, e.g. one started
+    from a shell): the job is `busy`, and its next step is a tool call, not the CLI's `--wait` flag."""
+    code = ("import sys; print('skillopt-sleep: another night for /p is already running on this index (pid 1). "
+            "Wait for it to finish, or pass --wait SECONDS.', file=sys.stderr); sys.exit(3)")
+    started = jobs.start("sleep_run", [sys.executable, "-c", code], cwd=tmp_path, project=str(tmp_path))
+    job = _wait_until_done(started.spec.job_id)
+    info = job_info(job)
+    assert (job.state, job.exit_code) == ("busy", 3) and "already running" in (info.error or "")
+    assert "sleep_status" in info.next and "sleep_run" in info.next, info.next
+    from types import SimpleNamespace
+
+    from sleep.mcp.guards import ServerConfig
+    from sleep.mcp.tools_train import job_status
+
+    ctx = SimpleNamespace(request_context=SimpleNamespace(lifespan_context=ServerConfig(cwd=tmp_path)))
+    assert asyncio.run(job_status(ctx)).message == "1 job, 0 running."  # not "1 jobs"

@@ -174,3 +174,6 @@ async def test_list_proposals_with_decided_ones_includes_an_undone_proposal(tmp_
     states = {p["id"]: p["state"] for p in listed["proposals"]}
     assert states == {tests.id: "undone", lint.id: "pending"}
     assert listed["message"] == "2 proposals, 1 pending review."
+    async with connect(cwd=tmp_path) as client:
+        pending = await call(client, "list_proposals")
+    assert pending["message"] == "1 proposal, 1 pending review."  # not "1 proposals"

@@ -143,7 +143,27 @@ def test_a_night_whose_process_is_gone_shows_as_interrupted_at_once(homes, tmp_p
         rows = {n.id: n for n in list_nights().rows}
         html = client([tmp_path]).get("/nights").text
     assert rows["dead"].outcome == "interrupted" and "replay stage" in rows["dead"].reason
+    assert "`skillopt-sleep run` starts it over" in rows["dead"].reason  # the next step, as `history` says it
     assert rows["live"].outcome == "running"
     assert "interrupted" in html
     with Index.open() as index:  # reading changed nothing
         assert index.conn.execute("SELECT outcome FROM cycles WHERE id = 'dead'").fetchone()[0] == "running"
+
+
+def test_the_overviews_last_night_line_keeps_a_space_before_each_dot(homes, toy_run: Path) -> None:
+    """The last night's facts on the overview are separated by " · " (the template's conditional parts
+    once ran into the score: "0.750· its run")."""
+    import re
+
+    from sleep.nightstore import NightRecord, save
+
+    _index(homes)
+    staged = NightRecord("c-1", "/p/app", "2026-11-29T02:00:00Z", stage="stage", outcome="staged",
+                         finished_at="2026-11-29T02:20:00Z", scores={"baseline": 0.5, "candidate": 0.75},
+                         run_dir=str(toy_run), proposal={"id": "abcd1234", "branch": "skillopt/x/2026-11-29"})
+    with Index.open() as index:
+        save(index, staged)
+    html = client([toy_run.parents[1]]).get("/").text
+    section = html.split("<h2>Last night</h2>", 1)[1].split("</section>", 1)[0]
+    text = " ".join(re.sub(r"<[^>]+>", "", section).split())
+    assert "/p/app · staged · val 0.500 → 0.750 · its run · proposal abcd1234 · all nights" in text, text
