@@ -44,6 +44,7 @@ def labels(run_dir) -> list[str]:
 def test_the_defaults_screen_then_gate_and_keep_epoch_stages_opt_in():
     s = load_settings(None)
     assert s.evaluation.screen_items == 20 and s.evaluation.remeasure
+    assert s.evaluation.remeasure_scope == "disagreements"
     assert not s.optimizer.use_slow_update and not s.optimizer.use_meta_skill
     assert s.optimizer.refuse_judge_edits and s.evaluation.resample_disagreements == 0
 
@@ -69,7 +70,8 @@ async def test_a_tie_passes_the_screen_and_the_val_gate_decides(tmp_path):
 
 async def test_an_accepted_skill_is_re_measured_on_fresh_seeds_and_the_next_gate_is_paired_with_it(tmp_path):
     seen: list = []
-    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false")
+    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false",
+                        "evaluation.remeasure_scope=all")
 
     def answer(i, skill):
         return "banana" if "Always say banana." in skill else "apple"
@@ -166,8 +168,7 @@ async def test_an_invalid_held_out_judge_is_a_clear_error(tmp_path):
 
 async def test_re_measuring_only_the_differing_items_keeps_the_others_samples_and_pairs_the_next_gate(tmp_path):
     seen: list = []
-    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false",
-                        "evaluation.remeasure_scope=disagreements")
+    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false")  # the default scope
 
     def answer(i, skill):
         return "banana" if "Always say banana." in skill else "apple"

@@ -122,7 +122,7 @@ class EvaluationSettings(_Section):
     race_scope: Literal["both", "screen", "gate"] = "gate"
     screen_items: int = Field(default=20, ge=0)
     remeasure: bool = True
-    remeasure_scope: Literal["all", "disagreements"] = "all"
+    remeasure_scope: Literal["all", "disagreements"] = "disagreements"
     resample_disagreements: int = Field(default=0, ge=0)
     holdout_judge: Any = None
     substance_judge: bool = True
