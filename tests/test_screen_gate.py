@@ -194,3 +194,25 @@ async def test_re_measuring_only_the_differing_items_keeps_the_others_samples_an
         assert not seeds_of(k, True, True) & seeds_of(k, False, False)
     for k in same:  # not re-measured: the next candidate is paired with the samples the item kept
         assert len(seeds_of(k, True, False)) == 1 and seeds_of(k, True, True) == seeds_of(k, True, False)
+
+
+async def test_a_screen_margin_passes_a_candidate_one_item_behind_and_still_rejects_a_clear_loser(tmp_path):
+    def run(sub: str, margin: str, answer):
+        settings = new_loop(tmp_path / sub, "train.steps_per_epoch=1", "evaluation.early_stop=false",
+                            f"evaluation.screen_margin={margin}")
+        return train(settings, backends=backends(world(["BAD."], answer)))
+
+    first = await run("probe", "0", lambda i, s: "banana")
+    screened = [int(r["task_id"][1:]) for r in
+                json.loads(Path(first.run_dir, "steps", "step_0001", "rollouts.json").read_text())[:6]]
+
+    def worse_on(bad):  # the current skill passes the screened items (fails the rest); the candidate fails ``bad`` too
+        return lambda i, s: "apple" if i not in screened or ("BAD." in s and i in bad) else "banana cherry"
+
+    records = {}
+    for sub, margin, bad in (("exact", "0", screened[:1]), ("margin", "1", screened[:1]), ("loser", "1", screened[:2])):
+        summary = await run(sub, margin, worse_on(bad))
+        records[sub] = json.loads(Path(summary.run_dir, "history.json").read_text())[0]["screen"]
+    assert records["exact"]["passed"] is False and records["exact"]["current_sum"] == 6
+    assert records["margin"]["passed"] is True and "margin 1" in records["margin"]["reason"]
+    assert records["loser"]["passed"] is False
