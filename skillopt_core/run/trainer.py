@@ -12,7 +12,8 @@ Guarantees (each has its test):
   uninterrupted one.
 - **Screen, then gate (the default).** A candidate is first run on
   ``evaluation.screen_items`` items of the step's train batch, paired with the
-  current skill's rollouts of the step (ties pass); only then on val. With
+  current skill's rollouts of the step (ties pass, and with
+  ``evaluation.screen_margin`` a candidate that many items behind); only then on val. With
   ``evaluation.remeasure`` an accepted skill is measured again on a fresh
   round of val sample seeds (``state.gate_round``), and later candidates are
   gated on that round: the comparison is always paired and its bar is never
@@ -370,8 +371,9 @@ class Trainer:
         if raced is not None:
             early = f" ({raced.describe()})"
             bar = math.fsum(current[k] for k in cand)
+        reason = f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{less}{early}; {verdict}"
         return {"passed": passed, "items": n, "evaluated": len(cand), "current_sum": bar, "candidate_sum": got,
-                "reason": f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{less}{early}; {verdict}"}
+                "reason": reason}
 
     def _screen_race(self, current: Mapping[str, float], partial: Mapping[str, float], n: int) -> RaceCall | None:
         """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0
