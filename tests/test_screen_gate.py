@@ -44,6 +44,7 @@ def labels(run_dir) -> list[str]:
 def test_the_defaults_screen_then_gate_and_keep_epoch_stages_opt_in():
     s = load_settings(None)
     assert s.evaluation.screen_items == 20 and s.evaluation.remeasure
+    assert s.evaluation.remeasure_scope == "disagreements"
     assert not s.optimizer.use_slow_update and not s.optimizer.use_meta_skill
     assert s.optimizer.refuse_judge_edits and s.evaluation.resample_disagreements == 0
 
@@ -69,7 +70,8 @@ async def test_a_tie_passes_the_screen_and_the_val_gate_decides(tmp_path):
 
 async def test_an_accepted_skill_is_re_measured_on_fresh_seeds_and_the_next_gate_is_paired_with_it(tmp_path):
     seen: list = []
-    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false")
+    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false",
+                        "evaluation.remeasure_scope=all")
 
     def answer(i, skill):
         return "banana" if "Always say banana." in skill else "apple"
@@ -166,8 +168,7 @@ async def test_an_invalid_held_out_judge_is_a_clear_error(tmp_path):
 
 async def test_re_measuring_only_the_differing_items_keeps_the_others_samples_and_pairs_the_next_gate(tmp_path):
     seen: list = []
-    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false",
-                        "evaluation.remeasure_scope=disagreements")
+    settings = new_loop(tmp_path, "train.steps_per_epoch=2", "evaluation.early_stop=false")  # the default scope
 
     def answer(i, skill):
         return "banana" if "Always say banana." in skill else "apple"
@@ -193,3 +194,25 @@ async def test_re_measuring_only_the_differing_items_keeps_the_others_samples_an
         assert not seeds_of(k, True, True) & seeds_of(k, False, False)
     for k in same:  # not re-measured: the next candidate is paired with the samples the item kept
         assert len(seeds_of(k, True, False)) == 1 and seeds_of(k, True, True) == seeds_of(k, True, False)
+
+
+async def test_a_screen_margin_passes_a_candidate_one_item_behind_and_still_rejects_a_clear_loser(tmp_path):
+    def run(sub: str, margin: str, answer):
+        settings = new_loop(tmp_path / sub, "train.steps_per_epoch=1", "evaluation.early_stop=false",
+                            f"evaluation.screen_margin={margin}")
+        return train(settings, backends=backends(world(["BAD."], answer)))
+
+    first = await run("probe", "0", lambda i, s: "banana")
+    screened = [int(r["task_id"][1:]) for r in
+                json.loads(Path(first.run_dir, "steps", "step_0001", "rollouts.json").read_text())[:6]]
+
+    def worse_on(bad):  # the current skill passes the screened items (fails the rest); the candidate fails ``bad`` too
+        return lambda i, s: "apple" if i not in screened or ("BAD." in s and i in bad) else "banana cherry"
+
+    records = {}
+    for sub, margin, bad in (("exact", "0", screened[:1]), ("margin", "1", screened[:1]), ("loser", "1", screened[:2])):
+        summary = await run(sub, margin, worse_on(bad))
+        records[sub] = json.loads(Path(summary.run_dir, "history.json").read_text())[0]["screen"]
+    assert records["exact"]["passed"] is False and records["exact"]["current_sum"] == 6
+    assert records["margin"]["passed"] is True and "margin 1" in records["margin"]["reason"]
+    assert records["loser"]["passed"] is False

@@ -121,8 +121,9 @@ class EvaluationSettings(_Section):
     race_accept_z: float | None = Field(default=None, gt=0)
     race_scope: Literal["both", "screen", "gate"] = "gate"
     screen_items: int = Field(default=20, ge=0)
+    screen_margin: float = Field(default=0.0, ge=0.0)
     remeasure: bool = True
-    remeasure_scope: Literal["all", "disagreements"] = "all"
+    remeasure_scope: Literal["all", "disagreements"] = "disagreements"
     resample_disagreements: int = Field(default=0, ge=0)
     holdout_judge: Any = None
     substance_judge: bool = True

@@ -19,7 +19,9 @@ B = min(``train.batch_size``, train items), V = val items (after
 Judge calls: each target call on an item whose judge calls a model (a
 ``rubric`` judge) adds one judge call. Early stopping and screen rejects
 spend less; the re-measure after an accept (``evaluation.remeasure``) spends
-V·S more per accept; optimizer replies that need a repair add one call each.
+at most V·S more per accept (with ``remeasure_scope: disagreements``, the
+default, only on the items where the accepted draw differed); optimizer
+replies that need a repair add one call each.
 
 Dollars per call: a backend's declared ``cost_per_call`` (the scripted
 backend's), $0 for the local backend, else the price table

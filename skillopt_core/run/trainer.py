@@ -12,7 +12,8 @@ Guarantees (each has its test):
   uninterrupted one.
 - **Screen, then gate (the default).** A candidate is first run on
   ``evaluation.screen_items`` items of the step's train batch, paired with the
-  current skill's rollouts of the step (ties pass); only then on val. With
+  current skill's rollouts of the step (ties pass, and with
+  ``evaluation.screen_margin`` a candidate that many items behind); only then on val. With
   ``evaluation.remeasure`` an accepted skill is measured again on a fresh
   round of val sample seeds (``state.gate_round``), and later candidates are
   gated on that round: the comparison is always paired and its bar is never
@@ -347,10 +348,12 @@ class Trainer:
         ids = {t.id for t in tasks}
         current = {k: v for k, v in per_item(results, metric).items() if k in ids}
         bar = math.fsum(current.values())
+        margin = self.s.evaluation.screen_margin  # items the candidate may be behind and still pass
 
         def certain(partial: Mapping[str, float]) -> bool:
             got = math.fsum(partial.values())
-            if got >= bar - TIE_EPSILON or got + (len(tasks) - len(partial)) < bar - TIE_EPSILON:
+            low = bar - margin - TIE_EPSILON
+            if got >= low or got + (len(tasks) - len(partial)) < low:
                 return True
             return self._screen_race(current, partial, len(tasks)) is not None
 
@@ -360,22 +363,25 @@ class Trainer:
         got = math.fsum(cand.values())
         n = len(tasks)
         raced = self._screen_race(current, cand, n) if len(cand) < n else None
-        passed = raced.verdict == "pass" if raced is not None else got >= bar - TIE_EPSILON
+        passed = raced.verdict == "pass" if raced is not None else got >= bar - margin - TIE_EPSILON
         verdict = "passes to the val gate" if passed else "rejected before the val gate"
         sign = "≥" if passed else "<"
+        less = f" − margin {margin:g}" if margin else ""
         early = f" (decided after {len(cand)} of {n})" if len(cand) < n and raced is None else ""
         if raced is not None:
             early = f" ({raced.describe()})"
             bar = math.fsum(current[k] for k in cand)
+        reason = f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{less}{early}; {verdict}"
         return {"passed": passed, "items": n, "evaluated": len(cand), "current_sum": bar, "candidate_sum": got,
-                "reason": f"screen on {n} train items: candidate {got:g} {sign} current {bar:g}{early}; {verdict}"}
+                "reason": reason}
 
     def _screen_race(self, current: Mapping[str, float], partial: Mapping[str, float], n: int) -> RaceCall | None:
-        """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0."""
+        """The screen's raced answer (``evaluation.race_z``): ties pass, so the bar sits just below 0
+        (below ``-evaluation.screen_margin``)."""
         if self.screen_race is None or len(partial) >= n:
             return None
         deltas = [partial[k] - current.get(k, 0.0) for k in partial]
-        return race(self.screen_race, deltas, n - len(partial), -TIE_EPSILON)
+        return race(self.screen_race, deltas, n - len(partial), -self.s.evaluation.screen_margin - TIE_EPSILON)
 
     def _offer_best(self, state: TrainState, skill_text: str, scores: dict[str, float], source: str,
                     beat_best: bool = False) -> None:
