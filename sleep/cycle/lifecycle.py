@@ -62,6 +62,8 @@ def measure_part(choice: Any, seed_text: str, settings: Any, result: Any, backen
             return StepResult("paired", {"kind": kind}, skipped=skipped)
         settings = settings.model_copy(deep=True)
         settings.budget = settings.budget.model_copy(update={"max_calls": left})
+    say(f"[Paired] {choice.name}: measuring {n_items} items with and without the skill "
+        f"({2 * n_items * settings.train.samples_per_item} rollouts at most)...")
     try:
         comparison = measure(settings, result, backends, text, level=cfg.level)
     except Exception as exc:

@@ -57,8 +57,12 @@ def test_a_skill_that_does_not_help_is_proposed_for_retirement_and_undo_restores
 
 def test_a_skill_that_helps_is_kept(homes: Homes, tmp_path: Path) -> None:
     project = project_with(homes, tmp_path, HELPFUL)
+    lines: list[str] = []
     night = run_night(options(project, tmp_path, "sleep.use_corrections=false", "sleep.paired.min_instances=4"),
-                      say=lambda _: None)
+                      say=lines.append)
+    # the measurement (minutes on a local model) says it starts, then its result
+    start = next(i for i, line in enumerate(lines) if line.startswith("[Paired] run-tests: measuring 6 items"))
+    assert lines[start + 1:] and any(line.startswith("[Paired] run-tests: without it") for line in lines[start + 1:])
     part = night.skills[0]
     assert part["outcome"] == "no_improvement", part["reason"]
     assert part["paired"]["verdict"] is False and part["paired"]["losses"] == 6
