@@ -86,7 +86,8 @@ PAPER = ("evaluation.gate_policy=mean", "evaluation.early_stop=false", "train.nu
          "train.batch_size=40", "evaluation.screen_items=0", "evaluation.remeasure=false",
          "evaluation.gate_metric=hard", "evaluation.resample_disagreements=0",
          "optimizer.refuse_judge_edits=false", "evaluation.substance_judge=false",
-         "evaluation.stock_sentences=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false")
+         "evaluation.stock_sentences=false", "optimizer.use_slow_update=false", "optimizer.use_meta_skill=false",
+         "train.patience=null")
 N_ITEMS = 700  # split 1:2:3 → ≈117 train, ≈233 val (enough for the 200 val size), ≈350 test
 WORLDS = ("plain", "fallible")
 # The fallible world's optimizer proposes the judge-gaming or verbose rule in 10 % of its edits.

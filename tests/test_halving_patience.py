@@ -81,7 +81,8 @@ async def test_a_single_distinct_candidate_skips_the_halving(tmp_path):
 async def test_patience_stops_after_that_many_gates_in_a_row_that_kept_the_current_skill(tmp_path):
     bad = [["B1."], ["B2."], ["B3."], ["B4."]]
     answer = lambda i, s: "apple" if any(b[0] in s for b in bad) else "banana"  # noqa: E731
-    summary = await train(loop(tmp_path, "train.steps_per_epoch=4", "train.patience=2"), backends=backends(world(bad, answer)))
+    summary = await train(loop(tmp_path, "train.steps_per_epoch=4", "train.patience=2", "train.patience_counts=all"),
+                          backends=backends(world(bad, answer)))
     history = json.loads(Path(summary.run_dir, "history.json").read_text())
     assert [h["action"] for h in history] == ["reject", "reject"]
     assert summary.status == "completed" and summary.steps_done == 2 and summary.total_steps == 4

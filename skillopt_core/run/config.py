@@ -89,8 +89,8 @@ class TrainSettings(_Section):
     seed: int = 0
     max_consecutive_failures: int | None = Field(default=5, ge=1)
     candidates_per_step: int = Field(default=1, ge=1)
-    patience: int | None = Field(default=None, ge=1)
-    patience_counts: Literal["all", "clear_rejects"] = "all"
+    patience: int | None = Field(default=6, ge=1)
+    patience_counts: Literal["all", "clear_rejects"] = "clear_rejects"
 
 
 class OptimizerSettings(_Section):
