@@ -157,7 +157,7 @@ def test_the_same_night_through_the_persons_own_proxy(project: Path, tmp_path: P
         theirs = TinyProxy(forward=("127.0.0.1", ep.port))
         try:
             gateway = f"http://model-gateway.invalid:{ep.port}"
-            point(target, ep, homes, monkeypatch, tmp_path, base_url=gateway)
+            point(target, ep, homes, monkeypatch, tmp_path, base_url=gateway + ("/v1" if target == "codex" else ""))
             monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{theirs.port}")
             record = night(project, tmp_path, capsys, target)
         finally:
