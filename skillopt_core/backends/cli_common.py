@@ -92,6 +92,10 @@ from skillopt_core.replay import REPLAY_MARKER, replay_root
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT = 120.0
+# The roles whose calls an acting backend runs through its launcher (the night's sandbox): the
+# replay's rollouts ("target", which also act) and the trigger step's runs of a request ("trigger",
+# read-only). A night's CLI runs nowhere else on a person's request.
+SANDBOXED_ROLES = ("target", "trigger")
 CHECK_OUTPUT_CHARS = 4000  # of a check command's output kept before the trajectory bounds it
 _KILL_GRACE_S = 2.0
 # The most of each output stream a call without its own cap keeps (read while streaming; the rest is
@@ -571,7 +575,9 @@ class CliBackend:
     def act(self, launcher: Launcher, *, output_cap: int | None = None) -> None:
         """Let target calls act: run the commands ``request.allowed_commands`` names
         and edit files in the working directory, every process started through
-        ``launcher`` (the caller's sandbox); then run ``request.checks`` there too."""
+        ``launcher`` (the caller's sandbox); then run ``request.checks`` there too.
+        Trigger calls that name a working directory run through ``launcher`` as well,
+        with the CLI's read-only permissions (:data:`SANDBOXED_ROLES`)."""
         self._launcher = launcher
         self._output_cap = output_cap
 
@@ -596,6 +602,12 @@ class CliBackend:
 
     def _is_target(self, request: CompletionRequest) -> bool:
         return effective_role(request, self._role) == "target"
+
+    def _in_sandbox(self, request: CompletionRequest) -> bool:
+        """Does this call run through the launcher: an acting backend's call of a role that runs the
+        agent on a person's request (:data:`SANDBOXED_ROLES`) in a working directory."""
+        return (self._launcher is not None and request.cwd is not None
+                and effective_role(request, self._role) in SANDBOXED_ROLES)
 
     async def _run_checks(self, request: CompletionRequest, where: ReplayDir) -> list[CheckRun]:
         """``request.checks`` run in the working directory through the launcher, after the agent."""
@@ -693,7 +705,7 @@ class CliBackend:
 
     async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
                    request: CompletionRequest | None = None, extra_env: dict[str, str] | None = None) -> CliResult:
-        sandboxed = request is not None and self._acts_on(request)
+        sandboxed = request is not None and self._in_sandbox(request)
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text,
                              launcher=self._launcher if sandboxed else None,
                              output_cap=self._output_cap if sandboxed else None,

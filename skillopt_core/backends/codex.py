@@ -21,6 +21,8 @@ Command (prompt on stdin, ``-`` as the prompt argument)::
   so commands outside ``request.allowed_commands`` are recorded, not prevented.
   Codex has no per-tool allow list, so ``model.allowed_tools`` does not apply
   (a warning says so once); ``model.max_turns`` has no Codex flag either.
+  A trigger call of an acting backend (the night's trigger step) runs inside the
+  launcher too, the same way, in its scratch folder: it can write only there.
 - Acting, ``--disable plugins -c analytics.enabled=false``: Codex 0.171 otherwise
   syncs plugins (``github.com``, ``api.github.com``, ``chatgpt.com``) and sends
   analytics (``ab.chatgpt.com``) at start, which the sandbox would refuse.
@@ -203,8 +205,9 @@ class CodexBackend(cli.CliBackend):
             return f"codex:{self.model} (codex exec, acting inside {self._launcher.name})"
         return f"codex:{self.model} (codex exec, read-only sandbox)"
 
-    def argv(self, workdir: str, acting: bool = False) -> list[str]:
-        sandbox = "danger-full-access" if acting and self._launcher is not None else "read-only"
+    def argv(self, workdir: str, in_launcher: bool = False) -> list[str]:
+        # Inside the launcher's sandbox Codex's own cannot start (see the module doc): that one is the sandbox.
+        sandbox = "danger-full-access" if in_launcher and self._launcher is not None else "read-only"
         args = [self._exe, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox, "--ephemeral",
                 "-c", "allow_login_shell=false"]
         if sandbox == "danger-full-access":  # no traffic beyond the model endpoint (the sandbox would refuse it)
@@ -215,7 +218,7 @@ class CodexBackend(cli.CliBackend):
         return [*args, "-"]
 
     def command_line(self, request: CompletionRequest, where: cli.ReplayDir, prompt: str) -> cli.CliCall:
-        return cli.CliCall(self.argv(str(where.work), self._acts_on(request)), stdin=prompt)
+        return cli.CliCall(self.argv(str(where.work), self._in_sandbox(request)), stdin=prompt)
 
     def parse(self, result: cli.CliResult, where: cli.ReplayDir, request: CompletionRequest) -> cli.CliOutput:
         events = parse_events(result.stdout, where.work)

@@ -28,6 +28,11 @@ the backend returns (:class:`skillopt_core.backends.trajectory.Trajectory`):
   verbatim, no pointer in the prompt), and a :class:`CommandRun` or :class:`ToolCall`
   naming ``<name>/SKILL.md`` counts as loading it.
 
+When the night's replay acts in the sandbox, every trigger run does too (the
+backend's launcher: bubblewrap, the egress proxy its only way out, writes only
+in its scratch folder), with the CLI's read-only permissions: a request mined
+from the person's transcripts never runs the agent on the host.
+
 A query whose run failed for this item only (:class:`RequestFailed`) counts as
 "not loaded" and as unread (``unread`` in the figures); a systemic failure (not
 logged in) stops the step.
@@ -147,8 +152,12 @@ class ListedClaude:
         with replay_dir(self.name) as where:
             plugin = self._plugin(where.meta, [request.skill or "", *self.siblings])
             argv = self.inner.argv(READ_ONLY_TOOLS, None, plugin, memory_dir=where.work)
+            # in the night's sandbox when the replay acts (its egress the only way out), as every run of a request
+            launcher = self.inner.launcher
             result = await run_cli(argv, cwd=where.work, timeout=self.inner.timeout, backend=self.name,
-                                   stdin_text=prompt, extra_env=MEMORY_ENV, keep_env=self.inner.env_keep)
+                                   stdin_text=prompt, extra_env=MEMORY_ENV, keep_env=self.inner.env_keep,
+                                   launcher=launcher, writable=(where.meta,) if launcher is not None else (),
+                                   output_cap=self.inner.output_cap if launcher is not None else None)
             parsed, trajectory = parse_stream(result.stdout, where.work)
         hint = "Check that `claude -p hello` works in a terminal (log in with `claude`)."
         if parsed is None:

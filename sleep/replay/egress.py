@@ -41,6 +41,7 @@ the person's network, the host's other loopback services or the internet at larg
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import ipaddress
 import os
@@ -191,6 +192,8 @@ class EgressProxy:
     def close(self) -> None:
         self._closed = True
         try:
+            with contextlib.suppress(OSError):  # wakes the accept() of _serve (close alone leaves it blocked)
+                self._server.shutdown(socket.SHUT_RDWR)
             self._server.close()
         finally:
             for path in (self.socket_path, self.bridge_path, self.folder):

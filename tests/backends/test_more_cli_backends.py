@@ -178,6 +178,32 @@ async def test_acting_cursor_forces_inside_the_launcher(fake_env: Path) -> None:
     assert launcher.wrapped and launcher.wrapped[0][0].endswith("cursor-agent")
 
 
+READ_ONLY_SIGNS = {"gemini-cli": ("--approval-mode", "default"), "cursor-agent": ("--mode", "ask"),
+                   "codex": ("--sandbox", "danger-full-access"), "claude-code": None, "opencode": None}
+
+
+@pytest.mark.parametrize("name", [*NEW, "codex", "claude-code"])
+async def test_trigger_calls_of_an_acting_backend_run_inside_its_launcher_without_acting(name: str,
+                                                                                        fake_env: Path) -> None:
+    """The night's trigger step runs the agent on a person's request: through the sandbox like a rollout
+    (codex with its own sandbox off, which cannot start inside bubblewrap), with read-only permissions."""
+    backend, launcher = _acting(name)
+    work = _checkout()
+    await backend.complete(CompletionRequest.single("deploy the app", role="trigger", stage="trigger", cwd=str(work),
+                                                    skill="---\nname: s\ndescription: d\n---\nbody\n"))
+    assert len(launcher.wrapped) == 1
+    argv = only_record(fake_env)["argv"]
+    sign = READ_ONLY_SIGNS[name]
+    if sign is not None:
+        assert argv[argv.index(sign[0]) + 1] == sign[1], argv
+    if name == "opencode":
+        assert opencode_config(only_record(fake_env))["permission"].get("edit") != "allow"
+    assert "--force" not in argv and "--yolo" not in argv
+    launcher.wrapped.clear()
+    await backend.complete(CompletionRequest.single("deploy the app", role="trigger"))  # no folder: not a run
+    assert not launcher.wrapped
+
+
 @pytest.mark.parametrize("name", NEW)
 async def test_optimizer_calls_do_not_act_even_after_act(name: str, fake_env: Path) -> None:
     backend, launcher = _acting(name)

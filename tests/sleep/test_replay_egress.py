@@ -165,6 +165,10 @@ class TinyProxy:
         up.close()
 
     def close(self) -> None:
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)  # wakes the accept() of _serve
+        except OSError:
+            pass
         self.server.close()
 
 

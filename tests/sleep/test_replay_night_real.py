@@ -91,9 +91,10 @@ def point(target: str, ep: ModelEndpoint, homes: Homes, monkeypatch: pytest.Monk
         monkeypatch.setenv("OPENAI_API_KEY", "sk-scripted")
 
 
-def night(project: Path, tmp_path: Path, capsys, target: str, *extra: str, ok: bool = True) -> dict:
+def night(project: Path, tmp_path: Path, capsys, target: str, *extra: str, ok: bool = True,
+          scripted: dict = RULES) -> dict:
     rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump(RULES))
+    rules.write_text(yaml.safe_dump(scripted))
     code = main(["run", "--project", str(project), "--skill", str(project / SKILL), "--backend", "scripted",
                  "--set", f"model.scripted={rules}", "--set", f"sleep.target_backend={target}", "--json", *extra])
     out = capsys.readouterr().out
@@ -149,6 +150,9 @@ def test_a_real_cli_night_stages_the_correction_it_really_ran(project: Path, tmp
     print(f"{target}: {calls} rollouts in {wall:.1f} s ({wall / max(calls, 1):.1f} s per rollout)")
 
 
+DESCRIBE = {"stage": "describe", "response": json.dumps({"descriptions": ["Work on the tiny ledger project."]})}
+
+
 @pytest.mark.parametrize("target", ["claude-code", "codex"])
 def test_the_same_night_through_the_persons_own_proxy(project: Path, tmp_path: Path, capsys, homes: Homes,
                                                       monkeypatch: pytest.MonkeyPatch, target: str) -> None:
@@ -159,10 +163,17 @@ def test_the_same_night_through_the_persons_own_proxy(project: Path, tmp_path: P
             gateway = f"http://model-gateway.invalid:{ep.port}"
             point(target, ep, homes, monkeypatch, tmp_path, base_url=gateway + ("/v1" if target == "codex" else ""))
             monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{theirs.port}")
-            record = night(project, tmp_path, capsys, target)
+            # the trigger step runs the real CLI on each mined request too, whatever the split of this
+            # test's folder names (a task's id names its project's path): one held-out prompt a side is enough
+            record = night(project, tmp_path, capsys, target, "--set", "sleep.triggers.min_test=1",
+                           scripted={"rules": [*RULES["rules"], DESCRIBE]})
         finally:
             theirs.close()
     assert record["outcome"] == "staged", record["reason"]
+    triggers = record["triggers"]
+    assert "skipped" not in triggers and "error" not in triggers, triggers
+    # each of its runs reached the model (through the sandbox's egress and their proxy), none timed out
+    assert triggers["before"]["test"].get("unread", 0) == 0, triggers
     assert theirs.lines and all(line.split()[1].startswith(gateway) for line in theirs.lines)
     # every model call came through their proxy (Claude Code also sends a `HEAD /` reachability probe
     # when it has time to, which passes there too)
