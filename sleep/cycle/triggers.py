@@ -277,6 +277,9 @@ async def optimise(decider: Decide, optimizer: Any, name: str, description: str,
     ``decider(description, queries)``: :func:`asking` a model, or an agent CLI's trajectory
     (:class:`sleep.cycle.trigger_trace.TraceDecider`)."""
     base = await decider(description, queries)
+    if base and all(not read for _, _, read in base):  # nothing measured: candidates would wait out the same failures
+        raise RuntimeError(f"none of the {len(base)} trigger runs gave a readable answer (each failed, timed out "
+                           "or answered without a decision); nothing was measured")
     result = TriggerResult(before=_by_split(base), description_before=description,
                            n_queries={s: sum(q.split == s for q in queries) for s in ("train", "test")})
     train = [d for d in base if d[0].split == "train"]

@@ -92,6 +92,30 @@ def test_the_trigger_set_splits_by_task_and_needs_both_sides() -> None:
     assert (f["precision"], f["recall"], f["unread"]) == (0.5, 0.5, 1)
 
 
+def test_a_step_none_of_whose_runs_could_be_read_stops_before_proposing() -> None:
+    """Every run of the current description failed (an endpoint the CLI cannot reach, a model that never
+    answers in the format): the step stops there, with an error, instead of measuring candidates the same way."""
+    import asyncio
+
+    from sleep.cycle.triggers import optimise
+
+    calls: list[str] = []
+
+    async def unreachable(description: str, queries):
+        calls.append(description)
+        return [(q, False, False) for q in queries]
+
+    class Optimizer:
+        async def complete(self, request):  # never reached
+            raise AssertionError("proposed after a measurement that read nothing")
+
+    queries = [Query("run tests", True, "t1", "train"), Query("lint", True, "t2", "test"),
+               Query("changelog", False, "t3", "train"), Query("release", False, "t4", "test")]
+    with pytest.raises(RuntimeError, match="none of the 4 trigger runs gave a readable answer"):
+        asyncio.run(optimise(unreachable, Optimizer(), "run-tests", "Old.", queries, TriggerSettings()))
+    assert calls == ["Old."]
+
+
 @pytest.mark.parametrize("text", [
     "---\nname: a\ndescription: old one\nlicense: MIT\n---\n\n# A\n",
     "---\r\nname: a\r\ndescription: >\r\n  folded\r\n  old\r\nallowed-tools: Bash\r\n---\r\nbody",
