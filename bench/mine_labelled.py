@@ -63,7 +63,10 @@ METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedd
     "e5-r31": (_R31[0], _R31[1], "e5"),
     "e5": ({}, {}, "e5"),
     "lex-r32": (_R32, {}, None),
-    "lex-act": ({"action_candidates": 0.9}, {}, None),  # words with e5's action candidates (not the default)
+    # Round 4's variant: the words with e5's action candidates, without round 5's two checks.
+    "lex-act": ({"action_candidates": 0.9, "action_words_against": -1, "action_all_tokens": False}, {}, None),
+    "lex-r33": ({"action_candidates": 0.0}, {}, None),  # the words-only default before round 5
+    "e5-r33": ({"action_words_against": -1, "action_all_tokens": False}, {}, "e5"),  # e5 before round 5
     "e5-r32": (_R32, {}, "e5"),  # also its threshold 0.32 and no action candidates (round 3's e5)
 }
 _EMBEDDERS: dict = {}
