@@ -694,7 +694,7 @@ class CliBackend:
         started = time.monotonic()
         async with self._replay(request) as (where, prompt):
             call = self.command_line(request, where, prompt)
-            result = await self._run(call.argv, where, stdin_text=call.stdin, request=request, extra_env=call.env)
+            result = await self.run_in(call.argv, where, stdin_text=call.stdin, request=request, extra_env=call.env)
             out = self.parse(result, where, request)
             checks = await self._run_checks(request, where) if out.finished else []
         error = self.failure(out, result)
@@ -703,8 +703,10 @@ class CliBackend:
         return Completion(text=out.text or "", usage=out.usage, model=out.model or self.model,
                           latency_s=time.monotonic() - started, trajectory=out.trajectory.with_steps(*checks))
 
-    async def _run(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
-                   request: CompletionRequest | None = None, extra_env: dict[str, str] | None = None) -> CliResult:
+    async def run_in(self, argv: list[str], where: ReplayDir, stdin_text: str | None = None,
+                     request: CompletionRequest | None = None, extra_env: dict[str, str] | None = None) -> CliResult:
+        """``argv`` run in ``where``'s working directory with this backend's timeout: through the launcher
+        (its output cap, ``where.meta`` writable) when ``request`` is one the sandbox takes (:meth:`_in_sandbox`)."""
         sandboxed = request is not None and self._in_sandbox(request)
         return await run_cli(argv, cwd=where.work, timeout=self._timeout, backend=self.name, stdin_text=stdin_text,
                              launcher=self._launcher if sandboxed else None,

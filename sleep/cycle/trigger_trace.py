@@ -48,6 +48,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,19 +146,16 @@ class ListedClaude:
             parse_stream,
             usage_from_result,
         )
-        from skillopt_core.backends.cli_common import cli_failure, exit_error, replay_dir, run_cli, tail
+        from skillopt_core.backends.cli_common import cli_failure, exit_error, replay_dir, tail
 
         started = time.monotonic()
         prompt = f"{REPLAY_MARKER}\n\n{request.messages[-1].content}"
         with replay_dir(self.name) as where:
             plugin = self._plugin(where.meta, [request.skill or "", *self.siblings])
             argv = self.inner.argv(READ_ONLY_TOOLS, None, plugin, memory_dir=where.work)
-            # in the night's sandbox when the replay acts (its egress the only way out), as every run of a request
-            launcher = self.inner.launcher
-            result = await run_cli(argv, cwd=where.work, timeout=self.inner.timeout, backend=self.name,
-                                   stdin_text=prompt, extra_env=MEMORY_ENV, keep_env=self.inner.env_keep,
-                                   launcher=launcher, writable=(where.meta,) if launcher is not None else (),
-                                   output_cap=self.inner.output_cap if launcher is not None else None)
+            # a trigger run in its folder: in the night's sandbox when the replay acts, as every run of a request
+            result = await self.inner.run_in(argv, where, stdin_text=prompt, extra_env=MEMORY_ENV,
+                                             request=replace(request, role="trigger", cwd=str(where.work)))
             parsed, trajectory = parse_stream(result.stdout, where.work)
         hint = "Check that `claude -p hello` works in a terminal (log in with `claude`)."
         if parsed is None:

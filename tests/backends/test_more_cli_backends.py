@@ -178,8 +178,9 @@ async def test_acting_cursor_forces_inside_the_launcher(fake_env: Path) -> None:
     assert launcher.wrapped and launcher.wrapped[0][0].endswith("cursor-agent")
 
 
-READ_ONLY_SIGNS = {"gemini-cli": ("--approval-mode", "default"), "cursor-agent": ("--mode", "ask"),
-                   "codex": ("--sandbox", "danger-full-access"), "claude-code": None, "opencode": None}
+# (flag, value) a trigger run inside the launcher carries: the CLI's read-only mode, or (codex) its own sandbox off
+TRIGGER_FLAGS = {"gemini-cli": ("--approval-mode", "default"), "cursor-agent": ("--mode", "ask"),
+                 "codex": ("--sandbox", "danger-full-access"), "claude-code": None, "opencode": None}
 
 
 @pytest.mark.parametrize("name", [*NEW, "codex", "claude-code"])
@@ -193,7 +194,7 @@ async def test_trigger_calls_of_an_acting_backend_run_inside_its_launcher_withou
                                                     skill="---\nname: s\ndescription: d\n---\nbody\n"))
     assert len(launcher.wrapped) == 1
     argv = only_record(fake_env)["argv"]
-    sign = READ_ONLY_SIGNS[name]
+    sign = TRIGGER_FLAGS[name]
     if sign is not None:
         assert argv[argv.index(sign[0]) + 1] == sign[1], argv
     if name == "opencode":

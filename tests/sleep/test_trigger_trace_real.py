@@ -103,6 +103,35 @@ def test_precision_and_recall_come_from_the_skill_tool_calls_of_the_real_claude(
     assert any("Run `pnpm vitest run` and list what fails." in b for b in bodies)
 
 
+class Recording:
+    """A launcher that starts the command as it is and records it (bubblewrap itself: the night tests)."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.wrapped: list[tuple[list[str], tuple]] = []
+
+    def wrap(self, argv, cwd, env, writable=()):
+        self.wrapped.append((list(argv), tuple(writable)))
+        return argv, env
+
+
+def test_the_trigger_runs_of_an_acting_claude_go_through_its_launcher(claude) -> None:
+    """With the night's replay acting (the backend given the sandbox's launcher), each trigger run of the real
+    claude starts through that launcher too, its plugin folder writable: never on the host beside it."""
+    seen: list[str] = []
+    with ModelEndpoint(trigger_plan(seen)) as ep:
+        backend = claude(ep)
+        launcher = Recording()
+        backend.act(launcher)
+        decider = TraceDecider(backend, "run-tests", lambda d: SKILL.format(d), [SIBLING], workers=1)
+        decisions = asyncio.run(decider("Run the unit tests with vitest and list failing tests.",
+                                        [Query("run the unit tests and list the failing ones", True, "t", "test")]))
+    assert decisions[0][1] and decisions[0][2]  # the real claude loaded the skill, through the launcher
+    assert len(launcher.wrapped) == 1 and launcher.wrapped[0][0][0].endswith("claude")
+    assert launcher.wrapped[0][1] and "--plugin-dir" in launcher.wrapped[0][0]
+
+
 def test_the_description_optimisation_with_the_real_claude_raises_held_out_recall(claude) -> None:
     """The night's loop (sleep.cycle.triggers.optimise) with the real claude deciding by its trajectory:
     the weak description never triggers; the optimizer's candidate does, on the held-out split too, and
