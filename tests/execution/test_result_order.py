@@ -4,13 +4,18 @@ jobs in submission order and in reverse order give the same answer. (A
 loaded machine or a Ray worker that starts late reorders completions; the
 screen and the val gate must not see a different set of items because of it.)
 
-The executors here hold the jobs of one evaluation and finish them one at a
-time, each only after the caller has handled the one before, so the order is
-exact and the tests need no timing."""
+The rollout-level executors hold the jobs of one evaluation and finish them
+one at a time, each only after the caller has handled the one before, so the
+order is exact. The training run delays the failing checks instead: after the
+change the history is the same whatever the delay does, so that test cannot
+fail by timing; before it, the delay was what made the histories differ (the
+CI failure of tests/execution/test_ray_training.py: the Ray run's step-1
+screen stopped after 1 of 3 items, the local run's after 3)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,17 +24,19 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "envs"))
 
-from bench_run import SUM_SOLUTION  # noqa: E402
+from bench_run import SUM_SOLUTION, train_offline  # noqa: E402
 
 from skillopt_core.backends import BackendSpec, create_backend  # noqa: E402
 from skillopt_core.envs import create_env  # noqa: E402
-from skillopt_core.evaluation.executor import Job, run_job  # noqa: E402
+import skillopt_core.run.runtime as runtime  # noqa: E402
+from skillopt_core.evaluation.executor import Job, LocalExecutor, run_job  # noqa: E402
 from skillopt_core.evaluation.rollout import RolloutCache, run_rollouts  # noqa: E402
 from skillopt_core.skill.document import Skill  # noqa: E402
 
 FAILING = "```python\nraise SystemExit(3)\n```"
 # 9001 (column D = B + C) gets a correct solution; every other task one that exits 3.
 RULES = {"rules": [{"match": "sum of columns B and C", "response": SUM_SOLUTION}, {"response": FAILING}]}
+TARGET_RULES = [{"stage": "rollout", **rule} for rule in RULES["rules"]]
 
 
 class OrderedExecutor:
@@ -94,3 +101,28 @@ async def test_an_early_stop_does_not_depend_on_which_check_finishes_first(ids: 
     # It stops at the first task (in the order given) where the candidate reaches 1.
     stop = ids.index("9001") + 1
     assert forward == [(i, 1.0 if i == "9001" else 0.0) for i in ids[:stop]]
+
+
+class FailingChecksLast(LocalExecutor):
+    """The local executor, with every check of a failing solution started 1.5 s late."""
+
+    async def run(self, job: Job):
+        if "SystemExit" in job.args[0]:  # the check's code: FAILING's
+            await asyncio.sleep(1.5)
+        return await super().run(job)
+
+
+def history(tmp_path: Path, capsys, name: str) -> list[dict]:
+    _, run_dir = train_offline("spreadsheetbench/local", tmp_path / name, capsys, TARGET_RULES,
+                               "evaluation.eval_test=false", "optimizer.use_slow_update=false")
+    records = json.loads((run_dir / "history.json").read_text(encoding="utf-8"))
+    return [{k: v for k, v in r.items() if k != "timings"} for r in records]
+
+
+def test_a_training_run_gives_the_same_history_when_the_failing_checks_finish_last(
+        tmp_path, capsys, monkeypatch) -> None:
+    plain = history(tmp_path, capsys, "plain")
+    monkeypatch.setattr(runtime, "create_executor", lambda settings: FailingChecksLast())
+    delayed = history(tmp_path, capsys, "delayed")
+    assert delayed == plain
+    assert plain[0]["screen"]["evaluated"] == 1  # 9001 leads step 1's screen batch: it decides alone
