@@ -16,9 +16,16 @@ be, may call ``target`` many times (each call is metered), and returns a
 :class:`Completion` whose text (the transcript) is cached and scored like an
 answer.
 
-Early stopping: ``stop_when`` sees the per-item scores finished so far (in
-completion order) after each item; when it returns true, the calls still in
-flight are cancelled and the items finished so far are returned.
+Early stopping: ``stop_when`` sees the per-item scores of the first k tasks
+(in the order given, once all of their samples are finished) for k = 1, 2, ...;
+when it returns true, the calls still in flight are cancelled and those k
+tasks' results are returned. Items that finished out of order wait for the
+ones before them, and an item after the k-th that happened to finish first is
+not returned (its answer and score stay in the cache). So where an evaluation
+stops, and what it returns, depend on the scores alone, never on which call
+finished first (a loaded machine, a Ray worker that started late): the same
+seeds give the same decisions on either executor. Only what was spent past
+the stop (calls already in flight) depends on timing.
 """
 
 from __future__ import annotations
@@ -89,17 +96,29 @@ async def run_rollouts(
     seeds: Mapping[str, int] | None = None,
 ) -> list[RolloutResult]:
     """Results in (task, sample) order, for every task unless ``stop_when``
-    ended the evaluation early (then for the tasks finished by then).
-    ``seeds`` (task id → seed) overrides ``seed`` for the tasks it names."""
+    ended the evaluation early (then for the first tasks, those it stopped on:
+    see the module docstring). ``seeds`` (task id → seed) overrides ``seed``
+    for the tasks it names."""
     cache = cache if cache is not None else RolloutCache()
     skill_text = skill.render()
     jobs = [(t, s) for t in tasks for s in range(samples)]
     results: list[RolloutResult | None] = [None] * len(jobs)
     sem = asyncio.Semaphore(max(1, workers))
     remaining = {t.id: samples for t in tasks}
-    finished: dict[str, float] = {}
+    finished: dict[str, float] = {}  # per-item scores of tasks[:prefix]
+    prefix = 0
     done = 0
     stop = asyncio.Event()
+
+    def extend_prefix(stop_when: Callable[[Mapping[str, float]], bool]) -> None:
+        """Offer ``stop_when`` each newly complete first-k prefix of ``tasks``, in order."""
+        nonlocal prefix
+        while not stop.is_set() and prefix < len(tasks) and remaining[tasks[prefix].id] == 0:
+            task = tasks[prefix]
+            prefix += 1
+            finished.update(per_item([r for r in results if r is not None and r.task_id == task.id], metric))
+            if stop_when(finished):
+                stop.set()
 
     async def one(i: int, task: Task, sample: int) -> None:
         nonlocal done
@@ -115,10 +134,7 @@ async def run_rollouts(
             on_progress(done, len(jobs))
         remaining[task.id] -= 1
         if remaining[task.id] == 0 and stop_when is not None:
-            item = [r for r in results if r is not None and r.task_id == task.id]
-            finished.update(per_item(item, metric))
-            if stop_when(finished):
-                stop.set()
+            extend_prefix(stop_when)
 
     pending = [asyncio.ensure_future(one(i, t, s)) for i, (t, s) in enumerate(jobs)]
     try:
@@ -126,7 +142,7 @@ async def run_rollouts(
     finally:
         await cancel_all(pending)
     if stop.is_set():
-        return [r for r in results if r is not None and remaining[r.task_id] == 0]
+        return [r for r in results if r is not None and r.task_id in finished]
     return [r for r in results if r is not None]
 
 
