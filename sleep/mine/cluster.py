@@ -297,16 +297,29 @@ def action_only_pairs(f: Features, base: tuple[np.ndarray, np.ndarray, np.ndarra
     return ai[keep], aj[keep]
 
 
-def words_against(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams) -> np.ndarray:
+def established_words(f: Features, texts: list[str], p: ClusterParams) -> np.ndarray:
+    """A bool per word column of ``f.terms``: the project uses the word repeatedly, in at least
+    ``established_df`` distinct prompts (told apart by their text) of the whole pool.
+
+    Counted over the typed prompts, not over the miner's nodes: a small project's paraphrases
+    collapse into a node or two each ("add a changelog entry for the csv export" / "... the new
+    csv export"), and over 5 nodes almost no word reaches 3, so the check below never spoke."""
+    first: dict[str, int] = {}
+    for row, text in enumerate(texts):
+        first.setdefault(text, row)
+    distinct = f.terms[np.fromiter(first.values(), dtype=np.int64, count=len(first))]
+    return np.asarray(distinct.getnnz(axis=0)) >= p.established_df
+
+
+def words_against(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
+                  established: np.ndarray) -> np.ndarray:
     """A bool per pair: each request states more than ``action_words_against`` words the project uses
-    repeatedly (in at least ``established_df`` distinct prompts of ``f``) that the other does not state.
+    repeatedly (``established``, see :func:`established_words`) that the other does not state.
 
     Two paraphrases of one request differ in a word or two the project also uses (and in words
     typed once, which say nothing here); two one-offs that ran the same ``make`` each say several
     things the project says elsewhere, and share none of them: the command does not join those."""
-    t = f.terms
-    df = np.asarray(t.getnnz(axis=0))
-    est = (t @ sp.diags((df >= p.established_df).astype(np.float32))).tocsr()
+    est = (f.terms @ sp.diags(established.astype(np.float32))).tocsr()
     est.eliminate_zeros()
     n = np.asarray(est.getnnz(axis=1))
     shared = rowwise_dot(est, i, j)

@@ -173,3 +173,27 @@ def test_reading_different_files_of_one_folder_is_not_doing_the_same() -> None:
     assert [2, 3] in groups, groups
     before = [g.rows for g in cluster_pool(pool, replace(ClusterParams(), action_all_tokens=False))[0]]
     assert [0, 1] in before, before
+
+
+def test_a_small_projects_repeated_words_are_counted_over_its_prompts() -> None:
+    """A new user's first nights: twelve prompts, paraphrases of four requests, each of which ran
+    ``vitest run`` or ``eslint`` (the changelog entries too, as in tests/sleep/test_cycle_newskills.py).
+    The paraphrases collapse into a few nodes, over which hardly a word is repeated; counted over the typed prompts, "add a changelog entry for the csv export" states
+    five repeated words "run the unit tests" lacks, so the command they share does not join them
+    (sleep.mine.cluster.established_words). Each request keeps its paraphrases."""
+    kinds = [["run the unit tests and list the failing ones", "can you run the unit tests and list failing ones",
+              "please run the unit tests, list the failing ones"],
+             ["run the linter and list the problems", "run the linter, list the problems please",
+              "can you run the linter and list the problems"],
+             ["add a changelog entry for the csv export", "add a changelog entry for the new csv export",
+              "please add a changelog entry for csv export"],
+             ["add a changelog entry for the pdf import", "add a changelog entry about the pdf import",
+              "can you add a changelog entry for pdf import"]]
+    texts = [t for kind in kinds for t in kind]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=["eslint" if "linter" in t or "pdf" in t else "vitest run"], files=[])
+            for n, t in enumerate(texts)]
+    groups = [g.rows for g in cluster_pool(pool)[0]]
+    kind_of = {row: k for k, kind in enumerate(kinds) for row in range(3 * k, 3 * k + 3)}
+    assert all(len({kind_of[r] for r in g}) == 1 for g in groups), groups
+    assert all(any(set(range(3 * k, 3 * k + 3)) <= set(g) for g in groups) for k in range(4)), groups
