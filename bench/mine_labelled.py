@@ -18,10 +18,13 @@ argument guard (sleep.mine.guard); ``lex-r31`` and ``e5-r31``: the two before th
 (function-word swaps, the typed directories of edited files and identifier words as arguments),
 i.e. the figures before round 3; ``lex-r32`` and ``e5-r32``: the two before round 4 (no
 words floor, no candidates from the actions; e5 at threshold 0.32), which reproduce on the held
-halves the figures round 4 started from; ``lex-act``: the words with e5's candidates from the
-actions (not the default: on the synthetic homes it joins one-offs that ran the same command).
-Round 3's ``e5-act`` (threshold 0.34, action candidates 0.9) is e5's default since round 4
-(docs/sleep-mine.md). bench/mine_embed.py compares more methods and weights.
+halves the figures round 4 started from; ``lex-act``: round 4's words with e5's candidates from the
+actions, without round 5's checks (on the synthetic homes it joins one-offs that ran the same
+command); ``lex-r33`` and ``e5-r33``: the two defaults before round 5 (words without candidates
+from the actions; e5 without the words-against and all-tokens checks).
+Round 3's ``e5-act`` (threshold 0.34, action candidates 0.9) is e5's default since round 4; since
+round 5 the words take candidates from the actions too (docs/sleep-mine.md). bench/mine_embed.py
+compares more methods and weights.
 Definitions of recall, precision and near-miss merges: tests/sleep/mine_score.py.
 Targets: recall >= 0.85, precision >= 0.85, at most 2 near-miss merges (hard set, issue 23);
 recall >= 0.90, precision >= 0.90, at most 2 near-miss merges on the held-out half of the
@@ -29,11 +32,12 @@ paraphrase set (issue 31).
 
 Usage: ``python bench/mine_labelled.py [SET ...] [METHOD ...]`` (default: every set and method).
 
-Figures (recall / precision / near-miss merges, held halves; round 4's start -> now):
-paraphrase 24: words 0.292 / 0.615 / 1 -> same, e5 0.625 / 0.810 / 2 -> 0.750 / 0.826 / 2;
-round 3's 6: words 0.000 / 0.400 / 1 -> same, e5 0.167 / 0.429 / 2 -> 0.500 / 0.500 / 2;
-round 4's 8: words 0.125 / 0.500 / 0 -> same, e5 0.625 / 0.833 / 0 -> 0.750 / 0.857 / 0;
-hard 18: words 0.944 / 1.000 / 1, e5 1.000 / 1.000 / 1 (unchanged). Targets not met.
+Figures (recall / precision / near-miss merges, held halves; round 5's start (``lex-r33``, ``e5-r33``)
+-> now (``mine``, ``e5``)):
+paraphrase 24: words 0.292 / 0.615 / 1 -> 0.625 / 0.750 / 1, e5 0.750 / 0.826 / 2 (unchanged);
+round 3's 6: words 0.000 / 0.400 / 1 -> 0.333 / 0.400 / 1, e5 0.500 / 0.500 / 2 (unchanged);
+round 4's 8: words 0.125 / 0.500 / 0 -> 0.625 / 0.833 / 0, e5 0.750 / 0.857 / 0 (unchanged);
+hard 18: words 0.944 / 1.000 / 1 -> 1.000 / 1.000 / 1, e5 1.000 / 1.000 / 1 (unchanged). Targets not met.
 """
 
 from __future__ import annotations
@@ -63,7 +67,10 @@ METHODS = {  # name -> (ClusterParams overrides, FeatureParams overrides, embedd
     "e5-r31": (_R31[0], _R31[1], "e5"),
     "e5": ({}, {}, "e5"),
     "lex-r32": (_R32, {}, None),
-    "lex-act": ({"action_candidates": 0.9}, {}, None),  # words with e5's action candidates (not the default)
+    # Round 4's variant: the words with e5's action candidates, without round 5's two checks.
+    "lex-act": ({"action_candidates": 0.9, "action_words_against": -1, "action_all_tokens": False}, {}, None),
+    "lex-r33": ({"action_candidates": 0.0}, {}, None),  # the words-only default before round 5
+    "e5-r33": ({"action_words_against": -1, "action_all_tokens": False}, {}, "e5"),  # e5 before round 5
     "e5-r32": (_R32, {}, "e5"),  # also its threshold 0.32 and no action candidates (round 3's e5)
 }
 _EMBEDDERS: dict = {}

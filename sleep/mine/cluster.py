@@ -35,12 +35,20 @@ class ClusterParams:
     pair_threshold: float = 0.5  # a new task seen in only two sessions needs this mean score to its medoid
     veto: bool = True  # disjoint distinctive programs forbid a link
     # Also each node's k nearest by action cosine at least this (0: text only): paraphrases sharing
-    # no word but the same commands become candidates. Off for the words alone: with the two rules
-    # below it found 0.37 -> 0.70 of the paraphrase tune half, but on the synthetic homes it joined
-    # one-offs that ran the same command (precision 0.928 -> 0.672); on with e5 (sleep.mine.embed).
-    action_candidates: float = 0.0
+    # no word but the same commands become candidates (docs/sleep-mine.md, rounds 4 and 5).
+    action_candidates: float = 0.9
     action_unambiguous: bool = True  # ... only where no two turns doing the same state different arguments
     action_max_peers: int = 12  # ... and only between nodes with at most this many such neighbours
+    # ... and only where the words do not speak against the link: a pair where each request states more
+    # than this many of the project's repeated words (typed in at least ``established_df`` distinct
+    # prompts) that the other does not is two requests that ran the same command (``make`` after two
+    # unrelated one-offs). Without it the synthetic homes' precision fell 0.928 -> 0.672 (-1: off).
+    action_words_against: int = 2
+    established_df: int = 3
+    # ... and only where the turns did the same counting what one of them alone did (a file touched
+    # once, which the action vectors leave out): "explain billing/retry.py" / "what does billing/tasks.py
+    # do" both touched a Python file of billing/, and did not do the same.
+    action_all_tokens: bool = True
     # With other parts blended into the text cosine (an embedding), a pair where every content word
     # (at least 3) of one request is in the other scores at least its words' cosine: a request with a
     # long extra instruction keeps the words it shares.
@@ -287,6 +295,35 @@ def action_only_pairs(f: Features, base: tuple[np.ndarray, np.ndarray, np.ndarra
     near[ai[torn[aj]]] = near[aj[torn[ai]]] = True
     keep = ~(near[ai] | near[aj] | common[ai] | common[aj])
     return ai[keep], aj[keep]
+
+
+def established_words(f: Features, texts: list[str], p: ClusterParams) -> np.ndarray:
+    """A bool per word column of ``f.terms``: the project uses the word repeatedly, in at least
+    ``established_df`` distinct prompts (told apart by their text) of the whole pool.
+
+    Counted over the typed prompts, not over the miner's nodes: a small project's paraphrases
+    collapse into a node or two each ("add a changelog entry for the csv export" / "... the new
+    csv export"), and over 5 nodes almost no word reaches 3, so the check below never spoke."""
+    first: dict[str, int] = {}
+    for row, text in enumerate(texts):
+        first.setdefault(text, row)
+    distinct = f.terms[np.fromiter(first.values(), dtype=np.int64, count=len(first))]
+    return np.asarray(distinct.getnnz(axis=0)) >= p.established_df
+
+
+def words_against(f: Features, i: np.ndarray, j: np.ndarray, p: ClusterParams,
+                  established: np.ndarray) -> np.ndarray:
+    """A bool per pair: each request states more than ``action_words_against`` words the project uses
+    repeatedly (``established``, see :func:`established_words`) that the other does not state.
+
+    Two paraphrases of one request differ in a word or two the project also uses (and in words
+    typed once, which say nothing here); two one-offs that ran the same ``make`` each say several
+    things the project says elsewhere, and share none of them: the command does not join those."""
+    est = (f.terms @ sp.diags(established.astype(np.float32))).tocsr()
+    est.eliminate_zeros()
+    n = np.asarray(est.getnnz(axis=1))
+    shared = rowwise_dot(est, i, j)
+    return np.minimum(n[i], n[j]) - shared > p.action_words_against
 
 
 def rowwise_dot_pairs(x: sp.csr_matrix, y: sp.csr_matrix, i: np.ndarray, j: np.ndarray) -> np.ndarray:

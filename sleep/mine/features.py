@@ -332,6 +332,9 @@ class Features:
     alt: sp.csr_matrix | None = None  # binary, words x words: which words are alternatives of which
     guard: Any = None  # sleep.mine.guard.Guard: the arguments each row states (set by sleep.mine.group)
     words: sp.csr_matrix | None = None  # the words' rows alone, when ``text`` blends in other parts
+    # Everything the turn did, also what one turn alone did (a file touched once), which ``actions``
+    # leaves out: two turns that read different files of one folder did not do the same.
+    actions_all: sp.csr_matrix | None = None
 
     @property
     def shell_recorded(self) -> np.ndarray:
@@ -360,7 +363,8 @@ class Features:
                         self.mark_is_file, self.has_shell[idx], self.has_files[idx], self.shell_side[idx],
                         self.file_side[idx], None if self.alts is None else self.alts[idx], self.alt,
                         None if self.guard is None else self.guard.rows(idx),
-                        None if self.words is None else self.words[idx])
+                        None if self.words is None else self.words[idx],
+                        None if self.actions_all is None else self.actions_all[idx])
 
 
 def _identity(doc: list[str]) -> list[str]:
@@ -436,7 +440,8 @@ def featurize(texts: list[str], actions: list[tuple[list[str], list[str], Any, A
     file_side = _tfidf([[t for t in d if t.startswith(_FILE_SIDE)] for d in action_docs],
                        min_df=params.min_df_actions)
     return Features(text, amat, has, [a[1] for a in acts], terms, marks, has_shell | has_files, is_file,
-                    has_shell, has_files, shell_side, file_side, alts, alt, words=words_only)
+                    has_shell, has_files, shell_side, file_side, alts, alt, words=words_only,
+                    actions_all=_tfidf(action_docs, min_df=1))
 
 
 def blend(parts: list[tuple[sp.csr_matrix, float]]) -> sp.csr_matrix:

@@ -77,6 +77,13 @@ def cluster_pool(pool: list[PoolItem], params: cl.ClusterParams = cl.ClusterPara
         ai, aj, _ = cl.candidates(nf.actions, params.k, params.action_candidates, params.product_budget)
         if params.action_unambiguous:
             ai, aj = cl.action_only_pairs(nf, (i, j, sim), (ai, aj), params)
+        if params.action_words_against >= 0 and ai.size:  # ... unless the words speak against the link
+            keep = ~cl.words_against(nf, ai, aj, params, cl.established_words(f, texts, params))
+            ai, aj = ai[keep], aj[keep]
+        if params.action_all_tokens and nf.actions_all is not None and ai.size:
+            # ... and only turns that did the same counting what one of them alone did (another file)
+            keep = cl.rowwise_dot(nf.actions_all, ai, aj) >= params.action_candidates
+            ai, aj = ai[keep], aj[keep]
         i, j, sim = cl.union_pairs(nf.text, (i, j, sim), (ai, aj))
     g = cl.Graph(i, j, cl.score_pairs(nf, i, j, params, sim, pm))
 

@@ -116,7 +116,84 @@ def test_turns_doing_the_same_link_unless_the_command_serves_several_tasks() -> 
     assert not any(5 in g and (0 in g or 3 in g) for g in groups), groups
     loose = [g.rows for g in cluster_pool(pool, replace(acts, action_unambiguous=False))[0]]
     assert any(5 in g and (0 in g or 3 in g) for g in loose), loose
-    words = [g.rows for g in cluster_pool(pool)[0]]  # the words alone: no candidates from the actions
-    assert [6, 7, 8] not in words
+    # The words-only default takes candidates from the actions too (round 5); before, it did not.
+    assert [6, 7, 8] in [g.rows for g in cluster_pool(pool)[0]]
+    assert [6, 7, 8] not in [g.rows for g in cluster_pool(pool, replace(acts, action_candidates=0.0))[0]]
     # A command run by more prompts than ``action_max_peers`` says nothing (``pytest -q`` after anything).
     assert [6, 7, 8] not in [g.rows for g in cluster_pool(pool, replace(acts, action_max_peers=1))[0]]
+
+
+def test_the_same_command_does_not_join_requests_whose_words_differ() -> None:
+    """Four one-offs that each ran ``make`` and share no word, each stating six words the project
+    uses elsewhere (every word is typed in four prompts), are four requests: the command they
+    share does not join them (ClusterParams.action_words_against). Three short paraphrases sharing
+    only ``cargo release`` in the same pool still join."""
+    from dataclasses import replace
+
+    from sleep.mine.cluster import ClusterParams
+
+    words = ["websocket reconnect pagination cursor timezone budget".split(),
+             "importer renderer callback limiter thumbnail worker".split(),
+             "webhook signature locale fallback scheduler uploader".split(),
+             "sitemap barcode scanner heatmap tooltip carousel".split()]
+    rows = [(f"rework the {' '.join(ws[:3])} and the {' '.join(ws[3:])}", ["make"], []) for ws in words]
+    # Each word typed three times more, beside words of other requests (no actions there).
+    rows += [(f"{words[m][x]}, {words[(m + 1) % 4][x]}, {words[(m + 2) % 4][(x + 1) % 6]}?", [], [])
+             for m in range(4) for x in range(6)]
+    rows += [("cut a patch release", ["cargo release"], ["Cargo.toml"]),
+             ("bump the version, tag it and publish", ["cargo release"], ["Cargo.toml"]),
+             ("saca una versión de parche", ["cargo release"], ["Cargo.toml"])]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=sh, files=fs) for n, (t, sh, fs) in enumerate(rows)]
+    release = [len(rows) - 3, len(rows) - 2, len(rows) - 1]
+    groups = [g.rows for g in cluster_pool(pool)[0]]
+    assert not any(len(set(g) & {0, 1, 2, 3}) > 1 for g in groups), groups
+    assert release in groups
+    before = [g.rows for g in cluster_pool(pool, replace(ClusterParams(), action_words_against=-1))[0]]
+    assert any(len(set(g) & {0, 1, 2, 3}) > 1 for g in before), before
+
+
+def test_reading_different_files_of_one_folder_is_not_doing_the_same() -> None:
+    """Two questions that each read another file of ``billing/`` share the folder, the kind of file
+    and no word: their actions differ in the file each alone touched (left out of the action
+    vectors, as a token seen once), so they are no candidates from the actions
+    (ClusterParams.action_all_tokens); the same file read twice still is."""
+    from dataclasses import replace
+
+    from sleep.mine.cluster import ClusterParams
+
+    rows = [("explain how the retry decorator decides the backoff", ["billing/retry.py"]),
+            ("what does the settle job do when the bank times out?", ["billing/tasks.py"]),
+            ("increment the build number", ["pubspec.yaml"]),
+            ("erhöhe die Build-Nummer", ["pubspec.yaml"])]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=[], files=fs) for n, (t, fs) in enumerate(rows)]
+    groups = [g.rows for g in cluster_pool(pool)[0]]
+    assert [0] in groups and [1] in groups, groups
+    assert [2, 3] in groups, groups
+    before = [g.rows for g in cluster_pool(pool, replace(ClusterParams(), action_all_tokens=False))[0]]
+    assert [0, 1] in before, before
+
+
+def test_a_small_projects_repeated_words_are_counted_over_its_prompts() -> None:
+    """A new user's first nights: twelve prompts, paraphrases of four requests, each of which ran
+    ``vitest run`` or ``eslint`` (the changelog entries too, as in tests/sleep/test_cycle_newskills.py).
+    The paraphrases collapse into a few nodes, over which hardly a word is repeated; counted over the typed prompts, "add a changelog entry for the csv export" states
+    five repeated words "run the unit tests" lacks, so the command they share does not join them
+    (sleep.mine.cluster.established_words). Each request keeps its paraphrases."""
+    kinds = [["run the unit tests and list the failing ones", "can you run the unit tests and list failing ones",
+              "please run the unit tests, list the failing ones"],
+             ["run the linter and list the problems", "run the linter, list the problems please",
+              "can you run the linter and list the problems"],
+             ["add a changelog entry for the csv export", "add a changelog entry for the new csv export",
+              "please add a changelog entry for csv export"],
+             ["add a changelog entry for the pdf import", "add a changelog entry about the pdf import",
+              "can you add a changelog entry for pdf import"]]
+    texts = [t for kind in kinds for t in kind]
+    pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
+                     shell=["eslint" if "linter" in t or "pdf" in t else "vitest run"], files=[])
+            for n, t in enumerate(texts)]
+    groups = [g.rows for g in cluster_pool(pool)[0]]
+    kind_of = {row: k for k, kind in enumerate(kinds) for row in range(3 * k, 3 * k + 3)}
+    assert all(len({kind_of[r] for r in g}) == 1 for g in groups), groups
+    assert all(any(set(range(3 * k, 3 * k + 3)) <= set(g) for g in groups) for k in range(4)), groups

