@@ -1,0 +1,118 @@
+"""The model judge probe before a night's gate (sleep.cycle.judgeprobe, issue 34 item 4): a judge that
+gives every answer the same verdict is left out of the gate and the night says so; one that tells the
+person's accepted answer from an unrelated one is kept and the night is as before; the probe's calls are
+in the night's spend. The scripted backend stands in for the judge model (control flow only)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from cycle_testutil import GOOD_ANSWER, rules
+from sleep_testutil import Homes
+
+from sleep.cli import main
+from sleep.cycle.cli import summary_text
+from sleep.cycle.demo import install_transcripts, make_project
+from sleep.cycle.judgeprobe import UNRELATED_ANSWER
+from sleep.index import Index
+from sleep.nightstore import NightRecord, nights
+
+SAME_VERDICT = json.dumps({"score": 8, "pass": True, "feedback": "Fine."})
+
+
+@pytest.fixture
+def project(homes: Homes, tmp_path: Path) -> Path:
+    folder = make_project(tmp_path / "tiny-ledger")
+    install_transcripts(homes.home, folder)
+    return folder
+
+
+def same_verdict_rules() -> dict:
+    """The demo rules with a judge that passes every answer alike (the embedded model's failure)."""
+    base = rules()
+    kept = [r for r in base["rules"] if r.get("stage") != "judge"]
+    return {"rules": [{"stage": "judge", "response": SAME_VERDICT}, *kept], "cost_per_call": 0.01}
+
+
+def run_json(project: Path, tmp_path: Path, capsys, script: dict, *extra: str) -> tuple[dict, str]:
+    path = tmp_path / "rules.yaml"
+    path.write_text(yaml.safe_dump(script))
+    code = main(["run", "--project", str(project), "--backend", "scripted", "--skill",
+                 str(project / ".claude/skills/ledger-dev/SKILL.md"), "--set", f"model.scripted={path}",
+                 *extra, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return json.loads(out.out), out.err + out.out
+
+
+def evidence_calls(record: dict) -> list[dict]:
+    """Every model call of the night's replay, as its evidence log recorded it."""
+    log = Path(record["run_dir"]) / "evidence.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def test_a_judge_giving_every_answer_the_same_verdict_is_left_out_and_the_night_says_so(
+        project: Path, tmp_path: Path, capsys) -> None:
+    # Two of the demo weeks' four tasks have rules besides the rubric (pnpm; the subject's length).
+    record, console = run_json(project, tmp_path, capsys, same_verdict_rules(), "--set", "sleep.min_tasks=2")
+    probe = record["judge_probe"]
+    assert probe["verdict"] == "left_out" and probe["judge"] == "rubric"
+    assert probe["probed"] >= 3 and probe["told_apart"] == 0
+    assert all(p["accepted"]["hard"] == p["unrelated"]["hard"] == 1.0 for p in probe["pairs"])
+    line = "the rubric judge cannot tell a right answer from an unrelated one"
+    assert line in probe["sentence"] and "its verdicts are left out of the gate" in probe["sentence"]
+    assert f"[Judge] {line}" in console
+    assert f"  judge: {line}" in summary_text(NightRecord.from_dict(record))  # the night's closing summary
+    # The linter task has the rubric alone: it is left out; the others keep their rules and only them.
+    assert probe["dropped"] and probe["rules_only"]
+    gated = [c for c in evidence_calls(record) if c.get("stage") == "judge"]
+    assert len(gated) == 2 * probe["probed"]  # after the probe no answer went to the judge model
+    assert record["outcome"] == "staged", record["reason"]  # the rules alone decide: pnpm passes them
+    assert record["tasks"]["recurring"] == len(probe["rules_only"])
+    with Index.open() as index:
+        assert nights(index, str(project))[0].judge_probe == probe  # what history and the MCP tools read
+    main(["history", "--project", str(project)])
+    assert f"    judge: {line}" in capsys.readouterr().out
+
+
+def test_a_discriminating_judge_passes_the_probe_and_the_gate_uses_it(project: Path, tmp_path: Path,
+                                                                     capsys) -> None:
+    record, console = run_json(project, tmp_path, capsys, {**rules(), "cost_per_call": 0.01})
+    probe = record["judge_probe"]
+    assert probe["verdict"] == "kept", probe
+    assert probe["told_apart"] >= probe["need"] >= 3
+    assert all(p["accepted"]["hard"] == 1.0 and p["unrelated"]["hard"] == 0.0
+               for p in probe["pairs"] if p["told_apart"])
+    assert "told an accepted answer from an unrelated one" in console
+    assert record["outcome"] == "staged", record["reason"]
+    # The gate used the rubric: the judge model graded the replay's answers after the probe.
+    judged = [c for c in evidence_calls(record) if c.get("stage") == "judge"]
+    assert len(judged) > 2 * probe["probed"]
+    assert any(GOOD_ANSWER in json.dumps(c) for c in judged)
+    main(["show", record["proposal"]["id"]])
+    shown = capsys.readouterr().out
+    assert "The rubric judge told an accepted answer from an unrelated one" in shown
+
+
+def test_the_probes_calls_are_counted_in_the_nights_spend(project: Path, tmp_path: Path, capsys) -> None:
+    record, _ = run_json(project, tmp_path, capsys, same_verdict_rules(), "--dry-run", "--set", "sleep.min_tasks=2")
+    probe = record["judge_probe"]
+    calls = evidence_calls(record)
+    probe_calls = [c for c in calls if UNRELATED_ANSWER in json.dumps(c)]
+    assert len(probe_calls) == probe["probed"] == probe["spent"]["model_calls"] // 2
+    assert probe["spent"]["cost_usd"] == pytest.approx(0.01 * probe["spent"]["model_calls"])
+    assert record["usage"]["model_calls"] == len(calls)  # every call the night made, the probe's too
+    assert record["usage"]["cost_usd"] == pytest.approx(0.01 * len(calls))
+
+
+def test_a_judge_left_out_with_too_few_rule_judged_tasks_stages_nothing_and_says_why(
+        project: Path, tmp_path: Path, capsys) -> None:
+    record, console = run_json(project, tmp_path, capsys, same_verdict_rules())
+    assert record["outcome"] == "too_few_tasks"
+    assert "cannot tell a right answer from an unrelated one" in record["reason"]
+    assert "2 tasks with a rule judge of their own, fewer than sleep.min_tasks=3" in record["reason"]
+    assert record["usage"]["model_calls"] == record["judge_probe"]["spent"]["model_calls"] > 0
+    assert record["proposal"] is None
