@@ -15,7 +15,9 @@ the mined request), and a fixed answer about something else entirely
 a reply is not JSON), counted in the part's spend and taken from its budget
 like the replay's own calls; the probe spends at most a tenth of the part's
 ``budget.max_calls`` (fewer tasks are probed on a small budget; none below 20
-calls, and the night says the judge was not probed).
+calls, and the night says the judge was not probed), and grades no further pair
+once it has spent a tenth of ``budget.max_usd`` (the first pair always runs:
+what a call costs is known only once it is made).
 
 The judge tells a pair apart when, on the gate's metric
 (``evaluation.gate_metric``), the accepted answer scores above the unrelated
@@ -189,10 +191,12 @@ def _candidates(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]]) -> 
 
 
 def probe(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]], judge_backend: Backend | None,
-          metric: str, max_calls: int | None, calls_made: Any = None) -> JudgeProbe | None:
+          metric: str, max_calls: int | None, calls_made: Any = None, max_usd: float | None = None
+          ) -> JudgeProbe | None:
     """Probe the model judge of ``tasks`` (see the module docstring); None when no task has one.
     ``members``: task id -> its pool items (their evidence holds the accepted answers);
-    ``max_calls``: the part's ``budget.max_calls``; ``calls_made()``: the part's spend so far (a
+    ``max_calls`` / ``max_usd``: the part's ``budget.max_calls`` / ``budget.max_usd`` (no further pair
+    is graded once a tenth of ``max_usd`` is spent); ``calls_made()``: the part's spend so far (a
     :class:`~sleep.cycle.stepresult.Spent`), read before and after to count the probe's calls."""
     judged = [t for t in tasks if model_rules(t.judge)]
     if not judged or judge_backend is None:
@@ -208,19 +212,29 @@ def probe(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]], judge_bac
     if not found:
         return JudgeProbe("not_probed", name, metric,
                           why=f"budget.max_calls={max_calls} leaves no tenth for {CALLS_PER_TASK} calls a task")
-    before = calls_made() if calls_made else Spent()
-    pairs = asyncio.run(_grade(found, judge_backend, metric))
-    after = calls_made() if calls_made else Spent()
-    spent = Spent(after.model_calls - before.model_calls, after.input_tokens - before.input_tokens,
-                  after.output_tokens - before.output_tokens, round(after.cost_usd - before.cost_usd, 6))
+    made = calls_made or Spent
+    before = made()
+
+    def spent_now() -> Spent:
+        after = made()
+        return Spent(after.model_calls - before.model_calls, after.input_tokens - before.input_tokens,
+                     after.output_tokens - before.output_tokens, round(after.cost_usd - before.cost_usd, 6))
+
+    def enough() -> bool:  # a tenth of the dollar cap is spent: no further pair
+        return max_usd is not None and spent_now().cost_usd >= max_usd / BUDGET_SHARE
+
+    pairs = asyncio.run(_grade(found, judge_backend, metric, enough))
+    spent = spent_now()
     need = math.ceil(KEEP_FRACTION * len(pairs))
     told = sum(1 for p in pairs if p.told_apart)
     return JudgeProbe("kept" if told >= need else "left_out", name, metric, tuple(pairs), need, spent=spent)
 
 
-async def _grade(found: list[tuple[Task, str]], backend: Backend, metric: str) -> list[PairVerdict]:
-    pairs = []
+async def _grade(found: list[tuple[Task, str]], backend: Backend, metric: str, enough: Any) -> list[PairVerdict]:
+    pairs: list[PairVerdict] = []
     for task, good in found:
+        if pairs and enough():
+            break
         judge = build_judge(model_rules(task.judge), backend)
         good_score = await judge.score(task, good)
         unrelated = await judge.score(task, UNRELATED_ANSWER)
