@@ -26,11 +26,11 @@ from sleep import paths
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
 from sleep.cycle.config import NightConfig
 from sleep.cycle.context import NightContext, PartJob, Say
-from sleep.cycle.skills import skill_hosts
 from sleep.cycle.judgeprobe import TooFewJudged, apply, probe
+from sleep.cycle.skills import skill_hosts
 from sleep.cycle.spend import SpendMeter
-from sleep.cycle.stepresult import Spent
 from sleep.cycle.split import night_split
+from sleep.cycle.stepresult import Spent
 from sleep.index import Index
 from sleep.memory.placement import place
 from sleep.nightstore import SkillPart
