@@ -19,13 +19,18 @@ calls, and the night says the judge was not probed), and grades no further pair
 once it has spent a tenth of ``budget.max_usd`` (the first pair always runs:
 what a call costs is known only once it is made).
 
-The judge tells a pair apart when, on the gate's metric
-(``evaluation.gate_metric``), the accepted answer scores above the unrelated
-one: with the default ``hard`` metric, it passes the accepted answer and fails
-the unrelated one. It is kept when it tells apart at least three quarters of
-the probed pairs (rounded up: 3 of 4, 3 of 3, 2 of 2). A judge that scores
-every answer alike cannot meet that; a coin-flip judge meets it by chance in
-about 5 of 100 nights of 4 probes (each pair 1 in 4: pass one, fail the other).
+The judge tells a pair apart when its verdict and its score both put the
+accepted answer first: it passes the accepted answer, fails the unrelated one,
+and scores the accepted one higher (the gate reads the verdict, ``hard``, by
+default and the score with ``evaluation.gate_metric: soft``; a judge whose
+score says an answer about bread fully meets the rubric while its verdict fails
+it is not telling anything apart). It is kept when it tells apart at least three
+quarters of the probed pairs (rounded up: 3 of 4, 3 of 3, 2 of 2). A judge that
+scores every answer alike cannot meet that; a coin-flip judge (each pair about
+1 in 8: pass one, fail the other, score them in that order) meets it by chance
+in fewer than 1 of 100 nights of 4 probes. Measured on the demo: SmolLM2-135M
+scored the unrelated answer 10 of 10 on every probed task, with its verdict
+right on 2 of 4.
 Otherwise the model judge is left out of the whole part's gate, not only of
 the probed tasks (a judge that cannot grade one task is no better on the
 next): every task keeps its rule judges alone, a task with none is left out of
@@ -79,12 +84,11 @@ class PairVerdict:
     item: str  # the instance whose request and accepted answer were graded
     good: Score
     unrelated: Score
-    metric: str
 
     @property
     def told_apart(self) -> bool:
-        value = (lambda s: s.hard) if self.metric == "hard" else (lambda s: s.soft)
-        return value(self.good) > value(self.unrelated)
+        """Verdict and score both put the accepted answer first (see the module docstring)."""
+        return self.good.hard > self.unrelated.hard and self.good.soft > self.unrelated.soft
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "item": self.item, "told_apart": self.told_apart,
@@ -98,7 +102,6 @@ class JudgeProbe:
 
     verdict: Literal["kept", "left_out", "not_probed"]
     judge: str  # the model judge types probed, e.g. "rubric"
-    metric: str
     pairs: tuple[PairVerdict, ...] = ()
     need: int = 0
     why: str = ""  # not_probed: why not
@@ -127,8 +130,8 @@ class JudgeProbe:
                 f"({self.spent.model_calls} probe calls)")
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"verdict": self.verdict, "judge": self.judge, "metric": self.metric,
-                               "probed": len(self.pairs), "told_apart": self.told_apart, "need": self.need,
+        out: dict[str, Any] = {"verdict": self.verdict, "judge": self.judge, "probed": len(self.pairs),
+                               "told_apart": self.told_apart, "need": self.need,
                                "pairs": [p.to_dict() for p in self.pairs], "spent": self.spent.to_dict(),
                                "sentence": self.sentence()}
         if self.why:
@@ -191,7 +194,7 @@ def _candidates(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]]) -> 
 
 
 def probe(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]], judge_backend: Backend | None,
-          metric: str, max_calls: int | None, calls_made: Any = None, max_usd: float | None = None
+          max_calls: int | None, calls_made: Any = None, max_usd: float | None = None
           ) -> JudgeProbe | None:
     """Probe the model judge of ``tasks`` (see the module docstring); None when no task has one.
     ``members``: task id -> its pool items (their evidence holds the accepted answers);
@@ -205,12 +208,12 @@ def probe(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]], judge_bac
     name = "/".join(kinds)
     found = _candidates(judged, members)
     if not found:
-        return JudgeProbe("not_probed", name, metric,
+        return JudgeProbe("not_probed", name,
                           why="no model-judged task carries an answer the person accepted to grade it on")
     room = MAX_PROBED_TASKS if max_calls is None else (max_calls // BUDGET_SHARE) // CALLS_PER_TASK
     found = found[:max(0, min(MAX_PROBED_TASKS, room))]
     if not found:
-        return JudgeProbe("not_probed", name, metric,
+        return JudgeProbe("not_probed", name,
                           why=f"budget.max_calls={max_calls} leaves no tenth for {CALLS_PER_TASK} calls a task")
     made = calls_made or Spent
     before = made()
@@ -223,14 +226,14 @@ def probe(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]], judge_bac
     def enough() -> bool:  # a tenth of the dollar cap is spent: no further pair
         return max_usd is not None and spent_now().cost_usd >= max_usd / BUDGET_SHARE
 
-    pairs = asyncio.run(_grade(found, judge_backend, metric, enough))
+    pairs = asyncio.run(_grade(found, judge_backend, enough))
     spent = spent_now()
     need = math.ceil(KEEP_FRACTION * len(pairs))
     told = sum(1 for p in pairs if p.told_apart)
-    return JudgeProbe("kept" if told >= need else "left_out", name, metric, tuple(pairs), need, spent=spent)
+    return JudgeProbe("kept" if told >= need else "left_out", name, tuple(pairs), need, spent=spent)
 
 
-async def _grade(found: list[tuple[Task, str]], backend: Backend, metric: str, enough: Any) -> list[PairVerdict]:
+async def _grade(found: list[tuple[Task, str]], backend: Backend, enough: Any) -> list[PairVerdict]:
     pairs: list[PairVerdict] = []
     for task, good in found:
         if pairs and enough():
@@ -238,7 +241,7 @@ async def _grade(found: list[tuple[Task, str]], backend: Backend, metric: str, e
         judge = build_judge(model_rules(task.judge), backend)
         good_score = await judge.score(task, good)
         unrelated = await judge.score(task, UNRELATED_ANSWER)
-        pairs.append(PairVerdict(str(task.metadata.get("task_id", task.id)), task.id, good_score, unrelated, metric))
+        pairs.append(PairVerdict(str(task.metadata.get("task_id", task.id)), task.id, good_score, unrelated))
     return pairs
 
 

@@ -123,7 +123,7 @@ def _probe_judge(ctx: NightContext, job: PartJob, part: SkillPart, tasks: list[T
         u = meter.usage()
         return Spent(u["model_calls"], u["input_tokens"], u["output_tokens"], u["cost_usd"])
 
-    found = probe(tasks, job.members, backends.get("judge"), core.evaluation.gate_metric, core.budget.max_calls, made,
+    found = probe(tasks, job.members, backends.get("judge"), core.budget.max_calls, made,
                   getattr(core.budget, "max_usd", None))
     tasks, found = apply(found, tasks)
     if found is None:

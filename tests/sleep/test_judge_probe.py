@@ -37,6 +37,17 @@ def same_verdict_rules() -> dict:
     return {"rules": [{"stage": "judge", "response": SAME_VERDICT}, *kept], "cost_per_call": 0.01}
 
 
+def verdict_only_rules() -> dict:
+    """The demo rules with a judge whose verdict fails the unrelated answer but whose score gives it
+    10 of 10, like every other answer (what SmolLM2-135M did in the demo: its scores were all 10)."""
+    base = rules()
+    kept = [r for r in base["rules"] if r.get("stage") != "judge"]
+    unrelated = {"stage": "judge", "regex": "## Response to grade\nBanana bread",
+                 "response": json.dumps({"score": 10, "pass": False, "feedback": "Fine."})}
+    return {"rules": [unrelated, {"stage": "judge", "response": json.dumps({"score": 10, "pass": True,
+                                                                             "feedback": "Fine."})}, *kept]}
+
+
 def run_json(project: Path, tmp_path: Path, capsys, script: dict, *extra: str) -> tuple[dict, str]:
     path = tmp_path / "rules.yaml"
     path.write_text(yaml.safe_dump(script))
@@ -95,6 +106,14 @@ def test_a_discriminating_judge_passes_the_probe_and_the_gate_uses_it(project: P
     main(["show", record["proposal"]["id"]])
     shown = capsys.readouterr().out
     assert "The rubric judge told an accepted answer from an unrelated one" in shown
+
+
+def test_a_judge_whose_verdict_and_score_disagree_is_left_out(project: Path, tmp_path: Path, capsys) -> None:
+    record, _ = run_json(project, tmp_path, capsys, verdict_only_rules(), "--dry-run", "--set", "sleep.min_tasks=2")
+    probe = record["judge_probe"]
+    assert all(p["accepted"]["hard"] == 1.0 and p["unrelated"]["hard"] == 0.0 for p in probe["pairs"])
+    assert all(p["unrelated"]["soft"] == 1.0 for p in probe["pairs"])
+    assert probe["verdict"] == "left_out" and probe["told_apart"] == 0
 
 
 def test_the_probes_calls_are_counted_in_the_nights_spend(project: Path, tmp_path: Path, capsys) -> None:
