@@ -214,7 +214,8 @@ def probe(tasks: Sequence[Task], members: Mapping[str, Sequence[Any]], judge_bac
     found = found[:max(0, min(MAX_PROBED_TASKS, room))]
     if not found:
         return JudgeProbe("not_probed", name,
-                          why=f"budget.max_calls={max_calls} leaves no tenth for {CALLS_PER_TASK} calls a task")
+                          why=f"a tenth of budget.max_calls={max_calls} is less than the {CALLS_PER_TASK} calls "
+                              "a probed task takes")
     made = calls_made or Spent
     before = made()
 

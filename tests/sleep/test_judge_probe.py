@@ -135,3 +135,49 @@ def test_a_judge_left_out_with_too_few_rule_judged_tasks_stages_nothing_and_says
     assert "2 tasks with a rule judge of their own, fewer than sleep.min_tasks=3" in record["reason"]
     assert record["usage"]["model_calls"] == record["judge_probe"]["spent"]["model_calls"] > 0
     assert record["proposal"] is None
+
+
+RUBRIC = {"type": "rubric", "rubric": "Answer the question."}
+
+
+def item(task_id: str, n: int, judge, support: int = 2):
+    from skillopt_core import Task
+
+    return Task(id=f"{task_id}-{n}", prompt=f"request {n} of {task_id}", judge=judge,
+                metadata={"task_id": task_id, "support": support, "instance": ["claude-code", f"s{n}", 0]})
+
+
+def pool_item(n: int, accepted: list[str]):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(host="claude-code", session_id=f"s{n}", prompt_index=0, evidence={"accepted": accepted})
+
+
+def test_the_probe_grades_only_model_judged_tasks_with_an_answer_the_person_accepted() -> None:
+    from skillopt_core.backends.scripted import Rule, ScriptedBackend
+
+    from sleep.cycle.judgeprobe import apply, probe
+
+    judge = ScriptedBackend([Rule(regex="Banana bread", response=json.dumps({"score": 0, "pass": False,
+                                                                            "feedback": "Unrelated."})),
+                             Rule(response=json.dumps({"score": 9, "pass": True, "feedback": "Done."}))])
+    rules_only = [item("tr", 1, {"type": "contains", "value": "USD"})]
+    assert probe(rules_only, {}, judge, None) is None and judge.history == []  # rule judges are never probed
+    tasks = [item("ta", 1, [RUBRIC, {"type": "contains", "value": "USD"}]), item("tb", 2, RUBRIC),
+             item("tc", 3, RUBRIC, support=5)]
+    unknown = probe(tasks, {"ta": [pool_item(1, [])]}, judge, None)
+    assert unknown is not None and unknown.verdict == "not_probed" and judge.history == []
+    assert "no model-judged task carries an answer the person accepted" in unknown.sentence()
+    members = {"ta": [pool_item(1, ["12.50 USD"])], "tb": [pool_item(2, ["ok"])], "tc": [pool_item(3, ["done"])]}
+    small = probe(tasks, members, judge, 15)
+    assert small is not None and small.verdict == "not_probed" and "budget.max_calls=15" in small.sentence()
+    found = probe(tasks, members, judge, 40)  # a tenth of 40 calls: two tasks, the most recurring first
+    assert found is not None and found.verdict == "kept" and [p.task for p in found.pairs] == ["tc", "ta"]
+    assert len(judge.history) == 4 and all(r.stage == "judge" for r in judge.history)
+    assert apply(found, tasks) == (tasks, found)  # a kept judge changes no task
+    left = probe(tasks, members, ScriptedBackend([Rule(response=json.dumps({"score": 5, "pass": True,
+                                                                            "feedback": "Fine."}))]), None)
+    kept, left = apply(left, tasks)
+    assert left is not None and left.verdict == "left_out" and left.need == 3
+    assert [t.judge for t in kept] == [[{"type": "contains", "value": "USD"}]]
+    assert left.rules_only == ("ta",) and left.dropped == ("tb", "tc")
