@@ -116,6 +116,7 @@ class NightRecord:
     paired: dict[str, Any] = field(default_factory=dict)  # with vs without the skill (sleep.cycle.lifecycle)
     triggers: dict[str, Any] = field(default_factory=dict)  # trigger figures before/after (sleep.cycle.triggers)
     package: dict[str, Any] = field(default_factory=dict)  # a package edit and its gate (sleep.cycle.package)
+    judge_probe: dict[str, Any] = field(default_factory=dict)  # can the model judge tell answers apart (judgeprobe)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -155,6 +156,7 @@ class SkillPart:
     paired: dict[str, Any] = field(default_factory=dict)
     triggers: dict[str, Any] = field(default_factory=dict)
     package: dict[str, Any] = field(default_factory=dict)
+    judge_probe: dict[str, Any] = field(default_factory=dict)
 
 
 def save(index: Index, night: NightRecord) -> None:

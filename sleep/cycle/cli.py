@@ -93,6 +93,7 @@ def summary_text(night) -> str:
     said = describe_corrections(all_corrections(night))  # every skill's, so the counts add up over the night
     if said:
         lines.append(f"  your corrections: {said}")
+    lines += [f"  judge: {s}" for s in judge_sentences(night) if s not in night.reason]
     if night.proposal:
         lines.append(f"  proposal {night.proposal['id']}: branch {night.proposal['branch']} "
                      f"(`skillopt-sleep show {night.proposal['id']}`)")
@@ -116,6 +117,15 @@ def summary_text(night) -> str:
     lines.append(f"  model calls {u.get('model_calls', 0)}, tokens {u.get('tokens', 0)}, "
                  f"cost ${u.get('cost_usd', 0.0):.2f}, wall {night.wall_s:.1f} s")
     return "\n".join(lines)
+
+
+def judge_sentences(night, left_out_only: bool = False) -> list[str]:
+    """What the model judge probe of each skill's part found (:mod:`sleep.cycle.judgeprobe`), one line
+    each, the same line once; ``left_out_only``: only where it left the judge out of the gate."""
+    found = [p.get("judge_probe") or {} for p in night.skills] or [getattr(night, "judge_probe", None) or {}]
+    said = [f["sentence"] for f in found
+            if f.get("sentence") and (not left_out_only or f.get("verdict") == "left_out")]
+    return list(dict.fromkeys(said))
 
 
 def _f(value) -> str:
@@ -187,6 +197,8 @@ def history_lines(nights: list, fates: dict[str, str], show_project: bool = Fals
                           str(u.get("model_calls", 0)), str(u.get("tokens", 0)), cost, n.project)))
         if n.outcome not in ("staged", "running") and n.reason:
             lines.append(f"    why: {short_reason(n.reason)}")
+        lines += [f"    judge: {s}" for s in judge_sentences(n, left_out_only=True)
+                  if s not in n.reason]
         if len(n.skills) > 1:
             lines += ["    " + line for line in skill_lines(n.skills, fates)]
     return lines

@@ -198,7 +198,9 @@ def _demo(root: Path, backend: str, overrides: list[str], kept: bool = False) ->
          f"  the night runs with backend '{backend}'\n")
     if backend == "local":
         _say("The embedded SmolLM2-135M is a weak model: it barely follows instructions, and as the judge of the\n"
-             "rubric it is noisy. What it can follow is a rule shown by worked examples, like the correction the\n"
+             "rubric it is noisy (the night probes it first: a judge that cannot tell an answer the person accepted\n"
+             "from an unrelated one is left out, and the rules read from the corrections judge alone).\n"
+             "What it can follow is a rule shown by worked examples, like the correction the\n"
              "person gave twice in these sessions (\"use USD for amounts: 7000 cents is 70.00 USD, ...\"). The\n"
              "night below is real end to end: the gate on held-out requests decides whether any line is kept.\n")
     cli = [sys.executable, "-m", "sleep.cli"]

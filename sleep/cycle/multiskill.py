@@ -32,7 +32,7 @@ from sleep.nightstore import NightUsage
 
 # What the night record keeps of each skill's part (the rest lives in its run directory).
 PART_FIELDS = ("outcome", "reason", "tasks", "scores", "corrections", "proposal", "usage", "run_dir",
-               "fingerprint", "replay", "preflight", "paired", "triggers", "package")
+               "fingerprint", "replay", "preflight", "paired", "triggers", "package", "judge_probe")
 
 
 @dataclass

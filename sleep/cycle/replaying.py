@@ -15,7 +15,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,11 @@ from sleep import paths
 from sleep.cycle.backends import CLI_BACKENDS, build_night_backends, replay_host, target_backend
 from sleep.cycle.config import NightConfig
 from sleep.cycle.context import NightContext, PartJob, Say
+from sleep.cycle.judgeprobe import TooFewJudged, apply, probe
 from sleep.cycle.skills import skill_hosts
 from sleep.cycle.spend import SpendMeter
 from sleep.cycle.split import night_split
+from sleep.cycle.stepresult import Spent
 from sleep.index import Index
 from sleep.memory.placement import place
 from sleep.nightstore import SkillPart
@@ -58,6 +60,8 @@ class Trained:
     settings: Any  # the run's skillopt_core Settings
     run_dir: Path
     backends: dict[str, Any]
+    tasks: list[Task]  # the items replayed: the model judge probe may have changed their judges
+    probe_spent: Spent = field(default_factory=Spent)  # what the judge probe spent before the run
 
 
 @contextmanager
@@ -92,7 +96,9 @@ def replaying(ctx: NightContext, job: PartJob, part: SkillPart, replay: Replay) 
             if group.document is not None:  # a memory file: the candidate where the host loads it
                 backends = place(backends, group.document, ctx.project)
                 say(f"[Replay] the candidate {group.document.rel} is placed where {group.document.host} loads it")
-            backends = SpendMeter(partial(ctx.writer.spent, group, part)).wrap(backends)
+            meter = SpendMeter(partial(ctx.writer.spent, group, part))
+            backends = meter.wrap(backends)
+            tasks, core, probe_spent = _probe_judge(ctx, job, part, tasks, backends, core, meter)
             run = prepare_training(core, tasks=night_split(tasks, core.env.split_seed, core.env.split_ratio),
                                    seed_skill=replay.seed_text, backends=backends, candidate_edits=replay.edits,
                                    workdir=workdir, subscribers=list(ctx.subscribers))
@@ -102,9 +108,45 @@ def replaying(ctx: NightContext, job: PartJob, part: SkillPart, replay: Replay) 
                 say(f"[Replay] {len(replay.edits)} of your corrections join the first step as candidate edits")
             try:
                 result = asyncio.run(run.run())
-                yield Trained(result, run.settings, Path(run.run_dir), backends)
+                yield Trained(result, run.settings, Path(run.run_dir), backends, tasks, probe_spent)
             finally:
                 paths.make_private_tree(Path(run.run_dir))  # the core writes some run files with the umask's mode
+
+
+def _probe_judge(ctx: NightContext, job: PartJob, part: SkillPart, tasks: list[Task], backends: dict[str, Any],
+                 core: Any, meter: SpendMeter) -> tuple[list[Task], Any, Spent]:
+    """Probe the tasks' model judge (:mod:`sleep.cycle.judgeprobe`) before the gate uses it: the
+    tasks the gate uses, the run's settings with what the probe spent taken from the part's budget,
+    and that spend. Raises :class:`TooFewJudged` when the judge was left out and fewer than
+    ``sleep.min_tasks`` tasks have a rule judge of their own."""
+    def made() -> Spent:
+        u = meter.usage()
+        return Spent(u["model_calls"], u["input_tokens"], u["output_tokens"], u["cost_usd"])
+
+    found = probe(tasks, job.members, backends.get("judge"), core.budget.max_calls, made,
+                  getattr(core.budget, "max_usd", None))
+    tasks, found = apply(found, tasks)
+    if found is None:
+        return tasks, core, Spent()
+    part.judge_probe = found.to_dict()
+    ctx.writer.progress(job.group, part)
+    ctx.say(f"[Judge] {found.sentence()}")
+    spent = found.spent
+    if found.verdict == "left_out":
+        left = len({t.metadata.get("task_id", t.id) for t in tasks})
+        if left < job.config.sleep.min_tasks:
+            raise TooFewJudged(f"{found.sentence()}; {left} task{'' if left == 1 else 's'} with a rule judge of "
+                               f"{'its' if left == 1 else 'their'} own, fewer than sleep.min_tasks="
+                               f"{job.config.sleep.min_tasks}; nothing was trained or staged for it", found)
+    if spent.model_calls:
+        budget = core.budget
+        core.budget = budget.model_copy(update={
+            "max_calls": max(1, budget.max_calls - spent.model_calls) if budget.max_calls else budget.max_calls,
+            "max_tokens": (max(1, budget.max_tokens - spent.input_tokens - spent.output_tokens)
+                           if budget.max_tokens else budget.max_tokens),
+            "max_usd": (max(1e-6, round(budget.max_usd - spent.cost_usd, 6))
+                        if getattr(budget, "max_usd", None) else getattr(budget, "max_usd", None))})
+    return tasks, core, spent
 
 
 def _core_settings(config: NightConfig, target: str, run_id: str) -> tuple[Any, Path]:

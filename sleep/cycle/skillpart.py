@@ -6,15 +6,17 @@ the night's writer saves it at the part's stages (``replay``, ``gate``, ``stage`
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import cast
 
 from skillopt_core.run.api import TrainingResult
 from sleep.cycle import aftertraining, nighttasks, staging
 from sleep.cycle.context import NightContext, PartJob
 from sleep.cycle.corrections import with_own_words
+from sleep.cycle.judgeprobe import TooFewJudged
 from sleep.cycle.replaying import Replay, replaying
 from sleep.cycle.verdict import correction_outcomes
-from sleep.nightstore import NightCorrections, NightScores, NightTasks, SkillPart
+from sleep.nightstore import NightCorrections, NightScores, NightTasks, NightUsage, SkillPart
 from sleep.replay.instances import MIN_MEANINGFUL_VAL
 from sleep.rule_text import Style
 
@@ -51,12 +53,19 @@ def run_part(ctx: NightContext, job: PartJob) -> SkillPart:
 
     ctx.writer.progress(group, part, "replay")
     replay = Replay(tasks, seed_text, edits, Counter({choice.host: 1}) if group.lesson_from else None)
-    with replaying(ctx, job, part, replay) as trained:
-        steps = aftertraining.after_training(ctx, job, part, trained, replay) \
-            if trained.result.summary.status not in ("failed", "cancelled") else []
+    try:
+        with replaying(ctx, job, part, replay) as trained:
+            replay = replace(replay, tasks=trained.tasks)  # the model judge probe may have changed them
+            steps = aftertraining.after_training(ctx, job, part, trained, replay) \
+                if trained.result.summary.status not in ("failed", "cancelled") else []
+    except TooFewJudged as exc:  # the probe left the model judge out; too few tasks have rules of their own
+        part.outcome, part.reason = "too_few_tasks", exc.reason
+        part.usage = cast(NightUsage, exc.result.spent.usage())
+        say(f"[Night] {part.reason}")
+        return part
     result = trained.result
     part.run_dir = result.summary.run_dir
-    ctx.writer.spent_in_all(part, result.summary.usage, steps)
+    ctx.writer.spent_in_all(part, result.summary.usage, steps, trained.probe_spent)
     _record_run(ctx, job, part, result, replay)
     staging.gate_and_stage(ctx, job, part, result, replay)
     return part

@@ -102,7 +102,9 @@ def propose(ctx: NightContext, part: SkillPart, choice: SkillChoice, result: Tra
     seed_text, tasks, project = replay.seed_text, replay.tasks, ctx.project
     text, report = report_from_result(result, seed_text)
     rejected = part.corrections.get("rejected") or []
-    notes = list(extra_notes) + list(report.notes) + (
+    said = (part.judge_probe or {}).get("sentence", "")
+    judged = [f"{said[0].upper()}{said[1:]}."] if said else []  # the model judge probe's line
+    notes = judged + list(extra_notes) + list(report.notes) + (
         ["Corrections the gate rejected this night: " + "; ".join(rejected)] if rejected else [])
     lesson_evidence = evidence_key([*(part.corrections.get("offered") or []),
                                     *{f"task:{t.metadata.get('task_id', t.id)}" for t in tasks}])

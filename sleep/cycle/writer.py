@@ -94,9 +94,11 @@ class NightWriter:
         setattr(part, step.name, step.to_dict())
         self.progress(group, part)
 
-    def spent_in_all(self, part: SkillPart, ledger: dict[str, Any], steps: list[StepResult]) -> None:
-        """The part's spend: the core's ledger (authoritative once the run ended) and the steps' calls."""
-        total = sum((s.spent for s in steps if s.spent is not None), Spent.of_ledger(ledger))
+    def spent_in_all(self, part: SkillPart, ledger: dict[str, Any], steps: list[StepResult],
+                     before: Spent | None = None) -> None:
+        """The part's spend: the core's ledger (authoritative once the run ended), the steps' calls and
+        what was spent ``before`` the run (the model judge probe, :mod:`sleep.cycle.judgeprobe`)."""
+        total = sum((s.spent for s in steps if s.spent is not None), Spent.of_ledger(ledger) + (before or Spent()))
         part.usage = cast(NightUsage, total.usage())
 
     def part_done(self, group: SkillGroup, part: SkillPart) -> dict[str, Any]:
@@ -114,7 +116,7 @@ class NightWriter:
             night.skill = NightSkill(path=lead["path"], name=lead["name"], host=lead["host"], managed=lead["managed"],
                                      why=lead["why"])
             for key in ("tasks", "scores", "corrections", "proposal", "run_dir", "fingerprint", "replay", "paired",
-                        "triggers", "package"):
+                        "triggers", "package", "judge_probe"):
                 setattr(night, key, lead[key])
         night.outcome, night.reason = multiskill.night_outcome(parts)
         night.usage = multiskill.total_usage(parts)

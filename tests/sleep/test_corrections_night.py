@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cycle_testutil import CAPABLE_JUDGE
 from sleep_testutil import Homes
 from test_cycle_multiskill import claude_session, git, make_repo, skill_text
 
@@ -53,6 +54,7 @@ RULES = {"rules": [
     {"stage": "rank", "regex": "gen api", "response": json.dumps({"order": [1, 2, 3]})},
     {"stage": "rank", "response": json.dumps({"order": [1, 2]})},
     {"stage": "judge", "regex": "ANSWER-GOOD", "response": json.dumps({"score": 10, "pass": True, "feedback": "Done."})},
+    *CAPABLE_JUDGE,  # the model judge probe must find it can tell answers apart
     {"stage": "judge", "response": json.dumps({"score": 1, "pass": False, "feedback": "Not what was asked."})},
     {"stage": "rollout", "regex": "Use pnpm, not npm|Use conventional commits", "response": GOOD},
     {"stage": "rollout", "response": "did it somehow."},

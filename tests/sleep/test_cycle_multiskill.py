@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cycle_testutil import CAPABLE_JUDGE
 from sleep_builders import (claude_assistant, claude_session_path, claude_tool_result, claude_user, codex_assistant,
                             codex_call, codex_meta, codex_rollout_path, codex_user_turn, text, tool_use, write_jsonl)
 from sleep_testutil import Homes
@@ -30,6 +31,7 @@ RULES = {"rules": [
     {"stage": "merge", "response": json.dumps({"edits": []})},
     {"stage": "rank", "response": json.dumps({"order": [1, 2, 3]})},
     {"stage": "judge", "regex": "ANSWER-GOOD", "response": json.dumps({"score": 10, "pass": True, "feedback": "Done."})},
+    *CAPABLE_JUDGE,  # the model judge probe must find it can tell answers apart
     {"stage": "judge", "response": json.dumps({"score": 1, "pass": False, "feedback": "Not what was asked."})},
     {"stage": "rollout", "regex": "Use pnpm|Use yarn", "response": GOOD},
     {"stage": "rollout", "response": "did it somehow."},
@@ -114,6 +116,7 @@ def sessions_of(homes: Homes, cwd: str, spec: tuple, start: int, skill: bool = T
 
 # Acting replays: the rubric judge passes every answer, so the outcome judges (ran pnpm, not npm) decide.
 ACTING_RULES = {"rules": [*RULES["rules"][:3],
+                          *CAPABLE_JUDGE,
                           {"stage": "judge", "response": json.dumps({"score": 8, "pass": True, "feedback": "Fine."})}]}
 
 

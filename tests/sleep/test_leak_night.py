@@ -18,6 +18,7 @@ from pathlib import Path
 
 import sleep_builders as b
 import yaml
+from cycle_testutil import CAPABLE_JUDGE
 from sleep_testutil import Homes
 
 from sleep import paths
@@ -61,6 +62,7 @@ def _rules(path: Path, echoed: str = "") -> Path:
         {"stage": "rank", "response": json.dumps({"order": [1, 2, 3]})},
         {"stage": "judge", "regex": "ANSWER-PNPM",
          "response": json.dumps({"score": 10, "pass": True, "feedback": f"ok {echoed}".strip()})},
+        *CAPABLE_JUDGE,  # the model judge probe must find it can tell answers apart
         {"stage": "judge", "response": json.dumps({"score": 1, "pass": False, "feedback": "no"})},
         {"stage": "rollout", "regex": "Use pnpm", "response": good},
         {"stage": "rollout", "response": "ran `npm test`; something failed."}]}))

@@ -51,7 +51,9 @@ def test_a_dollar_cap_stops_the_night_cleanly_and_warns_before(project: Path, tm
     assert code == 0
     assert record["scores"]["status"] == "budget_exhausted"
     assert 0.05 - 1e-9 <= record["usage"]["cost_usd"] <= 0.05 + 0.01 * 4 + 1e-9  # + the calls in flight (workers)
-    assert any("budget.max_usd leaves $0.0500" in w for w in record["preflight"]["warnings"])
+    # The cap less what the model judge probe spent before the replay (its first pair: 2 calls, $0.02).
+    assert record["judge_probe"]["spent"]["cost_usd"] == pytest.approx(0.02)
+    assert any("budget.max_usd leaves $0.0300" in w for w in record["preflight"]["warnings"])
     assert "before its first gate" in console
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import replay_fakes
 import yaml
+from cycle_testutil import CAPABLE_JUDGE
 from sleep_testutil import Homes
 
 from sleep.cli import main
@@ -29,6 +30,7 @@ RULES = {"rules": [
     {"stage": "reflect", "response": json.dumps({"edits": []})},
     {"stage": "merge", "response": json.dumps({"edits": []})},
     {"stage": "rank", "response": json.dumps({"order": [1, 2, 3]})},
+    *CAPABLE_JUDGE,  # the model judge probe must find it can tell answers apart
     {"stage": "judge", "response": json.dumps({"score": 8, "pass": True, "feedback": "Fine."})},
 ]}
 
