@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from sleep_testutil import Homes
 
+from sleep.cycle.demo import install_transcripts, make_project
+
 
 @pytest.fixture(autouse=True)
 def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
@@ -33,6 +35,15 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Homes:
     for name in ("SKILLOPT_SLEEP_BIN", "PIPX_BIN_DIR", "UV_TOOL_BIN_DIR", "XDG_BIN_HOME"):
         monkeypatch.delenv(name, raising=False)
     return h
+
+
+@pytest.fixture
+def project(homes: Homes, tmp_path: Path) -> Path:
+    """The demo's project (a git repository with its starting skill) and the team's two weeks of
+    sessions for it in the private home. A test file with another project defines its own."""
+    folder = make_project(tmp_path / "tiny-ledger")
+    install_transcripts(homes.home, folder)
+    return folder
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import yaml
 from cycle_testutil import rules
-from sleep_testutil import Homes
 
 from skillopt_core import ConfigError, Task
 from skillopt_core.run.record import StepRecord
@@ -19,7 +18,7 @@ from sleep import paths
 from sleep.cli import main
 from sleep.cycle import multiskill, nighttasks
 from sleep.cycle.config import load_night_config
-from sleep.cycle.demo import backend_problem, install_transcripts, make_project, nothing_staged_text
+from sleep.cycle.demo import backend_problem, nothing_staged_text
 from sleep.cycle.night import NightOptions, run_night
 from sleep.cycle.split import check_ratio, night_split
 from sleep.cycle.verdict import nothing_staged
@@ -70,13 +69,6 @@ def test_steps_without_a_changed_candidate_are_said_so() -> None:
 
 
 # ----- backend mistakes before the harvest -----------------------------------------------
-
-@pytest.fixture
-def project(homes: Homes, tmp_path: Path) -> Path:
-    folder = make_project(tmp_path / "tiny-ledger")
-    install_transcripts(homes.home, folder)
-    return folder
-
 
 def nothing_harvested() -> bool:
     return not paths.index_path().exists()

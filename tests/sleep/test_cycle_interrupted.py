@@ -13,24 +13,14 @@ import json
 import signal
 from pathlib import Path
 
-import pytest
 import yaml
 from cycle_testutil import rules
 from proposal_testutil import cli
-from sleep_testutil import Homes
 
 from sleep.cli import main
-from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.night import night_lock
 from sleep.nightstore import NightRecord, save
 from sleep.index import Index
-
-
-@pytest.fixture
-def project(homes: Homes, tmp_path: Path) -> Path:
-    folder = make_project(tmp_path / "tiny-ledger")
-    install_transcripts(homes.home, folder)
-    return folder
 
 
 def _killed_night(project: Path, tmp_path: Path, after_call: int) -> None:

@@ -17,18 +17,11 @@ from sleep_testutil import Homes
 
 from sleep import paths
 from sleep.cli import main
-from sleep.cycle.demo import install_transcripts, make_project
+from sleep.cycle.demo import install_transcripts
 from sleep.cycle.night import NightOptions, night_lock, run_night
 from sleep.nightstore import nights
 from sleep.index import Index
 from sleep.lock import LockBusy
-
-@pytest.fixture
-def project(homes: Homes, tmp_path: Path) -> Path:
-    folder = make_project(tmp_path / "tiny-ledger")
-    install_transcripts(homes.home, folder)
-    return folder
-
 
 def options(project: Path, tmp_path: Path, *extra: str, harmful: bool = False, **kw) -> NightOptions:
     path = tmp_path / ("harmful.yaml" if harmful else "rules.yaml")

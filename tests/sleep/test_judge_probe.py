@@ -11,23 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 from cycle_testutil import GOOD_ANSWER, rules
-from sleep_testutil import Homes
 
 from sleep.cli import main
 from sleep.cycle.cli import summary_text
-from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.judgeprobe import UNRELATED_ANSWER
 from sleep.index import Index
 from sleep.nightstore import NightRecord, nights
 
 SAME_VERDICT = json.dumps({"score": 8, "pass": True, "feedback": "Fine."})
-
-
-@pytest.fixture
-def project(homes: Homes, tmp_path: Path) -> Path:
-    folder = make_project(tmp_path / "tiny-ledger")
-    install_transcripts(homes.home, folder)
-    return folder
 
 
 def same_verdict_rules() -> dict:

@@ -9,21 +9,11 @@ import io
 import os
 from pathlib import Path
 
-import pytest
 import yaml
 from cycle_testutil import rules
-from sleep_testutil import Homes
 
 from skillopt_core.run import api
-from sleep.cycle.demo import install_transcripts, make_project
 from sleep.cycle.night import NightOptions, run_night
-
-
-@pytest.fixture
-def project(homes: Homes, tmp_path: Path) -> Path:
-    folder = make_project(tmp_path / "tiny-ledger")
-    install_transcripts(homes.home, folder)
-    return folder
 
 
 def test_the_walk_from_the_trainer_to_staging_reads_no_run_file(project: Path, tmp_path: Path, monkeypatch) -> None:

@@ -9,19 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 from cycle_testutil import rules
-from sleep_testutil import Homes
 
 from sleep.cli import main
-from sleep.cycle.demo import install_transcripts, make_project
 from sleep.nightstore import nights
 from sleep.index import Index
-
-
-@pytest.fixture
-def project(homes: Homes, tmp_path: Path) -> Path:
-    folder = make_project(tmp_path / "tiny-ledger")
-    install_transcripts(homes.home, folder)
-    return folder
 
 
 def night_json(project: Path, tmp_path: Path, capsys, *extra: str) -> tuple[int, dict, str]:
