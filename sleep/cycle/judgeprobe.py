@@ -39,6 +39,12 @@ stages nothing. Rule judges never call a model, so they are never probed.
 
 A task no accepted answer is known for cannot be probed; when no task can,
 the judge is kept and the night says it was not probed.
+
+The pairs are graded by the tasks' model rules as written, not through the
+substance judge the gate reads val with (``evaluation.substance_judge``): its
+claim classifier removes facts from some accepted answers ("All 15 tests pass
+(3 files); nothing is failing." whole), and a capable judge would then fail
+them and look blind (docs/sleep-cycle.md).
 """
 
 from __future__ import annotations
