@@ -48,6 +48,7 @@ class RecordingBackend:
         self.inner = inner
         self.name, self.model = inner.name, inner.model
         self.calls: list[tuple[float, float, str]] = []
+        self.cancelled = 0  # calls cancelled in flight (an early stop): made, but not in the run's ledger
 
     def describe(self) -> str:
         return self.inner.describe() + f", {self.inner.latency_s * 1000:.0f} ms per call"
@@ -56,6 +57,9 @@ class RecordingBackend:
         start = time.perf_counter()
         try:
             return await self.inner.complete(request)
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
         finally:
             self.calls.append((start, time.perf_counter(), f"{request.role}/{request.stage}"))
 
@@ -103,7 +107,8 @@ async def measure(latency: float, settings: list[str], root: Path, seed: int = 0
     stages = Counter(c[2] for c in backend.calls)
     return {
         "status": summary.status, "steps": summary.steps_done, "workers": workers, "latency_s": latency,
-        "calls": calls, "ledger_calls": summary.usage["calls"], "calls_by_stage": dict(stages.most_common()),
+        "calls": calls, "ledger_calls": summary.usage["calls"],
+        "cancelled_calls": backend.cancelled, "calls_by_stage": dict(stages.most_common()),
         "mean_call_s": mean_latency, "wall_s": end - start, "bound_s": bound,
         "ratio": (end - start) / bound if bound else None,
         **breakdown(backend.calls, start, end, workers),
